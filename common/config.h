@@ -1,0 +1,59 @@
+/* config.h: the one configuration struct of producer and worker.
+ *
+ * Filled in order: defaults, a JSON config file, the environment, the
+ * command line; validated last, with messages that name the field. Secrets
+ * are never stored here: a provider names the environment variable that
+ * holds its key. */
+#ifndef SQ_CONFIG_H
+#define SQ_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jail.h"
+#include "llm.h"
+#include "log.h"
+
+#define SQ_CONFIG_MAX_PROVIDERS 8
+
+typedef struct {
+  char redis_url[512];
+  char queue[64];
+  char worker_id[128];        /* empty: <hostname>-<pid> */
+  sq_log_level log_level;
+  int64_t max_task_kib;       /* a larger task is invalid_task */
+  int64_t claim_timeout_ms;   /* how long one BLMOVE blocks */
+
+  char python_path[256];
+  char scratch_root[256];
+  sq_jail_limits default_limits; /* used where a task sets none */
+  sq_jail_limits max_limits;     /* a task's limits are clamped to these */
+
+  char system_prompt[1024];   /* sent before a task's prompt */
+  int n_providers;
+  sq_llm_provider providers[SQ_CONFIG_MAX_PROVIDERS];
+} sq_config;
+
+/* Fills cfg with the defaults. */
+void sq_config_defaults(sq_config *cfg);
+
+/* Reads a JSON config file over cfg. Unknown keys and wrong types are
+ * errors naming the key. Returns 0, SQ_EIO or SQ_ECONFIG with err set. */
+int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errlen);
+
+/* Applies the environment: SANDQ_REDIS_URL, SANDQ_QUEUE, SANDQ_LOG_LEVEL,
+ * SANDQ_WORKER_ID, SANDQ_PYTHON, SANDQ_SCRATCH_ROOT, and, when no provider
+ * is configured yet, SANDQ_LLM_BASE_URL/SANDQ_LLM_MODEL (key in
+ * SANDQ_LLM_API_KEY). Returns 0 or SQ_ECONFIG with err naming the variable. */
+int sq_config_load_env(sq_config *cfg, char *err, size_t errlen);
+
+/* Sets one field by its config-file key ("redis_url", "queue",
+ * "max_limits.wall_ms", ...); used for command-line flags. Returns 0 or
+ * SQ_ECONFIG with err naming the key. */
+int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err, size_t errlen);
+
+/* Checks every field; returns 0 or SQ_ECONFIG with err naming the first bad
+ * field and what would be valid. Fills worker_id when empty. */
+int sq_config_validate(sq_config *cfg, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,87 @@
+/* jail.h: run one Python program under limits and report what happened.
+ *
+ * The jail takes a program, limits and a scratch root, and nothing else: it
+ * knows nothing of Redis, HTTP, the LLM or the task format, so it can be
+ * tested, fuzzed and benchmarked alone. The containment steps live in
+ * jail_contain.c and run in order from one function that reads as a
+ * checklist. */
+#ifndef SQ_JAIL_H
+#define SQ_JAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Per-run limits. 0 in a field means "use the default" where a default
+ * applies (see sq_jail_limits_apply). */
+typedef struct {
+  int64_t wall_ms;    /* wall clock before the whole tree is killed */
+  int64_t cpu_ms;     /* CPU time (RLIMIT_CPU, rounded up to seconds) */
+  int64_t memory_mib; /* address space (RLIMIT_AS) */
+  int64_t output_kib; /* stdout and stderr each kept up to this, then output_limit */
+} sq_jail_limits;
+
+/* Fills zero fields of lim from defaults, then clamps every field to max. */
+void sq_jail_limits_apply(sq_jail_limits *lim, const sq_jail_limits *defaults,
+                          const sq_jail_limits *max);
+
+/* How a run ended, from the jail's point of view. */
+typedef enum {
+  SQ_JAIL_EXITED_OK = 0,   /* exit status 0 */
+  SQ_JAIL_EXITED_ERROR,    /* non-zero exit, uncaught exception other than below */
+  SQ_JAIL_ASSERTION,       /* uncaught AssertionError (reported by the harness) */
+  SQ_JAIL_SIGNALED,        /* killed by a signal not listed below */
+  SQ_JAIL_TIMEOUT,         /* wall clock expired; the tree was killed */
+  SQ_JAIL_CPU_LIMIT,       /* SIGXCPU or the hard CPU kill */
+  SQ_JAIL_MEMORY_LIMIT,    /* MemoryError or an allocation failure under the limit */
+  SQ_JAIL_OUTPUT_LIMIT,    /* stdout or stderr exceeded output_kib; the tree was killed */
+  SQ_JAIL_POLICY,          /* killed by seccomp (SIGSYS) */
+  SQ_JAIL_SETUP_ERROR,     /* the jail itself could not be set up; see error */
+} sq_jail_end;
+
+/* Returns a stable name ("exited_ok", "timeout", ...); never NULL. */
+const char *sq_jail_end_name(sq_jail_end e);
+
+typedef struct {
+  const char *python_path; /* interpreter, e.g. /usr/bin/python3 */
+  const char *scratch_root; /* per-run scratch dirs are made below it */
+} sq_jail_config;
+
+typedef struct sq_jail sq_jail;
+
+/* Creates a jail runner. cfg strings are copied. Returns 0, SQ_ENOMEM,
+ * SQ_EINVAL, or SQ_EJAIL (scratch root unusable). */
+int sq_jail_new(const sq_jail_config *cfg, sq_jail **out);
+/* Frees the runner; NULL is a no-op. */
+void sq_jail_free(sq_jail *j);
+
+typedef struct {
+  sq_jail_end end;
+  int exit_code;           /* valid when the process exited, else -1 */
+  int signal;              /* terminating signal, else 0 */
+  char *stdout_buf;        /* owned; NUL-terminated; at most output_kib KiB */
+  size_t stdout_len;
+  bool stdout_truncated;
+  char *stderr_buf;        /* owned; NUL-terminated; at most output_kib KiB */
+  size_t stderr_len;
+  bool stderr_truncated;
+  int64_t wall_ms;
+  int64_t cpu_ms;          /* user + system of the whole tree */
+  int64_t memory_kib;      /* peak RSS (ru_maxrss of the largest child) */
+  char blocked_syscall[32];/* name of the system call seccomp killed, when known */
+  char error[256];         /* set with SQ_JAIL_SETUP_ERROR */
+} sq_jail_outcome;
+
+/* Runs program (Python source, program_len bytes) under lim. The outcome's
+ * buffers are owned by the caller: release with sq_jail_outcome_clear.
+ * Returns 0 when the program ran (whatever its end), or a negative SQ_E*
+ * code when the jail could not be set up (outcome->end is then
+ * SQ_JAIL_SETUP_ERROR and outcome->error says why). task_id is used for
+ * logging only and may be NULL. */
+int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim,
+                const char *task_id, sq_jail_outcome *outcome);
+
+/* Frees the outcome's buffers and zeroes it; safe on a zeroed outcome. */
+void sq_jail_outcome_clear(sq_jail_outcome *o);
+
+#endif

@@ -1,0 +1,62 @@
+/* log.c: stderr logger. One write(2) per line so lines from concurrent
+ * workers sharing a terminal do not interleave. */
+#include "log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errors.h"
+
+static sq_log_level g_min = SQ_LOG_INFO;
+static const char *g_prog = "sandq";
+
+void sq_log_init(const char *prog, sq_log_level min_level) {
+  if (prog) g_prog = prog;
+  g_min = min_level;
+}
+
+sq_log_level sq_log_level_get(void) { return g_min; }
+
+int sq_log_level_parse(const char *s, sq_log_level *out) {
+  static const char *names[] = {"debug", "info", "warn", "error"};
+  for (int i = 0; i < 4; i++) {
+    if (s && strcasecmp(s, names[i]) == 0) {
+      *out = (sq_log_level)i;
+      return 0;
+    }
+  }
+  return SQ_EINVAL;
+}
+
+void sq_log_write(sq_log_level lvl, const char *func, int line, const char *task, int with_errno,
+                  const char *fmt, ...) {
+  static const char *tags[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+  if (lvl < g_min) return;
+  int saved = errno;
+  char buf[4096];
+  struct timespec ts;
+  struct tm tm;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  gmtime_r(&ts.tv_sec, &tm);
+  int n = snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%d] %-5s %s:%d ",
+                   tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                   ts.tv_nsec / 1000000, g_prog, (int)getpid(), tags[lvl], func, line);
+  if (task && n < (int)sizeof buf) n += snprintf(buf + n, sizeof buf - n, "task=%s ", task);
+  if (n < (int)sizeof buf) {
+    va_list ap;
+    va_start(ap, fmt);
+    n += vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+    va_end(ap);
+  }
+  if (with_errno && n < (int)sizeof buf) n += snprintf(buf + n, sizeof buf - n, ": %s", strerror(saved));
+  if (n >= (int)sizeof buf - 1) n = (int)sizeof buf - 2;
+  buf[n++] = '\n';
+  ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
+  (void)w;
+  errno = saved;
+}

@@ -1,0 +1,55 @@
+/* result.h: a task's verdict and its figures into one BSON document.
+ *
+ * Knows nothing of Redis or HTTP. The document layout is a contract,
+ * documented in docs/formats.md. */
+#ifndef SQ_RESULT_H
+#define SQ_RESULT_H
+
+#include <bson/bson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+typedef struct {
+  bool called;                 /* false: no "llm" sub-document */
+  const char *provider;
+  const char *model;
+  int64_t prompt_tokens;
+  int64_t completion_tokens;
+  double cost_usd;
+  bool usage_estimated;
+} sq_result_llm;
+
+/* Borrowed pointers throughout: the result owns nothing. NULL strings are
+ * written as BSON null (or omitted where docs/formats.md says so). */
+typedef struct {
+  const char *id;
+  const char *batch;
+  sq_status status;
+  const char *reason;          /* why, for invalid_task/llm_error/blocked/policy; may be NULL */
+  int exit_code;               /* -1 when the program did not exit normally or did not run */
+  int signal;                  /* 0 when none */
+  const char *stdout_buf;
+  size_t stdout_len;
+  bool stdout_truncated;
+  const char *stderr_buf;
+  size_t stderr_len;
+  bool stderr_truncated;
+  const char *code;            /* the program that ran; may be NULL */
+  int64_t queue_ms, llm_ms, exec_ms, total_ms;
+  int64_t cpu_ms, memory_kib;  /* from the jail; 0 when it did not run */
+  const char *blocked_syscall; /* may be NULL */
+  sq_result_llm llm;
+  const char *worker;
+  int64_t finished_at_ms;      /* wall clock, ms since the epoch */
+  const char *metadata_json;   /* copied in as a sub-document; may be NULL */
+} sq_result;
+
+/* Appends r's fields to doc (an initialised, empty bson_t the caller owns).
+ * Invalid UTF-8 in stdout/stderr/code is replaced, never dropped.
+ * Returns 0, SQ_EBSON or SQ_ENOMEM. */
+int sq_result_to_bson(const sq_result *r, bson_t *doc);
+
+#endif

@@ -1,0 +1,54 @@
+/* task.h: a task off the wire (one JSON object) into a plain struct.
+ *
+ * Knows nothing of Redis, HTTP or the jail. The wire format is documented in
+ * docs/formats.md. */
+#ifndef SQ_TASK_H
+#define SQ_TASK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jail.h"
+
+#define SQ_TASK_ID_MAX 128 /* bytes in an id or batch name */
+
+typedef struct {
+  char *id;              /* required */
+  char *batch;           /* set by the producer; "default" when absent */
+  char *prompt;          /* may be NULL when code is set */
+  char *code;            /* may be NULL when prompt is set */
+  char *tests;           /* may be NULL */
+  char *entry_point;     /* may be NULL */
+  char *expected_stdout; /* may be NULL */
+  sq_jail_limits limits; /* 0 fields: worker default */
+  char *metadata_json;   /* the metadata object as JSON text, or NULL */
+  int64_t enqueued_at_ms;/* set by the producer; 0 when absent */
+} sq_task;
+
+/* Parses and validates one task of len bytes (need not be NUL-terminated).
+ * Returns 0 and a task in *out, or:
+ *   SQ_ETOOBIG  len > max_bytes (when max_bytes > 0)
+ *   SQ_EPARSE   not a JSON object
+ *   SQ_ETASK    a field is unknown, of the wrong type, or out of range
+ * On error err names the field and the reason, and *out is still set when
+ * at least the id could be recovered (so the error can be reported against
+ * the task); otherwise *out is NULL. The caller frees *out with
+ * sq_task_free. */
+int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, char *err,
+                  size_t errlen);
+
+/* Frees a task; NULL is a no-op. */
+void sq_task_free(sq_task *t);
+
+/* Rewrites one task line for the wire: sets "batch" and "enqueued_at_ms".
+ * The input must be a JSON object (it is not otherwise validated). Returns
+ * 0 and a malloc'd NUL-terminated string in *out, or SQ_EPARSE/SQ_ENOMEM. */
+int sq_task_stamp(const char *buf, size_t len, const char *batch, int64_t now_ms, char **out);
+
+/* Assembles the program that runs: code, then tests, then
+ * check(<entry_point>) when entry_point is set. Returns 0 and a malloc'd
+ * string in *out (caller frees), or SQ_ENOMEM. */
+int sq_task_program(const sq_task *t, const char *code, char **out);
+
+#endif

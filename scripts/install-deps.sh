@@ -1,0 +1,33 @@
+#!/bin/sh
+# Installs the Debian 12 packages sandq needs to build, test and run the demo.
+# Idempotent and quiet when everything is present; must run as root to install.
+set -eu
+
+PKGS="build-essential cmake pkg-config
+libhiredis-dev libcurl4-openssl-dev libcjson-dev libseccomp-dev libbson-dev
+redis-server redis-tools python3 python3-pymongo python3-redis"
+
+if [ "${SANDQ_WITH_BENCH:-0}" = 1 ]; then
+	PKGS="$PKGS bubblewrap firejail python3-rq hyperfine"
+fi
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+		missing="$missing $p"
+	fi
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	echo "install-deps: missing packages:$missing" >&2
+	echo "install-deps: run as root (or: sudo apt-get install$missing)" >&2
+	exit 1
+fi
+
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
