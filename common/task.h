@@ -32,7 +32,8 @@ typedef struct {
  *   SQ_EPARSE   not a JSON object
  *   SQ_ETASK    a field is unknown, of the wrong type, or out of range
  * On error err names the field and the reason, and *out is still set when
- * at least the id could be recovered (so the error can be reported against
+ * at least the id could be recovered (with batch and metadata when valid, so
+ * the error can be reported against
  * the task); otherwise *out is NULL. The caller frees *out with
  * sq_task_free. */
 int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, char *err,

@@ -5,7 +5,7 @@ set -eu
 
 PKGS="build-essential cmake pkg-config
 libhiredis-dev libcurl4-openssl-dev libcjson-dev libseccomp-dev libbson-dev
-redis-server redis-tools python3 python3-pymongo python3-redis"
+redis-server redis-tools python3 python3-pymongo python3-redis docker-compose"
 
 if [ "${SANDQ_WITH_BENCH:-0}" = 1 ]; then
 	PKGS="$PKGS bubblewrap firejail python3-rq hyperfine"
@@ -28,6 +28,12 @@ fi
 
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
+log=$(mktemp)
 # shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } >"$log" 2>&1; then
+	cat "$log" >&2
+	rm -f "$log"
+	echo "install-deps: apt-get failed (see above)" >&2
+	exit 1
+fi
+rm -f "$log"

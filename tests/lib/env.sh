@@ -18,14 +18,17 @@ sq_skip() { echo "SKIP: $*" >&2; exit 77; }
 sq_fail() { echo "FAIL: $*" >&2; exit 1; }
 
 sq_cleanup() {
+  sq_rc=$?
+  set +e
   for p in $SQ_PIDS; do kill -TERM "$p" 2>/dev/null; done
   sleep 0.1
   for p in $SQ_PIDS; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  [ -n "${SQ_TMP:-}" ] && [ -z "${SQ_KEEP_TMP:-}" ] && rm -rf "$SQ_TMP"
+  if [ -n "${SQ_TMP:-}" ] && [ -z "${SQ_KEEP_TMP:-}" ]; then rm -rf "$SQ_TMP"; fi
+  exit $sq_rc
 }
 
 sq_env_init() {
-  SQ_TMP=$(mktemp -d /tmp/sandq-test.XXXXXX)
+  SQ_TMP=$(mktemp -d "${SQ_TMP_PARENT:-/tmp}/sandq.XXXXXX")
   trap 'sq_cleanup' EXIT
   trap 'exit 130' INT TERM
 }

@@ -1,0 +1,332 @@
+/* config.c: defaults, then a JSON file, then the environment, then flags;
+ * validated last with messages that name the field. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "util.h"
+
+#define MAX_CONFIG_FILE_BYTES (1024 * 1024)
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return SQ_ECONFIG;
+}
+
+void sq_config_defaults(sq_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
+  snprintf(cfg->redis_url, sizeof cfg->redis_url, "redis://127.0.0.1:6379");
+  snprintf(cfg->queue, sizeof cfg->queue, "default");
+  cfg->log_level = SQ_LOG_INFO;
+  cfg->max_task_kib = 256;
+  cfg->claim_timeout_ms = 1000;
+  snprintf(cfg->python_path, sizeof cfg->python_path, "/usr/bin/python3");
+  snprintf(cfg->scratch_root, sizeof cfg->scratch_root, "/tmp/sandq-scratch");
+  cfg->default_limits = (sq_jail_limits){.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 512, .output_kib = 64};
+  cfg->max_limits = (sq_jail_limits){.wall_ms = 60000, .cpu_ms = 30000, .memory_mib = 2048, .output_kib = 1024};
+  snprintf(cfg->system_prompt, sizeof cfg->system_prompt,
+           "You write Python 3 programs. Reply with one complete program in a single ```python "
+           "code block, with no explanation.");
+}
+
+/* ---- scalar fields, addressed by their config-file key ---- */
+
+typedef enum { F_STR, F_I64, F_LOGLEVEL } field_type;
+
+typedef struct {
+  const char *key;
+  field_type type;
+  size_t offset;
+  size_t size;          /* F_STR: buffer size */
+  int64_t min, max;     /* F_I64 */
+} field;
+
+#define STR(k, m) {k, F_STR, offsetof(sq_config, m), sizeof(((sq_config *)0)->m), 0, 0}
+#define I64(k, m, lo, hi) {k, F_I64, offsetof(sq_config, m), sizeof(int64_t), lo, hi}
+
+static const field fields[] = {
+    STR("redis_url", redis_url),
+    STR("queue", queue),
+    STR("worker_id", worker_id),
+    {"log_level", F_LOGLEVEL, offsetof(sq_config, log_level), 0, 0, 0},
+    I64("max_task_kib", max_task_kib, 1, 64 * 1024),
+    I64("claim_timeout_ms", claim_timeout_ms, 10, 60000),
+    STR("python", python_path),
+    STR("scratch_root", scratch_root),
+    STR("system_prompt", system_prompt),
+    I64("default_limits.wall_ms", default_limits.wall_ms, 1, 24 * 3600 * 1000),
+    I64("default_limits.cpu_ms", default_limits.cpu_ms, 1, 24 * 3600 * 1000),
+    I64("default_limits.memory_mib", default_limits.memory_mib, 16, 1024 * 1024),
+    I64("default_limits.output_kib", default_limits.output_kib, 1, 1024 * 1024),
+    I64("max_limits.wall_ms", max_limits.wall_ms, 1, 24 * 3600 * 1000),
+    I64("max_limits.cpu_ms", max_limits.cpu_ms, 1, 24 * 3600 * 1000),
+    I64("max_limits.memory_mib", max_limits.memory_mib, 16, 1024 * 1024),
+    I64("max_limits.output_kib", max_limits.output_kib, 1, 1024 * 1024),
+};
+
+int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err, size_t errlen) {
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    const field *f = &fields[i];
+    if (strcmp(f->key, key) != 0) continue;
+    char *p = (char *)cfg + f->offset;
+    switch (f->type) {
+    case F_STR:
+      if (strlen(value) >= f->size)
+        return fail(err, errlen, "%s: longer than %zu bytes", key, f->size - 1);
+      memcpy(p, value, strlen(value) + 1);
+      return 0;
+    case F_I64:
+      if (sq_parse_i64(value, f->min, f->max, (int64_t *)(void *)p) != 0)
+        return fail(err, errlen, "%s: '%s' is not an integer in [%lld, %lld]", key, value,
+                    (long long)f->min, (long long)f->max);
+      return 0;
+    case F_LOGLEVEL:
+      if (sq_log_level_parse(value, (sq_log_level *)(void *)p) != 0)
+        return fail(err, errlen, "%s: '%s' is not one of debug, info, warn, error", key, value);
+      return 0;
+    }
+  }
+  return fail(err, errlen, "%s: unknown setting", key);
+}
+
+/* A JSON scalar as the text sq_config_set takes. */
+static int json_scalar(const cJSON *v, char *buf, size_t len) {
+  if (cJSON_IsString(v)) {
+    if (strlen(v->valuestring) >= len) return -1;
+    snprintf(buf, len, "%s", v->valuestring);
+    return 0;
+  }
+  if (cJSON_IsNumber(v)) {
+    double d = v->valuedouble;
+    if (d == (double)(long long)d) snprintf(buf, len, "%lld", (long long)d);
+    else snprintf(buf, len, "%.17g", d);
+    return 0;
+  }
+  return -1;
+}
+
+/* ---- providers ---- */
+
+static int load_provider(sq_llm_provider *p, const cJSON *obj, int idx, char *err, size_t errlen) {
+  memset(p, 0, sizeof *p);
+  p->timeout_ms = 60000;
+  p->max_retries = 2;
+  p->max_in_flight = 16;
+  p->weight = 1;
+  if (!cJSON_IsObject(obj)) return fail(err, errlen, "providers[%d]: must be an object", idx);
+  const cJSON *m;
+  cJSON_ArrayForEach(m, obj) {
+    const char *k = m->string;
+    char *dst = NULL;
+    size_t dlen = 0;
+    if (strcmp(k, "name") == 0) dst = p->name, dlen = sizeof p->name;
+    else if (strcmp(k, "base_url") == 0) dst = p->base_url, dlen = sizeof p->base_url;
+    else if (strcmp(k, "model") == 0) dst = p->model, dlen = sizeof p->model;
+    else if (strcmp(k, "api_key_env") == 0) dst = p->api_key_env, dlen = sizeof p->api_key_env;
+    if (dst) {
+      if (!cJSON_IsString(m) || strlen(m->valuestring) >= dlen)
+        return fail(err, errlen, "providers[%d].%s: must be a string of at most %zu bytes", idx, k, dlen - 1);
+      memcpy(dst, m->valuestring, strlen(m->valuestring) + 1);
+      continue;
+    }
+    if (strcmp(k, "api_key") == 0)
+      return fail(err, errlen, "providers[%d].api_key: keys are never read from files; name the "
+                  "environment variable that holds it in api_key_env", idx);
+    if (!cJSON_IsNumber(m)) return fail(err, errlen, "providers[%d].%s: unknown key or not a number", idx, k);
+    double d = m->valuedouble;
+    if (strcmp(k, "price_in_usd_per_mtok") == 0) p->price_in_usd_per_mtok = d;
+    else if (strcmp(k, "price_out_usd_per_mtok") == 0) p->price_out_usd_per_mtok = d;
+    else if (strcmp(k, "timeout_ms") == 0) p->timeout_ms = (int64_t)d;
+    else if (strcmp(k, "max_retries") == 0) p->max_retries = (int)d;
+    else if (strcmp(k, "max_in_flight") == 0) p->max_in_flight = (int)d;
+    else if (strcmp(k, "weight") == 0) p->weight = (int)d;
+    else return fail(err, errlen, "providers[%d].%s: unknown key", idx, k);
+  }
+  return 0;
+}
+
+int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errlen) {
+  char *text = NULL;
+  size_t len = 0;
+  int rc = sq_file_read(path, MAX_CONFIG_FILE_BYTES, &text, &len);
+  if (rc == SQ_ETOOBIG) return fail(err, errlen, "%s: larger than 1 MiB", path);
+  if (rc != 0) {
+    snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    return SQ_EIO;
+  }
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  free(text);
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return fail(err, errlen, "%s: not a JSON object", path);
+  }
+  rc = 0;
+  const cJSON *m;
+  cJSON_ArrayForEach(m, root) {
+    char val[1024], key[128];
+    if (strcmp(m->string, "providers") == 0) {
+      if (!cJSON_IsArray(m)) {
+        rc = fail(err, errlen, "providers: must be an array");
+        break;
+      }
+      int n = cJSON_GetArraySize(m);
+      if (n > SQ_CONFIG_MAX_PROVIDERS) {
+        rc = fail(err, errlen, "providers: at most %d", SQ_CONFIG_MAX_PROVIDERS);
+        break;
+      }
+      for (int i = 0; i < n && rc == 0; i++)
+        rc = load_provider(&cfg->providers[i], cJSON_GetArrayItem(m, i), i, err, errlen);
+      if (rc) break;
+      cfg->n_providers = n;
+    } else if (strcmp(m->string, "default_limits") == 0 || strcmp(m->string, "max_limits") == 0) {
+      if (!cJSON_IsObject(m)) {
+        rc = fail(err, errlen, "%s: must be an object", m->string);
+        break;
+      }
+      const cJSON *l;
+      cJSON_ArrayForEach(l, m) {
+        snprintf(key, sizeof key, "%s.%s", m->string, l->string);
+        if (json_scalar(l, val, sizeof val) != 0) {
+          rc = fail(err, errlen, "%s: must be a number", key);
+          break;
+        }
+        if ((rc = sq_config_set(cfg, key, val, err, errlen)) != 0) break;
+      }
+      if (rc) break;
+    } else {
+      if (json_scalar(m, val, sizeof val) != 0) {
+        rc = fail(err, errlen, "%s: must be a string or a number", m->string);
+        break;
+      }
+      if ((rc = sq_config_set(cfg, m->string, val, err, errlen)) != 0) break;
+    }
+  }
+  cJSON_Delete(root);
+  if (rc) {
+    /* prefix the file name so the operator knows where to look */
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s: %s", path, err);
+    snprintf(err, errlen, "%s", tmp);
+  }
+  return rc;
+}
+
+int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
+  static const struct {
+    const char *env, *key;
+  } map[] = {
+      {"SANDQ_REDIS_URL", "redis_url"},     {"SANDQ_QUEUE", "queue"},
+      {"SANDQ_LOG_LEVEL", "log_level"},     {"SANDQ_WORKER_ID", "worker_id"},
+      {"SANDQ_PYTHON", "python"},           {"SANDQ_SCRATCH_ROOT", "scratch_root"},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+    const char *v = getenv(map[i].env);
+    if (!v || !*v) continue;
+    char inner[256];
+    if (sq_config_set(cfg, map[i].key, v, inner, sizeof inner) != 0)
+      return fail(err, errlen, "environment %s: %s", map[i].env, inner);
+  }
+  const char *base = getenv("SANDQ_LLM_BASE_URL");
+  if (cfg->n_providers == 0 && base && *base) {
+    sq_llm_provider *p = &cfg->providers[0];
+    memset(p, 0, sizeof *p);
+    const char *model = getenv("SANDQ_LLM_MODEL");
+    if (strlen(base) >= sizeof p->base_url)
+      return fail(err, errlen, "environment SANDQ_LLM_BASE_URL: too long");
+    if (model && strlen(model) >= sizeof p->model)
+      return fail(err, errlen, "environment SANDQ_LLM_MODEL: too long");
+    snprintf(p->name, sizeof p->name, "env");
+    snprintf(p->base_url, sizeof p->base_url, "%s", base);
+    snprintf(p->model, sizeof p->model, "%s", model && *model ? model : "");
+    snprintf(p->api_key_env, sizeof p->api_key_env, "SANDQ_LLM_API_KEY");
+    p->timeout_ms = 60000;
+    p->max_retries = 2;
+    p->max_in_flight = 16;
+    p->weight = 1;
+    cfg->n_providers = 1;
+  }
+  return 0;
+}
+
+static int valid_name(const char *s, size_t max) {
+  size_t n = strlen(s);
+  if (n == 0 || n > max) return 0;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && !strchr("._:-", *s)) return 0;
+  return 1;
+}
+
+static int check_limits(const char *name, const sq_jail_limits *l, char *err, size_t errlen) {
+  if (l->wall_ms <= 0 || l->cpu_ms <= 0 || l->memory_mib <= 0 || l->output_kib <= 0)
+    return fail(err, errlen, "%s: every limit must be positive", name);
+  return 0;
+}
+
+int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
+  if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0)
+    return fail(err, errlen, "redis_url: must start with redis:// or unix:// (value not shown: it may hold a password)");
+  if (!valid_name(cfg->queue, 64))
+    return fail(err, errlen, "queue: '%s' must be 1-64 characters of A-Z a-z 0-9 . _ : -", cfg->queue);
+  if (cfg->worker_id[0] && !valid_name(cfg->worker_id, 127))
+    return fail(err, errlen, "worker_id: '%s' must be characters of A-Z a-z 0-9 . _ : -", cfg->worker_id);
+  if (cfg->python_path[0] != '/')
+    return fail(err, errlen, "python: '%s' must be an absolute path", cfg->python_path);
+  if (cfg->scratch_root[0] != '/')
+    return fail(err, errlen, "scratch_root: '%s' must be an absolute path", cfg->scratch_root);
+  int rc;
+  if ((rc = check_limits("default_limits", &cfg->default_limits, err, errlen))) return rc;
+  if ((rc = check_limits("max_limits", &cfg->max_limits, err, errlen))) return rc;
+  const sq_jail_limits *d = &cfg->default_limits, *m = &cfg->max_limits;
+  if (d->wall_ms > m->wall_ms) return fail(err, errlen, "default_limits.wall_ms: above max_limits.wall_ms");
+  if (d->cpu_ms > m->cpu_ms) return fail(err, errlen, "default_limits.cpu_ms: above max_limits.cpu_ms");
+  if (d->memory_mib > m->memory_mib)
+    return fail(err, errlen, "default_limits.memory_mib: above max_limits.memory_mib");
+  if (d->output_kib > m->output_kib)
+    return fail(err, errlen, "default_limits.output_kib: above max_limits.output_kib");
+  int weight = 0;
+  for (int i = 0; i < cfg->n_providers; i++) {
+    const sq_llm_provider *p = &cfg->providers[i];
+    if (!p->name[0]) return fail(err, errlen, "providers[%d].name: required", i);
+    if (strncmp(p->base_url, "http://", 7) != 0 && strncmp(p->base_url, "https://", 8) != 0)
+      return fail(err, errlen, "providers[%d].base_url: '%s' must start with http:// or https://", i,
+                  p->base_url);
+    if (!p->model[0])
+      return fail(err, errlen, "providers[%d].model: required (SANDQ_LLM_MODEL for the environment provider)", i);
+    for (const char *c = p->api_key_env; *c; c++)
+      if (!isalnum((unsigned char)*c) && *c != '_')
+        return fail(err, errlen, "providers[%d].api_key_env: must be an environment variable name", i);
+    if (p->price_in_usd_per_mtok < 0 || p->price_out_usd_per_mtok < 0)
+      return fail(err, errlen, "providers[%d].price_*_usd_per_mtok: must not be negative", i);
+    if (p->timeout_ms <= 0) return fail(err, errlen, "providers[%d].timeout_ms: must be positive", i);
+    if (p->max_retries < 0 || p->max_retries > 20)
+      return fail(err, errlen, "providers[%d].max_retries: must be in [0, 20]", i);
+    if (p->max_in_flight <= 0) return fail(err, errlen, "providers[%d].max_in_flight: must be positive", i);
+    if (p->weight < 0) return fail(err, errlen, "providers[%d].weight: must not be negative", i);
+    weight += p->weight;
+  }
+  if (cfg->n_providers > 0 && weight == 0)
+    return fail(err, errlen, "providers: at least one provider needs a weight above 0");
+  if (!cfg->worker_id[0]) {
+    char host[64] = "host";
+    gethostname(host, sizeof host - 1);
+    for (char *c = host; *c; c++)
+      if (!isalnum((unsigned char)*c) && !strchr("._:-", *c)) *c = '-';
+    snprintf(cfg->worker_id, sizeof cfg->worker_id, "%s-%d", host, (int)getpid());
+  }
+  return 0;
+}

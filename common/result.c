@@ -1,0 +1,102 @@
+/* result.c: an sq_result into one BSON document (libbson). The layout is a
+ * contract: docs/formats.md. */
+#include "result.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "log.h"
+#include "util.h"
+
+/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0. */
+static size_t utf8_seq(const unsigned char *p, size_t n) {
+  unsigned c = p[0];
+  size_t len;
+  unsigned min;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0) len = 2, min = 0x80;
+  else if ((c & 0xF0) == 0xE0) len = 3, min = 0x800;
+  else if ((c & 0xF8) == 0xF0) len = 4, min = 0x10000;
+  else return 0;
+  if (len > n) return 0;
+  unsigned cp = c & (0xFF >> (len + 1));
+  for (size_t i = 1; i < len; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+/* Appends s as a UTF-8 string, replacing invalid bytes with U+FFFD so that
+ * output from hostile programs is kept, never dropped. */
+static bool append_text(bson_t *doc, const char *key, const char *s, size_t len) {
+  if (!s) return bson_append_null(doc, key, -1);
+  if (bson_utf8_validate(s, len, true)) return bson_append_utf8(doc, key, -1, s, (int)len);
+  sq_buf b = {0};
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  while (i < len) {
+    size_t k = utf8_seq(p + i, len - i);
+    if (k) {
+      if (sq_buf_append(&b, p + i, k)) break;
+      i += k;
+    } else {
+      if (sq_buf_append(&b, "\xEF\xBF\xBD", 3)) break;
+      i++;
+    }
+  }
+  bool ok = b.data && i == len && bson_append_utf8(doc, key, -1, b.data, (int)b.len);
+  sq_buf_clear(&b);
+  return ok;
+}
+
+static bool append_cstr(bson_t *doc, const char *key, const char *s) {
+  return append_text(doc, key, s, s ? strlen(s) : 0);
+}
+
+int sq_result_to_bson(const sq_result *r, bson_t *doc) {
+  bson_t sub;
+  bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
+            BSON_APPEND_UTF8(doc, "status", sq_status_name(r->status));
+  if (ok && r->reason) ok = append_cstr(doc, "reason", r->reason);
+  ok = ok && (r->exit_code >= 0 ? BSON_APPEND_INT32(doc, "exit_code", r->exit_code)
+                                : BSON_APPEND_NULL(doc, "exit_code"));
+  ok = ok && BSON_APPEND_INT32(doc, "signal", r->signal) &&
+       append_text(doc, "stdout", r->stdout_buf ? r->stdout_buf : "", r->stdout_len) &&
+       BSON_APPEND_BOOL(doc, "stdout_truncated", r->stdout_truncated) &&
+       append_text(doc, "stderr", r->stderr_buf ? r->stderr_buf : "", r->stderr_len) &&
+       BSON_APPEND_BOOL(doc, "stderr_truncated", r->stderr_truncated) && append_cstr(doc, "code", r->code);
+  if (ok && r->blocked_syscall && r->blocked_syscall[0])
+    ok = append_cstr(doc, "blocked_syscall", r->blocked_syscall);
+
+  ok = ok && BSON_APPEND_DOCUMENT_BEGIN(doc, "timings", &sub) && BSON_APPEND_INT64(&sub, "queue_ms", r->queue_ms) &&
+       BSON_APPEND_INT64(&sub, "llm_ms", r->llm_ms) && BSON_APPEND_INT64(&sub, "exec_ms", r->exec_ms) &&
+       BSON_APPEND_INT64(&sub, "total_ms", r->total_ms) && bson_append_document_end(doc, &sub);
+
+  ok = ok && BSON_APPEND_DOCUMENT_BEGIN(doc, "resources", &sub) && BSON_APPEND_INT64(&sub, "cpu_ms", r->cpu_ms) &&
+       BSON_APPEND_INT64(&sub, "memory_kib", r->memory_kib) && bson_append_document_end(doc, &sub);
+
+  if (ok && r->llm.called) {
+    ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "llm", &sub) && append_cstr(&sub, "provider", r->llm.provider) &&
+         append_cstr(&sub, "model", r->llm.model) &&
+         BSON_APPEND_INT64(&sub, "prompt_tokens", r->llm.prompt_tokens) &&
+         BSON_APPEND_INT64(&sub, "completion_tokens", r->llm.completion_tokens) &&
+         BSON_APPEND_DOUBLE(&sub, "cost_usd", r->llm.cost_usd) &&
+         BSON_APPEND_BOOL(&sub, "usage_estimated", r->llm.usage_estimated) && bson_append_document_end(doc, &sub);
+  }
+  ok = ok && append_cstr(doc, "worker", r->worker) && BSON_APPEND_DATE_TIME(doc, "finished_at", r->finished_at_ms);
+  if (ok && r->metadata_json) {
+    bson_error_t berr;
+    bson_t *meta = bson_new_from_json((const uint8_t *)r->metadata_json, -1, &berr);
+    if (!meta) {
+      SQ_LOGT(SQ_LOG_WARN, r->id, "metadata not representable in BSON: %s", berr.message);
+      ok = BSON_APPEND_NULL(doc, "metadata");
+    } else {
+      ok = BSON_APPEND_DOCUMENT(doc, "metadata", meta);
+      bson_destroy(meta);
+    }
+  }
+  return ok ? 0 : SQ_EBSON;
+}

@@ -1,0 +1,50 @@
+/* producer.h: the pieces of sandq-producer that main.c wires together:
+ * push (read, validate, stamp, push, wait) and report (counters, result
+ * tables, the BSON output file). Private to the producer. */
+#ifndef SQ_PRODUCER_H
+#define SQ_PRODUCER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "queue.h"
+
+/* Exit codes of sandq-producer. */
+enum {
+  SQ_EXIT_OK = 0,
+  SQ_EXIT_ERROR = 1,    /* invalid tasks, redis or I/O failure */
+  SQ_EXIT_USAGE = 2,    /* bad command line */
+  SQ_EXIT_TIMEOUT = 3,  /* --timeout-s ran out before every task had a result */
+  SQ_EXIT_MISMATCH = 4, /* a result's status differed from its metadata.expect */
+};
+
+typedef struct {
+  const char *path;     /* the JSONL file */
+  const char *batch;    /* NULL: generate one */
+  bool wait;            /* poll until every task has a result */
+  int64_t timeout_s;    /* 0: wait forever */
+  const char *out_path; /* NULL: no BSON file */
+  bool table;           /* one row per task */
+  bool no_validate;     /* push lines as they are (testing workers) */
+} sq_push_opts;
+
+/* `push`: returns an SQ_EXIT_* code; explains failures on stderr. */
+int sq__push_run(const sq_config *cfg, const sq_push_opts *o);
+/* `status BATCH`: returns an SQ_EXIT_* code. */
+int sq__status_run(const sq_config *cfg, const char *batch);
+
+/* Whether s is a valid batch id: 1..128 characters of [A-Za-z0-9._:-]. */
+bool sq__batch_id_ok(const char *s);
+
+/* Prints a batch's counters: total, done and one row per status. */
+void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st);
+
+/* Reads every result of batch; writes them to out_path (via out_path.tmp
+ * and a rename) when not NULL, prints one row per task sorted by id on f
+ * when table, and checks metadata.expect. Returns SQ_EXIT_OK,
+ * SQ_EXIT_MISMATCH (the differing tasks named on stderr) or SQ_EXIT_ERROR. */
+int sq__report_results(sq_queue *q, const char *batch, const char *out_path, bool table, FILE *f);
+
+#endif

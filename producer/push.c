@@ -1,0 +1,310 @@
+/* push.c: the producer's `push` and `status`: read a JSONL file, validate
+ * every line before pushing any, stamp and push them in one pipeline, and
+ * optionally wait for the batch's results. */
+#include <errno.h>
+#include <search.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "log.h"
+#include "producer.h"
+#include "task.h"
+#include "util.h"
+
+#define MAX_FILE_BYTES ((size_t)1 << 30)
+#define POLL_MS 200
+#define PLAIN_PROGRESS_MS 2000
+#define MAX_POLL_FAILURES 25 /* ~5 s of redis trouble while waiting */
+
+typedef struct {
+  char *text; /* NUL-terminated, inside the file buffer */
+  size_t len;
+  size_t lineno;
+} task_line;
+
+typedef struct {
+  char *buf;
+  task_line *lines; /* non-blank lines only */
+  size_t n;
+} task_file;
+
+static void task_file_clear(task_file *tf) {
+  free(tf->buf);
+  free(tf->lines);
+  memset(tf, 0, sizeof *tf);
+}
+
+static int is_blank(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!strchr(" \t\r\f\v", s[i])) return 0;
+  return 1;
+}
+
+/* Reads path and splits it into its non-blank lines (CRLF tolerated). */
+static int read_task_file(const char *path, task_file *tf) {
+  size_t len = 0;
+  int rc = sq_file_read(path, MAX_FILE_BYTES, &tf->buf, &len);
+  if (rc == SQ_EIO) {
+    fprintf(stderr, "sandq-producer: cannot read %s: %s\n", path, strerror(errno));
+    return rc;
+  }
+  if (rc) {
+    fprintf(stderr, "sandq-producer: cannot read %s: %s\n", path, sq_strerror(rc));
+    return rc;
+  }
+  size_t cap = 1;
+  for (size_t i = 0; i < len; i++) cap += tf->buf[i] == '\n';
+  if (!(tf->lines = calloc(cap, sizeof *tf->lines))) return SQ_ENOMEM;
+  char *p = tf->buf, *end = tf->buf + len;
+  for (size_t lineno = 1; p < end; lineno++) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    char *stop = nl ? nl : end;
+    size_t n = (size_t)(stop - p);
+    if (n && p[n - 1] == '\r') n--;
+    p[n] = 0;
+    if (!is_blank(p, n)) tf->lines[tf->n++] = (task_line){p, n, lineno};
+    p = stop + 1;
+  }
+  return 0;
+}
+
+/* Validates every line: sq_task_parse, then duplicate ids. Prints
+ * FILE:LINE: <reason> for each bad line and returns how many there were
+ * (or a negative SQ_E* code). */
+static long validate_lines(const char *path, const task_file *tf, size_t max_bytes) {
+  long bad = 0;
+  char **ids = calloc(tf->n + 1, sizeof *ids);
+  struct hsearch_data seen;
+  memset(&seen, 0, sizeof seen);
+  if (!ids || !hcreate_r(tf->n * 2 + 16, &seen)) {
+    free(ids);
+    return SQ_ENOMEM;
+  }
+  for (size_t i = 0; i < tf->n; i++) {
+    const task_line *l = &tf->lines[i];
+    sq_task *t = NULL;
+    char err[512] = "";
+    int rc = sq_task_parse(l->text, l->len, max_bytes, &t, err, sizeof err);
+    if (rc) {
+      fprintf(stderr, "%s:%zu: %s\n", path, l->lineno, err[0] ? err : sq_strerror(rc));
+      bad++;
+    }
+    if (t && t->id) {
+      ENTRY e = {.key = t->id, .data = (void *)(uintptr_t)l->lineno}, *found = NULL;
+      if (hsearch_r(e, FIND, &found, &seen) && found) {
+        if (!rc) {
+          fprintf(stderr, "%s:%zu: id '%s' is already used on line %zu\n", path, l->lineno, t->id,
+                  (size_t)(uintptr_t)found->data);
+          bad++;
+        }
+      } else if (hsearch_r(e, ENTER, &found, &seen)) {
+        ids[i] = t->id; /* the table keeps the key: keep the string alive */
+        t->id = NULL;
+      }
+    }
+    sq_task_free(t);
+  }
+  hdestroy_r(&seen);
+  for (size_t i = 0; i < tf->n; i++) free(ids[i]);
+  free(ids);
+  return bad;
+}
+
+bool sq__batch_id_ok(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > SQ_TASK_ID_MAX) return false;
+  for (; *s; s++)
+    if (!(*s >= 'A' && *s <= 'Z') && !(*s >= 'a' && *s <= 'z') && !(*s >= '0' && *s <= '9') &&
+        !strchr("._:-", *s))
+      return false;
+  return true;
+}
+
+/* b-YYYYmmdd-HHMMSS-<4 hex>, UTC. */
+static void make_batch_id(char *buf, size_t n) {
+  time_t now = time(NULL);
+  struct tm tm;
+  gmtime_r(&now, &tm);
+  uint16_t r = 0;
+  if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) r = (uint16_t)(getpid() ^ sq_now_mono_ms());
+  snprintf(buf, n, "b-%04d%02d%02d-%02d%02d%02d-%04x", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+           tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)r);
+}
+
+/* Stamps each line with the batch and the enqueue time. With no_validate a
+ * line that is not a JSON object goes out as it is. Fills payloads/lens
+ * (malloc'd strings the caller frees). */
+static int stamp_lines(const task_file *tf, const char *batch, bool no_validate, char **payloads,
+                       size_t *lens) {
+  int64_t now_ms = sq_now_wall_ms();
+  for (size_t i = 0; i < tf->n; i++) {
+    const task_line *l = &tf->lines[i];
+    int rc = sq_task_stamp(l->text, l->len, batch, now_ms, &payloads[i]);
+    if (rc == SQ_EPARSE && no_validate) {
+      if (!(payloads[i] = strdup(l->text))) return SQ_ENOMEM;
+      lens[i] = l->len;
+      continue;
+    }
+    if (rc) return rc;
+    lens[i] = strlen(payloads[i]);
+  }
+  return 0;
+}
+
+static void sleep_ms(int64_t ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* Polls the batch's counters until done >= total, showing progress on
+ * stderr. Returns SQ_EXIT_OK, SQ_EXIT_TIMEOUT or SQ_EXIT_ERROR with the
+ * last counters in *st. */
+static int wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
+  bool tty = isatty(STDERR_FILENO);
+  int64_t t0 = sq_now_mono_ms(), last_plain = t0 - PLAIN_PROGRESS_MS;
+  int64_t done0 = -1;
+  int failures = 0;
+  for (;;) {
+    int rc = sq_queue_batch_stats(q, batch, st);
+    int64_t now = sq_now_mono_ms();
+    if (rc) {
+      if (++failures >= MAX_POLL_FAILURES) {
+        fprintf(stderr, "sandq-producer: giving up on batch %s: %s\n", batch, sq_queue_errstr(q));
+        return SQ_EXIT_ERROR;
+      }
+    } else {
+      failures = 0;
+      if (done0 < 0) done0 = st->done;
+      double secs = (double)(now - t0) / 1000.0;
+      double rate = secs > 0 ? (double)(st->done - done0) / secs : 0;
+      bool finished = st->done >= st->total;
+      if (tty) {
+        fprintf(stderr, "\rbatch %s: %lld/%lld  %.1f/s   ", batch, (long long)st->done, (long long)st->total,
+                rate);
+        if (finished) fputc('\n', stderr);
+      } else if (finished || now - last_plain >= PLAIN_PROGRESS_MS) {
+        fprintf(stderr, "batch %s: %lld/%lld  %.1f/s\n", batch, (long long)st->done, (long long)st->total, rate);
+        last_plain = now;
+      }
+      fflush(stderr);
+      if (finished) return SQ_EXIT_OK;
+    }
+    if (timeout_s > 0 && now - t0 >= timeout_s * 1000) {
+      if (tty) fputc('\n', stderr);
+      fprintf(stderr, "sandq-producer: timed out after %lld s: %lld of %lld tasks of batch %s have no result\n",
+              (long long)timeout_s, (long long)(st->total - st->done), (long long)st->total, batch);
+      return SQ_EXIT_TIMEOUT;
+    }
+    sleep_ms(POLL_MS);
+  }
+}
+
+/* Waits for the batch, prints the summary and reads the results. */
+static int wait_and_report(sq_queue *q, const char *batch, const sq_push_opts *o) {
+  sq_batch_stats st;
+  int64_t t0 = sq_now_mono_ms();
+  int code = wait_batch(q, batch, o->timeout_s, &st);
+  if (code != SQ_EXIT_OK) return code;
+  sq__report_counts(stdout, batch, &st);
+  printf("elapsed: %.1f s\n", (double)(sq_now_mono_ms() - t0) / 1000.0);
+  fflush(stdout);
+  return sq__report_results(q, batch, o->out_path, o->table, stdout);
+}
+
+int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
+  task_file tf = {0};
+  char **payloads = NULL;
+  size_t *lens = NULL;
+  sq_queue *q = NULL;
+  char batch[SQ_TASK_ID_MAX + 1];
+  int code = SQ_EXIT_ERROR;
+
+  if (o->batch) {
+    if (!sq__batch_id_ok(o->batch)) {
+      fprintf(stderr, "sandq-producer: --batch '%s' must be 1-%d characters of A-Z a-z 0-9 . _ : -\n", o->batch,
+              SQ_TASK_ID_MAX);
+      return SQ_EXIT_USAGE;
+    }
+    snprintf(batch, sizeof batch, "%s", o->batch);
+  } else {
+    make_batch_id(batch, sizeof batch);
+  }
+  if (read_task_file(o->path, &tf) != 0) goto out;
+  if (tf.n == 0) {
+    fprintf(stderr, "sandq-producer: %s holds no tasks\n", o->path);
+    goto out;
+  }
+  if (!o->no_validate) {
+    long bad = validate_lines(o->path, &tf, (size_t)cfg->max_task_kib * 1024);
+    if (bad < 0) {
+      fprintf(stderr, "sandq-producer: %s\n", sq_strerror((int)bad));
+      goto out;
+    }
+    if (bad > 0) {
+      fprintf(stderr, "sandq-producer: %s: %ld invalid line(s); nothing was pushed\n", o->path, bad);
+      goto out;
+    }
+  }
+  payloads = calloc(tf.n, sizeof *payloads);
+  lens = calloc(tf.n, sizeof *lens);
+  if (!payloads || !lens) goto out;
+  int rc = stamp_lines(&tf, batch, o->no_validate, payloads, lens);
+  if (rc) {
+    fprintf(stderr, "sandq-producer: stamping tasks: %s\n", sq_strerror(rc));
+    goto out;
+  }
+  if ((rc = sq_queue_new(cfg->redis_url, cfg->queue, &q))) {
+    fprintf(stderr, "sandq-producer: cannot open queue '%s': %s\n", cfg->queue, sq_strerror(rc));
+    goto out;
+  }
+  if ((rc = sq_queue_push(q, batch, (const char *const *)payloads, lens, tf.n))) {
+    fprintf(stderr, "sandq-producer: push failed: %s\n", sq_queue_errstr(q));
+    goto out;
+  }
+  printf("%s\n", batch);
+  fflush(stdout);
+  SQ_INFO("pushed %zu task(s) to queue %s as batch %s", tf.n, cfg->queue, batch);
+  code = o->wait ? wait_and_report(q, batch, o) : SQ_EXIT_OK;
+out:
+  for (size_t i = 0; payloads && i < tf.n; i++) free(payloads[i]);
+  free(payloads);
+  free(lens);
+  sq_queue_free(q);
+  task_file_clear(&tf);
+  return code;
+}
+
+int sq__status_run(const sq_config *cfg, const char *batch) {
+  sq_queue *q = NULL;
+  sq_batch_stats st;
+  int code = SQ_EXIT_ERROR;
+  if (!sq__batch_id_ok(batch)) {
+    fprintf(stderr, "sandq-producer: batch '%s' must be 1-%d characters of A-Z a-z 0-9 . _ : -\n", batch,
+            SQ_TASK_ID_MAX);
+    return SQ_EXIT_USAGE;
+  }
+  int rc = sq_queue_new(cfg->redis_url, cfg->queue, &q);
+  if (rc) {
+    fprintf(stderr, "sandq-producer: cannot open queue '%s': %s\n", cfg->queue, sq_strerror(rc));
+    return SQ_EXIT_ERROR;
+  }
+  if ((rc = sq_queue_batch_stats(q, batch, &st))) {
+    fprintf(stderr, "sandq-producer: %s\n", sq_queue_errstr(q));
+    goto out;
+  }
+  if (st.total == 0 && st.done == 0 && st.n_statuses == 0) {
+    fprintf(stderr, "sandq-producer: batch %s is unknown to queue %s\n", batch, cfg->queue);
+    goto out;
+  }
+  sq__report_counts(stdout, batch, &st);
+  code = SQ_EXIT_OK;
+out:
+  sq_queue_free(q);
+  return code;
+}

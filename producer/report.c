@@ -1,0 +1,229 @@
+/* report.c: what the producer shows about a batch: its counters, the
+ * per-task table read out of the result BSON (libbson), the expectations
+ * check, and the concatenated-BSON output file. */
+#include <bson/bson.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "producer.h"
+#include "util.h"
+
+void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st) {
+  fprintf(f, "batch %s\n", batch);
+  fprintf(f, "  %-20s %8lld\n", "total", (long long)st->total);
+  fprintf(f, "  %-20s %8lld\n", "done", (long long)st->done);
+  if (st->n_statuses) fprintf(f, "  %-20s %8s\n", "status", "count");
+  /* Sorted by name so the output is stable. */
+  int order[SQ_QUEUE_MAX_STATUSES];
+  for (int i = 0; i < st->n_statuses; i++) {
+    int j = i;
+    while (j > 0 && strcmp(st->statuses[order[j - 1]].name, st->statuses[i].name) > 0) {
+      order[j] = order[j - 1];
+      j--;
+    }
+    order[j] = i;
+  }
+  for (int i = 0; i < st->n_statuses; i++)
+    fprintf(f, "  %-20s %8lld\n", st->statuses[order[i]].name, (long long)st->statuses[order[i]].count);
+}
+
+/* One stored result, as far as the report needs it. */
+typedef struct {
+  char *id;
+  char *status;     /* "?" when absent */
+  char *expect;     /* metadata.expect as text, NULL when absent */
+  int match;        /* 1/0 against expect; -1 when no expect */
+  int64_t total_ms; /* -1 when absent */
+  uint8_t *bson;
+  size_t bson_len;
+} row;
+
+typedef struct {
+  row *rows;
+  size_t n, cap;
+  int err;
+} row_list;
+
+static char *iter_string(const bson_iter_t *it) {
+  return BSON_ITER_HOLDS_UTF8(it) ? strdup(bson_iter_utf8(it, NULL)) : NULL;
+}
+
+/* metadata.expect: a status name, or an array of acceptable ones. */
+static void read_expect(const bson_t *doc, row *r) {
+  bson_iter_t it;
+  r->match = -1;
+  if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, "metadata.expect", &it)) return;
+  if (BSON_ITER_HOLDS_UTF8(&it)) {
+    r->expect = iter_string(&it);
+    r->match = r->expect && strcmp(r->expect, r->status) == 0;
+    return;
+  }
+  if (!BSON_ITER_HOLDS_ARRAY(&it)) {
+    r->expect = strdup("(not a status)");
+    r->match = 0;
+    return;
+  }
+  bson_iter_t child;
+  sq_buf text = {0};
+  r->match = 0;
+  if (bson_iter_recurse(&it, &child)) {
+    while (bson_iter_next(&child)) {
+      if (!BSON_ITER_HOLDS_UTF8(&child)) continue;
+      const char *s = bson_iter_utf8(&child, NULL);
+      sq_buf_appendf(&text, "%s%s", text.len ? "|" : "", s);
+      if (strcmp(s, r->status) == 0) r->match = 1;
+    }
+  }
+  r->expect = text.data ? text.data : strdup("");
+}
+
+static int row_fill(row *r, const char *id, const uint8_t *data, size_t len) {
+  bson_t doc;
+  bson_iter_t it;
+  r->total_ms = -1;
+  r->id = strdup(id);
+  r->bson = malloc(len ? len : 1);
+  if (!r->id || !r->bson) return SQ_ENOMEM;
+  memcpy(r->bson, data, len);
+  r->bson_len = len;
+  if (!bson_init_static(&doc, data, len) || !bson_validate(&doc, BSON_VALIDATE_NONE, NULL)) {
+    r->status = strdup("(bad bson)");
+    r->match = -1;
+    return r->status ? 0 : SQ_ENOMEM;
+  }
+  if (bson_iter_init_find(&it, &doc, "status")) r->status = iter_string(&it);
+  if (!r->status && !(r->status = strdup("?"))) return SQ_ENOMEM;
+  if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "timings.total_ms", &it) &&
+      (BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_INT32(&it)))
+    r->total_ms = bson_iter_as_int64(&it);
+  read_expect(&doc, r);
+  return 0;
+}
+
+static void row_clear(row *r) {
+  free(r->id);
+  free(r->status);
+  free(r->expect);
+  free(r->bson);
+}
+
+static int collect(const char *id, const uint8_t *bson, size_t len, void *ud) {
+  row_list *l = ud;
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 64;
+    row *rows = realloc(l->rows, cap * sizeof *rows);
+    if (!rows) return l->err = SQ_ENOMEM;
+    l->rows = rows;
+    l->cap = cap;
+  }
+  row *r = &l->rows[l->n++];
+  memset(r, 0, sizeof *r);
+  return l->err = row_fill(r, id, bson, len);
+}
+
+static int row_cmp(const void *a, const void *b) {
+  return strcmp(((const row *)a)->id, ((const row *)b)->id);
+}
+
+/* Sorts by id and drops repeats (HSCAN may return an entry twice). */
+static void sort_unique(row_list *l) {
+  if (!l->n) return;
+  qsort(l->rows, l->n, sizeof *l->rows, row_cmp);
+  size_t w = 1;
+  for (size_t i = 1; i < l->n; i++) {
+    if (strcmp(l->rows[i].id, l->rows[w - 1].id) == 0)
+      row_clear(&l->rows[i]);
+    else
+      l->rows[w++] = l->rows[i];
+  }
+  l->n = w;
+}
+
+/* Writes the documents, concatenated, to path via path.tmp and a rename. */
+static int write_bson_file(const char *path, const row_list *l) {
+  sq_buf tmp = {0};
+  if (sq_buf_appendf(&tmp, "%s.tmp", path) != 0) return SQ_ENOMEM;
+  int rc = 0;
+  FILE *f = fopen(tmp.data, "wb");
+  if (!f) {
+    fprintf(stderr, "sandq-producer: cannot write %s: %s\n", tmp.data, strerror(errno));
+    rc = SQ_EIO;
+    goto out;
+  }
+  for (size_t i = 0; i < l->n && !rc; i++)
+    if (fwrite(l->rows[i].bson, 1, l->rows[i].bson_len, f) != l->rows[i].bson_len) rc = SQ_EIO;
+  if (fclose(f) != 0) rc = SQ_EIO;
+  if (rc) {
+    fprintf(stderr, "sandq-producer: writing %s: %s\n", tmp.data, strerror(errno));
+    unlink(tmp.data);
+    goto out;
+  }
+  if (rename(tmp.data, path) != 0) {
+    fprintf(stderr, "sandq-producer: cannot rename %s to %s: %s\n", tmp.data, path, strerror(errno));
+    unlink(tmp.data);
+    rc = SQ_EIO;
+  }
+out:
+  sq_buf_clear(&tmp);
+  return rc;
+}
+
+static void print_table(FILE *f, const row_list *l) {
+  int w = 4;
+  for (size_t i = 0; i < l->n; i++) {
+    int n = (int)strlen(l->rows[i].id);
+    if (n > w) w = n;
+  }
+  if (w > 48) w = 48;
+  fprintf(f, "%-*s  %-16s  %-16s  %s  %10s\n", w, "id", "status", "expected", " ", "total_ms");
+  for (size_t i = 0; i < l->n; i++) {
+    const row *r = &l->rows[i];
+    char ms[24] = "-";
+    if (r->total_ms >= 0) snprintf(ms, sizeof ms, "%lld", (long long)r->total_ms);
+    fprintf(f, "%-*s  %-16s  %-16s  %s  %10s\n", w, r->id, r->status, r->expect ? r->expect : "-",
+            r->match < 0 ? " " : r->match ? "✓" : "✗", ms);
+  }
+}
+
+int sq__report_results(sq_queue *q, const char *batch, const char *out_path, bool table, FILE *f) {
+  row_list l = {0};
+  int code = SQ_EXIT_ERROR;
+  int rc = sq_queue_batch_results(q, batch, collect, &l);
+  if (rc) {
+    fprintf(stderr, "sandq-producer: reading results of batch %s: %s\n", batch,
+            l.err ? sq_strerror(l.err) : sq_queue_errstr(q));
+    goto out;
+  }
+  sort_unique(&l);
+  if (out_path) {
+    if (write_bson_file(out_path, &l) != 0) goto out;
+    fprintf(stderr, "sandq-producer: wrote %zu result(s) to %s\n", l.n, out_path);
+  }
+  if (table) print_table(f, &l);
+  fflush(f);
+  size_t expected = 0, differed = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    if (l.rows[i].match < 0) continue;
+    expected++;
+    if (!l.rows[i].match) {
+      if (!differed) fprintf(stderr, "sandq-producer: results that differ from metadata.expect:\n");
+      fprintf(stderr, "  %s: expected %s, got %s\n", l.rows[i].id, l.rows[i].expect, l.rows[i].status);
+      differed++;
+    }
+  }
+  if (differed) {
+    fprintf(stderr, "sandq-producer: %zu of %zu expectation(s) differed\n", differed, expected);
+    code = SQ_EXIT_MISMATCH;
+  } else {
+    if (expected) fprintf(f, "expectations: %zu/%zu matched\n", expected, expected);
+    code = SQ_EXIT_OK;
+  }
+out:
+  for (size_t i = 0; i < l.n; i++) row_clear(&l.rows[i]);
+  free(l.rows);
+  return code;
+}

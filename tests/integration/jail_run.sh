@@ -1,0 +1,90 @@
+#!/bin/sh
+# jail_run.sh: `sandq-worker run` on HumanEval-style files: a function, tests
+# defining check(candidate) and an entry point. Checks the JSON it prints,
+# a failing implementation, a runaway one, and the usage errors.
+set -u
+. "$SQ_SRC/tests/lib/env.sh"
+sq_env_init
+PY=/usr/bin/python3
+[ -x $PY ] || sq_skip "$PY is not installed"
+export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
+unset SANDQ_LLM_BASE_URL SANDQ_LLM_MODEL
+W="$SQ_BIN/sandq-worker"
+
+cat >"$SQ_TMP/good.py" <<'PY'
+def add(a, b):
+    """Returns the sum."""
+    print("adding", a, b)
+    return a + b
+PY
+cat >"$SQ_TMP/bad.py" <<'PY'
+def add(a, b):
+    return a - b
+PY
+cat >"$SQ_TMP/slow.py" <<'PY'
+def add(a, b):
+    while True:
+        pass
+PY
+cat >"$SQ_TMP/tests.py" <<'PY'
+def check(candidate):
+    assert candidate(2, 3) == 5
+    assert candidate(-1, 1) == 0
+PY
+
+# field FILE KEY: prints one field of the JSON object in FILE.
+field() { $PY -c 'import json,sys; v=json.load(open(sys.argv[1]))[sys.argv[2]]; print(json.dumps(v) if isinstance(v,bool) else v)' "$1" "$2"; }
+
+"$W" run --tests "$SQ_TMP/tests.py" --entry-point add "$SQ_TMP/good.py" >"$SQ_TMP/good.json" 2>"$SQ_TMP/good.err" \
+  || { cat "$SQ_TMP/good.err" >&2; sq_fail "run of good.py exited $?"; }
+[ "$(wc -l <"$SQ_TMP/good.json")" -eq 1 ] || sq_fail "expected one JSON line, got: $(cat "$SQ_TMP/good.json")"
+$PY -c 'import json,sys
+o = json.load(open(sys.argv[1]))
+want = {"status", "end", "exit_code", "signal", "stdout", "stderr", "stdout_truncated",
+        "stderr_truncated", "wall_ms", "cpu_ms", "memory_kib"}
+missing = want - set(o)
+assert not missing, "missing fields: %s" % missing
+assert o["status"] == "passed", o
+assert o["end"] == "exited_ok" and o["exit_code"] == 0 and o["signal"] == 0, o
+assert o["stdout"] == "adding 2 3\nadding -1 1\n", o
+assert o["stdout_truncated"] is False and o["stderr_truncated"] is False, o
+assert o["memory_kib"] > 0 and o["wall_ms"] >= 0, o
+' "$SQ_TMP/good.json" || sq_fail "good.py: unexpected JSON: $(cat "$SQ_TMP/good.json")"
+
+"$W" run --tests="$SQ_TMP/tests.py" --entry-point=add "$SQ_TMP/bad.py" >"$SQ_TMP/bad.json" \
+  || sq_fail "run of bad.py exited $? (a failed verdict is still exit 0)"
+[ "$(field "$SQ_TMP/bad.json" status)" = failed ] || sq_fail "bad.py: $(cat "$SQ_TMP/bad.json")"
+[ "$(field "$SQ_TMP/bad.json" end)" = assertion ] || sq_fail "bad.py: $(cat "$SQ_TMP/bad.json")"
+field "$SQ_TMP/bad.json" stderr | grep -q "AssertionError" || sq_fail "bad.py: no traceback in stderr"
+
+# Without tests a clean run is "ok"; limits come from the flags.
+"$W" run --wall-ms 700 --cpu-ms 30000 --tests "$SQ_TMP/tests.py" --entry-point add "$SQ_TMP/slow.py" \
+  >"$SQ_TMP/slow.json" || sq_fail "run of slow.py exited $?"
+[ "$(field "$SQ_TMP/slow.json" status)" = timeout ] || sq_fail "slow.py: $(cat "$SQ_TMP/slow.json")"
+"$W" run "$SQ_TMP/good.py" >"$SQ_TMP/plain.json" || sq_fail "plain run exited $?"
+[ "$(field "$SQ_TMP/plain.json" status)" = ok ] || sq_fail "plain: $(cat "$SQ_TMP/plain.json")"
+
+# Bytes that are not UTF-8 still give valid JSON.
+printf 'import os\nos.write(1, b"\\xff\\x00ok")\n' >"$SQ_TMP/bytes.py"
+"$W" run "$SQ_TMP/bytes.py" >"$SQ_TMP/bytes.json" || sq_fail "bytes run exited $?"
+[ "$(field "$SQ_TMP/bytes.json" stdout)" = "$(printf '\357\277\275\357\277\275ok')" ] \
+  || sq_fail "bytes: $(cat "$SQ_TMP/bytes.json")"
+
+# Usage errors: exit 2 and a message naming the flag.
+usage() {
+  flag=$1; shift
+  "$W" run "$@" >"$SQ_TMP/usage.out" 2>"$SQ_TMP/usage.err"
+  rc=$?
+  [ $rc -eq 2 ] || sq_fail "run $*: exit $rc, want 2"
+  grep -q -- "$flag" "$SQ_TMP/usage.err" || sq_fail "run $*: message does not name $flag: $(cat "$SQ_TMP/usage.err")"
+  [ ! -s "$SQ_TMP/usage.out" ] || sq_fail "run $*: printed to stdout on a usage error"
+}
+usage --wall-ms --wall-ms -5 "$SQ_TMP/good.py"
+usage --cpu-ms --cpu-ms=abc "$SQ_TMP/good.py"
+usage --memory-mib --memory-mib 12x "$SQ_TMP/good.py"
+usage --output-kib --output-kib "$SQ_TMP/good.py"
+usage --entry-point --entry-point "add(); import os" "$SQ_TMP/good.py"
+usage --bogus --bogus 1 "$SQ_TMP/good.py"
+usage FILE.py --wall-ms 100
+usage nonexistent.py "$SQ_TMP/nonexistent.py"
+echo "jail_run: ok"

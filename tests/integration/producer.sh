@@ -1,0 +1,161 @@
+#!/bin/sh
+# producer.sh: sandq-producer against a real redis-server: validation before
+# any push, stamping, --no-validate, status, --wait timeouts, and --wait/--out/
+# --table against results written into redis the way a worker does.
+. "$SQ_SRC/tests/lib/env.sh"
+sq_env_init
+P="$SQ_BIN/sandq-producer"
+D="$SQ_SRC/tests/data"
+[ -x "$P" ] || sq_fail "$P is not built"
+sq_start_redis
+PY=/usr/bin/python3
+
+# run NAME CMD...: runs CMD with stdout/stderr in $SQ_TMP/NAME.{out,err}, rc in $rc.
+run() {
+  name=$1; shift
+  "$@" >"$SQ_TMP/$name.out" 2>"$SQ_TMP/$name.err"
+  rc=$?
+}
+expect_rc() { [ "$rc" = "$1" ] || { cat "$SQ_TMP/$2.err" >&2; sq_fail "$2: exit code $rc, want $1"; }; }
+has() { grep -qF -- "$2" "$SQ_TMP/$1" || { cat "$SQ_TMP/$1" >&2; sq_fail "$1 lacks '$2'"; }; }
+hasnt() { ! grep -qF -- "$2" "$SQ_TMP/$1" || { cat "$SQ_TMP/$1" >&2; sq_fail "$1 has '$2'"; }; }
+eq() { [ "$1" = "$2" ] || sq_fail "$3: got '$1', want '$2'"; }
+
+# 1. A file with a malformed line, an unknown field and a duplicate id:
+#    every bad line reported with its number, nothing pushed.
+run bad "$P" push "$D/producer-bad.jsonl"
+expect_rc 1 bad
+has bad.err "producer-bad.jsonl:2: "
+has bad.err "producer-bad.jsonl:3: colour"
+has bad.err "producer-bad.jsonl:5: id 'ok-1' is already used on line 1"
+hasnt bad.err "producer-bad.jsonl:1:"
+hasnt bad.err "producer-bad.jsonl:6:"
+eq "$(grep -c 'producer-bad.jsonl:[0-9]*: ' "$SQ_TMP/bad.err")" 3 "bad lines reported"
+eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "LLEN after a bad file"
+eq "$(sq_redis_cli DBSIZE)" 0 "keys after a bad file"
+
+# 2. A good file: batch id on stdout, every task pushed and stamped.
+run good "$P" push --batch good-1 "$D/producer-good.jsonl"
+expect_rc 0 good
+eq "$(cat "$SQ_TMP/good.out")" good-1 "printed batch id"
+eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 4 "LLEN after a good file"
+eq "$(sq_redis_cli HGET 'sq:{default}:batch:good-1' total)" 4 "batch total"
+eq "$(sq_redis_cli SISMEMBER 'sq:{default}:batches' good-1)" 1 "batch registered"
+sq_redis_cli LRANGE 'sq:{default}:tasks' 0 -1 >"$SQ_TMP/good.list"
+eq "$(grep -c '"batch":"good-1"' "$SQ_TMP/good.list")" 4 "elements with batch"
+eq "$(grep -c '"enqueued_at_ms":[0-9]\{13\}' "$SQ_TMP/good.list")" 4 "elements with enqueued_at_ms"
+# FIFO: the first line of the file is the first claimed (the right end)
+sq_redis_cli LINDEX 'sq:{default}:tasks' -1 | grep -q '"id":"add"' || sq_fail "first task is not at the claim end"
+
+# 3. A generated batch id, and --queue.
+run gen "$P" push --queue q2 "$D/producer-good.jsonl"
+expect_rc 0 gen
+grep -Eqx 'b-[0-9]{8}-[0-9]{6}-[0-9a-f]{4}' "$SQ_TMP/gen.out" || sq_fail "generated batch id: $(cat "$SQ_TMP/gen.out")"
+eq "$(sq_redis_cli LLEN 'sq:{q2}:tasks')" 4 "LLEN of q2"
+eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 4 "LLEN of default untouched"
+run badbatch "$P" push --batch 'no spaces!' "$D/producer-good.jsonl"
+expect_rc 2 badbatch
+has badbatch.err "--batch"
+
+# 4. --no-validate pushes every non-blank line; JSON objects are stamped.
+run garb "$P" push --no-validate --queue garb --batch g1 "$D/producer-garbage.jsonl"
+expect_rc 0 garb
+eq "$(sq_redis_cli LLEN 'sq:{garb}:tasks')" 5 "LLEN after --no-validate"
+sq_redis_cli LRANGE 'sq:{garb}:tasks' 0 -1 >"$SQ_TMP/garb.list"
+grep -qx 'this is not json' "$SQ_TMP/garb.list" || sq_fail "garbage line not pushed as-is"
+grep -qx '\[1, 2, 3\]' "$SQ_TMP/garb.list" || sq_fail "array line not pushed as-is"
+grep -qx '{"truncated": ' "$SQ_TMP/garb.list" || sq_fail "truncated line not pushed as-is"
+grep -q '"id":"obj".*"batch":"g1"' "$SQ_TMP/garb.list" || sq_fail "object line not stamped"
+grep -q '"id":7.*"batch":"g1"' "$SQ_TMP/garb.list" || sq_fail "invalid object line not stamped"
+
+# 5. status prints the counters; an unknown batch is an error.
+run st "$P" status good-1
+expect_rc 0 st
+grep -Eq '^ *total +4$' "$SQ_TMP/st.out" || sq_fail "status total: $(cat "$SQ_TMP/st.out")"
+grep -Eq '^ *done +0$' "$SQ_TMP/st.out" || sq_fail "status done: $(cat "$SQ_TMP/st.out")"
+run stu "$P" status nobody
+expect_rc 1 stu
+has stu.err "unknown"
+
+# 6. Bad URLs: the bad part named, the password never printed.
+run url "$P" push --redis 'redis://:hunter2@127.0.0.1:notaport' "$D/producer-good.jsonl"
+expect_rc 1 url
+has url.err "port 'notaport'"
+hasnt url.err hunter2
+run conn "$P" push --redis "redis://127.0.0.1:$(sq_free_port)" "$D/producer-good.jsonl"
+expect_rc 1 conn
+has conn.err "onnection refused"
+
+# 7. --wait with no workers: exit 3 after the timeout, saying how many are missing.
+t0=$(date +%s)
+run idle "$P" push --queue idle --batch idle-1 --wait --timeout-s 1 "$D/producer-good.jsonl"
+expect_rc 3 idle
+has idle.err "4 of 4"
+eq "$(cat "$SQ_TMP/idle.out")" idle-1 "batch id before the wait"
+[ $(( $(date +%s) - t0 )) -le 5 ] || sq_fail "--timeout-s 1 took too long"
+
+# 8. --wait --out --table while results arrive the way a worker writes them
+#    (HSETNX of the BSON, then the done and status counters).
+put_result() { # ID STATUS EXPECT(or -) TOTAL_MS
+  $PY - "$1" "$2" "$3" "$4" >"$SQ_TMP/r.bson" <<'EOF' || sq_fail "bson encode"
+import sys, bson
+i, st, ex, ms = sys.argv[1:]
+doc = {"_id": i, "batch": "sim-1", "status": st,
+       "timings": {"queue_ms": bson.Int64(1), "llm_ms": bson.Int64(0), "exec_ms": bson.Int64(2), "total_ms": bson.Int64(int(ms))}}
+if ex != "-":
+    doc["metadata"] = {"expect": ex}
+sys.stdout.buffer.write(bson.encode(doc))
+EOF
+  eq "$(sq_redis_cli -x HSETNX 'sq:{sim}:results:sim-1' "$1" <"$SQ_TMP/r.bson")" 1 "HSETNX $1"
+  sq_redis_cli HINCRBY 'sq:{sim}:batch:sim-1' done 1 >/dev/null
+  sq_redis_cli HINCRBY 'sq:{sim}:batch:sim-1' "status:$2" 1 >/dev/null
+}
+"$P" push --queue sim --batch sim-1 --out "$SQ_TMP/out.bson" --table "$D/producer-good.jsonl" \
+  >"$SQ_TMP/sim.out" 2>"$SQ_TMP/sim.err" &
+sim_pid=$!
+SQ_PIDS="$SQ_PIDS $sim_pid"
+sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{sim}:batch:sim-1' total | grep -qx 4" 10 || sq_fail "sim batch not pushed"
+put_result hello passed passed 120
+put_result add passed passed 340
+sleep 0.5
+kill -0 $sim_pid 2>/dev/null || sq_fail "--wait returned before every task had a result"
+put_result plain ok - 50
+put_result crash failed runtime_error 77
+wait $sim_pid
+rc=$?
+expect_rc 4 sim
+has sim.err "crash: expected runtime_error, got failed"
+has sim.err "1 of 3 expectation(s) differed"
+has sim.out "sim-1"
+grep -Eq '^ *passed +2$' "$SQ_TMP/sim.out" || sq_fail "summary: $(cat "$SQ_TMP/sim.out")"
+grep -Eq '^ *failed +1$' "$SQ_TMP/sim.out" || sq_fail "summary: $(cat "$SQ_TMP/sim.out")"
+has sim.out "elapsed:"
+# the table: one row per task, sorted by id, with marks and total time
+grep -E '^(add|crash|hello|plain) ' "$SQ_TMP/sim.out" | awk '{print $1}' | tr '\n' ' ' >"$SQ_TMP/sim.ids"
+eq "$(cat "$SQ_TMP/sim.ids")" "add crash hello plain " "table rows"
+grep -Eq '^add +passed +passed +✓ +340$' "$SQ_TMP/sim.out" || sq_fail "add row: $(cat "$SQ_TMP/sim.out")"
+grep -Eq '^crash +failed +runtime_error +✗ +77$' "$SQ_TMP/sim.out" || sq_fail "crash row"
+grep -Eq '^plain +ok +- +50$' "$SQ_TMP/sim.out" || sq_fail "plain row"
+# the BSON file: the four documents, whole, sorted by id; no .tmp left behind
+[ -e "$SQ_TMP/out.bson.tmp" ] && sq_fail "out.bson.tmp left behind"
+ids=$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
+  "$SQ_TMP/out.bson") || sq_fail "out.bson does not decode"
+eq "$ids" "add crash hello plain" "documents in out.bson"
+
+# 9. Every expectation met: exit 0.
+"$P" push --queue sim --batch sim-2 --wait --timeout-s 20 "$SQ_TMP/one.jsonl" >/dev/null 2>&1 && sq_fail "missing file accepted"
+head -n 1 "$D/producer-good.jsonl" >"$SQ_TMP/one.jsonl"
+"$P" push --queue sim --batch sim-2 --wait --timeout-s 20 "$SQ_TMP/one.jsonl" >"$SQ_TMP/ok.out" 2>"$SQ_TMP/ok.err" &
+ok_pid=$!
+SQ_PIDS="$SQ_PIDS $ok_pid"
+sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{sim}:batch:sim-2' total | grep -qx 1" 10 || sq_fail "sim-2 not pushed"
+$PY -c 'import sys, bson; sys.stdout.buffer.write(bson.encode({"_id": "add", "status": "passed", "metadata": {"expect": ["passed", "ok"]}}))' \
+  >"$SQ_TMP/r2.bson"
+sq_redis_cli -x HSETNX 'sq:{sim}:results:sim-2' add <"$SQ_TMP/r2.bson" >/dev/null
+sq_redis_cli HINCRBY 'sq:{sim}:batch:sim-2' done 1 >/dev/null
+wait $ok_pid
+rc=$?
+expect_rc 0 ok
+has ok.out "expectations: 1/1 matched"
+
+echo "producer: all checks passed"

@@ -1,0 +1,122 @@
+/* test_config.c: defaults -> file -> env -> flags, and errors naming the field. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "config.h"
+#include "errors.h"
+
+static char path[64];
+
+static void write_file(const char *text) {
+  FILE *f = fopen(path, "w");
+  fputs(text, f);
+  fclose(f);
+}
+
+static void bad_file(const char *text, const char *needle) {
+  sq_config c;
+  char err[512] = "";
+  sq_config_defaults(&c);
+  write_file(text);
+  CHECK(sq_config_load_file(&c, path, err, sizeof err) != 0);
+  CHECK_CONTAINS(err, needle);
+}
+
+int main(void) {
+  snprintf(path, sizeof path, "/tmp/sq-test-config-%d.json", (int)getpid());
+  sq_config c;
+  char err[512] = "";
+  unsetenv("SANDQ_LLM_BASE_URL");
+  unsetenv("SANDQ_REDIS_URL");
+
+  sq_config_defaults(&c);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  CHECK_STR(c.queue, "default");
+  CHECK(c.worker_id[0] != 0);
+
+  /* file over defaults */
+  write_file("{\"queue\":\"q1\",\"log_level\":\"debug\",\"max_limits\":{\"wall_ms\":90000},"
+             "\"providers\":[{\"name\":\"a\",\"base_url\":\"http://127.0.0.1:9/v1\",\"model\":\"m\","
+             "\"api_key_env\":\"A_KEY\",\"price_in_usd_per_mtok\":0.5,\"weight\":3}]}");
+  sq_config_defaults(&c);
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_STR(c.queue, "q1");
+  CHECK_EQ(c.log_level, SQ_LOG_DEBUG);
+  CHECK_EQ(c.max_limits.wall_ms, 90000);
+  CHECK_EQ(c.n_providers, 1);
+  CHECK_STR(c.providers[0].api_key_env, "A_KEY");
+  CHECK_EQ(c.providers[0].weight, 3);
+  CHECK(c.providers[0].price_in_usd_per_mtok == 0.5);
+
+  /* env over file, flags over env */
+  setenv("SANDQ_QUEUE", "q2", 1);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  CHECK_STR(c.queue, "q2");
+  CHECK_EQ(sq_config_set(&c, "queue", "q3", err, sizeof err), 0);
+  CHECK_STR(c.queue, "q3");
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  unsetenv("SANDQ_QUEUE");
+
+  /* env provider when the file names none */
+  sq_config_defaults(&c);
+  setenv("SANDQ_LLM_BASE_URL", "http://127.0.0.1:1/v1", 1);
+  setenv("SANDQ_LLM_MODEL", "mm", 1);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  CHECK_EQ(c.n_providers, 1);
+  CHECK_STR(c.providers[0].api_key_env, "SANDQ_LLM_API_KEY");
+  CHECK_STR(c.providers[0].model, "mm");
+  unsetenv("SANDQ_LLM_BASE_URL");
+  unsetenv("SANDQ_LLM_MODEL");
+
+  /* bad values name the field */
+  sq_config_defaults(&c);
+  CHECK_EQ(sq_config_set(&c, "max_limits.wall_ms", "soon", err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "max_limits.wall_ms");
+  CHECK_EQ(sq_config_set(&c, "log_level", "loud", err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "log_level");
+  CHECK_EQ(sq_config_set(&c, "colour", "red", err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "colour: unknown setting");
+  setenv("SANDQ_LOG_LEVEL", "chatty", 1);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "SANDQ_LOG_LEVEL");
+  unsetenv("SANDQ_LOG_LEVEL");
+
+  sq_config_defaults(&c);
+  snprintf(c.redis_url, sizeof c.redis_url, "http://:hunter2@x");
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "redis_url");
+  CHECK(strstr(err, "hunter2") == NULL);
+  sq_config_defaults(&c);
+  snprintf(c.queue, sizeof c.queue, "a{b}");
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "queue");
+  sq_config_defaults(&c);
+  c.default_limits.wall_ms = c.max_limits.wall_ms + 1;
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "default_limits.wall_ms");
+  sq_config_defaults(&c);
+  snprintf(c.python_path, sizeof c.python_path, "python3");
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "python");
+
+  bad_file("{\"queue\":", "not a JSON object");
+  bad_file("{\"queue\":[1]}", "queue: must be a string or a number");
+  bad_file("{\"default_limits\":{\"wall_ms\":\"x\"}}", "default_limits.wall_ms");
+  bad_file("{\"default_limits\":{\"disk\":1}}", "default_limits.disk: unknown setting");
+  bad_file("{\"providers\":{}}", "providers: must be an array");
+  bad_file("{\"providers\":[{\"name\":\"a\",\"api_key\":\"sk-live\"}]}", "providers[0].api_key");
+  bad_file("{\"providers\":[{\"name\":\"a\",\"colour\":1}]}", "providers[0].colour");
+  sq_config_defaults(&c);
+  write_file("{\"providers\":[{\"name\":\"a\",\"base_url\":\"ftp://x\",\"model\":\"m\"}]}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "providers[0].base_url");
+  CHECK(sq_config_load_file(&c, "/nonexistent/sandq.json", err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "/nonexistent/sandq.json");
+
+  unlink(path);
+  return sq_check_done("test_config");
+}

@@ -1,0 +1,391 @@
+/* test_jail.c: runs small programs through sq_jail_run and checks how each
+ * ended and what was captured: limits, policy, environment, descriptors,
+ * scratch dir, uid, and that nothing the program started survives. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "errors.h"
+#include "jail.h"
+#include "util.h"
+
+static sq_jail *jail;
+static const char *python = "/usr/bin/python3";
+static char scratch_root[64];
+
+static const sq_jail_limits base = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 512,
+                                    .output_kib = 256};
+
+static int run(const char *prog, const sq_jail_limits *lim, sq_jail_outcome *o) {
+  int rc = sq_jail_run(jail, prog, strlen(prog), lim ? lim : &base, "test", o);
+  if (rc != 0) fprintf(stderr, "sq_jail_run: %s (%s)\n", sq_strerror(rc), o->error);
+  return rc;
+}
+
+static void dump(const char *what, const sq_jail_outcome *o) {
+  fprintf(stderr, "--- %s: end=%s exit=%d signal=%d wall_ms=%lld cpu_ms=%lld\nstdout: %.400s\nstderr: %.800s\n",
+          what, sq_jail_end_name(o->end), o->exit_code, o->signal, (long long)o->wall_ms,
+          (long long)o->cpu_ms, o->stdout_buf ? o->stdout_buf : "(null)",
+          o->stderr_buf ? o->stderr_buf : "(null)");
+}
+
+#define EXPECT_END(o, want)                                                    \
+  do {                                                                         \
+    if ((o).end != (want)) dump(#want, &(o));                                  \
+    CHECK_STR(sq_jail_end_name((o).end), sq_jail_end_name(want));              \
+  } while (0)
+
+static void test_ok(void) {
+  sq_jail_outcome o;
+  CHECK_EQ(run("print('hello', 6 * 7)\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  CHECK_EQ(o.exit_code, 0);
+  CHECK_EQ(o.signal, 0);
+  CHECK_STR(o.stdout_buf, "hello 42\n");
+  CHECK_EQ(o.stdout_len, 9);
+  CHECK_STR(o.stderr_buf, "");
+  CHECK(!o.stdout_truncated && !o.stderr_truncated);
+  CHECK(o.memory_kib > 1000);
+  sq_jail_outcome_clear(&o);
+  CHECK(o.stdout_buf == NULL);
+}
+
+static void test_exception(void) {
+  sq_jail_outcome o;
+  CHECK_EQ(run("print('before')\ndef f():\n    raise ValueError('boom')\nf()\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_ERROR);
+  CHECK_EQ(o.exit_code, 1);
+  CHECK_STR(o.stdout_buf, "before\n");
+  CHECK_CONTAINS(o.stderr_buf, "Traceback (most recent call last)");
+  CHECK_CONTAINS(o.stderr_buf, "File \"main.py\", line 3, in f");
+  CHECK_CONTAINS(o.stderr_buf, "ValueError: boom");
+  sq_jail_outcome_clear(&o);
+
+  CHECK_EQ(run("import sys\nsys.exit(3)\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_ERROR);
+  CHECK_EQ(o.exit_code, 3);
+  sq_jail_outcome_clear(&o);
+
+  CHECK_EQ(run("def f(:\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_ERROR);
+  CHECK_CONTAINS(o.stderr_buf, "SyntaxError");
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_assertion(void) {
+  sq_jail_outcome o;
+  CHECK_EQ(run("print('x')\nassert 1 + 1 == 3, 'math'\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_ASSERTION);
+  CHECK_STR(o.stdout_buf, "x\n");
+  CHECK_CONTAINS(o.stderr_buf, "AssertionError: math");
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_timeout(void) {
+  sq_jail_outcome o;
+  sq_jail_limits lim = base;
+  lim.wall_ms = 1000;
+  lim.cpu_ms = 60000;
+  int64_t t0 = sq_now_mono_ms();
+  CHECK_EQ(run("while True:\n    pass\n", &lim, &o), 0);
+  int64_t took = sq_now_mono_ms() - t0;
+  EXPECT_END(o, SQ_JAIL_TIMEOUT);
+  CHECK_EQ(o.signal, SIGKILL);
+  CHECK(o.wall_ms >= 1000 && o.wall_ms < 1500);
+  CHECK(took < 1500);
+  sq_jail_outcome_clear(&o);
+
+  /* Sleeping is not CPU: still a wall timeout. */
+  CHECK_EQ(run("import time\ntime.sleep(30)\n", &lim, &o), 0);
+  EXPECT_END(o, SQ_JAIL_TIMEOUT);
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_cpu_limit(void) {
+  sq_jail_outcome o;
+  sq_jail_limits lim = base;
+  lim.wall_ms = 10000;
+  lim.cpu_ms = 1000;
+  CHECK_EQ(run("while True:\n    pass\n", &lim, &o), 0);
+  EXPECT_END(o, SQ_JAIL_CPU_LIMIT);
+  CHECK(o.cpu_ms >= 900 && o.cpu_ms < 3000);
+  CHECK(o.wall_ms < 5000);
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_memory_limit(void) {
+  sq_jail_outcome o;
+  sq_jail_limits lim = base;
+  lim.memory_mib = 256;
+  CHECK_EQ(run("print('start', flush=True)\nx = bytearray(2 * 1024 ** 3)\nprint('never')\n", &lim, &o), 0);
+  EXPECT_END(o, SQ_JAIL_MEMORY_LIMIT);
+  CHECK_STR(o.stdout_buf, "start\n");
+  CHECK_CONTAINS(o.stderr_buf, "MemoryError");
+  sq_jail_outcome_clear(&o);
+
+  /* The same allocation fits without the limit's squeeze: 300 MiB in 512. */
+  CHECK_EQ(run("x = bytearray(300 * 1024 ** 2)\nprint(len(x))\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_output_limit(void) {
+  sq_jail_outcome o;
+  sq_jail_limits lim = base;
+  lim.output_kib = 64;
+  CHECK_EQ(run("import sys\nwhile True:\n    sys.stdout.write('y' * 1000)\n", &lim, &o), 0);
+  EXPECT_END(o, SQ_JAIL_OUTPUT_LIMIT);
+  CHECK_EQ(o.stdout_len, 64 * 1024);
+  CHECK_EQ(strlen(o.stdout_buf), 64 * 1024);
+  CHECK(o.stdout_truncated);
+  CHECK(!o.stderr_truncated);
+  CHECK(o.wall_ms < 5000);
+  sq_jail_outcome_clear(&o);
+
+  /* stderr has its own cap. */
+  CHECK_EQ(run("import os\nwhile True:\n    os.write(2, b'e' * 4096)\n", &lim, &o), 0);
+  EXPECT_END(o, SQ_JAIL_OUTPUT_LIMIT);
+  CHECK_EQ(o.stderr_len, 64 * 1024);
+  CHECK(o.stderr_truncated);
+  sq_jail_outcome_clear(&o);
+
+  /* Exactly at the cap is not over it. */
+  CHECK_EQ(run("import sys\nsys.stdout.write('z' * 65536)\n", &lim, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  CHECK_EQ(o.stdout_len, 65536);
+  CHECK(!o.stdout_truncated);
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_network(void) {
+  sq_jail_outcome o;
+  CHECK_EQ(run("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_ERROR);
+  CHECK_CONTAINS(o.stderr_buf, "PermissionError");
+  sq_jail_outcome_clear(&o);
+
+  /* AF_UNIX stays usable. */
+  CHECK_EQ(run("import socket\na, b = socket.socketpair()\na.send(b'hi')\nprint(b.recv(2))\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  CHECK_STR(o.stdout_buf, "b'hi'\n");
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_policy(void) {
+  sq_jail_outcome o;
+  CHECK_EQ(run("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+               "print('calling', flush=True)\nr = libc.ptrace(0, 0, 0, 0)\n"
+               "print('survived', r, ctypes.get_errno())\n",
+               NULL, &o),
+           0);
+  EXPECT_END(o, SQ_JAIL_POLICY);
+  CHECK_EQ(o.signal, SIGSYS);
+  CHECK_STR(o.stdout_buf, "calling\n");
+  sq_jail_outcome_clear(&o);
+
+  /* A new user namespace through clone(), without unshare(). */
+  CHECK_EQ(run("import ctypes\nlibc = ctypes.CDLL(None)\n"
+               "libc.syscall(56, 0x10000000 | 17, 0, 0, 0, 0)\nprint('survived')\n",
+               NULL, &o),
+           0);
+  EXPECT_END(o, SQ_JAIL_POLICY);
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_environment(void) {
+  setenv("SANDQ_LLM_API_KEY", "secret-key-123", 1);
+  setenv("SQ_TEST_LEAK", "leak", 1);
+  sq_jail_outcome o;
+  CHECK_EQ(run("import os\nfor k in sorted(os.environ):\n    print(k + '=' + os.environ[k])\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  CHECK(o.stdout_buf && !strstr(o.stdout_buf, "secret"));
+  CHECK(o.stdout_buf && !strstr(o.stdout_buf, "SANDQ"));
+  CHECK(o.stdout_buf && !strstr(o.stdout_buf, "leak"));
+  CHECK_CONTAINS(o.stdout_buf, "PATH=/usr/bin:/bin\n");
+  CHECK_CONTAINS(o.stdout_buf, "LANG=C.UTF-8\n");
+  CHECK_CONTAINS(o.stdout_buf, "HOME=");
+  /* Only the allowlist: five variables. */
+  int lines = 0;
+  for (const char *p = o.stdout_buf; p && *p; p++) lines += *p == '\n';
+  CHECK_EQ(lines, 5);
+  sq_jail_outcome_clear(&o);
+  unsetenv("SQ_TEST_LEAK");
+}
+
+static void test_descriptors(void) {
+  /* A descriptor the test leaks on purpose, without close-on-exec. */
+  int leak = dup(2);
+  CHECK(leak > 2);
+  sq_jail_outcome o;
+  CHECK_EQ(run("import os\nfds = []\nfor fd in range(1024):\n    try:\n        os.fstat(fd)\n"
+               "        fds.append(fd)\n    except OSError:\n        pass\nprint(fds)\n"
+               "print(os.readlink('/proc/self/fd/0'))\n",
+               NULL, &o),
+           0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  CHECK_STR(o.stdout_buf, "[0, 1, 2]\n/dev/null\n");
+  sq_jail_outcome_clear(&o);
+  close(leak);
+}
+
+static void test_scratch_and_uid(void) {
+  sq_jail_outcome o;
+  CHECK_EQ(run("import os\nprint(os.getcwd())\nprint(os.getuid(), os.getgid(), os.getgroups())\n"
+               "print(oct(os.umask(0)))\nprint(sorted(os.listdir('.')))\n"
+               "open('out.txt', 'w').write('x')\n",
+               NULL, &o),
+           0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  char cwd[256] = "";
+  int uid = -1, gid = -1;
+  if (o.stdout_buf) sscanf(o.stdout_buf, "%255s\n%d %d", cwd, &uid, &gid);
+  CHECK(strncmp(cwd, scratch_root, strlen(scratch_root)) == 0 && strlen(cwd) > strlen(scratch_root));
+  struct stat st;
+  CHECK(stat(cwd, &st) != 0 && errno == ENOENT);
+  CHECK_CONTAINS(o.stdout_buf, "0o77\n['main.py']\n");
+  if (geteuid() == 0) {
+    CHECK_EQ(uid, 65534);
+    CHECK_EQ(gid, 65534);
+    CHECK_CONTAINS(o.stdout_buf, "65534 65534 []\n");
+  } else {
+    CHECK_EQ(uid, (int)geteuid());
+  }
+  sq_jail_outcome_clear(&o);
+}
+
+/* True when pid is gone (or a zombie nobody reaps: it runs nothing). */
+static int gone(long pid) {
+  for (int i = 0; i < 100; i++) {
+    if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 1;
+    char path[64], buf[512] = "";
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+      if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
+      fclose(f);
+    }
+    char *rp = strrchr(buf, ')');
+    if (rp && (rp[2] == 'Z' || rp[2] == 'X')) return 1;
+    usleep(10000);
+  }
+  return 0;
+}
+
+static void test_daemon(void) {
+  /* The daemon tries to leave the process group, reports its pid and what
+   * setsid said, lets the parent exit and sleeps. */
+  sq_jail_outcome o;
+  CHECK_EQ(run("import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n"
+               "    try:\n        os.setsid()\n        how = 'setsid-ok'\n"
+               "    except OSError as e:\n        how = 'setsid-' + type(e).__name__\n"
+               "    print(os.getpid(), how, flush=True)\n    os.write(w, b'x')\n"
+               "    time.sleep(60)\n    os._exit(0)\n"
+               "os.read(r, 1)\nprint('parent done', flush=True)\n",
+               NULL, &o),
+           0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  long pid = 0;
+  char how[64] = "";
+  if (o.stdout_buf) sscanf(o.stdout_buf, "%ld %63s", &pid, how);
+  CHECK(pid > 1);
+  CHECK_STR(how, "setsid-PermissionError");
+  CHECK_CONTAINS(o.stdout_buf, "parent done\n");
+  CHECK(o.wall_ms < 5000);
+  if (pid > 1) CHECK(gone(pid));
+  sq_jail_outcome_clear(&o);
+
+  /* A plain background child (same group) dies with the run too. */
+  CHECK_EQ(run("import os, time\nif os.fork() == 0:\n    print(os.getpid(), flush=True)\n"
+               "    time.sleep(60)\n    os._exit(0)\ntime.sleep(0.3)\n",
+               NULL, &o),
+           0);
+  pid = 0;
+  if (o.stdout_buf) sscanf(o.stdout_buf, "%ld", &pid);
+  CHECK(pid > 1);
+  if (pid > 1) CHECK(gone(pid));
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_setup_error(void) {
+  sq_jail *bad = NULL;
+  sq_jail_config cfg = {.python_path = "/nonexistent/python3", .scratch_root = scratch_root};
+  CHECK_EQ(sq_jail_new(&cfg, &bad), SQ_EJAIL); /* refused up front, with a message naming the key */
+  CHECK(bad == NULL);
+  /* An interpreter that exists but cannot be executed (a script whose #! names
+   * nothing) fails in the child at execve: reported as a setup error. */
+  char broken[256];
+  snprintf(broken, sizeof broken, "%s/broken-python", scratch_root);
+  FILE *f = fopen(broken, "w");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("#!/nonexistent/interpreter\n", f);
+    fclose(f);
+  }
+  chmod(broken, 0755);
+  cfg.python_path = broken;
+  CHECK_EQ(sq_jail_new(&cfg, &bad), 0);
+  sq_jail_outcome o;
+  CHECK_EQ(sq_jail_run(bad, "print(1)\n", 9, &base, NULL, &o), SQ_EJAIL);
+  CHECK_STR(sq_jail_end_name(o.end), "setup_error");
+  CHECK_CONTAINS(o.error, "execve");
+  CHECK_CONTAINS(o.error, "ENOENT");
+  sq_jail_outcome_clear(&o);
+  sq_jail_free(bad);
+  unlink(broken);
+  sq_jail_free(NULL);
+
+  cfg.python_path = "relative/python";
+  CHECK_EQ(sq_jail_new(&cfg, &bad), SQ_EINVAL);
+}
+
+static void test_limits_apply(void) {
+  sq_jail_limits d = {.wall_ms = 5000, .cpu_ms = 4000, .memory_mib = 256, .output_kib = 64};
+  sq_jail_limits m = {.wall_ms = 20000, .cpu_ms = 10000, .memory_mib = 1024, .output_kib = 128};
+  sq_jail_limits l = {.wall_ms = 0, .cpu_ms = 60000, .memory_mib = 300, .output_kib = 0};
+  sq_jail_limits_apply(&l, &d, &m);
+  CHECK_EQ(l.wall_ms, 5000);
+  CHECK_EQ(l.cpu_ms, 10000);
+  CHECK_EQ(l.memory_mib, 300);
+  CHECK_EQ(l.output_kib, 64);
+  CHECK_STR(sq_jail_end_name(SQ_JAIL_POLICY), "policy");
+}
+
+int main(void) {
+  if (access(python, X_OK) != 0) {
+    fprintf(stderr, "SKIP: %s is not installed\n", python);
+    return 77;
+  }
+  snprintf(scratch_root, sizeof scratch_root, "/tmp/sandq-jail-test.%d", (int)getpid());
+  sq_jail_config cfg = {.python_path = python, .scratch_root = scratch_root};
+  int rc = sq_jail_new(&cfg, &jail);
+  CHECK_EQ(rc, 0);
+  if (rc != 0) return sq_check_done("test_jail");
+
+  test_limits_apply();
+  test_ok();
+  test_exception();
+  test_assertion();
+  test_timeout();
+  test_cpu_limit();
+  test_memory_limit();
+  test_output_limit();
+  test_network();
+  test_policy();
+  test_environment();
+  test_descriptors();
+  test_scratch_and_uid();
+  test_daemon();
+  test_setup_error();
+
+  sq_jail_free(jail);
+  CHECK_EQ(rmdir(scratch_root), 0); /* every run removed its scratch dir */
+  return sq_check_done("test_jail");
+}

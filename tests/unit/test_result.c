@@ -1,0 +1,76 @@
+/* test_result.c: results into BSON. Checks the document with libbson and, when
+ * given a path, writes it there for tests/integration/result_bson.sh to decode
+ * with pymongo's independent bson module. */
+#include <bson/bson.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "result.h"
+
+int main(int argc, char **argv) {
+  static const char out[] = "ok \xff\xfe bad utf8, a NUL:\0:end";
+  sq_result r = {.id = "t-1",
+                 .batch = "b-1",
+                 .status = SQ_STATUS_FAILED,
+                 .reason = NULL,
+                 .exit_code = 97,
+                 .signal = 0,
+                 .stdout_buf = out,
+                 .stdout_len = sizeof out - 1,
+                 .stdout_truncated = true,
+                 .stderr_buf = "Traceback\nAssertionError\n",
+                 .stderr_len = 25,
+                 .code = "assert 1 == 2\n",
+                 .queue_ms = 5,
+                 .llm_ms = 1200,
+                 .exec_ms = 30,
+                 .total_ms = 1240,
+                 .cpu_ms = 20,
+                 .memory_kib = 9000,
+                 .llm = {.called = true, .provider = "fake", .model = "m", .prompt_tokens = 10,
+                         .completion_tokens = 20, .cost_usd = 0.0125},
+                 .worker = "w-1",
+                 .finished_at_ms = 1700000000123LL,
+                 .metadata_json = "{\"expect\":\"failed\",\"n\":[1,2]}"};
+  bson_t doc = BSON_INITIALIZER;
+  CHECK_EQ(sq_result_to_bson(&r, &doc), 0);
+  bson_iter_t it;
+  CHECK(bson_iter_init_find(&it, &doc, "_id") && strcmp(bson_iter_utf8(&it, NULL), "t-1") == 0);
+  CHECK(bson_iter_init_find(&it, &doc, "status") && strcmp(bson_iter_utf8(&it, NULL), "failed") == 0);
+  bson_iter_t sub;
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "timings.llm_ms", &sub) &&
+        bson_iter_int64(&sub) == 1200);
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.cost_usd", &sub) &&
+        bson_iter_double(&sub) == 0.0125);
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "metadata.expect", &sub) &&
+        strcmp(bson_iter_utf8(&sub, NULL), "failed") == 0);
+  CHECK(bson_iter_init_find(&it, &doc, "stdout"));
+  uint32_t len = 0;
+  const char *s = bson_iter_utf8(&it, &len);
+  CHECK(bson_utf8_validate(s, len, true));
+  CHECK_EQ(len, sizeof out - 1 + 4); /* two bad bytes became two 3-byte U+FFFD */
+  CHECK(bson_iter_init_find(&it, &doc, "finished_at") && bson_iter_date_time(&it) == 1700000000123LL);
+
+  /* an invalid task without an LLM call: no llm sub-document, null exit code */
+  sq_result inv = {.id = "raw-1", .batch = "_invalid", .status = SQ_STATUS_INVALID_TASK,
+                   .reason = "task: not valid JSON", .exit_code = -1, .worker = "w"};
+  bson_t doc2 = BSON_INITIALIZER;
+  CHECK_EQ(sq_result_to_bson(&inv, &doc2), 0);
+  CHECK(!bson_iter_init_find(&it, &doc2, "llm"));
+  CHECK(bson_iter_init_find(&it, &doc2, "exit_code") && BSON_ITER_HOLDS_NULL(&it));
+  CHECK(bson_iter_init_find(&it, &doc2, "reason"));
+
+  if (argc > 1) {
+    FILE *f = fopen(argv[1], "wb");
+    CHECK(f != NULL);
+    if (f) {
+      fwrite(bson_get_data(&doc), 1, doc.len, f);
+      fwrite(bson_get_data(&doc2), 1, doc2.len, f);
+      fclose(f);
+    }
+  }
+  bson_destroy(&doc);
+  bson_destroy(&doc2);
+  return sq_check_done("test_result");
+}

@@ -1,0 +1,255 @@
+/* run_cmd.c: `sandq-worker run`: one Python file through the jail, no Redis
+ * and no LLM; prints one JSON object describing the run on stdout.
+ *
+ * Exit codes: 0 the program ran (whatever the verdict), 1 the jail could
+ * not be set up, 2 a usage or configuration error. */
+#include <cJSON.h>
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "config.h"
+#include "errors.h"
+#include "jail.h"
+#include "log.h"
+#include "status.h"
+#include "task.h"
+#include "util.h"
+#include "verdict.h"
+
+#define DEFAULT_MAX_FILE_BYTES (4u << 20) /* when the config sets no max_task_kib */
+#define LIMIT_FLAG_MAX (INT64_C(1) << 40)
+
+static const char usage_text[] =
+    "usage: sandq-worker run [--wall-ms N] [--cpu-ms N] [--memory-mib N] [--output-kib N]\n"
+    "                        [--tests FILE] [--entry-point NAME] [--config FILE] FILE.py\n";
+
+typedef struct {
+  sq_jail_limits lim;
+  const char *tests_path;
+  const char *entry_point;
+  const char *config_path;
+  const char *program_path;
+} run_args;
+
+__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "sandq-worker run: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n%s", usage_text);
+  va_end(ap);
+  return 2;
+}
+
+static bool is_identifier(const char *s) {
+  if (!*s || !(isalpha((unsigned char)*s) || *s == '_')) return false;
+  for (; *s; s++)
+    if (!isalnum((unsigned char)*s) && *s != '_') return false;
+  return true;
+}
+
+/* Parses argv into a; returns 0, or 2 after printing a message naming the
+ * flag. Flags take "--flag VALUE" or "--flag=VALUE". */
+static int parse_args(int argc, char **argv, run_args *a) {
+  static const struct {
+    const char *name;
+    size_t offset;
+  } limit_flags[] = {
+      {"--wall-ms", offsetof(sq_jail_limits, wall_ms)},
+      {"--cpu-ms", offsetof(sq_jail_limits, cpu_ms)},
+      {"--memory-mib", offsetof(sq_jail_limits, memory_mib)},
+      {"--output-kib", offsetof(sq_jail_limits, output_kib)},
+  };
+  for (int i = 1; i < argc; i++) {
+    char *arg = argv[i];
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+      fputs(usage_text, stdout);
+      exit(0);
+    }
+    if (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0) {
+      if (strcmp(arg, "--") == 0 && i + 1 < argc) arg = argv[++i];
+      if (a->program_path) return usage_error("unexpected argument '%s'", arg);
+      a->program_path = arg;
+      continue;
+    }
+    char name[64];
+    const char *value;
+    const char *eq = strchr(arg, '=');
+    size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+    if (name_len >= sizeof name) return usage_error("unknown flag '%s'", arg);
+    memcpy(name, arg, name_len);
+    name[name_len] = '\0';
+    if (eq) value = eq + 1;
+    else if (i + 1 < argc) value = argv[++i];
+    else return usage_error("%s needs a value", name);
+
+    bool known = false;
+    for (size_t k = 0; k < sizeof limit_flags / sizeof *limit_flags; k++) {
+      if (strcmp(name, limit_flags[k].name) != 0) continue;
+      int64_t *field = (int64_t *)((char *)&a->lim + limit_flags[k].offset);
+      if (sq_parse_i64(value, 1, LIMIT_FLAG_MAX, field) != 0)
+        return usage_error("%s: '%s' is not a positive integer", name, value);
+      known = true;
+    }
+    if (known) continue;
+    if (strcmp(name, "--tests") == 0) a->tests_path = value;
+    else if (strcmp(name, "--config") == 0) a->config_path = value;
+    else if (strcmp(name, "--entry-point") == 0) {
+      if (!is_identifier(value))
+        return usage_error("--entry-point: '%s' is not a Python identifier", value);
+      a->entry_point = value;
+    } else return usage_error("unknown flag '%s'", name);
+  }
+  if (!a->program_path) return usage_error("missing FILE.py");
+  return 0;
+}
+
+/* Copies s (len bytes) replacing invalid UTF-8 and NUL with U+FFFD, so the
+ * JSON we print is valid whatever the program wrote. Returns NULL on ENOMEM. */
+static char *to_utf8(const char *s, size_t len) {
+  sq_buf b = {0};
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0;
+  int rc = sq_buf_append(&b, "", 0);
+  while (rc == 0 && i < len) {
+    unsigned c = p[i];
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool ok = n > 0 && i + n <= len && c != 0 && !(n == 2 && c < 0xc2);
+    for (size_t k = 1; ok && k < n; k++) ok = (p[i + k] & 0xc0) == 0x80;
+    if (ok && n == 3) {
+      unsigned cp = (c & 0x0f) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu);
+      ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
+    }
+    if (ok && n == 4) {
+      unsigned cp = (c & 0x07) << 18 | (p[i + 1] & 0x3fu) << 12;
+      ok = cp >= 0x10000 && cp <= 0x10ffff;
+    }
+    if (ok) {
+      rc = sq_buf_append(&b, p + i, n);
+      i += n;
+    } else {
+      rc = sq_buf_append(&b, "\xef\xbf\xbd", 3);
+      i++;
+    }
+  }
+  if (rc != 0) {
+    sq_buf_clear(&b);
+    return NULL;
+  }
+  return b.data;
+}
+
+static int add_text(cJSON *obj, const char *key, const char *s, size_t len) {
+  char *clean = to_utf8(s ? s : "", s ? len : 0);
+  if (!clean) return SQ_ENOMEM;
+  cJSON *item = cJSON_AddStringToObject(obj, key, clean);
+  free(clean);
+  return item ? 0 : SQ_ENOMEM;
+}
+
+/* Prints the run as one JSON line on stdout. Returns 0 or SQ_ENOMEM. */
+static int print_outcome(const sq_jail_outcome *o, sq_status status) {
+  int rc = SQ_ENOMEM;
+  char *text = NULL;
+  cJSON *root = cJSON_CreateObject();
+  if (!root) return SQ_ENOMEM;
+  if (!cJSON_AddStringToObject(root, "status", sq_status_name(status)) ||
+      !cJSON_AddStringToObject(root, "end", sq_jail_end_name(o->end)) ||
+      !cJSON_AddNumberToObject(root, "exit_code", o->exit_code) ||
+      !cJSON_AddNumberToObject(root, "signal", o->signal))
+    goto out;
+  if (add_text(root, "stdout", o->stdout_buf, o->stdout_len) != 0 ||
+      add_text(root, "stderr", o->stderr_buf, o->stderr_len) != 0)
+    goto out;
+  if (!cJSON_AddBoolToObject(root, "stdout_truncated", o->stdout_truncated) ||
+      !cJSON_AddBoolToObject(root, "stderr_truncated", o->stderr_truncated) ||
+      !cJSON_AddNumberToObject(root, "wall_ms", (double)o->wall_ms) ||
+      !cJSON_AddNumberToObject(root, "cpu_ms", (double)o->cpu_ms) ||
+      !cJSON_AddNumberToObject(root, "memory_kib", (double)o->memory_kib))
+    goto out;
+  if (o->blocked_syscall[0] && !cJSON_AddStringToObject(root, "blocked_syscall", o->blocked_syscall))
+    goto out;
+  text = cJSON_PrintUnformatted(root);
+  if (!text) goto out;
+  printf("%s\n", text);
+  rc = fflush(stdout) == 0 ? 0 : SQ_EIO;
+out:
+  free(text);
+  cJSON_Delete(root);
+  return rc;
+}
+
+/* Reads a file named by a flag; prints a message naming it on failure. */
+static int read_named(const char *what, const char *path, size_t max_bytes, char **out) {
+  int rc = sq_file_read(path, max_bytes, out, NULL);
+  if (rc == SQ_ETOOBIG)
+    fprintf(stderr, "sandq-worker run: %s '%s' is larger than %zu bytes\n", what, path, max_bytes);
+  else if (rc != 0)
+    fprintf(stderr, "sandq-worker run: %s '%s': cannot read it\n", what, path);
+  return rc;
+}
+
+int sq_cmd_run(int argc, char **argv) {
+  run_args a = {0};
+  int ret = parse_args(argc, argv, &a);
+  if (ret != 0) return ret;
+
+  sq_config cfg;
+  char err[512] = "";
+  sq_config_defaults(&cfg);
+  if ((a.config_path && sq_config_load_file(&cfg, a.config_path, err, sizeof err) != 0) ||
+      sq_config_load_env(&cfg, err, sizeof err) != 0 || sq_config_validate(&cfg, err, sizeof err) != 0) {
+    fprintf(stderr, "sandq-worker run: configuration: %s\n", err[0] ? err : "cannot be loaded");
+    return 2;
+  }
+  sq_log_init("sandq-worker", cfg.log_level);
+  sq_jail_limits lim = a.lim;
+  sq_jail_limits_apply(&lim, &cfg.default_limits, &cfg.max_limits);
+
+  size_t max_bytes = cfg.max_task_kib > 0 ? (size_t)cfg.max_task_kib * 1024 : DEFAULT_MAX_FILE_BYTES;
+  char *code = NULL, *tests = NULL, *program = NULL;
+  sq_jail *jail = NULL;
+  sq_jail_outcome o = {0};
+  ret = 2;
+  if (read_named("FILE.py", a.program_path, max_bytes, &code) != 0) goto out;
+  if (a.tests_path && read_named("--tests", a.tests_path, max_bytes, &tests) != 0) goto out;
+
+  sq_task task = {.id = "run", .code = code, .tests = tests, .entry_point = (char *)a.entry_point};
+  ret = 1;
+  if (sq_task_program(&task, code, &program) != 0) {
+    fprintf(stderr, "sandq-worker run: out of memory\n");
+    goto out;
+  }
+  sq_jail_config jcfg = {.python_path = cfg.python_path, .scratch_root = cfg.scratch_root};
+  int rc = sq_jail_new(&jcfg, &jail);
+  if (rc != 0) {
+    fprintf(stderr, "sandq-worker run: cannot set up the jail (python %s, scratch root %s): %s\n",
+            cfg.python_path, cfg.scratch_root, sq_strerror(rc));
+    goto out;
+  }
+  rc = sq_jail_run(jail, program, strlen(program), &lim, NULL, &o);
+  if (rc != 0) {
+    fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
+    goto out;
+  }
+  bool has_tests = tests || a.entry_point;
+  if (print_outcome(&o, sq_verdict_decide(&o, has_tests, NULL)) != 0) {
+    fprintf(stderr, "sandq-worker run: cannot print the result\n");
+    goto out;
+  }
+  ret = 0;
+out:
+  sq_jail_outcome_clear(&o);
+  sq_jail_free(jail);
+  free(program);
+  free(tests);
+  free(code);
+  return ret;
+}
