@@ -171,7 +171,7 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
     if (!(j->c.layers & (1u << i)))
       SQ_WARN("jail: layer %s is not available on this host: runs go without it "
               "(see `sandq-worker check` and docs/security.md)", layer_names[i]);
-  if (cfg->mode == SQ_JAIL_MODE_WARM || cfg->pool_size > 0) {
+  if (cfg->mode == SQ_JAIL_MODE_WARM) {
     rc = sq__jail_pool_new(j, cfg->pool_size > 0 ? cfg->pool_size : 1, &j->pool);
     if (rc != 0) {
       sq_jail_free(j);

@@ -28,6 +28,9 @@
 #define SQ__JAIL_UID_BASE 3500000u
 #define SQ__JAIL_MAX_SLOTS 64
 
+#define SQ_JAIL_STR_(x) #x
+#define SQ_JAIL_STR(x) SQ_JAIL_STR_(x)
+
 /* Paths inside the jail's own root. */
 #define SQ__JAIL_SCRATCH "/scratch"
 #define SQ__JAIL_HOSTNAME "sandq"
