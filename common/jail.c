@@ -280,12 +280,15 @@ sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end k
                   has(o, "Could not allocate") || has(o, "out of memory");
   if (WIFEXITED(status)) {
     switch (WEXITSTATUS(status)) {
-    case 0: return SQ_JAIL_EXITED_OK;
+    case 0: return oom_killed ? SQ_JAIL_MEMORY_LIMIT : SQ_JAIL_EXITED_OK;
     case SQ__JAIL_EXIT_ASSERTION: return SQ_JAIL_ASSERTION;
     case SQ__JAIL_EXIT_MEMORY: return SQ_JAIL_MEMORY_LIMIT;
     default: return oom_text || oom_killed ? SQ_JAIL_MEMORY_LIMIT : SQ_JAIL_EXITED_ERROR;
     }
   }
+  /* The cgroup's OOM killer took a process of the run (maybe not the
+   * first one): the run hit its memory limit, however it ended. */
+  if (oom_killed) return SQ_JAIL_MEMORY_LIMIT;
   int sig = WTERMSIG(status);
   int64_t cpu_soft_ms = (lim->cpu_ms + 999) / 1000 * 1000;
   if (sig == SIGXCPU || (sig == SIGKILL && o->cpu_ms >= cpu_soft_ms)) return SQ_JAIL_CPU_LIMIT;

@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -123,8 +124,12 @@ static int wait_for_parent(void) {
   return -1;
 }
 
-/* The init dies with the supervisor (and with it the whole namespace). */
-static int die_with_parent(void) { return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); }
+/* A spawn run's init dies with the supervising thread (and with it the
+ * whole namespace). Not for a zygote: the thread that started it may end
+ * long before the pool; a zygote exits when its control socket closes. */
+static int die_with_parent(const sq__jail_child *c) {
+  return c->warm ? 0 : prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+}
 
 static int set_hostname(void) { return sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1); }
 
@@ -197,13 +202,15 @@ static int drop_bounding_set(const sq__jail_child *c) {
 }
 
 /* As root: no supplementary groups, then the run's gid and uid; checked by
- * trying to get root back. */
+ * trying to get root back. Raw system calls: glibc's wrappers broadcast the
+ * change to every thread it believes exists, and this copy of a threaded
+ * worker has only one (it would wait for the others forever). */
 static int drop_privileges(const sq__jail_child *c) {
   if (!c->drop_uid) return 0;
-  if (setgroups(0, NULL) != 0) return -1;
-  if (setresgid(c->uid, c->uid, c->uid) != 0) return -1;
-  if (setresuid(c->uid, c->uid, c->uid) != 0) return -1;
-  if (setuid(0) == 0) {
+  if (syscall(SYS_setgroups, 0, NULL) != 0) return -1;
+  if (syscall(SYS_setresgid, c->uid, c->uid, c->uid) != 0) return -1;
+  if (syscall(SYS_setresuid, c->uid, c->uid, c->uid) != 0) return -1;
+  if (syscall(SYS_setuid, 0) == 0) {
     errno = EPERM;
     return -1;
   }
@@ -289,7 +296,7 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c) {
     step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
     payload(c);
   }
-  step(die_with_parent(), "PR_SET_PDEATHSIG", NULL);
+  step(die_with_parent(c), "PR_SET_PDEATHSIG", NULL);
   step(wait_for_parent(), "waiting for the supervisor (cgroups)", NULL);
   step(set_hostname(), "sethostname in the UTS namespace", NULL);
   step(sq__jail_mnt_build(c->root_dir, c->uid), "building the new root",
@@ -300,7 +307,9 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c) {
   step(drop_bounding_set(c), "emptying the capability bounding set", NULL);
   step(drop_privileges(c), "dropping to the run's uid", NULL);
   step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
-  pid_t child = fork();
+  /* Raw clone, not fork(): glibc's fork takes locks that another thread of
+   * the worker may have held when we were cloned. */
+  pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
   if (child < 0) die("fork of the payload", errno, NULL);
   if (child == 0) payload(c);
   close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */

@@ -145,6 +145,10 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
     goto out;
   }
   z->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (z->pidfd < 0) {
+    SQ_PERROR("warm pool: pidfd_open");
+    goto out;
+  }
   z->ctl = ctl[0];
   z->result_fd = res_p[0];
   ctl[0] = res_p[0] = -1;
@@ -285,7 +289,8 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const s
   int ret = 0;
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
   if (!zygote_alive(z)) {
-    SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d is gone; starting a new one", z->slot);
+    SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d (init %d) is gone; starting a new one", z->slot,
+            (int)z->init);
     zygote_stop(z);
     if ((ret = zygote_start(p, z)) != 0) {
       snprintf(o->error, sizeof o->error, "warm pool: cannot restart a zygote");
