@@ -41,6 +41,8 @@ static const sq_jail_limits builtin_limits = {
   (SQ_JAIL_LAYER_PID_NS | SQ_JAIL_LAYER_NET_NS | SQ_JAIL_LAYER_MOUNT_NS | SQ_JAIL_LAYER_IPC_NS |   \
    SQ_JAIL_LAYER_UTS_NS | SQ_JAIL_LAYER_NEW_ROOT)
 
+static void slot_cgroups_destroy(void);
+
 struct sq_jail {
   sq__jail_common c;
   sq_jail_mode mode;
@@ -185,6 +187,7 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
 void sq_jail_free(sq_jail *j) {
   if (!j) return;
   sq__jail_pool_free(j->pool);
+  slot_cgroups_destroy();
   sq__jail_seccomp_free(&j->c.seccomp);
   if (j->c.root_dir) rmdir(j->c.root_dir);
   free(j->c.python_path);
@@ -218,6 +221,37 @@ void sq__jail_slot_give(int slot) {
   if (slot < 0) return;
   pthread_mutex_lock(&slots_lock);
   slots_used &= ~(UINT64_C(1) << slot);
+  pthread_mutex_unlock(&slots_lock);
+}
+
+/* Spawn runs keep their slot's cgroups from one run to the next (making and
+ * removing a v1 cgroup per run costs more than starting the interpreter);
+ * the slot's owner alone touches slot_cg[slot]. */
+static sq__jail_cgroup slot_cg[SQ__JAIL_MAX_SLOTS];
+static uint32_t slot_cg_layers[SQ__JAIL_MAX_SLOTS];
+static bool slot_cg_made[SQ__JAIL_MAX_SLOTS];
+
+static uint32_t slot_cgroup(int slot, int64_t memory_mib, sq__jail_cgroup **out) {
+  if (!slot_cg_made[slot]) {
+    char name[64];
+    snprintf(name, sizeof name, "%d-%d", (int)getpid(), slot);
+    slot_cg_layers[slot] = sq__jail_cgroup_create(&slot_cg[slot], name, memory_mib, SQ__JAIL_NPROC_MAX + 2);
+    slot_cg_made[slot] = true;
+  } else {
+    sq__jail_cgroup_reset(&slot_cg[slot], memory_mib);
+  }
+  *out = &slot_cg[slot];
+  return slot_cg_layers[slot];
+}
+
+/* Removes the cgroups of every slot nobody holds. */
+static void slot_cgroups_destroy(void) {
+  pthread_mutex_lock(&slots_lock);
+  for (int s = 0; s < SQ__JAIL_MAX_SLOTS; s++)
+    if (slot_cg_made[s] && !(slots_used & (UINT64_C(1) << s))) {
+      sq__jail_cgroup_destroy(&slot_cg[s]);
+      slot_cg_made[s] = false;
+    }
   pthread_mutex_unlock(&slots_lock);
 }
 
@@ -341,7 +375,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   char dir[PATH_MAX] = "";
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, res_p[2] = {-1, -1},
       sync_p[2] = {-1, -1}, ctl[2] = {-1, -1}, pidfd = -1;
-  sq__jail_cgroup cg = {0};
+  sq__jail_cgroup none = {0}, *cg = &none;
   pid_t pid = -1;
   unsigned uid = SQ__JAIL_UID_BASE + (unsigned)slot;
 
@@ -361,11 +395,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   int one = 1;
   setsockopt(ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
   uint32_t layers = j->c.layers & ~(SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS);
-  if (ns) {
-    char name[64];
-    snprintf(name, sizeof name, "%d-%d", (int)getpid(), slot);
-    layers |= sq__jail_cgroup_create(&cg, name, lim->memory_mib, SQ__JAIL_NPROC_MAX + 2) & j->c.layers;
-  }
+  if (ns) layers |= slot_cgroup(slot, lim->memory_mib, &cg) & j->c.layers;
   o->layers = layers;
   sq__jail_child child = {.python_path = j->c.python_path, .scratch_dir = dir, .root_dir = j->c.root_dir,
                           .program = program, .program_len = len, .argv = argv, .envp = envp,
@@ -388,7 +418,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
     if (child_ends[i] >= 0) close(child_ends[i]);
   out_p[1] = err_p[1] = st_p[1] = res_p[1] = sync_p[0] = ctl[1] = -1;
   if (ns) {
-    if (sq__jail_cgroup_attach(&cg, pid) != 0) SQ_PERROR("jail: moving the run into its cgroups");
+    if (sq__jail_cgroup_attach(cg, pid) != 0) SQ_PERROR("jail: moving the run into its cgroups");
     if (write(sync_p[1], "g", 1) != 1) SQ_PERROR("jail: waking the run");
   }
   char setup_msg[sizeof o->error];
@@ -408,10 +438,10 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
     waitpid(pid, NULL, __WALL);
   }
   pid = -1;
-  if (ns && cg.mem[0]) {
-    int64_t peak = sq__jail_cgroup_peak_kib(&cg);
+  if (ns && cg->mem[0]) {
+    int64_t peak = sq__jail_cgroup_peak_kib(cg);
     if (peak > 0) o->memory_kib = peak;
-    o->oom_killed = sq__jail_cgroup_oom_fired(&cg);
+    o->oom_killed = sq__jail_cgroup_oom_fired(cg);
   }
   if (ret == SQ_ENOMEM) set_error(o, "out of memory while capturing output");
   else if (ret == 0 && setup_len > 0) {
@@ -423,7 +453,6 @@ out:
     kill(pid, SIGKILL);
     waitpid(pid, NULL, __WALL);
   }
-  sq__jail_cgroup_destroy(&cg);
   int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1], st_p[0], st_p[1], res_p[0], res_p[1],
                sync_p[0], sync_p[1], ctl[0], ctl[1], pidfd};
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
