@@ -270,17 +270,6 @@ __attribute__((format(printf, 2, 3))) static void set_error(sq_jail_outcome *o, 
   va_end(ap);
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 /* Without namespaces: a private scratch dir on the host with main.py in
  * it. dir must hold PATH_MAX bytes. */
 static int make_host_scratch(const sq_jail *j, const char *program, size_t len, char *dir, sq_jail_outcome *o) {
@@ -293,7 +282,7 @@ static int make_host_scratch(const sq_jail *j, const char *program, size_t len, 
   char path[PATH_MAX + 16];
   snprintf(path, sizeof path, "%s/main.py", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || write_all(fd, program, len) != 0 || close(fd) != 0) {
+  if (fd < 0 || sq__jail_write_all(fd, program, len) != 0 || close(fd) != 0) {
     set_error(o, "writing %s: %s", path, strerror(errno));
     if (fd >= 0) close(fd);
     return SQ_EJAIL;

@@ -133,7 +133,7 @@ static int die_with_parent(const sq__jail_child *c) {
 
 static int set_hostname(void) { return sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1); }
 
-static int write_all(int fd, const char *p, size_t n) {
+int sq__jail_write_all(int fd, const char *p, size_t n) {
   while (n) {
     ssize_t w = write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
@@ -149,7 +149,7 @@ static int write_program(const sq__jail_child *c) {
   if (c->warm) return 0; /* the zygote's child writes each task's program */
   int fd = open(SQ__JAIL_SCRATCH "/main.py", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return -1;
-  int rc = write_all(fd, c->program, c->program_len);
+  int rc = sq__jail_write_all(fd, c->program, c->program_len);
   if (rc == 0) rc = fchown(fd, c->uid, c->uid);
   close(fd);
   return rc;

@@ -75,6 +75,9 @@ typedef struct {
  * writes the payload's wait status to result_fd. */
 _Noreturn void sq__jail_contain(const sq__jail_child *c);
 
+/* write(2) until n bytes are written; async-signal-safe. 0 or -1. */
+int sq__jail_write_all(int fd, const char *p, size_t n);
+
 /* Builds the new root on root_dir (an empty host directory) in the
  * calling process's own mount namespace and pivots into it; the scratch
  * tmpfs at SQ__JAIL_SCRATCH is owned by uid. Async-signal-safe. Returns 0
