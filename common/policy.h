@@ -14,7 +14,7 @@
 /* Finding kinds: enum name, wire name, default action. Wire names are a
  * contract (docs/formats.md); never rename one. */
 #define SQ_FINDING_MAP(X)                                                      \
-  X(IMPORT, "import", SQ_POLICY_BLOCK)                                         \
+  X(IMPORT, "import", SQ_POLICY_RECORD)                                        \
   X(DYNAMIC_IMPORT, "dynamic_import", SQ_POLICY_BLOCK)                         \
   X(EVAL, "eval", SQ_POLICY_RECORD)                                            \
   X(PROCESS, "process", SQ_POLICY_BLOCK)                                       \

@@ -30,8 +30,8 @@ static void test_policy_config(void) {
   sq_config c;
   char err[512] = "";
   sq_config_defaults(&c);
-  CHECK_EQ(c.policy.action[SQ_FINDING_IMPORT], SQ_POLICY_BLOCK);
-  CHECK_EQ(c.policy.action[SQ_FINDING_EVAL], SQ_POLICY_RECORD);
+  CHECK_EQ(c.policy.action[SQ_FINDING_PROCESS], SQ_POLICY_BLOCK);
+  CHECK_EQ(c.policy.action[SQ_FINDING_IMPORT], SQ_POLICY_RECORD);
   CHECK_CONTAINS(c.policy.import_allowlist, "math");
   write_file("{\"policy\":{\"import_allowlist\":[\"math\",\"numpy\"],"
              "\"actions\":{\"all\":\"record\",\"dunder\":\"block\"}}}");

@@ -116,21 +116,23 @@ static void test_fstring_code(void) {
 
 static void test_decision(void) {
   char reason[512];
-  check("import math\neval('1')\n");
-  CHECK(!rep.blocked); /* eval is recorded by default */
-  check("import os\n");
+  check("import os\neval('1')\n");
+  CHECK(!rep.blocked); /* imports and eval are recorded by default */
+  CHECK_EQ(rep.n, 2);
+  check("import os\nos.system('id')\n");
   CHECK(rep.blocked);
   sq_policy_reason(&cfg, &rep, reason, sizeof reason);
-  CHECK_STR(reason, "static pre-check: import 'os' at 1:8");
-  cfg.action[SQ_FINDING_IMPORT] = SQ_POLICY_RECORD;
-  check("import os\n");
+  CHECK_STR(reason, "static pre-check: process 'os.system' at 2:1");
+  cfg.action[SQ_FINDING_PROCESS] = SQ_POLICY_RECORD;
+  check("import os\nos.system('id')\n");
   CHECK(!rep.blocked);
-  CHECK_EQ(rep.n, 1);
+  CHECK_EQ(rep.n, 2);
   cfg.action[SQ_FINDING_EVAL] = SQ_POLICY_BLOCK;
+  cfg.action[SQ_FINDING_IMPORT] = SQ_POLICY_BLOCK;
   check("import os\nx = eval('1')\n");
   CHECK(rep.blocked);
   sq_policy_reason(&cfg, &rep, reason, sizeof reason);
-  CHECK_STR(reason, "static pre-check: eval 'eval' at 2:5");
+  CHECK_STR(reason, "static pre-check: import 'os' at 1:8; eval 'eval' at 2:5");
   /* an allowlist of one's own */
   snprintf(cfg.import_allowlist, sizeof cfg.import_allowlist, "numpy, os.path");
   cfg.action[SQ_FINDING_IMPORT] = SQ_POLICY_BLOCK;
@@ -146,14 +148,14 @@ static void test_decision(void) {
   char big[20000];
   size_t n = 0;
   for (int i = 0; i < 100; i++) n += (size_t)snprintf(big + n, sizeof big - n, "eval(x)\n");
-  snprintf(big + n, sizeof big - n, "import os\n");
+  snprintf(big + n, sizeof big - n, "__builtins__\n");
   check(big);
   CHECK_EQ(rep.n, SQ_POLICY_MAX_FINDINGS);
   CHECK_EQ(rep.n_total, 101);
   CHECK(rep.blocked);
-  CHECK_EQ(rep.items[rep.n - 1].kind, SQ_FINDING_IMPORT);
+  CHECK_EQ(rep.items[rep.n - 1].kind, SQ_FINDING_DUNDER);
   sq_policy_reason(&cfg, &rep, reason, sizeof reason);
-  CHECK_STR(reason, "static pre-check: import 'os' at 101:8 (101 findings in all)");
+  CHECK_STR(reason, "static pre-check: dunder '__builtins__' at 101:1 (101 findings in all)");
 
   /* errors: one syntax finding (recorded), NULLs */
   CHECK_STR(check("x = 'abc\ny = $\n"), "syntax:unterminated string@1:5");
