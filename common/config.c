@@ -44,6 +44,7 @@ void sq_config_defaults(sq_config *cfg) {
   snprintf(cfg->system_prompt, sizeof cfg->system_prompt,
            "You write Python 3 programs. Reply with one complete program in a single ```python "
            "code block, with no explanation.");
+  sq_policy_defaults(&cfg->policy);
 }
 
 /* ---- scalar fields, addressed by their config-file key ---- */
@@ -81,9 +82,33 @@ static const field fields[] = {
     I64("max_limits.cpu_ms", max_limits.cpu_ms, 1, 24 * 3600 * 1000),
     I64("max_limits.memory_mib", max_limits.memory_mib, 16, 1024 * 1024),
     I64("max_limits.output_kib", max_limits.output_kib, 1, 1024 * 1024),
+    STR("policy.import_allowlist", policy.import_allowlist),
 };
 
+/* policy.actions.<kind> (or .all) = record | block */
+static int set_policy_action(sq_config *cfg, const char *key, const char *value, char *err, size_t errlen) {
+  const char *kind_name = key + strlen("policy.actions.");
+  sq_policy_action action;
+  sq_finding_kind kind;
+  if (sq_policy_action_parse(value, &action) != 0)
+    return fail(err, errlen, "%s: '%s' is not record or block", key, value);
+  if (strcmp(kind_name, "all") == 0) {
+    for (int i = 0; i < SQ_FINDING__COUNT; i++) cfg->policy.action[i] = action;
+    return 0;
+  }
+  if (sq_policy_kind_parse(kind_name, &kind) != 0) {
+    char kinds[256] = "all";
+    for (int i = 0; i < SQ_FINDING__COUNT; i++)
+      snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), ", %s", sq_policy_kind_name((sq_finding_kind)i));
+    return fail(err, errlen, "%s: unknown finding kind '%s' (one of %s)", key, kind_name, kinds);
+  }
+  cfg->policy.action[kind] = action;
+  return 0;
+}
+
 int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err, size_t errlen) {
+  if (strncmp(key, "policy.actions.", strlen("policy.actions.")) == 0)
+    return set_policy_action(cfg, key, value, err, errlen);
   for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
     const field *f = &fields[i];
     if (strcmp(f->key, key) != 0) continue;
@@ -126,6 +151,42 @@ static int json_scalar(const cJSON *v, char *buf, size_t len) {
     return 0;
   }
   return -1;
+}
+
+/* "policy": {"import_allowlist": "a, b" or ["a", "b"], "actions": {"import": "block", ...}} */
+static int load_policy(sq_config *cfg, const cJSON *obj, char *err, size_t errlen) {
+  if (!cJSON_IsObject(obj)) return fail(err, errlen, "policy: must be an object");
+  const cJSON *m;
+  cJSON_ArrayForEach(m, obj) {
+    char key[128];
+    snprintf(key, sizeof key, "policy.%s", m->string);
+    if (strcmp(m->string, "import_allowlist") == 0 && cJSON_IsArray(m)) {
+      char *list = cfg->policy.import_allowlist;
+      size_t n = 0, cap = sizeof cfg->policy.import_allowlist;
+      const cJSON *e;
+      list[0] = '\0';
+      cJSON_ArrayForEach(e, m) {
+        if (!cJSON_IsString(e)) return fail(err, errlen, "%s: must hold strings", key);
+        n += (size_t)snprintf(list + n, n < cap ? cap - n : 0, "%s%s", n ? ", " : "", e->valuestring);
+        if (n >= cap) return fail(err, errlen, "%s: longer than %zu bytes", key, cap - 1);
+      }
+    } else if (strcmp(m->string, "import_allowlist") == 0 && cJSON_IsString(m)) {
+      int rc = sq_config_set(cfg, key, m->valuestring, err, errlen);
+      if (rc) return rc;
+    } else if (strcmp(m->string, "actions") == 0 && cJSON_IsObject(m)) {
+      const cJSON *a;
+      cJSON_ArrayForEach(a, m) {
+        snprintf(key, sizeof key, "policy.actions.%s", a->string);
+        if (!cJSON_IsString(a)) return fail(err, errlen, "%s: must be \"record\" or \"block\"", key);
+        int rc = sq_config_set(cfg, key, a->valuestring, err, errlen);
+        if (rc) return rc;
+      }
+    } else {
+      return fail(err, errlen, "%s: unknown key or wrong type (import_allowlist: string or array; actions: object)",
+                  key);
+    }
+  }
+  return 0;
 }
 
 /* ---- providers ---- */
@@ -201,6 +262,8 @@ int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errl
         rc = load_provider(&cfg->providers[i], cJSON_GetArrayItem(m, i), i, err, errlen);
       if (rc) break;
       cfg->n_providers = n;
+    } else if (strcmp(m->string, "policy") == 0) {
+      if ((rc = load_policy(cfg, m, err, errlen)) != 0) break;
     } else if (strcmp(m->string, "default_limits") == 0 || strcmp(m->string, "max_limits") == 0) {
       if (!cJSON_IsObject(m)) {
         rc = fail(err, errlen, "%s: must be an object", m->string);
@@ -307,6 +370,8 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
     return fail(err, errlen, "default_limits.memory_mib: above max_limits.memory_mib");
   if (d->output_kib > m->output_kib)
     return fail(err, errlen, "default_limits.output_kib: above max_limits.output_kib");
+  if (sq_policy_allowlist_validate(cfg->policy.import_allowlist) != 0)
+    return fail(err, errlen, "policy.import_allowlist: module names of A-Z a-z 0-9 _ . separated by commas");
   int weight = 0;
   for (int i = 0; i < cfg->n_providers; i++) {
     const sq_llm_provider *p = &cfg->providers[i];

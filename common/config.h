@@ -13,6 +13,7 @@
 #include "jail.h"
 #include "llm.h"
 #include "log.h"
+#include "policy.h"
 
 #define SQ_CONFIG_MAX_PROVIDERS 8
 
@@ -34,6 +35,11 @@ typedef struct {
   char system_prompt[1024];   /* sent before a task's prompt */
   int n_providers;
   sq_llm_provider providers[SQ_CONFIG_MAX_PROVIDERS];
+
+  /* The static pre-check: keys policy.import_allowlist (a comma-separated
+   * string, or an array in the file) and policy.actions.<kind> = record |
+   * block, where <kind> may be "all". */
+  sq_policy_config policy;
 } sq_config;
 
 /* Fills cfg with the defaults. */

@@ -56,6 +56,23 @@ static bool append_cstr(bson_t *doc, const char *key, const char *s) {
   return append_text(doc, key, s, s ? strlen(s) : 0);
 }
 
+/* findings: [{kind, line, col, detail}], in position order. */
+static bool append_findings(bson_t *doc, const sq_policy_report *rep) {
+  bson_t arr, item;
+  if (!BSON_APPEND_ARRAY_BEGIN(doc, "findings", &arr)) return false;
+  bool ok = true;
+  for (size_t i = 0; ok && i < rep->n; i++) {
+    const sq_policy_finding *f = &rep->items[i];
+    char key[16];
+    const char *k;
+    bson_uint32_to_string((uint32_t)i, &k, key, sizeof key);
+    ok = BSON_APPEND_DOCUMENT_BEGIN(&arr, k, &item) && BSON_APPEND_UTF8(&item, "kind", sq_policy_kind_name(f->kind)) &&
+         BSON_APPEND_INT32(&item, "line", f->line) && BSON_APPEND_INT32(&item, "col", f->col) &&
+         append_cstr(&item, "detail", f->detail) && bson_append_document_end(&arr, &item);
+  }
+  return bson_append_array_end(doc, &arr) && ok;
+}
+
 int sq_result_to_bson(const sq_result *r, bson_t *doc) {
   bson_t sub;
   bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
@@ -98,5 +115,6 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc) {
       bson_destroy(meta);
     }
   }
+  if (ok && r->findings) ok = append_findings(doc, r->findings);
   return ok ? 0 : SQ_EBSON;
 }

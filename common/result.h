@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "policy.h"
 #include "status.h"
 
 typedef struct {
@@ -45,6 +46,10 @@ typedef struct {
   const char *worker;
   int64_t finished_at_ms;      /* wall clock, ms since the epoch */
   const char *metadata_json;   /* copied in as a sub-document; may be NULL */
+
+  /* The static pre-check's report: a "findings" array. NULL when the check
+   * did not run (invalid_task, llm_error): the array is then left out. */
+  const sq_policy_report *findings;
 } sq_result;
 
 /* Appends r's fields to doc (an initialised, empty bson_t the caller owns).

@@ -18,6 +18,7 @@
 #include "errors.h"
 #include "jail.h"
 #include "log.h"
+#include "policy.h"
 #include "status.h"
 #include "task.h"
 #include "util.h"
@@ -29,7 +30,8 @@
 static const char usage_text[] =
     "usage: sandq-worker run [--wall-ms N] [--cpu-ms N] [--memory-mib N] [--output-kib N]\n"
     "                        [--tests FILE] [--entry-point NAME] [--mode spawn|warm]\n"
-    "                        [--config FILE] FILE.py\n";
+    "                        [--config FILE] [--policy KIND=record|block]... FILE.py\n"
+    "  --policy sets the static pre-check's action for one finding kind (or all=...)\n";
 
 typedef struct {
   sq_jail_limits lim;
@@ -38,6 +40,8 @@ typedef struct {
   const char *config_path;
   const char *program_path;
   const char *mode;
+  const char *policy[16]; /* KIND=ACTION, applied over the config */
+  int n_policy;
 } run_args;
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
@@ -107,8 +111,11 @@ static int parse_args(int argc, char **argv, run_args *a) {
       sq_jail_mode m;
       if (sq_jail_mode_parse(value, &m) != 0) return usage_error("--mode: '%s' is not spawn or warm", value);
       a->mode = value;
-    }
-    else if (strcmp(name, "--entry-point") == 0) {
+    } else if (strcmp(name, "--policy") == 0) {
+      if (!strchr(value, '=') || a->n_policy == (int)(sizeof a->policy / sizeof *a->policy))
+        return usage_error("--policy: '%s' is not KIND=record|block (at most 16)", value);
+      a->policy[a->n_policy++] = value;
+    } else if (strcmp(name, "--entry-point") == 0) {
       if (!is_identifier(value))
         return usage_error("--entry-point: '%s' is not a Python identifier", value);
       a->entry_point = value;
@@ -161,14 +168,36 @@ static int add_text(cJSON *obj, const char *key, const char *s, size_t len) {
   return item ? 0 : SQ_ENOMEM;
 }
 
-/* Prints the run as one JSON line on stdout. Returns 0 or SQ_ENOMEM. */
-static int print_outcome(const sq_jail_outcome *o, sq_status status) {
+/* The pre-check's findings as [{kind, line, col, detail}]. */
+static int add_findings(cJSON *root, const sq_policy_report *rep) {
+  cJSON *arr = cJSON_AddArrayToObject(root, "findings");
+  for (size_t i = 0; arr && i < rep->n; i++) {
+    const sq_policy_finding *f = &rep->items[i];
+    cJSON *item = cJSON_CreateObject();
+    if (!item || !cJSON_AddItemToArray(arr, item)) {
+      cJSON_Delete(item);
+      return SQ_ENOMEM;
+    }
+    if (!cJSON_AddStringToObject(item, "kind", sq_policy_kind_name(f->kind)) ||
+        !cJSON_AddNumberToObject(item, "line", f->line) || !cJSON_AddNumberToObject(item, "col", f->col) ||
+        add_text(item, "detail", f->detail, strlen(f->detail)) != 0)
+      return SQ_ENOMEM;
+  }
+  return arr ? 0 : SQ_ENOMEM;
+}
+
+/* Prints the run as one JSON line on stdout; a blocked program did not run
+ * (end "not_run", reason set). Returns 0 or SQ_ENOMEM. */
+static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_policy_report *rep,
+                         const char *reason) {
   int rc = SQ_ENOMEM;
   char *text = NULL;
   cJSON *root = cJSON_CreateObject();
   if (!root) return SQ_ENOMEM;
+  bool ran = status != SQ_STATUS_BLOCKED;
   if (!cJSON_AddStringToObject(root, "status", sq_status_name(status)) ||
-      !cJSON_AddStringToObject(root, "end", sq_jail_end_name(o->end)) ||
+      (reason && add_text(root, "reason", reason, strlen(reason)) != 0) ||
+      !cJSON_AddStringToObject(root, "end", ran ? sq_jail_end_name(o->end) : "not_run") ||
       !cJSON_AddNumberToObject(root, "exit_code", o->exit_code) ||
       !cJSON_AddNumberToObject(root, "signal", o->signal))
     goto out;
@@ -196,6 +225,7 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status) {
       goto out;
     }
   }
+  if (add_findings(root, rep) != 0) goto out;
   text = cJSON_PrintUnformatted(root);
   if (!text) goto out;
   printf("%s\n", text);
@@ -224,8 +254,20 @@ int sq_cmd_run(int argc, char **argv) {
   sq_config cfg;
   char err[512] = "";
   sq_config_defaults(&cfg);
+  int rc = 0;
   if ((a.config_path && sq_config_load_file(&cfg, a.config_path, err, sizeof err) != 0) ||
-      sq_config_load_env(&cfg, err, sizeof err) != 0 || sq_config_validate(&cfg, err, sizeof err) != 0) {
+      sq_config_load_env(&cfg, err, sizeof err) != 0)
+    rc = SQ_ECONFIG;
+  for (int i = 0; rc == 0 && i < a.n_policy; i++) {
+    char key[96];
+    const char *eq = strchr(a.policy[i], '=');
+    snprintf(key, sizeof key, "policy.actions.%.*s", (int)(eq - a.policy[i]), a.policy[i]);
+    if ((rc = sq_config_set(&cfg, key, eq + 1, err, sizeof err)) != 0) {
+      fprintf(stderr, "sandq-worker run: --policy: %s\n", err);
+      return 2;
+    }
+  }
+  if (rc != 0 || sq_config_validate(&cfg, err, sizeof err) != 0) {
     fprintf(stderr, "sandq-worker run: configuration: %s\n", err[0] ? err : "cannot be loaded");
     return 2;
   }
@@ -247,11 +289,21 @@ int sq_cmd_run(int argc, char **argv) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
+  sq_policy_report rep;
+  sq_policy_check(&cfg.policy, program, strlen(program), &rep);
+  if (rep.blocked) {
+    char reason[1024];
+    o.exit_code = -1;
+    sq_policy_reason(&cfg.policy, &rep, reason, sizeof reason);
+    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason) != 0) goto out;
+    ret = 0;
+    goto out;
+  }
   if (a.mode) sq_jail_mode_parse(a.mode, &cfg.jail_mode);
   /* One run: one zygote is enough. */
   sq_jail_config jcfg = {.python_path = cfg.python_path, .scratch_root = cfg.scratch_root,
                          .mode = cfg.jail_mode, .pool_size = 1};
-  int rc = sq_jail_new(&jcfg, &jail);
+  rc = sq_jail_new(&jcfg, &jail);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: cannot set up the jail (python %s, scratch root %s): %s\n",
             cfg.python_path, cfg.scratch_root, sq_strerror(rc));
@@ -263,7 +315,7 @@ int sq_cmd_run(int argc, char **argv) {
     goto out;
   }
   bool has_tests = tests || a.entry_point;
-  if (print_outcome(&o, sq_verdict_decide(&o, has_tests, NULL)) != 0) {
+  if (print_outcome(&o, sq_verdict_decide(&o, has_tests, NULL), &rep, NULL) != 0) {
     fprintf(stderr, "sandq-worker run: cannot print the result\n");
     goto out;
   }

@@ -14,6 +14,7 @@
 #include "jail.h"
 #include "llm.h"
 #include "log.h"
+#include "policy.h"
 #include "queue.h"
 #include "reply.h"
 #include "result.h"
@@ -44,6 +45,7 @@ typedef struct {
   char reason[512];
   sq_jail_outcome out;
   sq_llm_reply reply;
+  sq_policy_report findings;
 } job;
 
 static void job_clear(job *j) {
@@ -136,6 +138,17 @@ static int process(worker *w, const char *payload, size_t len, job *j) {
   free(generated);
   if (rc) return rc;
   r->code = j->program;
+
+  /* The static pre-check: findings are recorded; a blocking one skips the jail. */
+  sq_policy_check(&w->cfg.policy, j->program, strlen(j->program), &j->findings);
+  r->findings = &j->findings;
+  if (j->findings.blocked) {
+    sq_policy_reason(&w->cfg.policy, &j->findings, j->reason, sizeof j->reason);
+    SQ_LOGT(SQ_LOG_INFO, r->id, "blocked: %s", j->reason);
+    r->status = SQ_STATUS_BLOCKED;
+    r->reason = j->reason;
+    goto done;
+  }
 
   sq_jail_limits lim = j->task->limits;
   sq_jail_limits_apply(&lim, &w->cfg.default_limits, &w->cfg.max_limits);

@@ -25,6 +25,39 @@ static void bad_file(const char *text, const char *needle) {
   CHECK_CONTAINS(err, needle);
 }
 
+/* The static pre-check's settings: defaults, file (string or array), flags, errors. */
+static void test_policy_config(void) {
+  sq_config c;
+  char err[512] = "";
+  sq_config_defaults(&c);
+  CHECK_EQ(c.policy.action[SQ_FINDING_PROCESS], SQ_POLICY_BLOCK);
+  CHECK_EQ(c.policy.action[SQ_FINDING_IMPORT], SQ_POLICY_RECORD);
+  CHECK_CONTAINS(c.policy.import_allowlist, "math");
+  write_file("{\"policy\":{\"import_allowlist\":[\"math\",\"numpy\"],"
+             "\"actions\":{\"all\":\"record\",\"dunder\":\"block\"}}}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_STR(c.policy.import_allowlist, "math, numpy");
+  CHECK_EQ(c.policy.action[SQ_FINDING_IMPORT], SQ_POLICY_RECORD);
+  CHECK_EQ(c.policy.action[SQ_FINDING_DUNDER], SQ_POLICY_BLOCK);
+  write_file("{\"policy\":{\"import_allowlist\":\"re, json\"}}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_STR(c.policy.import_allowlist, "re, json");
+  CHECK_EQ(sq_config_set(&c, "policy.actions.eval", "block", err, sizeof err), 0);
+  CHECK_EQ(c.policy.action[SQ_FINDING_EVAL], SQ_POLICY_BLOCK);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  CHECK(sq_config_set(&c, "policy.actions.eval", "warn", err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "policy.actions.eval: 'warn' is not record or block");
+  CHECK(sq_config_set(&c, "policy.actions.nope", "block", err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "unknown finding kind 'nope' (one of all, import,");
+  CHECK_EQ(sq_config_set(&c, "policy.import_allowlist", "os; rm", err, sizeof err), 0);
+  CHECK(sq_config_validate(&c, err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "policy.import_allowlist");
+  bad_file("{\"policy\":[]}", "policy: must be an object");
+  bad_file("{\"policy\":{\"actions\":{\"import\":1}}}", "policy.actions.import: must be");
+  bad_file("{\"policy\":{\"allow\":\"x\"}}", "policy.allow: unknown key");
+  bad_file("{\"policy\":{\"import_allowlist\":[1]}}", "policy.import_allowlist: must hold strings");
+}
+
 int main(void) {
   snprintf(path, sizeof path, "/tmp/sq-test-config-%d.json", (int)getpid());
   sq_config c;
@@ -131,6 +164,7 @@ int main(void) {
   CHECK(sq_config_load_file(&c, "/nonexistent/sandq.json", err, sizeof err) != 0);
   CHECK_CONTAINS(err, "/nonexistent/sandq.json");
 
+  test_policy_config();
   unlink(path);
   return sq_check_done("test_config");
 }

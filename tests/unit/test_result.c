@@ -61,6 +61,25 @@ int main(int argc, char **argv) {
   CHECK(bson_iter_init_find(&it, &doc2, "exit_code") && BSON_ITER_HOLDS_NULL(&it));
   CHECK(bson_iter_init_find(&it, &doc2, "reason"));
 
+  /* the pre-check's findings: an array of {kind, line, col, detail}; absent when it did not run */
+  CHECK(!bson_iter_init_find(&it, &doc2, "findings"));
+  sq_policy_report rep = {.n = 2, .n_total = 2,
+                          .items = {{SQ_FINDING_IMPORT, 1, 8, "socket"}, {SQ_FINDING_EVAL, 3, 5, "eval"}}};
+  sq_result blk = {.id = "t-2", .batch = "b", .status = SQ_STATUS_BLOCKED, .reason = "static pre-check: x",
+                   .exit_code = -1, .worker = "w", .findings = &rep};
+  bson_t doc3 = BSON_INITIALIZER;
+  CHECK_EQ(sq_result_to_bson(&blk, &doc3), 0);
+  CHECK(bson_iter_init_find(&it, &doc3, "status") && strcmp(bson_iter_utf8(&it, NULL), "blocked") == 0);
+  CHECK(bson_iter_init_find(&it, &doc3, "findings") && BSON_ITER_HOLDS_ARRAY(&it));
+  CHECK(bson_iter_init(&it, &doc3) && bson_iter_find_descendant(&it, "findings.1.kind", &sub) &&
+        strcmp(bson_iter_utf8(&sub, NULL), "eval") == 0);
+  CHECK(bson_iter_init(&it, &doc3) && bson_iter_find_descendant(&it, "findings.0.col", &sub) &&
+        bson_iter_int32(&sub) == 8);
+  CHECK(bson_iter_init(&it, &doc3) && bson_iter_find_descendant(&it, "findings.0.detail", &sub) &&
+        strcmp(bson_iter_utf8(&sub, NULL), "socket") == 0);
+  CHECK(!bson_iter_init(&it, &doc3) || !bson_iter_find_descendant(&it, "findings.2", &sub));
+  bson_destroy(&doc3);
+
   if (argc > 1) {
     FILE *f = fopen(argv[1], "wb");
     CHECK(f != NULL);

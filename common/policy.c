@@ -1,0 +1,465 @@
+/* policy.c: the static pre-check over pytok's tokens: imports against the
+ * allowlist, dangerous calls (resolved through import aliases), dunder and
+ * frame walks, `while True` loops with no way out, and f-string fields
+ * checked like code. Block or record is decided per finding kind. */
+#include "policy.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "pytok.h"
+
+#define MAX_ALIASES 64
+#define MAX_BLOCKS 64
+#define MAX_FSTRING_LEVELS 8
+#define NAME_BYTES 128
+#define LOOKAHEAD 8
+
+static const char *const kind_names[] = {
+#define X(name, str, dflt) str,
+    SQ_FINDING_MAP(X)
+#undef X
+};
+
+void sq_policy_defaults(sq_policy_config *p) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->import_allowlist, sizeof p->import_allowlist, "%s", SQ_POLICY_DEFAULT_ALLOWLIST);
+  int i = 0;
+#define X(name, str, dflt) p->action[i++] = dflt;
+  SQ_FINDING_MAP(X)
+#undef X
+}
+
+const char *sq_policy_kind_name(sq_finding_kind k) {
+  return (int)k >= 0 && k < SQ_FINDING__COUNT ? kind_names[k] : "unknown";
+}
+
+const char *sq_policy_action_name(sq_policy_action a) { return a == SQ_POLICY_BLOCK ? "block" : "record"; }
+
+int sq_policy_kind_parse(const char *name, sq_finding_kind *out) {
+  for (int i = 0; name && i < SQ_FINDING__COUNT; i++)
+    if (strcmp(name, kind_names[i]) == 0) {
+      *out = (sq_finding_kind)i;
+      return 0;
+    }
+  return SQ_EINVAL;
+}
+
+int sq_policy_action_parse(const char *name, sq_policy_action *out) {
+  if (name && strcmp(name, "record") == 0) *out = SQ_POLICY_RECORD;
+  else if (name && strcmp(name, "block") == 0) *out = SQ_POLICY_BLOCK;
+  else return SQ_EINVAL;
+  return 0;
+}
+
+int sq_policy_allowlist_validate(const char *list) {
+  for (const char *c = list; *c; c++)
+    if (!isalnum((unsigned char)*c) && !strchr("_., ", *c)) return SQ_EINVAL;
+  return 0;
+}
+
+/* Is module (a dotted name) allowed? "a" in the list allows "a" and "a.b". */
+static bool allowed(const sq_policy_config *cfg, const char *module) {
+  size_t mlen = strlen(module);
+  const char *p = cfg->import_allowlist;
+  while (*p) {
+    while (*p == ',' || *p == ' ') p++;
+    const char *e = p;
+    while (*e && *e != ',' && *e != ' ') e++;
+    size_t n = (size_t)(e - p);
+    if (n && n <= mlen && memcmp(p, module, n) == 0 && (module[n] == '\0' || module[n] == '.')) return true;
+    p = e;
+  }
+  return false;
+}
+
+/* ---- what the checker looks for ---- */
+
+static const char *const keywords[] = {
+    "False", "None",   "True",  "and",   "as",     "assert", "async", "await",    "break",
+    "class", "continue", "def", "del",   "elif",   "else",   "except", "finally", "for",
+    "from",  "global", "if",    "import", "in",    "is",     "lambda", "nonlocal", "not",
+    "or",    "pass",   "raise", "return", "try",   "while",  "with",  "yield"};
+
+/* Attributes that walk from any object to interpreter internals. */
+static const char *const dunders[] = {"__subclasses__", "__globals__", "__builtins__", "__bases__",
+                                      "__base__",       "__mro__",     "__code__",     "__closure__",
+                                      "__loader__",     "__spec__",    "__getattribute__", "__reduce_ex__"};
+/* Frame and code walks: only as attributes (x.f_back). */
+static const char *const frame_attrs[] = {"f_globals", "f_builtins", "f_locals", "f_back", "gi_frame",
+                                          "cr_frame",  "ag_frame",   "tb_frame", "_getframe"};
+
+typedef struct {
+  const char *name;
+  bool prefix; /* matches name itself and anything below it */
+  sq_finding_kind kind;
+} callee;
+
+static const callee callees[] = {
+    {"eval", false, SQ_FINDING_EVAL},           {"exec", false, SQ_FINDING_EVAL},
+    {"compile", false, SQ_FINDING_EVAL},        {"builtins.eval", false, SQ_FINDING_EVAL},
+    {"builtins.exec", false, SQ_FINDING_EVAL},  {"builtins.compile", false, SQ_FINDING_EVAL},
+    {"__import__", false, SQ_FINDING_DYNAMIC_IMPORT}, {"builtins.__import__", false, SQ_FINDING_DYNAMIC_IMPORT},
+    {"importlib", true, SQ_FINDING_DYNAMIC_IMPORT},
+    {"os.system", false, SQ_FINDING_PROCESS},   {"os.popen", false, SQ_FINDING_PROCESS},
+    {"os.fork", false, SQ_FINDING_PROCESS},     {"os.forkpty", false, SQ_FINDING_PROCESS},
+    {"os.kill", false, SQ_FINDING_PROCESS},     {"os.killpg", false, SQ_FINDING_PROCESS},
+    {"os.posix_spawn", false, SQ_FINDING_PROCESS}, {"os.posix_spawnp", false, SQ_FINDING_PROCESS},
+    {"os.execv", false, SQ_FINDING_PROCESS},    {"os.execve", false, SQ_FINDING_PROCESS},
+    {"os.execvp", false, SQ_FINDING_PROCESS},   {"os.execvpe", false, SQ_FINDING_PROCESS},
+    {"os.execl", false, SQ_FINDING_PROCESS},    {"os.execle", false, SQ_FINDING_PROCESS},
+    {"os.execlp", false, SQ_FINDING_PROCESS},   {"os.execlpe", false, SQ_FINDING_PROCESS},
+    {"os.spawnv", false, SQ_FINDING_PROCESS},   {"os.spawnve", false, SQ_FINDING_PROCESS},
+    {"os.spawnl", false, SQ_FINDING_PROCESS},   {"os.spawnle", false, SQ_FINDING_PROCESS},
+    {"os.spawnvp", false, SQ_FINDING_PROCESS},  {"os.spawnlp", false, SQ_FINDING_PROCESS},
+    {"subprocess", true, SQ_FINDING_PROCESS},   {"pty.spawn", false, SQ_FINDING_PROCESS},
+    {"pty.fork", false, SQ_FINDING_PROCESS},    {"posix.system", false, SQ_FINDING_PROCESS},
+};
+
+static bool in_list(const char *const *list, size_t n, const char *s, size_t len) {
+  for (size_t i = 0; i < n; i++)
+    if (strlen(list[i]) == len && memcmp(list[i], s, len) == 0) return true;
+  return false;
+}
+#define IN(list, s, len) in_list(list, sizeof list / sizeof *list, s, len)
+
+static bool tok_is(const sq_token *t, sq_tok_kind kind, const char *text) {
+  return t->kind == kind && t->len == strlen(text) && memcmp(t->text, text, t->len) == 0;
+}
+static bool is_kw(const sq_token *t, const char *kw) { return tok_is(t, SQ_TOK_NAME, kw); }
+static bool is_op(const sq_token *t, const char *op) { return tok_is(t, SQ_TOK_OP, op); }
+
+/* ---- the checker ---- */
+
+typedef struct {
+  char name[NAME_BYTES];
+  char target[NAME_BYTES];
+} alias;
+
+typedef struct {
+  const sq_policy_config *cfg;
+  sq_policy_report *rep;
+  alias aliases[MAX_ALIASES];
+  int n_aliases;
+  bool syntax_reported;
+} checker;
+
+typedef enum { B_LOOP, B_WHILE_TRUE, B_FUNC } block_kind;
+
+typedef struct {
+  block_kind kind;
+  int indent, line, col;
+  bool exits;
+} block;
+
+/* One token stream: the program, or one f-string field. */
+typedef struct {
+  checker *ck;
+  sq_pytok tz;
+  sq_token ahead[LOOKAHEAD];
+  int n_ahead;
+  sq_token prev;   /* the last significant token consumed */
+  sq_token before; /* the one consumed before it */
+  block blocks[MAX_BLOCKS];
+  int n_blocks;
+  int level;     /* f-string nesting */
+} stream;
+
+__attribute__((format(printf, 5, 6))) static void add(checker *ck, sq_finding_kind kind, int line, int col,
+                                                        const char *fmt, ...) {
+  sq_policy_report *rep = ck->rep;
+  bool blocks_task = ck->cfg->action[kind] == SQ_POLICY_BLOCK;
+  rep->n_total++;
+  rep->blocked |= blocks_task;
+  size_t slot = rep->n;
+  if (slot == SQ_POLICY_MAX_FINDINGS) {
+    if (!blocks_task) return;
+    /* full: a blocking finding replaces the last recorded-only one */
+    while (slot > 0 && ck->cfg->action[rep->items[slot - 1].kind] == SQ_POLICY_BLOCK) slot--;
+    if (slot == 0) return;
+    slot--;
+  } else {
+    rep->n++;
+  }
+  sq_policy_finding *f = &rep->items[slot];
+  f->kind = kind;
+  f->line = line;
+  f->col = col;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->detail, sizeof f->detail, fmt, ap);
+  va_end(ap);
+}
+
+static void check_stream(checker *ck, const char *src, size_t len, int line, int col, int level);
+
+static int on_field(void *ctx, const char *expr, size_t len, int line, int col) {
+  stream *s = ctx;
+  check_stream(s->ck, expr, len, line, col, s->level + 1);
+  return 0;
+}
+
+/* Closes the blocks a logical line at indent ends; reports endless loops. */
+static void close_blocks(stream *s, int indent) {
+  while (s->n_blocks > 0 && s->blocks[s->n_blocks - 1].indent >= indent) {
+    block *b = &s->blocks[--s->n_blocks];
+    if (b->kind == B_WHILE_TRUE && !b->exits)
+      add(s->ck, SQ_FINDING_ENDLESS_LOOP, b->line, b->col, "while True with no break, return or raise");
+  }
+}
+
+/* What every significant token goes through once, in order, when consumed. */
+static void consumed(stream *s, const sq_token *t) {
+  if (t->first) close_blocks(s, t->indent);
+  if (t->kind == SQ_TOK_NAME) {
+    if (IN(dunders, t->text, t->len) || (is_op(&s->prev, ".") && IN(frame_attrs, t->text, t->len)))
+      add(s->ck, SQ_FINDING_DUNDER, t->line, t->col, "%.*s", (int)t->len, t->text);
+  } else if (t->kind == SQ_TOK_STRING) {
+    if ((t->str_flags & SQ_STR_F) && s->level < MAX_FSTRING_LEVELS) sq_pytok_fstring_fields(t, on_field, s);
+    /* getattr(x, '__globals__'): a walk spelt as a string argument */
+    if (!(t->str_flags & SQ_STR_F) && (is_op(&s->prev, "(") || is_op(&s->prev, ",")) &&
+        IN(dunders, t->body, t->body_len))
+      add(s->ck, SQ_FINDING_DUNDER, t->line, t->col, "%.*s (in a string)", (int)t->body_len, t->body);
+  } else if (t->kind == SQ_TOK_ERROR && !s->ck->syntax_reported) {
+    s->ck->syntax_reported = true;
+    add(s->ck, SQ_FINDING_SYNTAX, t->line, t->col, "%s", t->error);
+  }
+}
+
+/* Peeks at the k-th significant token ahead (k < LOOKAHEAD); comments and
+ * non-logical line breaks are skipped. */
+static const sq_token *peek(stream *s, int k) {
+  while (s->n_ahead <= k) {
+    sq_token *t = &s->ahead[s->n_ahead];
+    do sq_pytok_next(&s->tz, t);
+    while (t->kind == SQ_TOK_COMMENT || t->kind == SQ_TOK_NL);
+    s->n_ahead++;
+  }
+  return &s->ahead[k];
+}
+
+/* Consumes the next significant token into *t. */
+static sq_tok_kind next(stream *s, sq_token *t) {
+  peek(s, 0);
+  *t = s->ahead[0];
+  memmove(s->ahead, s->ahead + 1, (size_t)(--s->n_ahead) * sizeof *s->ahead);
+  consumed(s, t);
+  s->before = s->prev;
+  s->prev = *t;
+  return t->kind;
+}
+
+/* Reads NAME(.NAME)* into buf (also "."s of a relative import when dots).
+ * Returns the number of names read. */
+static int dotted(stream *s, char *buf, size_t len, bool dots) {
+  size_t n = 0;
+  int names = 0;
+  sq_token t;
+  buf[0] = '\0';
+  while (dots && (is_op(peek(s, 0), ".") || is_op(peek(s, 0), "..."))) {
+    next(s, &t);
+    n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%.*s", (int)t.len, t.text);
+  }
+  while (peek(s, 0)->kind == SQ_TOK_NAME && !is_kw(peek(s, 0), "import")) {
+    next(s, &t);
+    if (n < len) n += (size_t)snprintf(buf + n, len - n, "%s%.*s", names ? "." : "", (int)t.len, t.text);
+    names++;
+    if (!is_op(peek(s, 0), ".") || peek(s, 1)->kind != SQ_TOK_NAME) break;
+    next(s, &t);
+  }
+  return names;
+}
+
+static void set_alias(checker *ck, const char *name, size_t name_len, const char *target) {
+  alias *a = NULL;
+  for (int i = 0; i < ck->n_aliases && !a; i++)
+    if (strlen(ck->aliases[i].name) == name_len && memcmp(ck->aliases[i].name, name, name_len) == 0)
+      a = &ck->aliases[i];
+  if (!a && ck->n_aliases < MAX_ALIASES) a = &ck->aliases[ck->n_aliases++];
+  if (!a) return;
+  snprintf(a->name, sizeof a->name, "%.*s", (int)name_len, name);
+  snprintf(a->target, sizeof a->target, "%s", target);
+}
+
+/* The callee table entry for a resolved dotted name, or NULL. */
+static const callee *find_callee(const char *name) {
+  for (size_t i = 0; i < sizeof callees / sizeof *callees; i++) {
+    size_t n = strlen(callees[i].name);
+    if (strncmp(name, callees[i].name, n) == 0 && (name[n] == '\0' || (callees[i].prefix && name[n] == '.')))
+      return &callees[i];
+  }
+  return NULL;
+}
+
+static void check_module(stream *s, const char *module, int line, int col) {
+  if (!allowed(s->ck->cfg, module)) add(s->ck, SQ_FINDING_IMPORT, line, col, "%s", module);
+}
+
+static void check_name(stream *s, const char *name, int line, int col) {
+  const callee *c = find_callee(name);
+  if (c) add(s->ck, c->kind, line, col, "%s", name);
+}
+
+/* import a.b [as c], ... */
+static void import_stmt(stream *s) {
+  do {
+    const sq_token *first = peek(s, 0);
+    int line = first->line, col = first->col;
+    char module[NAME_BYTES];
+    if (dotted(s, module, sizeof module, false) == 0) return;
+    check_module(s, module, line, col);
+    check_name(s, module, line, col);
+    sq_token t;
+    if (is_kw(peek(s, 0), "as") && peek(s, 1)->kind == SQ_TOK_NAME) {
+      next(s, &t);
+      next(s, &t);
+      set_alias(s->ck, t.text, t.len, module);
+    }
+  } while (is_op(peek(s, 0), ",") && (next(s, &(sq_token){0}), true));
+}
+
+/* from [.]a.b import (x [as y], ...) | * */
+static void from_stmt(stream *s) {
+  const sq_token *first = peek(s, 0);
+  int line = first->line, col = first->col;
+  char module[NAME_BYTES], full[2 * NAME_BYTES + 2];
+  sq_token t;
+  dotted(s, module, sizeof module, true);
+  if (!is_kw(peek(s, 0), "import")) return;
+  next(s, &t);
+  bool paren = is_op(peek(s, 0), "("), reported = false;
+  if (paren) next(s, &t);
+  while (peek(s, 0)->kind == SQ_TOK_NAME || is_op(peek(s, 0), "*")) {
+    next(s, &t);
+    snprintf(full, sizeof full, "%s.%.*s", module, (int)t.len, t.text);
+    if (!reported && !allowed(s->ck->cfg, module) && !allowed(s->ck->cfg, full)) {
+      add(s->ck, SQ_FINDING_IMPORT, line, col, "%s", module);
+      reported = true;
+    }
+    check_name(s, full, t.line, t.col);
+    const sq_token *bound = &t;
+    sq_token as_name;
+    if (is_kw(peek(s, 0), "as") && peek(s, 1)->kind == SQ_TOK_NAME) {
+      next(s, &as_name);
+      next(s, &as_name);
+      bound = &as_name;
+    }
+    if (t.kind == SQ_TOK_NAME) set_alias(s->ck, bound->text, bound->len, full);
+    if (!is_op(peek(s, 0), ",")) break;
+    next(s, &t);
+  }
+  if (paren && is_op(peek(s, 0), ")")) next(s, &t);
+}
+
+/* A name in an expression: resolve NAME(.NAME)* through the aliases and
+ * check it; for __import__('m') and importlib.import_module('m') the
+ * module too. */
+static void name_chain(stream *s, const sq_token *root) {
+  char chain[NAME_BYTES * 2], resolved[NAME_BYTES * 3];
+  int n = snprintf(chain, sizeof chain, "%.*s", (int)root->len, root->text);
+  while (n < (int)sizeof chain && is_op(peek(s, 0), ".") && peek(s, 1)->kind == SQ_TOK_NAME) {
+    sq_token t;
+    next(s, &t);
+    next(s, &t);
+    n += snprintf(chain + n, sizeof chain - (size_t)n, ".%.*s", (int)t.len, t.text);
+  }
+  size_t head = strcspn(chain, ".");
+  const char *target = NULL;
+  for (int i = 0; i < s->ck->n_aliases && !target; i++)
+    if (strlen(s->ck->aliases[i].name) == head && memcmp(s->ck->aliases[i].name, chain, head) == 0)
+      target = s->ck->aliases[i].target;
+  snprintf(resolved, sizeof resolved, "%s%s", target ? target : "", chain + (target ? head : 0));
+  const callee *c = find_callee(resolved);
+  if (!c) return;
+  add(s->ck, c->kind, root->line, root->col, "%s", resolved);
+  const sq_token *arg = peek(s, 1);
+  if (c->kind == SQ_FINDING_DYNAMIC_IMPORT && is_op(peek(s, 0), "(") && arg->kind == SQ_TOK_STRING &&
+      !(arg->str_flags & SQ_STR_F) && arg->body_len < NAME_BYTES) {
+    char module[NAME_BYTES];
+    snprintf(module, sizeof module, "%.*s", (int)arg->body_len, arg->body);
+    check_module(s, module, arg->line, arg->col);
+  }
+}
+
+static void push_block(stream *s, block_kind kind, const sq_token *t) {
+  if (s->n_blocks < MAX_BLOCKS)
+    s->blocks[s->n_blocks++] = (block){.kind = kind, .indent = t->indent, .line = t->line, .col = t->col};
+}
+
+/* break leaves the innermost loop; return, yield and raise every loop of
+ * the innermost function. */
+static void mark_exit(stream *s, bool whole_function) {
+  for (int i = s->n_blocks - 1; i >= 0 && s->blocks[i].kind != B_FUNC; i--) {
+    if (s->blocks[i].kind == B_WHILE_TRUE) s->blocks[i].exits = true;
+    if (!whole_function) break;
+  }
+}
+
+static bool is_true(const sq_token *t) { return is_kw(t, "True") || tok_is(t, SQ_TOK_NUMBER, "1"); }
+
+static void statement_keyword(stream *s, const sq_token *t) {
+  if (is_kw(t, "import")) import_stmt(s);
+  else if (is_kw(t, "from") && (t->first || is_op(&s->before, ";") || (is_op(&s->before, ":") && t->depth == 0)))
+    from_stmt(s);
+  else if (is_kw(t, "while")) {
+    bool forever = (is_true(peek(s, 0)) && is_op(peek(s, 1), ":")) ||
+                   (is_op(peek(s, 0), "(") && is_true(peek(s, 1)) && is_op(peek(s, 2), ")") && is_op(peek(s, 3), ":"));
+    push_block(s, forever ? B_WHILE_TRUE : B_LOOP, t);
+  } else if (is_kw(t, "for") && t->depth == 0) push_block(s, B_LOOP, t);
+  else if (is_kw(t, "def") || is_kw(t, "class")) push_block(s, B_FUNC, t);
+  else if (is_kw(t, "break")) mark_exit(s, false);
+  else if (is_kw(t, "return") || is_kw(t, "yield") || is_kw(t, "raise")) mark_exit(s, true);
+}
+
+static void check_stream(checker *ck, const char *src, size_t len, int line, int col, int level) {
+  stream *s = calloc(1, sizeof *s); /* ~2 KiB of lookahead and blocks; nested per f-string level */
+  if (!s) return;
+  s->ck = ck;
+  s->level = level;
+  sq_pytok_init_at(&s->tz, src, len, line, col);
+  sq_token t;
+  while (next(s, &t) != SQ_TOK_END) {
+    if (t.kind != SQ_TOK_NAME) continue;
+    if (IN(keywords, t.text, t.len)) statement_keyword(s, &t);
+    else if (!is_op(&s->before, ".") && !is_kw(&s->before, "def") && !is_kw(&s->before, "class") &&
+             !(t.depth > 0 && is_op(peek(s, 0), "="))) /* not an attribute, a definition or f(name=...) */
+      name_chain(s, &t);
+  }
+  close_blocks(s, -1);
+  free(s);
+}
+
+static int by_position(const void *a, const void *b) {
+  const sq_policy_finding *x = a, *y = b;
+  if (x->line != y->line) return x->line < y->line ? -1 : 1;
+  return (x->col > y->col) - (x->col < y->col);
+}
+
+int sq_policy_check(const sq_policy_config *cfg, const char *src, size_t len, sq_policy_report *out) {
+  if (!out) return SQ_EINVAL;
+  memset(out, 0, sizeof *out);
+  if (!cfg || (!src && len)) return SQ_EINVAL;
+  checker ck = {.cfg = cfg, .rep = out};
+  check_stream(&ck, src ? src : "", len, 1, 1, 0);
+  qsort(out->items, out->n, sizeof *out->items, by_position);
+  return 0;
+}
+
+void sq_policy_reason(const sq_policy_config *cfg, const sq_policy_report *rep, char *buf, size_t len) {
+  if (!len) return;
+  size_t n = (size_t)snprintf(buf, len, "static pre-check");
+  const char *sep = ": ";
+  for (size_t i = 0; i < rep->n && n < len; i++) {
+    const sq_policy_finding *f = &rep->items[i];
+    if (cfg->action[f->kind] != SQ_POLICY_BLOCK) continue;
+    n += (size_t)snprintf(buf + n, len - n, "%s%s '%s' at %d:%d", sep, sq_policy_kind_name(f->kind), f->detail,
+                          f->line, f->col);
+    sep = "; ";
+  }
+  if (n < len && rep->n_total > rep->n)
+    snprintf(buf + n, len - n, " (%zu findings in all)", rep->n_total);
+}

@@ -1,0 +1,245 @@
+#!/bin/sh
+# abuse.sh: the abuse suite. Runs every tests/abuse/NN-name.py through
+# `sandq-worker run` (pre-check policy set to record, so the kernel layers
+# are what is tested), asserts its status and, from outside the jail, that
+# the harm did not happen; then pushes the whole set through a real
+# `sandq-worker serve` on a real Redis and checks the worker survives and
+# records each with the same status, and the harm checks again.
+#
+# A payload's header:
+#   # expect: STATUS...        allowed statuses (the deep jail's, from the issue)
+#   # limits: --wall-ms N ...  flags for `sandq-worker run` (also the task's limits)
+#   # requires: LAYER          skipped (and listed) when the jail here lacks it
+#   # check: FUNC ARGS...      outside checks (functions below), all must pass
+# Placeholders substituted before a run: @MARK@ (a /tmp path prefix), @RUN@,
+# @COMM@ (a process name to find survivors by), @PROJECT@, @REDIS_PORT@,
+# @HOST_IP@, @LISTEN_PORT@, @SENTINEL@.
+#
+# SANDQ_ABUSE_ONLY=NN runs one payload; SANDQ_ABUSE_FORCE=1 runs payloads
+# whose layer is missing too (their harm is reported, never failed on).
+set -u
+. "$SQ_SRC/tests/lib/env.sh"
+sq_env_init
+PY=/usr/bin/python3
+[ -x $PY ] || sq_skip "$PY is not installed"
+[ "$(id -u)" -eq 0 ] || sq_skip "the abuse suite needs root (the jail drops to uid 65534 and the checks read /etc/shadow)"
+command -v setpriv >/dev/null || sq_skip "setpriv (util-linux) is not installed"
+W="$SQ_BIN/sandq-worker"
+RUN=$$
+export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
+unset SANDQ_LLM_BASE_URL SANDQ_LLM_MODEL
+CANARY="sandq-canary-$RUN-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+export SANDQ_LLM_API_KEY="$CANARY" # in the worker's environment; must never reach a result
+MARK="/tmp/sandq-pwned-$RUN"
+COMM="sqabuse$RUN"
+COMM=$(printf %.15s "$COMM")
+HOST_IP=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9.]+$' | grep -v '^127\.' | head -1)
+[ -n "$HOST_IP" ] || HOST_IP=10.255.255.1
+HOSTNAME0=$(cat /proc/sys/kernel/hostname)
+SHADOW_SUM=$(sha256sum /etc/shadow | cut -d' ' -f1)
+SHADOW_LINE=$(grep -m1 -E '^[^:]+:[^:*!]{8,}' /etc/shadow | cut -d: -f2)
+[ -n "$SHADOW_LINE" ] || SHADOW_LINE=$(head -1 /etc/shadow)
+PROC1_ENV=$({ tr '\0' '\n' </proc/1/environ; } 2>/dev/null | grep -m1 . || true)
+mkdir -p "$SANDQ_SCRATCH_ROOT" "$SQ_TMP/payloads" "$SQ_TMP/out"
+
+# ---- what the payloads aim at ----
+sq_start_redis
+sq_redis_cli set sandq:abuse:canary untouched >/dev/null
+LISTEN_PORT=$(sq_free_port)
+: >"$SQ_TMP/listener.log"
+sq_bg listener $PY -c '
+import socket, sys, threading
+port, log = int(sys.argv[1]), sys.argv[2]
+def note(what):
+    with open(log, "a") as f:
+        f.write(what + "\n")
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("0.0.0.0", port))
+t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); t.bind(("0.0.0.0", port)); t.listen(8)
+threading.Thread(target=lambda: [note("udp from %s:%d" % u.recvfrom(512)[1]) for _ in iter(int, 1)], daemon=True).start()
+while True:
+    c, a = t.accept(); note("tcp from %s:%d" % a); c.close()
+' "$LISTEN_PORT" "$SQ_TMP/listener.log"
+# A process of the jail's own uid that must survive every payload (with an
+# empty environment: it is not the worker, its secrets are not the point).
+sq_bg sentinel env -i setpriv --reuid=65534 --regid=65534 --clear-groups sleep 3600
+SENTINEL=$SQ_PID_sentinel
+sq_wait_for "$PY -c 'import socket; socket.create_connection((\"127.0.0.1\", $LISTEN_PORT)).close()'" 10 \
+  || sq_fail "the listener did not start"
+: >"$SQ_TMP/listener.log" # forget the readiness probe
+sleep 0.2
+kill -0 "$SENTINEL" || sq_fail "the sentinel did not start"
+WORKER_PID=""
+
+# ---- outside checks: each prints HARM: ... and returns 1 when harm happened ----
+OUT=""
+harm() { echo "HARM: $*"; return 1; }
+json() { $PY -c 'import json,sys; o=json.load(open(sys.argv[1])); v=o.get(sys.argv[2]); print("" if v is None else v)' "$OUT" "$1"; }
+output_contains() { $PY -c 'import json,sys; o=json.load(open(sys.argv[1])); sys.exit(0 if sys.argv[2] in o["stdout"]+o["stderr"] else 1)' "$OUT" "$1"; }
+absent() { for p; do if [ -e "$p" ] || [ -L "$p" ]; then rm -f "$p"; harm "$p was created"; return 1; fi; done; }
+# Live processes (zombies are dead: the host's init reaps them when it gets to it).
+live_named() { ps -eo pid=,stat=,comm= | awk -v c="$1" '$3 == c && $2 !~ /^Z/ {print $1}'; }
+no_survivors() {
+  i=0
+  while [ -n "$(live_named "$COMM")" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+  pids=$(live_named "$COMM")
+  [ -z "$pids" ] && return 0
+  kill -KILL $pids 2>/dev/null
+  harm "processes named $COMM outlived the task: $(echo $pids)"
+}
+worker_alive() { [ -z "$WORKER_PID" ] || kill -0 "$WORKER_PID" || harm "the worker died"; }
+sentinel_alive() { kill -0 "$SENTINEL" 2>/dev/null || harm "the sentinel (uid 65534, pid $SENTINEL) was killed"; }
+redis_canary_intact() {
+  [ "$(sq_redis_cli get sandq:abuse:canary)" = untouched ] || harm "the Redis canary key changed"
+}
+listener_quiet() { [ ! -s "$SQ_TMP/listener.log" ] || harm "the outside listener got: $(cat "$SQ_TMP/listener.log")"; }
+shadow_not_leaked() { ! output_contains "$SHADOW_LINE" || harm "/etc/shadow contents in the output"; }
+proc1_env_not_leaked() { [ -z "$PROC1_ENV" ] || ! output_contains "$PROC1_ENV" || harm "/proc/1/environ in the output"; }
+canary_not_leaked() { ! output_contains "$CANARY" || harm "the worker's SANDQ_LLM_API_KEY in the output"; }
+hostname_intact() { [ "$(cat /proc/sys/kernel/hostname)" = "$HOSTNAME0" ] || harm "the hostname changed"; }
+host_files_intact() {
+  [ "$(sha256sum /etc/shadow | cut -d' ' -f1)" = "$SHADOW_SUM" ] || harm "/etc/shadow changed"
+  [ -s /etc/hostname ] && [ -s /etc/passwd ] && [ -d "$SANDQ_SCRATCH_ROOT" ] || harm "host files removed by the cleanup"
+}
+scratch_clean() {
+  # The jail's own empty mount point for the new roots (<scratch_root>/root) may stay.
+  left=$(find "$SANDQ_SCRATCH_ROOT" -mindepth 1 ! -path "$SANDQ_SCRATCH_ROOT/root" 2>/dev/null | head -5)
+  [ -z "$left" ] || harm "left in the scratch root: $left"
+}
+blocked_syscall() {
+  ! output_contains "$1 returned" || harm "$1 returned to the program"
+  got=$(json blocked_syscall)
+  [ -z "$got" ] || [ "$got" = "$1" ] || harm "blocked_syscall is '$got', want '$1'"
+}
+memory_below() { [ "$(json memory_kib)" -lt "$1" ] || harm "memory_kib $(json memory_kib) >= $1"; }
+cpu_below() { [ "$(json cpu_ms)" -lt "$1" ] || harm "cpu_ms $(json cpu_ms) >= $1"; }
+wall_below() { [ "$(json wall_ms)" -lt "$1" ] || harm "wall_ms $(json wall_ms) >= $1"; }
+output_at_most() {
+  $PY -c 'import json,sys; o=json.load(open(sys.argv[1])); n=int(sys.argv[2]); sys.exit(len(o["stdout"].encode()) > n or len(o["stderr"].encode()) > n)' "$OUT" "$1" \
+    || harm "more than $1 bytes of output kept"
+}
+stdout_is() { [ "$(json stdout)" = "$1" ] || harm "stdout is '$(json stdout)', want '$1'"; }
+
+# ---- layers this jail has, as `sandq-worker check` reports them ----
+LAYERS=""
+check_out=$("$W" check 2>/dev/null || true)
+layer_ok() { echo "$check_out" | awk -v l="$1" '$1 == "ok" && $2 == l {found=1} END {exit !found}'; }
+layer_ok pid_ns && LAYERS="$LAYERS pidns"
+layer_ok net_ns && LAYERS="$LAYERS netns"
+layer_ok new_root && LAYERS="$LAYERS newroot scratch_cap"
+echo "jail layers detected:${LAYERS:- none of pidns, netns, newroot, scratch_cap}"
+has_layer() { case " $LAYERS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# ---- the payloads ----
+header() { sed -n "s/^# $1: //p" "$2" | head -1; }
+substitute() {
+  sed -e "s|@MARK@|$MARK|g" -e "s|@RUN@|$RUN|g" -e "s|@COMM@|$COMM|g" -e "s|@PROJECT@|$SQ_SRC|g" \
+    -e "s|@REDIS_PORT@|$SQ_REDIS_PORT|g" -e "s|@HOST_IP@|$HOST_IP|g" -e "s|@LISTEN_PORT@|$LISTEN_PORT|g" \
+    -e "s|@SENTINEL@|$SENTINEL|g"
+}
+
+failures=0
+skipped=""
+harmed_skipped=""
+n_run=0
+: >"$SQ_TMP/tasks.jsonl"
+for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
+  name=$(basename "$f" .py)
+  case "$name" in "${SANDQ_ABUSE_ONLY:-$name}"*) ;; *) continue ;; esac
+  expect=$(header expect "$f")
+  limits=$(header limits "$f")
+  requires=$(header requires "$f")
+  check=$(header check "$f" | substitute)
+  [ -n "$expect" ] || { echo "FAIL $name: no '# expect:' header"; failures=$((failures + 1)); continue; }
+  forced=""
+  if [ -n "$requires" ] && ! has_layer "$requires"; then
+    if [ -z "${SANDQ_ABUSE_FORCE:-}" ]; then
+      skipped="$skipped $name($requires)"
+      continue
+    fi
+    forced=1
+  fi
+  substitute <"$f" >"$SQ_TMP/payloads/$name.py"
+  OUT="$SQ_TMP/out/$name.json"
+  # shellcheck disable=SC2086 # limits are flags
+  "$W" run --policy all=record $limits "$SQ_TMP/payloads/$name.py" >"$OUT" 2>"$SQ_TMP/out/$name.err"
+  rc=$?
+  status=$( [ $rc -eq 0 ] && json status)
+  verdict=ok
+  [ $rc -eq 0 ] || verdict="sandq-worker run exited $rc: $(tail -3 "$SQ_TMP/out/$name.err")"
+  case " $expect " in *" $status "*) ;; *) [ "$verdict" = ok ] && verdict="status '$status', want one of: $expect" ;; esac
+  harm_text=$( [ -z "$check" ] || eval "$check" 2>&1) || true
+  [ -z "$harm_text" ] || verdict="$harm_text"
+  n_run=$((n_run + 1))
+  if [ -n "$forced" ]; then
+    echo "FORCED $name (jail lacks $requires): status=$status; ${verdict}"
+    [ "$verdict" = ok ] || harmed_skipped="$harmed_skipped $name"
+  elif [ "$verdict" = ok ]; then
+    echo "ok   $name: $status"
+  else
+    echo "FAIL $name: $verdict"
+    head -c 600 "$OUT"; echo
+    failures=$((failures + 1))
+  fi
+  # the same payload as a task for the serve pass
+  $PY -c 'import json,sys,shlex
+f, name, limits, expect = sys.argv[1:5]
+lim, args = {}, shlex.split(limits)
+for k, v in zip(args[::2], args[1::2]):
+    lim[k[2:].replace("-", "_")] = int(v)
+t = {"id": name, "code": open(f).read(), "metadata": {"allowed": expect.split()}}
+if lim: t["limits"] = lim
+print(json.dumps(t))' "$SQ_TMP/payloads/$name.py" "$name" "$limits" "$expect" >>"$SQ_TMP/tasks.jsonl"
+done
+[ -z "$skipped" ] || echo "skipped, layer missing in this jail:$skipped"
+[ -z "$harmed_skipped" ] || echo "HARM with the layer missing (forced runs):$harmed_skipped"
+[ "$n_run" -gt 0 ] || sq_fail "no payload ran"
+
+# ---- the same set through a real worker ----
+echo '{"policy": {"actions": {"all": "record"}}}' >"$SQ_TMP/worker.json"
+sq_bg worker "$W" serve --config "$SQ_TMP/worker.json" --worker-id abuse-1
+WORKER_PID=$SQ_PID_worker
+"$SQ_BIN/sandq-producer" push --batch "abuse-$RUN" --wait --timeout-s 600 --out "$SQ_TMP/results.bson" \
+  "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>&1 \
+  || { cat "$SQ_TMP/push.out" "$SQ_TMP/worker.log" | tail -20; sq_fail "push --wait through the worker failed"; }
+kill -0 "$WORKER_PID" || { tail -20 "$SQ_TMP/worker.log"; sq_fail "the worker died during the abuse set"; }
+$PY - "$SQ_TMP/results.bson" "$SQ_TMP/out" "$SQ_TMP/tasks.jsonl" <<'PY' || sq_fail "the worker's results differ (above)"
+import bson, json, os, sys
+docs = bson.decode_all(open(sys.argv[1], "rb").read())
+tasks = {json.loads(l)["id"]: json.loads(l) for l in open(sys.argv[3])}
+bad = 0
+for d in docs:
+    want = tasks[d["_id"]]["metadata"]["allowed"]
+    if d["status"] not in want:
+        print("FAIL serve %s: status %s, want one of %s (%s)" % (d["_id"], d["status"], want, d.get("reason")))
+        bad += 1
+    if "findings" not in d:
+        print("FAIL serve %s: no findings array" % d["_id"])
+        bad += 1
+    # the outside checks read the same fields as from `run`
+    o = {"status": d["status"], "stdout": d["stdout"], "stderr": d["stderr"],
+         "cpu_ms": d["resources"]["cpu_ms"], "memory_kib": d["resources"]["memory_kib"],
+         "wall_ms": d["timings"]["exec_ms"], "blocked_syscall": d.get("blocked_syscall")}
+    json.dump(o, open(os.path.join(sys.argv[2], "serve-%s.json" % d["_id"]), "w"))
+missing = set(tasks) - {d["_id"] for d in docs}
+if missing:
+    print("FAIL serve: no result for %s" % sorted(missing))
+    bad += 1
+print("serve: %d results recorded by one worker" % len(docs))
+sys.exit(1 if bad else 0)
+PY
+for f in "$SQ_TMP"/out/serve-*.json; do
+  name=$(basename "$f" .json); name=${name#serve-}
+  OUT=$f
+  check=$(header check "$SQ_SRC/tests/abuse/$name.py" | substitute)
+  harm_text=$( [ -z "$check" ] || eval "$check" 2>&1) || true
+  if [ -n "$harm_text" ]; then
+    echo "FAIL serve $name: $harm_text"
+    failures=$((failures + 1))
+  fi
+done
+worker_alive || failures=$((failures + 1))
+sentinel_alive || failures=$((failures + 1))
+canary_in_results=$(grep -c "$CANARY" "$SQ_TMP/results.bson")
+[ "$canary_in_results" -eq 0 ] || { echo "HARM: the key is in the results"; failures=$((failures + 1)); }
+[ $failures -eq 0 ] || sq_fail "$failures abuse check(s) failed"
+echo "abuse: $n_run payloads, every status as expected and no harm, through run and through a worker"
