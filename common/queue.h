@@ -13,6 +13,7 @@
 #ifndef SQ_QUEUE_H
 #define SQ_QUEUE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,10 +90,15 @@ typedef struct {
 
 void sq_claim_clear(sq_claim *c);
 
+/* Makes claims on q return SQ_EINTERRUPTED, without taking anything, once
+ * *stop is non-zero (a worker's SIGTERM flag). stop may be NULL. */
+void sq_queue_set_stop(sq_queue *q, volatile sig_atomic_t *stop);
+
 /* Claims up to max tasks (high, then normal, then low priority) into
  * worker_id's processing list, each under a lease of lease_ms. Waits up to
  * timeout_ms (0: not at all) for a first task. Returns 0 with *n >= 1
- * claims in out[0..n) (the caller clears each), SQ_EEMPTY, or SQ_EREDIS*. */
+ * claims in out[0..n) (the caller clears each), SQ_EEMPTY, SQ_EINTERRUPTED
+ * (the stop flag is set), or SQ_EREDIS*. */
 int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out, size_t max,
                         size_t *n);
 /* The same for one task. */

@@ -76,12 +76,15 @@ static int wait_for_work(sq_queue *q, int64_t ms) {
   return rc;
 }
 
+void sq_queue_set_stop(sq_queue *q, volatile sig_atomic_t *stop) { q->stop = stop; }
+
 int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out, size_t max,
                         size_t *n) {
   *n = 0;
   if (max == 0) return SQ_EINVAL;
   int64_t deadline = sq_now_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
   for (;;) {
+    if (q->stop && *q->stop) return SQ_EINTERRUPTED;
     int rc = claim_once(q, worker_id, out, max, n);
     if (rc) return rc;
     if (*n) return 0;

@@ -28,6 +28,7 @@ struct sq_queue {
   char queue[64];
   char tasks_key[SQ__KEY_MAX]; /* sq:{Q}:tasks, KEYS[1] of every function */
   char errstr[256];
+  volatile sig_atomic_t *stop; /* claims give up once set; NULL: never */
 };
 
 /* Stores a message for sq_queue_errstr and logs it at error level. */

@@ -235,6 +235,7 @@ static int reconnect(worker *w, bool in_flight) {
   w->queue = NULL;
   for (;;) {
     if (sq_queue_new_opts(w->cfg.redis_url, w->cfg.queue, &w->cfg.queue_opts, &w->queue) == 0) {
+      sq_queue_set_stop(w->queue, &g_stop);
       SQ_INFO("reconnected to redis");
       return 0;
     }
@@ -249,7 +250,7 @@ static int loop(worker *w) {
     if (!w->queue && reconnect(w, false) != 0) break;
     sq_claim c = {0};
     int rc = sq_queue_claim(w->queue, w->cfg.worker_id, (int)w->cfg.claim_timeout_ms, &c);
-    if (rc == SQ_EEMPTY) continue;
+    if (rc == SQ_EEMPTY || rc == SQ_EINTERRUPTED) continue;
     if (rc) {
       SQ_WARN("claim failed: %s; reconnecting", sq_queue_errstr(w->queue));
       sq_queue_free(w->queue);
@@ -361,6 +362,7 @@ int sq_cmd_serve(int argc, char **argv) {
     w.queue = NULL;
     if (reconnect(&w, false) != 0) goto out;
   }
+  sq_queue_set_stop(w.queue, &g_stop);
   sq_queue_check_server(w.queue);
   size_t requeued = 0, dead = 0;
   if (sq_queue_recover(w.queue, w.cfg.worker_id, &requeued, &dead) == 0 && (requeued || dead))
