@@ -35,6 +35,9 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->log_level = SQ_LOG_INFO;
   cfg->max_task_kib = 256;
   cfg->claim_timeout_ms = 1000;
+  sq_queue_options_default(&cfg->queue_opts);
+  cfg->heartbeat_ms = 10000;
+  cfg->shutdown_grace_ms = 30000;
   snprintf(cfg->python_path, sizeof cfg->python_path, "/usr/bin/python3");
   snprintf(cfg->scratch_root, sizeof cfg->scratch_root, "/tmp/sandq-scratch");
   cfg->default_limits = (sq_jail_limits){.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 512, .output_kib = 64};
@@ -69,6 +72,16 @@ static const field fields[] = {
     {"log_level", F_LOGLEVEL, offsetof(sq_config, log_level), 0, 0, 0},
     I64("max_task_kib", max_task_kib, 1, 64 * 1024),
     I64("claim_timeout_ms", claim_timeout_ms, 10, 60000),
+    I64("lease_ms", queue_opts.lease_ms, 100, 24 * 3600 * 1000),
+    I64("heartbeat_ms", heartbeat_ms, 20, 3600 * 1000),
+    I64("max_stalls", queue_opts.max_stalls, 1, 1000),
+    I64("max_attempts", queue_opts.max_attempts, 1, 1000),
+    I64("backoff_base_ms", queue_opts.backoff_base_ms, 0, 24 * 3600 * 1000),
+    I64("backoff_max_ms", queue_opts.backoff_max_ms, 0, 24 * 3600 * 1000),
+    I64("retention_s", queue_opts.retention_s, 1, 10LL * 365 * 24 * 3600),
+    I64("max_queue_len", queue_opts.max_queue_len, 0, INT64_MAX),
+    I64("reap_interval_ms", queue_opts.reap_interval_ms, 10, 3600 * 1000),
+    I64("shutdown_grace_ms", shutdown_grace_ms, 0, 3600 * 1000),
     STR("python", python_path),
     STR("scratch_root", scratch_root),
     {"jail_mode", F_JAILMODE, offsetof(sq_config, jail_mode), 0, 0, 0},
@@ -305,6 +318,9 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_LOG_LEVEL", "log_level"},     {"SANDQ_WORKER_ID", "worker_id"},
       {"SANDQ_PYTHON", "python"},           {"SANDQ_SCRATCH_ROOT", "scratch_root"},
       {"SANDQ_JAIL_MODE", "jail_mode"},
+      {"SANDQ_LEASE_MS", "lease_ms"},       {"SANDQ_HEARTBEAT_MS", "heartbeat_ms"},
+      {"SANDQ_MAX_STALLS", "max_stalls"},   {"SANDQ_MAX_ATTEMPTS", "max_attempts"},
+      {"SANDQ_RETENTION_S", "retention_s"}, {"SANDQ_MAX_QUEUE_LEN", "max_queue_len"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);
@@ -372,6 +388,12 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
     return fail(err, errlen, "default_limits.output_kib: above max_limits.output_kib");
   if (sq_policy_allowlist_validate(cfg->policy.import_allowlist) != 0)
     return fail(err, errlen, "policy.import_allowlist: module names of A-Z a-z 0-9 _ . separated by commas");
+  const sq_queue_options *qo = &cfg->queue_opts;
+  if (cfg->heartbeat_ms * 2 > qo->lease_ms)
+    return fail(err, errlen, "heartbeat_ms: %lld must be at most half of lease_ms (%lld), or leases expire "
+                "between heartbeats", (long long)cfg->heartbeat_ms, (long long)qo->lease_ms);
+  if (qo->backoff_base_ms > qo->backoff_max_ms)
+    return fail(err, errlen, "backoff_base_ms: above backoff_max_ms");
   int weight = 0;
   for (int i = 0; i < cfg->n_providers; i++) {
     const sq_llm_provider *p = &cfg->providers[i];

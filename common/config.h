@@ -14,6 +14,7 @@
 #include "llm.h"
 #include "log.h"
 #include "policy.h"
+#include "queue.h"
 
 #define SQ_CONFIG_MAX_PROVIDERS 8
 
@@ -23,7 +24,10 @@ typedef struct {
   char worker_id[128];        /* empty: <hostname>-<pid> */
   sq_log_level log_level;
   int64_t max_task_kib;       /* a larger task is invalid_task */
-  int64_t claim_timeout_ms;   /* how long one BLMOVE blocks */
+  int64_t claim_timeout_ms;   /* how long one claim waits for work */
+  sq_queue_options queue_opts; /* leases, stalls, retries, retention, length cap */
+  int64_t heartbeat_ms;       /* how often a worker extends its leases; < lease_ms */
+  int64_t shutdown_grace_ms;  /* SIGTERM: finish the task in hand within this, else hand it back */
 
   char python_path[256];
   char scratch_root[256];

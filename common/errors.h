@@ -20,6 +20,9 @@
   X(TIMEOUT, "timed out")                                                      \
   X(EMPTY, "nothing available")                                                \
   X(EXISTS, "already exists")                                                  \
+  X(FENCED, "lease lost: another worker holds the task now")                   \
+  X(FULL, "queue is full (max_queue_len)")                                     \
+  X(EXHAUSTED, "no attempts left")                                             \
   X(NOTFOUND, "not found")                                                     \
   X(HTTP, "http request failed")                                               \
   X(LLM, "llm request failed")                                                 \

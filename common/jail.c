@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -224,6 +225,40 @@ void sq__jail_slot_give(int slot) {
   pthread_mutex_unlock(&slots_lock);
 }
 
+/* Slots are per process, but uids are per host: two workers (or a worker and
+ * a test) on one machine must not run tasks as the same uid, or a fork bomb
+ * in one exhausts the other's RLIMIT_NPROC. Each process takes a block of
+ * SQ__JAIL_MAX_SLOTS uids by holding an flock on a file named after the
+ * block; the kernel drops the lock when the process dies, so a crashed
+ * worker's block is free again at once. */
+#define UID_BLOCK_DIR "/run/sandq-uid-blocks"
+#define UID_BLOCKS 4096
+static pthread_once_t uid_block_once = PTHREAD_ONCE_INIT;
+static unsigned uid_block;
+
+static void take_uid_block(void) {
+  (void)mkdir(UID_BLOCK_DIR, 0700);
+  for (unsigned b = 0; b < UID_BLOCKS; b++) {
+    char path[64];
+    snprintf(path, sizeof path, UID_BLOCK_DIR "/%u", b);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) break;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      uid_block = b; /* fd stays open (and locked) for the life of the process */
+      return;
+    }
+    close(fd);
+  }
+  uid_block = (unsigned)getpid() % UID_BLOCKS;
+  SQ_WARN("cannot lock a uid block under %s; using block %u from the pid (two processes may share "
+          "task uids)", UID_BLOCK_DIR, uid_block);
+}
+
+unsigned sq__jail_slot_uid(int slot) {
+  pthread_once(&uid_block_once, take_uid_block);
+  return SQ__JAIL_UID_BASE + uid_block * SQ__JAIL_MAX_SLOTS + (unsigned)slot;
+}
+
 /* Spawn runs keep their slot's cgroups from one run to the next (making and
  * removing a v1 cgroup per run costs more than starting the interpreter);
  * the slot's owner alone touches slot_cg[slot]. */
@@ -366,7 +401,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
       sync_p[2] = {-1, -1}, ctl[2] = {-1, -1}, pidfd = -1;
   sq__jail_cgroup none = {0}, *cg = &none;
   pid_t pid = -1;
-  unsigned uid = SQ__JAIL_UID_BASE + (unsigned)slot;
+  unsigned uid = sq__jail_slot_uid(slot);
 
   if (!ns && (ret = make_host_scratch(j, program, len, dir, o)) != 0) goto out;
   char home[PATH_MAX + 8];

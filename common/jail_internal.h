@@ -22,9 +22,11 @@
 #define SQ__JAIL_EXIT_SETUP 125    /* a containment step failed; see the status pipe */
 
 /* Each concurrent run (or pool zygote) holds one slot; slot s runs as host
- * uid/gid SQ__JAIL_UID_BASE + s, so RLIMIT_NPROC (counted per real uid)
- * never collides across concurrent jails. Without namespaces (not root)
- * the run keeps the caller's uid. */
+ * uid/gid sq__jail_slot_uid(s): SQ__JAIL_UID_BASE + this process's uid block
+ * (held with an flock, unique on the host) * SQ__JAIL_MAX_SLOTS + s, so
+ * RLIMIT_NPROC (counted per real uid) never collides across concurrent jails,
+ * in this process or another. Without namespaces (not root) the run keeps
+ * the caller's uid. */
 #define SQ__JAIL_UID_BASE 3500000u
 #define SQ__JAIL_MAX_SLOTS 64
 
@@ -173,6 +175,8 @@ const sq__jail_common *sq__jail_common_of(const sq_jail *j);
 /* Takes a free slot (blocks never; -1 when all are taken) / gives it back. */
 int sq__jail_slot_take(void);
 void sq__jail_slot_give(int slot);
+/* The host uid/gid slot runs as (see SQ__JAIL_UID_BASE). */
+unsigned sq__jail_slot_uid(int slot);
 /* Maps a wait status plus what the supervisor did to an end. */
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
                              const sq_jail_limits *lim, bool oom_killed);

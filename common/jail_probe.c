@@ -59,7 +59,7 @@ int sq_jail_probe(const char *python_path, sq_jail_probe_line *lines, int max) {
     line(&lines[n++], SQ_JAIL_LAYER_NEW_ROOT, mnt && py, mnt ? d : "needs a mount namespace");
   }
   if (n < max) {
-    snprintf(d, sizeof d, "uid/gid %u + slot, no supplementary groups", SQ__JAIL_UID_BASE);
+    snprintf(d, sizeof d, "uid/gid %u + 64 x block + slot, no supplementary groups", SQ__JAIL_UID_BASE);
     line(&lines[n++], SQ_JAIL_LAYER_UID, root, root ? d : "not root: runs keep the worker's uid");
   }
   if (n < max) line(&lines[n++], SQ_JAIL_LAYER_CAPS, root, root ? "bounding set emptied" : "not root: nothing to drop");

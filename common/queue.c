@@ -1,8 +1,6 @@
-/* queue.c: the Redis side of sandq over the hiredis synchronous API: URL
- * parsing, connection, and one function per Redis operation (the key layout
- * is in queue.h), so leases, heartbeats and a reaper can be added alone. */
-#include "queue.h"
-
+/* queue.c: the queue handle: URL parsing, connection and reconnection,
+ * loading the Redis Functions library (common/queue.lua) and calling it,
+ * and the start-up check of Redis settings that could lose tasks. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -11,43 +9,30 @@
 #include <string.h>
 #include <sys/time.h>
 
-#include <hiredis/hiredis.h>
-
 #include "errors.h"
 #include "log.h"
+#include "queue_internal.h"
 #include "util.h"
 
 #define CONNECT_TIMEOUT_MS 5000
-#define COMMAND_TIMEOUT_MS 10000
-#define PUSH_CHUNK 1000 /* payloads per LPUSH */
-#define SCAN_COUNT "256"
-#define KEY_MAX 512
 
-/* A parsed redis:// or unix:// URL. */
-typedef struct {
-  char host[256];
-  int port;
-  char path[256];     /* unix socket path; empty for TCP */
-  char user[128];     /* empty: AUTH with the password alone */
-  char password[256]; /* empty: no AUTH */
-  long db;            /* -1: no SELECT */
-} url_parts;
-
-struct sq_queue {
-  redisContext *ctx;
-  url_parts url;
-  char queue[64];
-  char script_sha[41]; /* empty until SCRIPT LOAD on this connection */
-  char errstr[256];
-};
-
-/* Stores a message for sq_queue_errstr. */
-static void set_err(sq_queue *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_err(sq_queue *q, const char *fmt, ...) {
+void sq__queue_err(sq_queue *q, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(q->errstr, sizeof q->errstr, fmt, ap);
   va_end(ap);
+  SQ_ERROR("%s", q->errstr);
+}
+
+void sq_queue_options_default(sq_queue_options *o) {
+  *o = (sq_queue_options){.lease_ms = 30000,
+                          .max_stalls = 3,
+                          .max_attempts = 5,
+                          .backoff_base_ms = 1000,
+                          .backoff_max_ms = 60000,
+                          .retention_s = 7 * 24 * 3600,
+                          .max_queue_len = 1000000,
+                          .reap_interval_ms = 1000};
 }
 
 /* ---- URL parsing ---------------------------------------------------- */
@@ -73,7 +58,7 @@ static int copy_decoded(char *dst, size_t cap, const char *s, size_t n) {
 
 /* Parses url into *u. On error returns SQ_EINVAL with err naming the bad
  * part of the URL; the password is never copied into err. */
-static int parse_url(const char *url, url_parts *u, char *err, size_t errlen) {
+static int parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
   memset(u, 0, sizeof *u);
   u->port = 6379;
   u->db = -1;
@@ -197,30 +182,23 @@ static void describe(const sq_queue *q, char *buf, size_t n) {
     snprintf(buf, n, "%s:%d", q->url.host, q->url.port);
 }
 
-/* Turns a missing reply into an error: the connection is broken. Keeps
- * hiredis's errstr on the handle and logs it. */
+/* Turns a missing reply into an error: the connection is broken. */
 static int conn_error(sq_queue *q, const char *what) {
   char where[300];
   describe(q, where, sizeof where);
-  set_err(q, "%s: redis connection to %s: %s", what, where,
-          q->ctx && q->ctx->errstr[0] ? q->ctx->errstr : "no reply");
-  SQ_ERROR("%s", q->errstr);
+  sq__queue_err(q, "%s: redis connection to %s: %s", what, where,
+                q->ctx && q->ctx->errstr[0] ? q->ctx->errstr : "no reply");
   return SQ_EREDIS_CONN;
 }
 
-/* Checks r is of type want (REDIS_REPLY_*; a NIL is accepted when
- * nil_ok). Error replies and wrong types become SQ_EREDIS with a message;
- * a NULL reply is a lost connection. Does not free r. */
-static int check_reply(sq_queue *q, const redisReply *r, int want, int nil_ok, const char *what) {
+int sq__queue_check(sq_queue *q, const redisReply *r, int want, int nil_ok, const char *what) {
   if (!r) return conn_error(q, what);
   if (r->type == REDIS_REPLY_ERROR) {
-    set_err(q, "%s: %.*s", what, (int)(r->len > 200 ? 200 : r->len), r->str);
-    SQ_ERROR("%s", q->errstr);
+    sq__queue_err(q, "%s: %.*s", what, (int)(r->len > 200 ? 200 : r->len), r->str);
     return SQ_EREDIS;
   }
   if (r->type == want || (nil_ok && r->type == REDIS_REPLY_NIL)) return 0;
-  set_err(q, "%s: unexpected reply type %d (wanted %d)", what, r->type, want);
-  SQ_ERROR("%s", q->errstr);
+  sq__queue_err(q, "%s: unexpected reply type %d (wanted %d)", what, r->type, want);
   return SQ_EREDIS;
 }
 
@@ -233,42 +211,53 @@ static int handshake(sq_queue *q) {
       r = redisCommand(q->ctx, "AUTH %s %s", q->url.user, q->url.password);
     else
       r = redisCommand(q->ctx, "AUTH %s", q->url.password);
-    rc = check_reply(q, r, REDIS_REPLY_STATUS, 0, "AUTH");
+    rc = sq__queue_check(q, r, REDIS_REPLY_STATUS, 0, "AUTH");
     freeReplyObject(r);
     if (rc) return rc == SQ_EREDIS ? SQ_EREDIS_CONN : rc;
   }
   if (q->url.db >= 0) {
     r = redisCommand(q->ctx, "SELECT %ld", q->url.db);
-    rc = check_reply(q, r, REDIS_REPLY_STATUS, 0, "SELECT");
+    rc = sq__queue_check(q, r, REDIS_REPLY_STATUS, 0, "SELECT");
     freeReplyObject(r);
     if (rc) return rc == SQ_EREDIS ? SQ_EREDIS_CONN : rc;
   }
   return 0;
 }
 
-/* Opens (or reopens) the connection. */
+int sq__queue_load_functions(sq_queue *q) {
+  redisReply *r = redisCommand(q->ctx, "FUNCTION LOAD REPLACE %s", sq__queue_lua);
+  int rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 0, "FUNCTION LOAD");
+  freeReplyObject(r);
+  return rc;
+}
+
+/* Opens (or reopens) the connection and loads the functions: a Redis that
+ * restarted without persistence has lost them. */
 static int do_connect(sq_queue *q) {
   redisFree(q->ctx);
   q->ctx = NULL;
-  q->script_sha[0] = 0;
   struct timeval tv = ms_to_tv(CONNECT_TIMEOUT_MS);
   if (q->url.path[0])
     q->ctx = redisConnectUnixWithTimeout(q->url.path, tv);
   else
     q->ctx = redisConnectWithTimeout(q->url.host, q->url.port, tv);
   if (!q->ctx) {
-    set_err(q, "out of memory allocating a redis context");
-    SQ_ERROR("%s", q->errstr);
+    sq__queue_err(q, "out of memory allocating a redis context");
     return SQ_ENOMEM;
   }
   if (q->ctx->err) return conn_error(q, "connect");
-  if (redisSetTimeout(q->ctx, ms_to_tv(COMMAND_TIMEOUT_MS)) != REDIS_OK) return conn_error(q, "set timeout");
-  return handshake(q);
+  if (redisSetTimeout(q->ctx, ms_to_tv(SQ__COMMAND_TIMEOUT_MS)) != REDIS_OK) return conn_error(q, "set timeout");
+  int rc = handshake(q);
+  if (!rc) rc = sq__queue_load_functions(q);
+  if (rc == SQ_EREDIS) rc = SQ_EREDIS_CONN; /* e.g. a server older than 7.0 */
+  if (rc) {
+    redisFree(q->ctx);
+    q->ctx = NULL;
+  }
+  return rc;
 }
 
-/* Reconnects when the last operation broke the connection (a worker that
- * outlives a redis restart). */
-static int ensure_connected(sq_queue *q) {
+int sq__queue_ensure(sq_queue *q) {
   if (q->ctx && !q->ctx->err) return 0;
   SQ_WARN("reconnecting to redis after: %s", q->ctx ? q->ctx->errstr : "no connection");
   return do_connect(q);
@@ -283,7 +272,8 @@ static int queue_name_ok(const char *s) {
   return 1;
 }
 
-int sq_queue_new(const char *redis_url, const char *queue, sq_queue **out) {
+int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_options *opts,
+                      sq_queue **out) {
   char err[300];
   *out = NULL;
   if (!queue || !queue_name_ok(queue)) {
@@ -298,7 +288,12 @@ int sq_queue_new(const char *redis_url, const char *queue, sq_queue **out) {
     free(q);
     return rc;
   }
+  if (opts)
+    q->opts = *opts;
+  else
+    sq_queue_options_default(&q->opts);
   strcpy(q->queue, queue);
+  snprintf(q->tasks_key, sizeof q->tasks_key, "sq:{%s}:tasks", queue);
   rc = do_connect(q);
   if (rc) {
     sq_queue_free(q);
@@ -306,6 +301,10 @@ int sq_queue_new(const char *redis_url, const char *queue, sq_queue **out) {
   }
   *out = q;
   return 0;
+}
+
+int sq_queue_new(const char *redis_url, const char *queue, sq_queue **out) {
+  return sq_queue_new_opts(redis_url, queue, NULL, out);
 }
 
 void sq_queue_free(sq_queue *q) {
@@ -320,318 +319,103 @@ const char *sq_queue_errstr(const sq_queue *q) {
   return q->errstr[0] ? q->errstr : "no error";
 }
 
-/* ---- keys ----------------------------------------------------------- */
-
-/* Writes sq:{Q}:<kind>[:<name>] into key. Returns 0 or SQ_EINVAL when too
- * long. */
-static int make_key(sq_queue *q, char key[KEY_MAX], const char *kind, const char *name) {
-  int n = name ? snprintf(key, KEY_MAX, "sq:{%s}:%s:%s", q->queue, kind, name)
-               : snprintf(key, KEY_MAX, "sq:{%s}:%s", q->queue, kind);
-  if (n < 0 || n >= KEY_MAX) {
-    set_err(q, "key for %s '%.40s' is too long", kind, name ? name : "");
-    SQ_ERROR("%s", q->errstr);
+int sq__queue_key(sq_queue *q, char key[SQ__KEY_MAX], const char *kind, const char *name) {
+  int n = name ? snprintf(key, SQ__KEY_MAX, "sq:{%s}:%s:%s", q->queue, kind, name)
+               : snprintf(key, SQ__KEY_MAX, "sq:{%s}:%s", q->queue, kind);
+  if (n < 0 || n >= SQ__KEY_MAX) {
+    sq__queue_err(q, "key for %s '%.40s' is too long", kind, name ? name : "");
     return SQ_EINVAL;
   }
   return 0;
 }
 
-/* ---- push ----------------------------------------------------------- */
+/* ---- calling the functions ------------------------------------------ */
 
-/* Queues one LPUSH of payloads[0..n) on the pipeline. */
-static int append_lpush(sq_queue *q, const char *key, const char *const *payloads, const size_t *lens,
-                        size_t n) {
-  const char **argv = malloc((n + 2) * sizeof *argv);
-  size_t *argl = malloc((n + 2) * sizeof *argl);
+#define FCALL_MAX_FIXED 16
+
+int sq__queue_fcall_append(sq_queue *q, const char *fn, int argc, const char **argv, const size_t *lens) {
+  const char *fixed_v[FCALL_MAX_FIXED + 4];
+  size_t fixed_l[FCALL_MAX_FIXED + 4];
+  const char **v = fixed_v;
+  size_t *l = fixed_l;
   int rc = 0;
-  if (!argv || !argl) {
-    rc = SQ_ENOMEM;
-    goto out;
-  }
-  argv[0] = "LPUSH";
-  argl[0] = 5;
-  argv[1] = key;
-  argl[1] = strlen(key);
-  for (size_t i = 0; i < n; i++) {
-    argv[i + 2] = payloads[i];
-    argl[i + 2] = lens[i];
-  }
-  if (redisAppendCommandArgv(q->ctx, (int)(n + 2), argv, argl) != REDIS_OK) rc = conn_error(q, "LPUSH");
-out:
-  free(argv);
-  free(argl);
-  return rc;
-}
-
-int sq_queue_push(sq_queue *q, const char *batch, const char *const *payloads, const size_t *lens,
-                  size_t n) {
-  char tasks[KEY_MAX], bkey[KEY_MAX], batches[KEY_MAX];
-  int rc;
-  if ((rc = make_key(q, tasks, "tasks", NULL)) || (rc = make_key(q, bkey, "batch", batch)) ||
-      (rc = make_key(q, batches, "batches", NULL)))
-    return rc;
-  if ((rc = ensure_connected(q))) return rc;
-  /* The total goes first so done can never overtake it. */
-  size_t appended = 0;
-  if (redisAppendCommand(q->ctx, "HINCRBY %s total %lld", bkey, (long long)n) != REDIS_OK)
-    return conn_error(q, "HINCRBY");
-  appended++;
-  if (redisAppendCommand(q->ctx, "SADD %s %s", batches, batch) != REDIS_OK) return conn_error(q, "SADD");
-  appended++;
-  for (size_t i = 0; i < n; i += PUSH_CHUNK) {
-    size_t m = n - i < PUSH_CHUNK ? n - i : PUSH_CHUNK;
-    if ((rc = append_lpush(q, tasks, payloads + i, lens + i, m))) return rc;
-    appended++;
-  }
-  /* Read every reply, even after an error, to keep the connection in step. */
-  int first = 0;
-  for (size_t i = 0; i < appended; i++) {
-    redisReply *r = NULL;
-    if (redisGetReply(q->ctx, (void **)&r) != REDIS_OK) return conn_error(q, "push pipeline");
-    rc = check_reply(q, r, REDIS_REPLY_INTEGER, 0, i == 0 ? "HINCRBY" : i == 1 ? "SADD" : "LPUSH");
-    if (rc && !first) first = rc;
-    freeReplyObject(r);
-  }
-  return first;
-}
-
-/* ---- claim / ack / requeue ------------------------------------------ */
-
-int sq_queue_claim(sq_queue *q, const char *worker_id, int timeout_ms, char **out, size_t *len) {
-  char tasks[KEY_MAX], proc[KEY_MAX];
-  int rc;
-  *out = NULL;
-  if (len) *len = 0;
-  if ((rc = make_key(q, tasks, "tasks", NULL)) || (rc = make_key(q, proc, "processing", worker_id)))
-    return rc;
-  if ((rc = ensure_connected(q))) return rc;
-  redisReply *r;
-  if (timeout_ms <= 0) {
-    r = redisCommand(q->ctx, "LMOVE %s %s RIGHT LEFT", tasks, proc);
-  } else {
-    /* The socket must wait longer than the server blocks. */
-    redisSetTimeout(q->ctx, ms_to_tv((int64_t)timeout_ms + COMMAND_TIMEOUT_MS));
-    r = redisCommand(q->ctx, "BLMOVE %s %s RIGHT LEFT %d.%03d", tasks, proc, timeout_ms / 1000,
-                     timeout_ms % 1000);
-    if (!q->ctx->err) redisSetTimeout(q->ctx, ms_to_tv(COMMAND_TIMEOUT_MS));
-  }
-  rc = check_reply(q, r, REDIS_REPLY_STRING, 1, "BLMOVE");
-  if (rc) goto out;
-  if (r->type == REDIS_REPLY_NIL) {
-    rc = SQ_EEMPTY;
-    goto out;
-  }
-  *out = malloc(r->len + 1);
-  if (!*out) {
-    rc = SQ_ENOMEM;
-    goto out;
-  }
-  memcpy(*out, r->str, r->len);
-  (*out)[r->len] = 0;
-  if (len) *len = r->len;
-out:
-  freeReplyObject(r);
-  return rc;
-}
-
-int sq_queue_ack(sq_queue *q, const char *worker_id, const char *payload, size_t len) {
-  char proc[KEY_MAX];
-  int rc;
-  if ((rc = make_key(q, proc, "processing", worker_id))) return rc;
-  if ((rc = ensure_connected(q))) return rc;
-  redisReply *r = redisCommand(q->ctx, "LREM %s 1 %b", proc, payload, len);
-  rc = check_reply(q, r, REDIS_REPLY_INTEGER, 0, "LREM");
-  if (!rc && r->integer == 0) SQ_WARN("ack: payload was not in %s (requeued elsewhere?)", proc);
-  freeReplyObject(r);
-  return rc;
-}
-
-/* Moves one element from proc back to the claim end of tasks. Returns 0
- * with *moved 0 or 1. */
-static int requeue_one(sq_queue *q, const char *proc, const char *tasks, int *moved) {
-  redisReply *r = redisCommand(q->ctx, "LMOVE %s %s RIGHT RIGHT", proc, tasks);
-  int rc = check_reply(q, r, REDIS_REPLY_STRING, 1, "LMOVE");
-  *moved = !rc && r->type == REDIS_REPLY_STRING;
-  freeReplyObject(r);
-  return rc;
-}
-
-int sq_queue_requeue_processing(sq_queue *q, const char *worker_id, size_t *n_moved) {
-  char tasks[KEY_MAX], proc[KEY_MAX];
-  int rc, moved = 1;
-  *n_moved = 0;
-  if ((rc = make_key(q, tasks, "tasks", NULL)) || (rc = make_key(q, proc, "processing", worker_id)))
-    return rc;
-  if ((rc = ensure_connected(q))) return rc;
-  while (moved) {
-    if ((rc = requeue_one(q, proc, tasks, &moved))) return rc;
-    *n_moved += (size_t)moved;
-  }
-  return 0;
-}
-
-/* ---- results -------------------------------------------------------- */
-
-/* KEYS: results hash, batch hash. ARGV: id, bson, status. */
-static const char PUT_RESULT_LUA[] =
-    "if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then\n"
-    "  redis.call('HINCRBY', KEYS[2], 'done', 1)\n"
-    "  redis.call('HINCRBY', KEYS[2], 'status:' .. ARGV[3], 1)\n"
-    "  return 1\n"
-    "end\n"
-    "return 0\n";
-
-/* SCRIPT LOAD once per connection. */
-static int load_script(sq_queue *q) {
-  redisReply *r = redisCommand(q->ctx, "SCRIPT LOAD %s", PUT_RESULT_LUA);
-  int rc = check_reply(q, r, REDIS_REPLY_STRING, 0, "SCRIPT LOAD");
-  if (!rc && r->len != 40) {
-    set_err(q, "SCRIPT LOAD: unexpected sha of %zu bytes", r->len);
-    SQ_ERROR("%s", q->errstr);
-    rc = SQ_EREDIS;
-  }
-  if (!rc) memcpy(q->script_sha, r->str, 41);
-  freeReplyObject(r);
-  return rc;
-}
-
-/* EVALSHA of the put-result script; *reply is the caller's to free. */
-static redisReply *eval_put_result(sq_queue *q, const char *rkey, const char *bkey, const char *id,
-                                   const char *status, const uint8_t *bson, size_t bson_len) {
-  return redisCommand(q->ctx, "EVALSHA %s 2 %s %s %s %b %s", q->script_sha, rkey, bkey, id,
-                      (const char *)bson, bson_len, status);
-}
-
-int sq_queue_put_result(sq_queue *q, const char *batch, const char *id, const char *status,
-                        const uint8_t *bson, size_t bson_len) {
-  char rkey[KEY_MAX], bkey[KEY_MAX];
-  int rc;
-  if ((rc = make_key(q, rkey, "results", batch)) || (rc = make_key(q, bkey, "batch", batch))) return rc;
-  if ((rc = ensure_connected(q))) return rc;
-  if (!q->script_sha[0] && (rc = load_script(q))) return rc;
-  redisReply *r = eval_put_result(q, rkey, bkey, id, status, bson, bson_len);
-  if (r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOSCRIPT", 8) == 0) {
-    freeReplyObject(r);
-    r = NULL;
-    if ((rc = load_script(q))) return rc;
-    r = eval_put_result(q, rkey, bkey, id, status, bson, bson_len);
-  }
-  rc = check_reply(q, r, REDIS_REPLY_INTEGER, 0, "EVALSHA put_result");
-  if (!rc && r->integer == 0) rc = SQ_EEXISTS;
-  freeReplyObject(r);
-  return rc;
-}
-
-/* Parses one counter value of the batch hash. */
-static int counter_value(sq_queue *q, const redisReply *v, int64_t *out) {
-  char buf[32];
-  if (v->type != REDIS_REPLY_STRING || v->len == 0 || v->len >= sizeof buf) goto bad;
-  memcpy(buf, v->str, v->len);
-  buf[v->len] = 0;
-  if (sq_parse_i64(buf, INT64_MIN, INT64_MAX, out) != 0) goto bad;
-  return 0;
-bad:
-  set_err(q, "HGETALL: batch counter is not an integer");
-  SQ_ERROR("%s", q->errstr);
-  return SQ_EREDIS;
-}
-
-int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
-  char bkey[KEY_MAX];
-  int rc;
-  memset(out, 0, sizeof *out);
-  if ((rc = make_key(q, bkey, "batch", batch))) return rc;
-  if ((rc = ensure_connected(q))) return rc;
-  redisReply *r = redisCommand(q->ctx, "HGETALL %s", bkey);
-  if ((rc = check_reply(q, r, REDIS_REPLY_ARRAY, 0, "HGETALL"))) goto out;
-  if (r->elements % 2) {
-    set_err(q, "HGETALL: odd number of elements");
-    SQ_ERROR("%s", q->errstr);
-    rc = SQ_EREDIS;
-    goto out;
-  }
-  for (size_t i = 0; i < r->elements; i += 2) {
-    const redisReply *k = r->element[i], *v = r->element[i + 1];
-    int64_t n;
-    if (k->type != REDIS_REPLY_STRING) {
-      set_err(q, "HGETALL: field is not a string");
-      SQ_ERROR("%s", q->errstr);
-      rc = SQ_EREDIS;
+  if (argc > FCALL_MAX_FIXED) {
+    v = malloc((size_t)(argc + 4) * sizeof *v);
+    l = malloc((size_t)(argc + 4) * sizeof *l);
+    if (!v || !l) {
+      rc = SQ_ENOMEM;
       goto out;
     }
-    if ((rc = counter_value(q, v, &n))) goto out;
-    if (strcmp(k->str, "total") == 0) {
-      out->total = n;
-    } else if (strcmp(k->str, "done") == 0) {
-      out->done = n;
-    } else if (strncmp(k->str, "status:", 7) == 0) {
-      const char *name = k->str + 7;
-      if (out->n_statuses >= SQ_QUEUE_MAX_STATUSES || strlen(name) >= sizeof out->statuses[0].name) {
-        SQ_WARN("batch %s: status counter '%.40s' dropped", batch, name);
-        continue;
-      }
-      strcpy(out->statuses[out->n_statuses].name, name);
-      out->statuses[out->n_statuses++].count = n;
-    }
   }
+  v[0] = "FCALL", l[0] = 5;
+  v[1] = fn, l[1] = strlen(fn);
+  v[2] = "1", l[2] = 1;
+  v[3] = q->tasks_key, l[3] = strlen(q->tasks_key);
+  for (int i = 0; i < argc; i++) {
+    v[i + 4] = argv[i];
+    l[i + 4] = lens ? lens[i] : strlen(argv[i]);
+  }
+  if (redisAppendCommandArgv(q->ctx, argc + 4, v, l) != REDIS_OK) rc = conn_error(q, fn);
 out:
-  freeReplyObject(r);
+  if (v != fixed_v) free(v);
+  if (l != fixed_l) free(l);
   return rc;
 }
 
-/* One HSCAN step: *reply holds [cursor, [k, v, ...]] after a 0 return. */
-static int hscan_step(sq_queue *q, const char *rkey, const char *cursor, redisReply **reply) {
-  redisReply *r = redisCommand(q->ctx, "HSCAN %s %s COUNT " SCAN_COUNT, rkey, cursor);
-  int rc = check_reply(q, r, REDIS_REPLY_ARRAY, 0, "HSCAN");
-  if (!rc && (r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
-              r->element[1]->type != REDIS_REPLY_ARRAY || r->element[1]->elements % 2 ||
-              r->element[0]->len >= 32)) {
-    set_err(q, "HSCAN: malformed reply");
-    SQ_ERROR("%s", q->errstr);
-    rc = SQ_EREDIS;
+redisReply *sq__queue_read(sq_queue *q, int *rc) {
+  redisReply *r = NULL;
+  *rc = 0;
+  if (redisGetReply(q->ctx, (void **)&r) != REDIS_OK) {
+    *rc = conn_error(q, "reply");
+    return NULL;
   }
-  if (rc) {
-    freeReplyObject(r);
-    return rc;
-  }
-  *reply = r;
-  return 0;
+  return r;
 }
 
-int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn, void *ud) {
-  char rkey[KEY_MAX], cursor[32] = "0";
-  int rc;
-  if ((rc = make_key(q, rkey, "results", batch))) return rc;
-  if ((rc = ensure_connected(q))) return rc;
-  do {
-    redisReply *r;
-    if ((rc = hscan_step(q, rkey, cursor, &r))) return rc;
-    memcpy(cursor, r->element[0]->str, r->element[0]->len + 1);
-    const redisReply *kv = r->element[1];
-    for (size_t i = 0; i < kv->elements && !rc; i += 2) {
-      const redisReply *k = kv->element[i], *v = kv->element[i + 1];
-      if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING) {
-        set_err(q, "HSCAN: result entry is not a string pair");
-        SQ_ERROR("%s", q->errstr);
-        rc = SQ_EREDIS;
-        break;
-      }
-      rc = fn(k->str, (const uint8_t *)v->str, v->len, ud);
-    }
-    freeReplyObject(r);
-    if (rc) return rc;
-  } while (strcmp(cursor, "0") != 0);
-  return 0;
+static int is_missing_function(const redisReply *r) {
+  return r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
 }
 
-int sq_queue_length(sq_queue *q, int64_t *out) {
-  char tasks[KEY_MAX];
-  int rc;
-  *out = 0;
-  if ((rc = make_key(q, tasks, "tasks", NULL))) return rc;
-  if ((rc = ensure_connected(q))) return rc;
-  redisReply *r = redisCommand(q->ctx, "LLEN %s", tasks);
-  rc = check_reply(q, r, REDIS_REPLY_INTEGER, 0, "LLEN");
-  if (!rc) *out = r->integer;
+redisReply *sq__queue_fcall(sq_queue *q, const char *fn, int argc, const char **argv, const size_t *lens,
+                            int *rc) {
+  if ((*rc = sq__queue_ensure(q))) return NULL;
+  for (int attempt = 0;; attempt++) {
+    if ((*rc = sq__queue_fcall_append(q, fn, argc, argv, lens))) return NULL;
+    redisReply *r = sq__queue_read(q, rc);
+    if (!r || attempt > 0 || !is_missing_function(r)) return r;
+    freeReplyObject(r);
+    SQ_WARN("redis lost the sandq functions (restart or FUNCTION FLUSH); reloading");
+    if ((*rc = sq__queue_load_functions(q))) return NULL;
+  }
+}
+
+/* ---- server settings ------------------------------------------------ */
+
+/* CONFIG GET name into buf; returns 0 or -1 (not allowed, unknown). */
+static int config_get(sq_queue *q, const char *name, char *buf, size_t n) {
+  redisReply *r = redisCommand(q->ctx, "CONFIG GET %s", name);
+  int ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->type == REDIS_REPLY_STRING;
+  if (ok) snprintf(buf, n, "%s", r->element[1]->str);
   freeReplyObject(r);
-  return rc;
+  return ok ? 0 : -1;
+}
+
+int sq_queue_check_server(sq_queue *q) {
+  char policy[64], aof[16], save[256], where[300];
+  int found = 0;
+  if (sq__queue_ensure(q)) return 0;
+  describe(q, where, sizeof where);
+  if (config_get(q, "maxmemory-policy", policy, sizeof policy) == 0 && strcmp(policy, "noeviction") != 0) {
+    SQ_WARN("redis at %s has maxmemory-policy %s: it may evict queued tasks and results; set noeviction "
+            "(docs/operations.md)", where, policy);
+    found++;
+  }
+  if (config_get(q, "appendonly", aof, sizeof aof) == 0 && config_get(q, "save", save, sizeof save) == 0 &&
+      strcmp(aof, "yes") != 0) {
+    SQ_WARN("redis at %s has no AOF (appendonly no%s): a restart loses %s; set appendonly yes "
+            "(docs/operations.md)", where, save[0] ? ", RDB snapshots only" : ", no snapshots",
+            save[0] ? "what changed since the last snapshot" : "every queued task and result");
+    found++;
+  }
+  return found;
 }

@@ -1,58 +1,162 @@
-/* queue.h: the Redis side of sandq: push tasks, claim them, acknowledge
- * them, store results and count batches (hiredis).
+/* queue.h: the Redis side of sandq (hiredis + a Redis Functions library,
+ * common/queue.lua): push tasks, claim them under a lease and a fencing
+ * token, heartbeat, complete, retry, hand back, reap, dead letter, batches.
  *
- * Knows nothing of the jail or the LLM. Key layout (docs/formats.md); every
- * key of a queue shares the hash tag {<queue>}:
- *   sq:{Q}:tasks                 list, producers LPUSH task JSON here
- *   sq:{Q}:processing:<worker>   list, a worker's claimed tasks (BLMOVE)
- *   sq:{Q}:batch:<B>             hash: total, done, and one count per status
- *   sq:{Q}:results:<B>           hash: task id -> result BSON
- *   sq:{Q}:batches               set of known batch ids
+ * Knows nothing of the jail or the LLM. Every key of queue Q starts with
+ * sq:{Q}: so a queue lives in one Redis Cluster slot; the key layout and
+ * what happens on each failure are in docs/operations.md.
+ *
+ * A handle is one connection and is not thread-safe: a heartbeat thread
+ * opens its own. A call that finds the connection broken reconnects once;
+ * a call that finds the functions library missing reloads it and retries.
  */
 #ifndef SQ_QUEUE_H
 #define SQ_QUEUE_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct sq_queue sq_queue;
 
+/* Lease, retry and retention policy of a handle (config: docs/configuration.md). */
+typedef struct {
+  int64_t lease_ms;         /* a claim not heartbeaten for this long is reaped */
+  int64_t max_stalls;       /* stalls (lease lost, worker died) before the dead letter */
+  int64_t max_attempts;     /* runs of a task that asks for retries, first one included */
+  int64_t backoff_base_ms;  /* first retry delay; doubles per attempt, with jitter */
+  int64_t backoff_max_ms;   /* cap on one retry delay */
+  int64_t retention_s;      /* results, batch counters and task records expire after this */
+  int64_t max_queue_len;    /* push refuses (SQ_EFULL) beyond this many waiting tasks; 0: no cap */
+  int64_t reap_interval_ms; /* at most one reaper run per interval across the fleet */
+} sq_queue_options;
+
+/* Fills o with the defaults (lease 30 s, 3 stalls, 5 attempts, backoff 1 s
+ * to 60 s, retention 7 days, 1,000,000 tasks, reaper every 1 s). */
+void sq_queue_options_default(sq_queue_options *o);
+
 /* Connects to redis_url (redis://[:password@]host[:port][/db] or
- * unix:///path). queue is the queue name. Returns 0 and a handle, or
+ * unix:///path) and loads the functions library. queue is the queue name.
+ * opts may be NULL (defaults; copied). Returns 0 and a handle, or
  * SQ_EINVAL (bad URL), SQ_EREDIS_CONN (with a logged reason), SQ_ENOMEM. */
 int sq_queue_new(const char *redis_url, const char *queue, sq_queue **out);
+int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_options *opts,
+                      sq_queue **out);
 /* Disconnects and frees; NULL is a no-op. */
 void sq_queue_free(sq_queue *q);
 /* The last error's text for this handle (never NULL). */
 const char *sq_queue_errstr(const sq_queue *q);
 
-/* Pushes n payloads (borrowed) in one pipeline and adds n to the batch's
- * total. Returns 0 or SQ_EREDIS. */
+/* Logs a warning for each Redis setting that can lose tasks: an evicting
+ * maxmemory-policy, no AOF and no RDB snapshots. Returns how many it found
+ * (0 when CONFIG GET is not allowed). */
+int sq_queue_check_server(sq_queue *q);
+
+/* ---- producing ------------------------------------------------------ */
+
+typedef enum { SQ_PRIORITY_NORMAL = 0, SQ_PRIORITY_HIGH, SQ_PRIORITY_LOW } sq_priority;
+
+typedef struct {
+  const char *payload; /* borrowed */
+  size_t len;
+  sq_priority priority;
+  const char *idempotency_key; /* NULL or "": no deduplication */
+} sq_push_item;
+
+/* Pushes n items for batch in chunks (one atomic step per chunk): a task
+ * whose idempotency_key was seen within retention_s is skipped. Adds the
+ * pushed count to the batch's total. *pushed and *duplicates (either may be
+ * NULL) count what happened, also on error. Returns 0, SQ_EFULL when a
+ * chunk would take the queue past max_queue_len (earlier chunks stay
+ * pushed), or SQ_EREDIS/SQ_EREDIS_CONN. */
+int sq_queue_push_items(sq_queue *q, const char *batch, const sq_push_item *items, size_t n, size_t *pushed,
+                        size_t *duplicates);
+/* Pushes n payloads (borrowed) at normal priority without deduplication. */
 int sq_queue_push(sq_queue *q, const char *batch, const char *const *payloads, const size_t *lens,
                   size_t n);
 
-/* Moves one task from the queue to worker's processing list (BLMOVE),
- * waiting up to timeout_ms. Returns 0 with a malloc'd payload in *out (the
- * caller frees), SQ_EEMPTY when nothing came, or SQ_EREDIS. */
-int sq_queue_claim(sq_queue *q, const char *worker_id, int timeout_ms, char **out, size_t *len);
+/* ---- claiming and settling ------------------------------------------ */
 
-/* Removes a claimed payload from worker's processing list. */
-int sq_queue_ack(sq_queue *q, const char *worker_id, const char *payload, size_t len);
+/* One claimed task. token is the fencing token: every later step names it
+ * and is refused (SQ_EFENCED) once the lease was reaped and the task went
+ * to someone else. Owns payload; clear with sq_claim_clear. */
+typedef struct {
+  int64_t token;
+  char *payload; /* NUL-terminated, len bytes (may hold NULs) */
+  size_t len;
+  char worker_id[128];
+} sq_claim;
 
-/* Moves everything left in worker's processing list back onto the queue
- * (a restart of the same worker id). Sets *n_moved. */
-int sq_queue_requeue_processing(sq_queue *q, const char *worker_id, size_t *n_moved);
+void sq_claim_clear(sq_claim *c);
 
-/* Stores a result, exactly once per (batch, id): the first result wins and
- * bumps the batch's done and per-status counters; a later one is refused
- * with SQ_EEXISTS. Atomic (a server-side script). */
-int sq_queue_put_result(sq_queue *q, const char *batch, const char *id, const char *status,
-                        const uint8_t *bson, size_t bson_len);
+/* Makes claims on q return SQ_EINTERRUPTED, without taking anything, once
+ * *stop is non-zero (a worker's SIGTERM flag). stop may be NULL. */
+void sq_queue_set_stop(sq_queue *q, volatile sig_atomic_t *stop);
+
+/* Claims up to max tasks (high, then normal, then low priority) into
+ * worker_id's processing list, each under a lease of lease_ms. Waits up to
+ * timeout_ms (0: not at all) for a first task. Returns 0 with *n >= 1
+ * claims in out[0..n) (the caller clears each), SQ_EEMPTY, SQ_EINTERRUPTED
+ * (the stop flag is set), or SQ_EREDIS*. */
+int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out, size_t max,
+                        size_t *n);
+/* The same for one task. */
+int sq_queue_claim(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out);
+
+/* Extends every lease worker_id holds; call every lease_ms/3 or so from a
+ * thread with its own handle. *n_leases (may be NULL) gets how many. */
+int sq_queue_heartbeat(sq_queue *q, const char *worker_id, int64_t *n_leases);
+
+/* What to store for one claim. Borrowed. */
+typedef struct {
+  const sq_claim *claim;
+  const char *batch, *id, *status;
+  const uint8_t *bson;
+  size_t bson_len;
+} sq_completion;
+
+/* Stores the result and acknowledges the claim in one atomic step, if the
+ * claim is still this worker's. Returns 0 stored, SQ_EEXISTS (a result for
+ * this id was there already; the claim is acknowledged), SQ_EFENCED (lease
+ * lost; nothing written; counted in stats "fenced"), or SQ_EREDIS*. */
+int sq_queue_complete(sq_queue *q, const sq_completion *c);
+/* The same for n completions in one round trip; rcs[i] gets each code.
+ * Returns 0, or the connection error that stopped it. */
+int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs);
+
+/* Schedules a transient failure for another attempt after delay_ms (< 0:
+ * exponential backoff with jitter from the handle's options) through the
+ * delayed set. Returns 0 with *scheduled_ms (may be NULL) set, SQ_EEXHAUSTED
+ * (max_attempts reached: the claim is still held, store a final result),
+ * SQ_EFENCED, or SQ_EREDIS*. reason goes into the task's history. */
+int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms);
+
+/* Hands a claim back untouched to the front of its list (graceful
+ * shutdown); no stall is counted. Returns 0, SQ_EFENCED or SQ_EREDIS*. */
+int sq_queue_release(sq_queue *q, const sq_claim *c);
+
+/* Hands back every claim worker_id holds (a shutdown out of time). *n gets
+ * how many (may be NULL). */
+int sq_queue_release_all(sq_queue *q, const char *worker_id, size_t *n);
+
+/* A worker id starting up: everything an earlier run of it held counts a
+ * stall and goes back (or to the dead letter). Sets *requeued, *dead. */
+int sq_queue_recover(sq_queue *q, const char *worker_id, size_t *requeued, size_t *dead);
+
+/* Runs the reaper if no one else did within reap_interval_ms: requeues
+ * claims whose lease expired (a stall each). *ran tells whether this call
+ * did the work. Any pointer may be NULL. */
+int sq_queue_reap(sq_queue *q, const char *worker_id, bool *ran, size_t *requeued, size_t *dead);
+
+/* ---- batches -------------------------------------------------------- */
 
 #define SQ_QUEUE_MAX_STATUSES 16
 typedef struct {
   int64_t total;
-  int64_t done;
+  int64_t done;           /* tasks with a result */
+  int64_t dead;           /* tasks in the dead letter */
+  int64_t finished_at_ms; /* 0 until done + dead >= total */
   int n_statuses;
   struct {
     char name[32];
@@ -63,13 +167,36 @@ typedef struct {
 /* Reads a batch's counters. A batch nobody knows gives zeros. */
 int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out);
 
+/* Blocks up to timeout_ms for the batch's completion event (BLPOP on
+ * sq:{Q}:done:<B>, consumed). Returns 0, or SQ_ETIMEOUT. */
+int sq_queue_batch_wait(sq_queue *q, const char *batch, int timeout_ms);
+
 /* Calls fn once per stored result of batch (id and BSON bytes are borrowed
  * for the call only). Iterates with HSCAN so large batches stream. A
  * non-zero return from fn stops and is returned. */
 typedef int (*sq_queue_result_fn)(const char *id, const uint8_t *bson, size_t len, void *ud);
 int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn, void *ud);
 
-/* Number of tasks waiting in the queue. */
+/* Number of tasks waiting in the queue, all priorities. */
 int sq_queue_length(sq_queue *q, int64_t *out);
+
+/* Queue-wide counters (sq:{Q}:stats) and sizes. */
+typedef struct {
+  int64_t waiting, delayed, in_flight, dead_letter;
+  int64_t fenced, duplicate, stalled, retried, dead, deduplicated;
+} sq_queue_counters;
+int sq_queue_counters_get(sq_queue *q, sq_queue_counters *out);
+
+/* ---- dead letter ---------------------------------------------------- */
+
+/* Calls fn per dead-letter entry, oldest first, with its id and its JSON
+ * record (borrowed; docs/operations.md). A non-zero return stops. */
+typedef int (*sq_queue_dead_fn)(int64_t id, const char *record_json, size_t len, void *ud);
+int sq_queue_dead_list(sq_queue *q, sq_queue_dead_fn fn, void *ud);
+/* The JSON record of entry id, malloc'd into *out. SQ_ENOTFOUND if none. */
+int sq_queue_dead_show(sq_queue *q, int64_t id, char **out);
+/* Puts entry id (or every entry, id < 0) back on the queue with fresh
+ * counters; *n gets how many. SQ_ENOTFOUND when id named none. */
+int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n);
 
 #endif

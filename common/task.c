@@ -103,7 +103,7 @@ static sq_task *salvage(const cJSON *root) {
 static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen) {
   static const char *const known[] = {"id",    "batch",           "prompt", "code",     "tests",
                                       "entry_point", "expected_stdout", "limits", "metadata",
-                                      "enqueued_at_ms"};
+                                      "enqueued_at_ms", "priority", "idempotency_key"};
   const size_t n_known = sizeof known / sizeof known[0];
   unsigned seen = 0;
   const cJSON *m;
@@ -115,7 +115,7 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
     if (k == n_known)
       return fail(err, errlen, SQ_ETASK,
                   "%s: unknown field (known: id, batch, prompt, code, tests, entry_point, "
-                  "expected_stdout, limits, metadata, enqueued_at_ms)", m->string);
+                  "expected_stdout, limits, metadata, enqueued_at_ms, priority, idempotency_key)", m->string);
     if (seen & (1u << k)) return fail(err, errlen, SQ_ETASK, "%s: appears twice", m->string);
     seen |= 1u << k;
     switch (k) {
@@ -147,6 +147,19 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
       if (!cJSON_IsNumber(m) || m->valuedouble < 0)
         return fail(err, errlen, SQ_ETASK, "enqueued_at_ms: must be a non-negative integer");
       t->enqueued_at_ms = (int64_t)m->valuedouble;
+      break;
+    case 10:
+      if (!cJSON_IsString(m)) return fail(err, errlen, SQ_ETASK, "priority: must be \"high\", \"normal\" or \"low\"");
+      if (strcmp(m->valuestring, "high") == 0) t->priority = SQ_TASK_HIGH;
+      else if (strcmp(m->valuestring, "low") == 0) t->priority = SQ_TASK_LOW;
+      else if (strcmp(m->valuestring, "normal") == 0) t->priority = SQ_TASK_NORMAL;
+      else return fail(err, errlen, SQ_ETASK, "priority: must be \"high\", \"normal\" or \"low\"");
+      break;
+    case 11:
+      if ((rc = take_string(m, "idempotency_key", &t->idempotency_key, err, errlen))) return rc;
+      if (!valid_id(t->idempotency_key) || strlen(t->idempotency_key) > SQ_TASK_IDEM_MAX)
+        return fail(err, errlen, SQ_ETASK, "idempotency_key: must be 1-%d bytes without control characters",
+                    SQ_TASK_IDEM_MAX);
       break;
     }
     if (rc) return rc;
@@ -209,6 +222,7 @@ void sq_task_free(sq_task *t) {
   free(t->entry_point);
   free(t->expected_stdout);
   free(t->metadata_json);
+  free(t->idempotency_key);
   free(t);
 }
 

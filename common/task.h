@@ -12,6 +12,10 @@
 #include "jail.h"
 
 #define SQ_TASK_ID_MAX 128 /* bytes in an id or batch name */
+#define SQ_TASK_IDEM_MAX 256 /* bytes in an idempotency_key */
+
+/* Which list a task waits in; the queue claims high before normal before low. */
+typedef enum { SQ_TASK_NORMAL = 0, SQ_TASK_HIGH, SQ_TASK_LOW } sq_task_priority;
 
 typedef struct {
   char *id;              /* required */
@@ -24,6 +28,8 @@ typedef struct {
   sq_jail_limits limits; /* 0 fields: worker default */
   char *metadata_json;   /* the metadata object as JSON text, or NULL */
   int64_t enqueued_at_ms;/* set by the producer; 0 when absent */
+  sq_task_priority priority; /* "priority": "high" | "normal" | "low" */
+  char *idempotency_key; /* NULL when absent; deduplicated by the producer's push */
 } sq_task;
 
 /* Parses and validates one task of len bytes (need not be NUL-terminated).

@@ -15,6 +15,7 @@
 static void usage(FILE *f) {
   fputs("usage: sandq-producer push [options] TASKS.jsonl\n"
         "       sandq-producer status [options] BATCH\n"
+        "       sandq-producer dead [options] list | show ID | requeue ID | requeue --all\n"
         "\n"
         "common options:\n"
         "  --redis URL       redis://[:password@]host[:port][/db] or unix:///path (SANDQ_REDIS_URL)\n"
@@ -27,19 +28,22 @@ static void usage(FILE *f) {
         "  --out FILE.bson   write the results as concatenated BSON (implies --wait)\n"
         "  --table           print one row per task (implies --wait)\n"
         "  --no-validate     push every non-blank line as it is (for testing workers)\n"
+        "  --block           wait while the queue is full (max_queue_len) instead of failing\n"
         "\n"
-        "exit codes: 0 ok, 1 error or invalid tasks, 2 usage, 3 timeout, 4 expectation differed\n",
+        "exit codes: 0 ok (every task has a result), 1 error or invalid tasks, 2 usage, 3 timeout,\n"
+        "            4 expectation differed, 5 finished with tasks in the dead letter (no result)\n",
         f);
 }
 
-enum { OPT_REDIS = 256, OPT_QUEUE, OPT_CONFIG, OPT_BATCH, OPT_WAIT, OPT_TIMEOUT, OPT_OUT, OPT_TABLE, OPT_NOVALIDATE };
+enum { OPT_REDIS = 256, OPT_QUEUE, OPT_CONFIG, OPT_BATCH, OPT_WAIT, OPT_TIMEOUT, OPT_OUT, OPT_TABLE, OPT_NOVALIDATE, OPT_BLOCK };
 
 static const struct option long_opts[] = {
     {"redis", required_argument, NULL, OPT_REDIS},     {"queue", required_argument, NULL, OPT_QUEUE},
     {"config", required_argument, NULL, OPT_CONFIG},   {"batch", required_argument, NULL, OPT_BATCH},
     {"wait", no_argument, NULL, OPT_WAIT},             {"timeout-s", required_argument, NULL, OPT_TIMEOUT},
     {"out", required_argument, NULL, OPT_OUT},         {"table", no_argument, NULL, OPT_TABLE},
-    {"no-validate", no_argument, NULL, OPT_NOVALIDATE}, {"help", no_argument, NULL, 'h'},
+    {"no-validate", no_argument, NULL, OPT_NOVALIDATE}, {"block", no_argument, NULL, OPT_BLOCK},
+    {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
@@ -65,8 +69,8 @@ int main(int argc, char **argv) {
     return argc < 2 ? SQ_EXIT_USAGE : SQ_EXIT_OK;
   }
   const char *cmd = argv[1];
-  bool is_push = strcmp(cmd, "push") == 0;
-  if (!is_push && strcmp(cmd, "status") != 0) {
+  bool is_push = strcmp(cmd, "push") == 0, is_dead = strcmp(cmd, "dead") == 0;
+  if (!is_push && !is_dead && strcmp(cmd, "status") != 0) {
     fprintf(stderr, "sandq-producer: unknown command '%s'\n", cmd);
     usage(stderr);
     return SQ_EXIT_USAGE;
@@ -75,9 +79,10 @@ int main(int argc, char **argv) {
   sq_push_opts o = {0};
   int c;
   optind = 2;
-  while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
+  /* "requeue --all": --all is an operand of dead, not an option */
+  while ((c = getopt_long(argc, argv, is_dead ? "+h" : "h", long_opts, NULL)) != -1) {
     bool push_only = c == OPT_BATCH || c == OPT_WAIT || c == OPT_TIMEOUT || c == OPT_OUT || c == OPT_TABLE ||
-                     c == OPT_NOVALIDATE;
+                     c == OPT_NOVALIDATE || c == OPT_BLOCK;
     if (push_only && !is_push) {
       fprintf(stderr, "sandq-producer: %s is an option of push only\n", argv[optind - 1]);
       return SQ_EXIT_USAGE;
@@ -97,9 +102,16 @@ int main(int argc, char **argv) {
     case OPT_OUT: o.out_path = optarg; break;
     case OPT_TABLE: o.table = true; break;
     case OPT_NOVALIDATE: o.no_validate = true; break;
+    case OPT_BLOCK: o.block = true; break;
     case 'h': usage(stdout); return SQ_EXIT_OK;
     default: usage(stderr); return SQ_EXIT_USAGE;
     }
+  }
+  if (is_dead) {
+    sq_config cfg;
+    if (build_config(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
+    sq_log_init("sandq-producer", cfg.log_level);
+    return sq__dead_run(&cfg, argc - optind, argv + optind);
   }
   if (optind != argc - 1) {
     fprintf(stderr, "sandq-producer: %s takes exactly one %s\n", cmd, is_push ? "TASKS.jsonl file" : "BATCH id");

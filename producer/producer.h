@@ -18,6 +18,7 @@ enum {
   SQ_EXIT_USAGE = 2,    /* bad command line */
   SQ_EXIT_TIMEOUT = 3,  /* --timeout-s ran out before every task had a result */
   SQ_EXIT_MISMATCH = 4, /* a result's status differed from its metadata.expect */
+  SQ_EXIT_INCOMPLETE = 5, /* the batch finished with tasks in the dead letter (no result) */
 };
 
 typedef struct {
@@ -28,6 +29,7 @@ typedef struct {
   const char *out_path; /* NULL: no BSON file */
   bool table;           /* one row per task */
   bool no_validate;     /* push lines as they are (testing workers) */
+  bool block;           /* wait while the queue is at max_queue_len */
 } sq_push_opts;
 
 /* `push`: returns an SQ_EXIT_* code; explains failures on stderr. */
@@ -35,10 +37,22 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o);
 /* `status BATCH`: returns an SQ_EXIT_* code. */
 int sq__status_run(const sq_config *cfg, const char *batch);
 
+/* `dead list|show ID|requeue ID|requeue --all`: args after "dead". */
+int sq__dead_run(const sq_config *cfg, int argc, char **argv);
+
+/* Opens the configured queue, explaining a failure on stderr. */
+int sq__open_queue(const sq_config *cfg, sq_queue **q);
+
+/* Polls the batch's counters until it finished (every task has a result or
+ * is in the dead letter), showing a progress bar on a terminal and plain
+ * lines otherwise (stderr). Rides out Redis outages. Returns SQ_EXIT_OK,
+ * SQ_EXIT_TIMEOUT or SQ_EXIT_ERROR with the last counters in *st. */
+int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st);
+
 /* Whether s is a valid batch id: 1..128 characters of [A-Za-z0-9._:-]. */
 bool sq__batch_id_ok(const char *s);
 
-/* Prints a batch's counters: total, done and one row per status. */
+/* Prints a batch's counters: total, done, dead and one row per status. */
 void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st);
 
 /* Reads every result of batch; writes them to out_path (via out_path.tmp

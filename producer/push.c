@@ -17,9 +17,7 @@
 #include "util.h"
 
 #define MAX_FILE_BYTES ((size_t)1 << 30)
-#define POLL_MS 200
-#define PLAIN_PROGRESS_MS 2000
-#define MAX_POLL_FAILURES 25 /* ~5 s of redis trouble while waiting */
+#define FULL_RETRY_MS 500 /* --block: how often to try a full queue again */
 
 typedef struct {
   char *text; /* NUL-terminated, inside the file buffer */
@@ -136,11 +134,28 @@ static void make_batch_id(char *buf, size_t n) {
            tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)r);
 }
 
+/* The queue's priority and idempotency key of one stamped payload (a
+ * payload that does not parse goes at normal priority). *idem is malloc'd. */
+static void push_fields(const char *payload, size_t len, sq_priority *prio, char **idem) {
+  sq_task *t = NULL;
+  char err[8];
+  *prio = SQ_PRIORITY_NORMAL;
+  *idem = NULL;
+  if (sq_task_parse(payload, len, 0, &t, err, sizeof err) == 0) {
+    *prio = t->priority == SQ_TASK_HIGH ? SQ_PRIORITY_HIGH : t->priority == SQ_TASK_LOW ? SQ_PRIORITY_LOW
+                                                                                       : SQ_PRIORITY_NORMAL;
+    *idem = t->idempotency_key;
+    t->idempotency_key = NULL;
+  }
+  sq_task_free(t);
+}
+
 /* Stamps each line with the batch and the enqueue time. With no_validate a
  * line that is not a JSON object goes out as it is. Fills payloads/lens
- * (malloc'd strings the caller frees). */
+ * (malloc'd strings the caller frees) and items (pointing into them, with
+ * malloc'd idempotency keys). */
 static int stamp_lines(const task_file *tf, const char *batch, bool no_validate, char **payloads,
-                       size_t *lens) {
+                       size_t *lens, sq_push_item *items) {
   int64_t now_ms = sq_now_wall_ms();
   for (size_t i = 0; i < tf->n; i++) {
     const task_line *l = &tf->lines[i];
@@ -153,55 +168,32 @@ static int stamp_lines(const task_file *tf, const char *batch, bool no_validate,
     if (rc) return rc;
     lens[i] = strlen(payloads[i]);
   }
+  for (size_t i = 0; i < tf->n; i++) {
+    char *idem = NULL;
+    items[i] = (sq_push_item){.payload = payloads[i], .len = lens[i]};
+    push_fields(payloads[i], lens[i], &items[i].priority, &idem);
+    items[i].idempotency_key = idem;
+  }
   return 0;
 }
 
-static void sleep_ms(int64_t ms) {
-  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-  }
-}
-
-/* Polls the batch's counters until done >= total, showing progress on
- * stderr. Returns SQ_EXIT_OK, SQ_EXIT_TIMEOUT or SQ_EXIT_ERROR with the
- * last counters in *st. */
-static int wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
-  bool tty = isatty(STDERR_FILENO);
-  int64_t t0 = sq_now_mono_ms(), last_plain = t0 - PLAIN_PROGRESS_MS;
-  int64_t done0 = -1;
-  int failures = 0;
+/* Pushes every item; with block, waits while the queue is full. */
+static int push_all(sq_queue *q, const char *batch, const sq_push_item *items, size_t n, bool block,
+                    size_t *pushed, size_t *dups) {
+  size_t off = 0;
+  bool told = false;
+  *pushed = *dups = 0;
   for (;;) {
-    int rc = sq_queue_batch_stats(q, batch, st);
-    int64_t now = sq_now_mono_ms();
-    if (rc) {
-      if (++failures >= MAX_POLL_FAILURES) {
-        fprintf(stderr, "sandq-producer: giving up on batch %s: %s\n", batch, sq_queue_errstr(q));
-        return SQ_EXIT_ERROR;
-      }
-    } else {
-      failures = 0;
-      if (done0 < 0) done0 = st->done;
-      double secs = (double)(now - t0) / 1000.0;
-      double rate = secs > 0 ? (double)(st->done - done0) / secs : 0;
-      bool finished = st->done >= st->total;
-      if (tty) {
-        fprintf(stderr, "\rbatch %s: %lld/%lld  %.1f/s   ", batch, (long long)st->done, (long long)st->total,
-                rate);
-        if (finished) fputc('\n', stderr);
-      } else if (finished || now - last_plain >= PLAIN_PROGRESS_MS) {
-        fprintf(stderr, "batch %s: %lld/%lld  %.1f/s\n", batch, (long long)st->done, (long long)st->total, rate);
-        last_plain = now;
-      }
-      fflush(stderr);
-      if (finished) return SQ_EXIT_OK;
-    }
-    if (timeout_s > 0 && now - t0 >= timeout_s * 1000) {
-      if (tty) fputc('\n', stderr);
-      fprintf(stderr, "sandq-producer: timed out after %lld s: %lld of %lld tasks of batch %s have no result\n",
-              (long long)timeout_s, (long long)(st->total - st->done), (long long)st->total, batch);
-      return SQ_EXIT_TIMEOUT;
-    }
-    sleep_ms(POLL_MS);
+    size_t p = 0, d = 0;
+    int rc = sq_queue_push_items(q, batch, items + off, n - off, &p, &d);
+    *pushed += p;
+    *dups += d;
+    off += p + d;
+    if (rc != SQ_EFULL || !block) return rc;
+    if (!told) fprintf(stderr, "sandq-producer: %s; waiting (--block)\n", sq_queue_errstr(q));
+    told = true;
+    struct timespec ts = {.tv_sec = FULL_RETRY_MS / 1000, .tv_nsec = (FULL_RETRY_MS % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
   }
 }
 
@@ -209,18 +201,25 @@ static int wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batc
 static int wait_and_report(sq_queue *q, const char *batch, const sq_push_opts *o) {
   sq_batch_stats st;
   int64_t t0 = sq_now_mono_ms();
-  int code = wait_batch(q, batch, o->timeout_s, &st);
+  int code = sq__wait_batch(q, batch, o->timeout_s, &st);
   if (code != SQ_EXIT_OK) return code;
   sq__report_counts(stdout, batch, &st);
   printf("elapsed: %.1f s\n", (double)(sq_now_mono_ms() - t0) / 1000.0);
   fflush(stdout);
-  return sq__report_results(q, batch, o->out_path, o->table, stdout);
+  code = sq__report_results(q, batch, o->out_path, o->table, stdout);
+  if (code == SQ_EXIT_OK && st.dead > 0) {
+    fprintf(stderr, "sandq-producer: %lld task(s) of batch %s are in the dead letter without a result "
+            "(sandq-producer dead list)\n", (long long)st.dead, batch);
+    code = SQ_EXIT_INCOMPLETE;
+  }
+  return code;
 }
 
 int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   task_file tf = {0};
   char **payloads = NULL;
   size_t *lens = NULL;
+  sq_push_item *items = NULL;
   sq_queue *q = NULL;
   char batch[SQ_TASK_ID_MAX + 1];
   int code = SQ_EXIT_ERROR;
@@ -253,26 +252,29 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   }
   payloads = calloc(tf.n, sizeof *payloads);
   lens = calloc(tf.n, sizeof *lens);
-  if (!payloads || !lens) goto out;
-  int rc = stamp_lines(&tf, batch, o->no_validate, payloads, lens);
+  items = calloc(tf.n, sizeof *items);
+  if (!payloads || !lens || !items) goto out;
+  int rc = stamp_lines(&tf, batch, o->no_validate, payloads, lens, items);
   if (rc) {
     fprintf(stderr, "sandq-producer: stamping tasks: %s\n", sq_strerror(rc));
     goto out;
   }
-  if ((rc = sq_queue_new(cfg->redis_url, cfg->queue, &q))) {
-    fprintf(stderr, "sandq-producer: cannot open queue '%s': %s\n", cfg->queue, sq_strerror(rc));
-    goto out;
-  }
-  if ((rc = sq_queue_push(q, batch, (const char *const *)payloads, lens, tf.n))) {
-    fprintf(stderr, "sandq-producer: push failed: %s\n", sq_queue_errstr(q));
+  if ((rc = sq__open_queue(cfg, &q))) goto out;
+  size_t pushed = 0, dups = 0;
+  if ((rc = push_all(q, batch, items, tf.n, o->block, &pushed, &dups))) {
+    fprintf(stderr, "sandq-producer: push failed after %zu of %zu task(s): %s%s\n", pushed + dups, tf.n,
+            sq_queue_errstr(q), rc == SQ_EFULL ? " (--block waits for room)" : "");
     goto out;
   }
   printf("%s\n", batch);
   fflush(stdout);
-  SQ_INFO("pushed %zu task(s) to queue %s as batch %s", tf.n, cfg->queue, batch);
+  if (dups) fprintf(stderr, "sandq-producer: %zu task(s) skipped: their idempotency_key was already pushed\n", dups);
+  SQ_INFO("pushed %zu task(s) to queue %s as batch %s", pushed, cfg->queue, batch);
   code = o->wait ? wait_and_report(q, batch, o) : SQ_EXIT_OK;
 out:
   for (size_t i = 0; payloads && i < tf.n; i++) free(payloads[i]);
+  for (size_t i = 0; items && i < tf.n; i++) free((char *)items[i].idempotency_key);
+  free(items);
   free(payloads);
   free(lens);
   sq_queue_free(q);
@@ -289,11 +291,8 @@ int sq__status_run(const sq_config *cfg, const char *batch) {
             SQ_TASK_ID_MAX);
     return SQ_EXIT_USAGE;
   }
-  int rc = sq_queue_new(cfg->redis_url, cfg->queue, &q);
-  if (rc) {
-    fprintf(stderr, "sandq-producer: cannot open queue '%s': %s\n", cfg->queue, sq_strerror(rc));
-    return SQ_EXIT_ERROR;
-  }
+  int rc = sq__open_queue(cfg, &q);
+  if (rc) return SQ_EXIT_ERROR;
   if ((rc = sq_queue_batch_stats(q, batch, &st))) {
     fprintf(stderr, "sandq-producer: %s\n", sq_queue_errstr(q));
     goto out;
@@ -303,8 +302,14 @@ int sq__status_run(const sq_config *cfg, const char *batch) {
     goto out;
   }
   sq__report_counts(stdout, batch, &st);
-  code = SQ_EXIT_OK;
+  code = st.finished_at_ms && st.dead > 0 ? SQ_EXIT_INCOMPLETE : SQ_EXIT_OK;
 out:
   sq_queue_free(q);
   return code;
+}
+
+int sq__open_queue(const sq_config *cfg, sq_queue **q) {
+  int rc = sq_queue_new_opts(cfg->redis_url, cfg->queue, &cfg->queue_opts, q);
+  if (rc) fprintf(stderr, "sandq-producer: cannot open queue '%s': %s\n", cfg->queue, sq_strerror(rc));
+  return rc;
 }

@@ -16,6 +16,8 @@ void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st) {
   fprintf(f, "batch %s\n", batch);
   fprintf(f, "  %-20s %8lld\n", "total", (long long)st->total);
   fprintf(f, "  %-20s %8lld\n", "done", (long long)st->done);
+  fprintf(f, "  %-20s %8lld\n", "dead", (long long)st->dead);
+  fprintf(f, "  %-20s %8s\n", "finished", st->finished_at_ms ? "yes" : "no");
   if (st->n_statuses) fprintf(f, "  %-20s %8s\n", "status", "count");
   /* Sorted by name so the output is stable. */
   int order[SQ_QUEUE_MAX_STATUSES];

@@ -8,3 +8,6 @@ target_include_directories(test_queue PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/unit)
 
 sq_script_test(queue integration/queue.sh)
 sq_script_test(producer integration/producer.sh)
+sq_script_test(queue_storm integration/queue_storm.sh TIMEOUT 300)
+sq_script_test(queue_faults integration/queue_faults.sh TIMEOUT 300)
+sq_script_test(queue_redis integration/queue_redis.sh TIMEOUT 300)

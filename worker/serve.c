@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
+#include "heartbeat.h"
 #include "jail.h"
 #include "llm.h"
 #include "log.h"
@@ -19,6 +20,7 @@
 #include "reply.h"
 #include "result.h"
 #include "task.h"
+#include "test_hooks.h"
 #include "util.h"
 #include "verdict.h"
 
@@ -43,6 +45,7 @@ typedef struct {
   char *program;
   char raw_id[32];
   char reason[512];
+  bool transient;  /* a failure worth another attempt (LLM transport, 5xx, 429) */
   sq_jail_outcome out;
   sq_llm_reply reply;
   sq_policy_report findings;
@@ -85,6 +88,8 @@ static int generate(worker *w, job *j, char **code) {
                              .usage_estimated = j->reply.usage_estimated};
   if (rc) {
     snprintf(j->reason, sizeof j->reason, "llm: %s", j->reply.error[0] ? j->reply.error : sq_strerror(rc));
+    int st = j->reply.http_status;
+    j->transient = rc == SQ_EHTTP || (rc == SQ_ELLM && (st == 429 || (st >= 500 && st <= 599)));
     return rc;
   }
   char err[256] = "";
@@ -123,6 +128,7 @@ static int process(worker *w, const char *payload, size_t len, job *j) {
     goto done;
   }
 
+  sq__test_hook_task(j->task);
   char *generated = NULL;
   const char *code = j->task->code;
   if (!code) {
@@ -150,6 +156,11 @@ static int process(worker *w, const char *payload, size_t len, job *j) {
     goto done;
   }
 
+  if (sq__test_exec_noop()) {
+    r->status = SQ_STATUS_OK;
+    r->exit_code = 0;
+    goto done;
+  }
   sq_jail_limits lim = j->task->limits;
   sq_jail_limits_apply(&lim, &w->cfg.default_limits, &w->cfg.max_limits);
   int64_t e0 = sq_now_mono_ms();
@@ -183,50 +194,76 @@ done:
   return 0;
 }
 
-/* Encodes and stores j's result. Returns 0 (stored, or a result already
- * existed) or SQ_EREDIS/SQ_EBSON. */
-static int record(worker *w, job *j) {
+/* Encodes j's result, stores it and acknowledges c in one step. Returns 0
+ * (stored, or refused: a result existed, or the lease was lost and another
+ * worker owns the task), SQ_EREDIS, SQ_EREDIS_CONN or SQ_EBSON. */
+static int record(worker *w, job *j, const sq_claim *c) {
   bson_t doc = BSON_INITIALIZER;
   int rc = sq_result_to_bson(&j->r, &doc);
   if (rc == 0) {
-    rc = sq_queue_put_result(w->queue, j->r.batch, j->r.id, sq_status_name(j->r.status), bson_get_data(&doc),
-                             doc.len);
+    sq_completion done = {.claim = c, .batch = j->r.batch, .id = j->r.id, .status = sq_status_name(j->r.status),
+                          .bson = bson_get_data(&doc), .bson_len = doc.len};
+    rc = sq_queue_complete(w->queue, &done);
     if (rc == SQ_EEXISTS) {
       SQ_LOGT(SQ_LOG_WARN, j->r.id, "a result for this task already exists in batch %s; kept the first", j->r.batch);
       rc = 0;
+    } else if (rc == SQ_EFENCED) {
+      rc = 0; /* logged by the queue; the task's result comes from its new owner */
+    } else if (rc == 0) {
+      SQ_LOGT(SQ_LOG_INFO, j->r.id, "batch=%s status=%s total_ms=%lld", j->r.batch, sq_status_name(j->r.status),
+              (long long)j->r.total_ms);
     }
   }
   bson_destroy(&doc);
-  if (rc == 0)
-    SQ_LOGT(SQ_LOG_INFO, j->r.id, "batch=%s status=%s total_ms=%lld", j->r.batch, sq_status_name(j->r.status),
-            (long long)j->r.total_ms);
   return rc;
 }
 
+/* A transient failure: schedule another attempt. Returns true when the task
+ * is settled that way (retried, or no longer ours); false when attempts ran
+ * out and j must be stored as it is. */
+static bool retry_later(worker *w, job *j, const sq_claim *c) {
+  int64_t delay_ms = 0;
+  int rc = sq_queue_retry(w->queue, c, -1, j->reason, &delay_ms);
+  if (rc == 0) {
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "transient failure, retrying in %lld ms: %s", (long long)delay_ms, j->reason);
+    return true;
+  }
+  if (rc == SQ_EEXHAUSTED) {
+    size_t n = strlen(j->reason);
+    snprintf(j->reason + n, sizeof j->reason - n, " (after %lld attempts)", (long long)w->cfg.queue_opts.max_attempts);
+    return false;
+  }
+  /* Fenced, or Redis trouble: the lease (or the reaper) settles it. */
+  SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not schedule a retry (%s); the lease will expire and requeue it",
+          sq_strerror(rc));
+  return true;
+}
+
 /* Reconnects after a Redis failure, with capped exponential backoff, until
- * connected or asked to stop. */
-static int reconnect(worker *w) {
+ * connected, or asked to stop with no task in hand (with one, the heartbeat
+ * thread's grace clock ends the wait). */
+static int reconnect(worker *w, bool in_flight) {
   int64_t delay_ms = 100;
   sq_queue_free(w->queue);
   w->queue = NULL;
-  while (!g_stop) {
-    if (sq_queue_new(w->cfg.redis_url, w->cfg.queue, &w->queue) == 0) {
+  for (;;) {
+    if (sq_queue_new_opts(w->cfg.redis_url, w->cfg.queue, &w->cfg.queue_opts, &w->queue) == 0) {
+      sq_queue_set_stop(w->queue, &g_stop);
       SQ_INFO("reconnected to redis");
       return 0;
     }
+    if (g_stop && !in_flight) return SQ_EINTERRUPTED;
     usleep((useconds_t)delay_ms * 1000);
     delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
   }
-  return SQ_EINTERRUPTED;
 }
 
 static int loop(worker *w) {
   while (!g_stop) {
-    if (!w->queue && reconnect(w) != 0) break;
-    char *payload = NULL;
-    size_t len = 0;
-    int rc = sq_queue_claim(w->queue, w->cfg.worker_id, (int)w->cfg.claim_timeout_ms, &payload, &len);
-    if (rc == SQ_EEMPTY) continue;
+    if (!w->queue && reconnect(w, false) != 0) break;
+    sq_claim c = {0};
+    int rc = sq_queue_claim(w->queue, w->cfg.worker_id, (int)w->cfg.claim_timeout_ms, &c);
+    if (rc == SQ_EEMPTY || rc == SQ_EINTERRUPTED) continue;
     if (rc) {
       SQ_WARN("claim failed: %s; reconnecting", sq_queue_errstr(w->queue));
       sq_queue_free(w->queue);
@@ -234,25 +271,27 @@ static int loop(worker *w) {
       continue;
     }
     job j = {0};
-    rc = process(w, payload, len, &j);
+    rc = process(w, c.payload, c.len, &j);
     if (rc == SQ_EJAIL) {
       /* Not the task's fault: hand it back and stop, so a healthy worker takes it. */
-      size_t n = 0;
-      sq_queue_requeue_processing(w->queue, w->cfg.worker_id, &n);
+      sq_queue_release(w->queue, &c);
       job_clear(&j);
-      free(payload);
+      sq_claim_clear(&c);
       return 1;
     }
-    /* Until stored, the task stays in our processing list: a restart of this
-     * worker id hands it back (requeue at start-up). */
-    while (!g_stop && (rc = record(w, &j)) != 0) {
-      SQ_LOGT(SQ_LOG_WARN, j.r.id, "storing the result failed (%s); retrying", sq_strerror(rc));
-      if (reconnect(w) != 0) break;
+    if (j.transient && retry_later(w, &j, &c)) {
+      job_clear(&j);
+      sq_claim_clear(&c);
+      continue;
     }
-    if (rc == 0 && sq_queue_ack(w->queue, w->cfg.worker_id, payload, len) != 0)
-      SQ_LOGT(SQ_LOG_WARN, j.r.id, "ack failed: %s", sq_queue_errstr(w->queue));
+    /* Until stored, the claim stays ours under its lease (kept alive by the
+     * heartbeat thread), so a Redis outage here loses nothing. */
+    while ((rc = record(w, &j, &c)) != 0) {
+      SQ_LOGT(SQ_LOG_WARN, j.r.id, "storing the result failed (%s); retrying", sq_strerror(rc));
+      if (reconnect(w, true) != 0) break;
+    }
     job_clear(&j);
-    free(payload);
+    sq_claim_clear(&c);
   }
   return 0;
 }
@@ -319,6 +358,7 @@ int sq_cmd_serve(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
 
   int exit_code = 1;
+  sq_heartbeat *hb = NULL;
   /* The jail (and a warm pool's zygotes) before the LLM client. */
   sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root,
                        .mode = w.cfg.jail_mode, .pool_size = (int)w.cfg.jail_pool_size};
@@ -331,18 +371,25 @@ int sq_cmd_serve(int argc, char **argv) {
     goto out;
   }
   if (!w.llm) SQ_WARN("no LLM provider configured: tasks without code will end as llm_error");
-  if (sq_queue_new(w.cfg.redis_url, w.cfg.queue, &w.queue) != 0) {
+  sq__test_hooks_init();
+  if (sq_queue_new_opts(w.cfg.redis_url, w.cfg.queue, &w.cfg.queue_opts, &w.queue) != 0) {
     SQ_WARN("redis at start-up unreachable; retrying with backoff");
     w.queue = NULL;
-    if (reconnect(&w) != 0) goto out;
+    if (reconnect(&w, false) != 0) goto out;
   }
-  size_t n = 0;
-  if (sq_queue_requeue_processing(w.queue, w.cfg.worker_id, &n) == 0 && n)
-    SQ_WARN("handed %zu task(s) left by an earlier run of %s back to the queue", n, w.cfg.worker_id);
-  SQ_INFO("worker %s serving queue %s", w.cfg.worker_id, w.cfg.queue);
+  sq_queue_set_stop(w.queue, &g_stop);
+  sq_queue_check_server(w.queue);
+  size_t requeued = 0, dead = 0;
+  if (sq_queue_recover(w.queue, w.cfg.worker_id, &requeued, &dead) == 0 && (requeued || dead))
+    SQ_WARN("an earlier run of %s left %zu task(s): %zu requeued, %zu to the dead letter", w.cfg.worker_id,
+            requeued + dead, requeued, dead);
+  if (sq_heartbeat_start(&w.cfg, &g_stop, &hb) != 0) goto out;
+  SQ_INFO("worker %s serving queue %s (lease %lld ms, heartbeat %lld ms)", w.cfg.worker_id, w.cfg.queue,
+          (long long)w.cfg.queue_opts.lease_ms, (long long)w.cfg.heartbeat_ms);
   exit_code = loop(&w);
   SQ_INFO("worker %s stopping", w.cfg.worker_id);
 out:
+  sq_heartbeat_stop(hb);
   sq_queue_free(w.queue);
   sq_llm_free(w.llm);
   sq_jail_free(w.jail);

@@ -40,7 +40,7 @@ expect_rc 0 good
 eq "$(cat "$SQ_TMP/good.out")" good-1 "printed batch id"
 eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 4 "LLEN after a good file"
 eq "$(sq_redis_cli HGET 'sq:{default}:batch:good-1' total)" 4 "batch total"
-eq "$(sq_redis_cli SISMEMBER 'sq:{default}:batches' good-1)" 1 "batch registered"
+sq_redis_cli ZSCORE 'sq:{default}:batches' good-1 | grep -Eq '^[0-9]+$' || sq_fail "batch not registered"
 sq_redis_cli LRANGE 'sq:{default}:tasks' 0 -1 >"$SQ_TMP/good.list"
 eq "$(grep -c '"batch":"good-1"' "$SQ_TMP/good.list")" 4 "elements with batch"
 eq "$(grep -c '"enqueued_at_ms":[0-9]\{13\}' "$SQ_TMP/good.list")" 4 "elements with enqueued_at_ms"

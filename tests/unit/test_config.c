@@ -165,6 +165,42 @@ int main(void) {
   CHECK_CONTAINS(err, "/nonexistent/sandq.json");
 
   test_policy_config();
+  /* queue settings: defaults, file, environment, validation */
+  sq_config_defaults(&c);
+  CHECK_EQ(c.queue_opts.lease_ms, 30000);
+  CHECK_EQ(c.heartbeat_ms, 10000);
+  CHECK_EQ(c.queue_opts.max_stalls, 3);
+  CHECK_EQ(c.queue_opts.retention_s, 7 * 24 * 3600);
+  write_file("{\"lease_ms\":4000,\"heartbeat_ms\":1000,\"max_attempts\":2,\"max_queue_len\":0,"
+             "\"backoff_base_ms\":10,\"backoff_max_ms\":20,\"shutdown_grace_ms\":0}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_EQ(c.queue_opts.lease_ms, 4000);
+  CHECK_EQ(c.heartbeat_ms, 1000);
+  CHECK_EQ(c.queue_opts.max_attempts, 2);
+  CHECK_EQ(c.queue_opts.max_queue_len, 0);
+  CHECK_EQ(c.queue_opts.backoff_max_ms, 20);
+  CHECK_EQ(c.shutdown_grace_ms, 0);
+  setenv("SANDQ_MAX_STALLS", "7", 1);
+  setenv("SANDQ_RETENTION_S", "60", 1);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  CHECK_EQ(c.queue_opts.max_stalls, 7);
+  CHECK_EQ(c.queue_opts.retention_s, 60);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  setenv("SANDQ_MAX_STALLS", "0", 1);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "SANDQ_MAX_STALLS");
+  unsetenv("SANDQ_MAX_STALLS");
+  unsetenv("SANDQ_RETENTION_S");
+  c.heartbeat_ms = 3000; /* more than half the 4000 ms lease */
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "heartbeat_ms");
+  c.heartbeat_ms = 1000;
+  c.queue_opts.backoff_base_ms = 30;
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "backoff_base_ms");
+  CHECK_EQ(sq_config_set(&c, "lease_ms", "5", err, sizeof err), SQ_ECONFIG);
+  CHECK_CONTAINS(err, "lease_ms");
+
   unlink(path);
   return sq_check_done("test_config");
 }

@@ -22,6 +22,10 @@ static const char *python = "/usr/bin/python3";
 static char scratch_root[64];
 
 #define JAIL_UID_BASE 3500000 /* SQ__JAIL_UID_BASE */
+#define JAIL_UID_BLOCK 64     /* SQ__JAIL_MAX_SLOTS: uids per process */
+#define JAIL_UID_BLOCKS 4096
+/* First uid of this process's block, learned from a run (test_scratch_and_uid). */
+static long our_uid_base = -1;
 
 static const sq_jail_limits base = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 512,
                                     .output_kib = 256};
@@ -270,8 +274,9 @@ static void test_scratch_and_uid(void) {
   if (geteuid() == 0) {
     /* Its own root: the scratch tmpfs, not a host directory. */
     CHECK_STR(cwd, "/scratch");
-    CHECK(uid >= JAIL_UID_BASE && uid < JAIL_UID_BASE + 64);
+    CHECK(uid >= JAIL_UID_BASE && uid < JAIL_UID_BASE + JAIL_UID_BLOCK * JAIL_UID_BLOCKS);
     CHECK_EQ(gid, uid);
+    our_uid_base = JAIL_UID_BASE + (uid - JAIL_UID_BASE) / JAIL_UID_BLOCK * JAIL_UID_BLOCK;
     CHECK_CONTAINS(o.stdout_buf, " []\n");
   } else {
     CHECK(strncmp(cwd, scratch_root, strlen(scratch_root)) == 0 && strlen(cwd) > strlen(scratch_root));
@@ -283,16 +288,18 @@ static void test_scratch_and_uid(void) {
 }
 
 
-/* Processes on the host running under one of the jail's uids (checked
- * from outside: pids inside the jail are its own namespace's). */
+/* Processes on the host running under one of this process's jail uids
+ * (checked from outside: pids inside the jail are its own namespace's).
+ * Other processes' jails run under other uid blocks. */
 static int jail_processes(void) {
   int n = 0;
+  CHECK(our_uid_base >= JAIL_UID_BASE); /* learned before: else this counts nothing */
   for (int tries = 0; tries < 100; tries++) {
     n = 0;
     FILE *p = popen("for f in /proc/[0-9]*/status; do awk '/^Uid:/{print $2}' $f 2>/dev/null; done", "r");
     if (!p) return -1;
     long uid;
-    while (fscanf(p, "%ld", &uid) == 1) n += uid >= JAIL_UID_BASE && uid < JAIL_UID_BASE + 64;
+    while (fscanf(p, "%ld", &uid) == 1) n += uid >= our_uid_base && uid < our_uid_base + JAIL_UID_BLOCK;
     pclose(p);
     if (n == 0) return 0;
     usleep(20000);

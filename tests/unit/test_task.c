@@ -108,5 +108,21 @@ int main(void) {
   free(stamped);
   CHECK_EQ(sq_task_stamp("nope", 4, "b", 1, &stamped), SQ_EPARSE);
 
+  /* priority and idempotency_key */
+  CHECK_EQ(parse("{\"id\":\"p\",\"code\":\"1\"}", &t, err), 0);
+  CHECK_EQ(t->priority, SQ_TASK_NORMAL);
+  CHECK(t->idempotency_key == NULL);
+  sq_task_free(t);
+  CHECK_EQ(parse("{\"id\":\"p\",\"code\":\"1\",\"priority\":\"high\",\"idempotency_key\":\"k-1\"}", &t, err), 0);
+  CHECK_EQ(t->priority, SQ_TASK_HIGH);
+  CHECK_STR(t->idempotency_key, "k-1");
+  sq_task_free(t);
+  CHECK_EQ(parse("{\"id\":\"p\",\"code\":\"1\",\"priority\":\"low\"}", &t, err), 0);
+  CHECK_EQ(t->priority, SQ_TASK_LOW);
+  sq_task_free(t);
+  bad("{\"id\":\"p\",\"code\":\"1\",\"priority\":\"urgent\"}", SQ_ETASK, "priority", "p");
+  bad("{\"id\":\"p\",\"code\":\"1\",\"priority\":1}", SQ_ETASK, "priority", "p");
+  bad("{\"id\":\"p\",\"code\":\"1\",\"idempotency_key\":\"\"}", SQ_ETASK, "idempotency_key", "p");
+  bad("{\"id\":\"p\",\"code\":\"1\",\"idempotency_key\":7}", SQ_ETASK, "idempotency_key", "p");
   return sq_check_done("test_task");
 }

@@ -1,0 +1,8 @@
+# embed.cmake: turns a text file into a C source defining a NUL-terminated
+# char array, so the Redis Functions library ships inside libsandq.
+#   cmake -DIN=queue.lua -DOUT=queue_lua.c -DNAME=sq__queue_lua -P embed.cmake
+file(READ "${IN}" hex HEX)
+string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
+string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)" "\\1\n" bytes "${bytes}")
+file(WRITE "${OUT}" "/* Generated from ${IN} by common/embed.cmake; do not edit. */\n"
+  "extern const char ${NAME}[];\nconst char ${NAME}[] = {\n${bytes}0x00};\n")

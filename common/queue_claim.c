@@ -1,0 +1,283 @@
+/* queue_claim.c: a task's life on the worker side: claim under a lease and
+ * a fencing token, heartbeat, complete (result + acknowledgement in one
+ * atomic step), retry through the delayed set, release, recover, reap.
+ * The server side of each step is a function in common/queue.lua. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "errors.h"
+#include "log.h"
+#include "queue_internal.h"
+#include "util.h"
+
+#define WAIT_SLICE_MS 100 /* how long one blocking wait lasts before polling again */
+#define REAP_LIMIT "1000" /* expired leases handled per reaper run */
+
+void sq_claim_clear(sq_claim *c) {
+  if (!c) return;
+  free(c->payload);
+  memset(c, 0, sizeof *c);
+}
+
+static void i64_text(char *buf, size_t n, int64_t v) { snprintf(buf, n, "%lld", (long long)v); }
+
+/* Parses {token, payload, ...} into out[0..*n). */
+static int take_claims(sq_queue *q, const redisReply *r, const char *worker_id, sq_claim *out, size_t max,
+                       size_t *n) {
+  for (size_t i = 0; i + 1 < r->elements && *n < max; i += 2) {
+    const redisReply *t = r->element[i], *p = r->element[i + 1];
+    if (t->type != REDIS_REPLY_INTEGER || p->type != REDIS_REPLY_STRING) {
+      sq__queue_err(q, "sq1_claim: malformed reply");
+      return SQ_EREDIS;
+    }
+    sq_claim *c = &out[*n];
+    memset(c, 0, sizeof *c);
+    if (!(c->payload = malloc(p->len + 1))) return SQ_ENOMEM;
+    memcpy(c->payload, p->str, p->len);
+    c->payload[p->len] = 0;
+    c->len = p->len;
+    c->token = t->integer;
+    snprintf(c->worker_id, sizeof c->worker_id, "%s", worker_id);
+    (*n)++;
+  }
+  return 0;
+}
+
+/* One non-blocking claim round trip. */
+static int claim_once(sq_queue *q, const char *worker_id, sq_claim *out, size_t max, size_t *n) {
+  char lease[24], cnt[24];
+  int rc;
+  i64_text(lease, sizeof lease, q->opts.lease_ms);
+  i64_text(cnt, sizeof cnt, (int64_t)max);
+  const char *argv[] = {worker_id, lease, cnt};
+  redisReply *r = sq__queue_fcall(q, "sq1_claim", 3, argv, NULL, &rc);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_claim");
+  if (!rc) rc = take_claims(q, r, worker_id, out, max, n);
+  freeReplyObject(r);
+  if (rc) {
+    for (size_t i = 0; i < *n; i++) sq_claim_clear(&out[i]);
+    *n = 0;
+  }
+  return rc;
+}
+
+/* Blocks up to ms until the normal list holds something, without taking it
+ * (BLMOVE of a list onto its own claim end is a peek). */
+static int wait_for_work(sq_queue *q, int64_t ms) {
+  char key[SQ__KEY_MAX];
+  int rc;
+  if ((rc = sq__queue_key(q, key, "tasks", NULL)) || (rc = sq__queue_ensure(q))) return rc;
+  redisReply *r = redisCommand(q->ctx, "BLMOVE %s %s RIGHT RIGHT %lld.%03lld", key, key, (long long)(ms / 1000),
+                               (long long)(ms % 1000));
+  rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 1, "BLMOVE");
+  freeReplyObject(r);
+  return rc;
+}
+
+void sq_queue_set_stop(sq_queue *q, volatile sig_atomic_t *stop) { q->stop = stop; }
+
+int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out, size_t max,
+                        size_t *n) {
+  *n = 0;
+  if (max == 0) return SQ_EINVAL;
+  int64_t deadline = sq_now_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+  for (;;) {
+    if (q->stop && *q->stop) return SQ_EINTERRUPTED;
+    int rc = claim_once(q, worker_id, out, max, n);
+    if (rc) return rc;
+    if (*n) return 0;
+    int64_t left = deadline - sq_now_mono_ms();
+    if (left <= 0) return SQ_EEMPTY;
+    /* High and low priority and due retries are polled every slice. */
+    if ((rc = wait_for_work(q, left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS))) return rc;
+  }
+}
+
+int sq_queue_claim(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out) {
+  size_t n = 0;
+  return sq_queue_claim_many(q, worker_id, timeout_ms, out, 1, &n);
+}
+
+int sq_queue_heartbeat(sq_queue *q, const char *worker_id, int64_t *n_leases) {
+  char lease[24];
+  int rc;
+  i64_text(lease, sizeof lease, q->opts.lease_ms);
+  const char *argv[] = {worker_id, lease};
+  redisReply *r = sq__queue_fcall(q, "sq1_heartbeat", 2, argv, NULL, &rc);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_heartbeat");
+  if (!rc && n_leases) *n_leases = r->integer;
+  freeReplyObject(r);
+  return rc;
+}
+
+/* ---- complete ------------------------------------------------------- */
+
+/* The arguments of sq1_complete; argv points into a and c. */
+typedef struct {
+  char tok[24], ret[24];
+  const char *argv[7];
+  size_t lens[7];
+} complete_args;
+
+static void complete_args_fill(sq_queue *q, const sq_completion *c, complete_args *a) {
+  i64_text(a->tok, sizeof a->tok, c->claim->token);
+  i64_text(a->ret, sizeof a->ret, q->opts.retention_s);
+  const char *v[] = {c->claim->worker_id, a->tok, c->batch, c->id, c->status, (const char *)c->bson, a->ret};
+  for (int i = 0; i < 7; i++) {
+    a->argv[i] = v[i];
+    a->lens[i] = i == 5 ? c->bson_len : strlen(v[i]);
+  }
+}
+
+static int complete_code(sq_queue *q, const redisReply *r, const sq_completion *c) {
+  int rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_complete");
+  if (rc) return rc;
+  if (r->integer == 1) return 0;
+  if (r->integer == 0) return SQ_EEXISTS;
+  SQ_LOGT(SQ_LOG_WARN, c->id, "result refused: the lease of claim %lld was lost and the task reclaimed",
+          (long long)c->claim->token);
+  return SQ_EFENCED;
+}
+
+int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs) {
+  int rc;
+  if ((rc = sq__queue_ensure(q))) return rc;
+  for (size_t i = 0; i < n; i++) {
+    complete_args a;
+    complete_args_fill(q, &c[i], &a);
+    if ((rc = sq__queue_fcall_append(q, "sq1_complete", 7, a.argv, a.lens))) return rc;
+  }
+  int missing = 0;
+  for (size_t i = 0; i < n; i++) {
+    redisReply *r = sq__queue_read(q, &rc);
+    if (!r) return rc;
+    missing |= r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
+    rcs[i] = complete_code(q, r, &c[i]);
+    freeReplyObject(r);
+  }
+  if (!missing) return 0;
+  /* Redis lost the library mid-pipeline: nothing of those ran; redo them. */
+  if ((rc = sq__queue_load_functions(q))) return rc;
+  for (size_t i = 0; i < n; i++)
+    if (rcs[i] == SQ_EREDIS) rcs[i] = sq_queue_complete(q, &c[i]);
+  return 0;
+}
+
+int sq_queue_complete(sq_queue *q, const sq_completion *c) {
+  complete_args a;
+  int rc;
+  complete_args_fill(q, c, &a);
+  redisReply *r = sq__queue_fcall(q, "sq1_complete", 7, a.argv, a.lens, &rc);
+  if (!rc) rc = complete_code(q, r, c);
+  freeReplyObject(r);
+  return rc;
+}
+
+/* ---- retry / release ------------------------------------------------ */
+
+int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms) {
+  char tok[24], maxa[24], delay[24], base[24], cap[24], jit[32], ret[24];
+  uint32_t rnd = 0;
+  int rc;
+  if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) rnd = (uint32_t)sq_now_mono_ms() * 2654435761u;
+  i64_text(tok, sizeof tok, c->token);
+  i64_text(maxa, sizeof maxa, q->opts.max_attempts);
+  i64_text(delay, sizeof delay, delay_ms < 0 ? -1 : delay_ms);
+  i64_text(base, sizeof base, q->opts.backoff_base_ms);
+  i64_text(cap, sizeof cap, q->opts.backoff_max_ms);
+  snprintf(jit, sizeof jit, "%.6f", (double)rnd / 4294967296.0);
+  i64_text(ret, sizeof ret, q->opts.retention_s);
+  const char *argv[] = {c->worker_id, tok, reason ? reason : "", maxa, delay, base, cap, jit, ret};
+  redisReply *r = sq__queue_fcall(q, "sq1_retry", 9, argv, NULL, &rc);
+  if (rc) return rc;
+  if (r->type == REDIS_REPLY_INTEGER && r->integer == -1) {
+    rc = SQ_EFENCED;
+  } else if ((rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_retry")) == 0) {
+    if (r->elements != 3 || r->element[0]->type != REDIS_REPLY_INTEGER || r->element[2]->type != REDIS_REPLY_INTEGER) {
+      sq__queue_err(q, "sq1_retry: malformed reply");
+      rc = SQ_EREDIS;
+    } else if (r->element[0]->integer == 0) {
+      rc = SQ_EEXHAUSTED;
+    } else if (scheduled_ms) {
+      *scheduled_ms = r->element[2]->integer;
+    }
+  }
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_release(sq_queue *q, const sq_claim *c) {
+  char tok[24];
+  int rc;
+  i64_text(tok, sizeof tok, c->token);
+  const char *argv[] = {c->worker_id, tok};
+  redisReply *r = sq__queue_fcall(q, "sq1_release", 2, argv, NULL, &rc);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_release");
+  if (!rc && r->integer < 0) rc = SQ_EFENCED;
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_release_all(sq_queue *q, const char *worker_id, size_t *n) {
+  int rc;
+  const char *argv[] = {worker_id};
+  redisReply *r = sq__queue_fcall(q, "sq1_release_all", 1, argv, NULL, &rc);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_release_all");
+  if (!rc && n) *n = (size_t)r->integer;
+  freeReplyObject(r);
+  return rc;
+}
+
+/* ---- recover / reap ------------------------------------------------- */
+
+/* Reads an array reply of integers into v[0..n). */
+static int int_array(sq_queue *q, const redisReply *r, const char *what, int64_t *v, size_t n) {
+  int rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, what);
+  if (rc) return rc;
+  if (r->elements != n) goto bad;
+  for (size_t i = 0; i < n; i++) {
+    if (r->element[i]->type != REDIS_REPLY_INTEGER) goto bad;
+    v[i] = r->element[i]->integer;
+  }
+  return 0;
+bad:
+  sq__queue_err(q, "%s: malformed reply", what);
+  return SQ_EREDIS;
+}
+
+int sq_queue_recover(sq_queue *q, const char *worker_id, size_t *requeued, size_t *dead) {
+  char stalls[24], ret[24];
+  int64_t v[2] = {0, 0};
+  int rc;
+  i64_text(stalls, sizeof stalls, q->opts.max_stalls);
+  i64_text(ret, sizeof ret, q->opts.retention_s);
+  const char *argv[] = {worker_id, stalls, ret};
+  redisReply *r = sq__queue_fcall(q, "sq1_recover", 3, argv, NULL, &rc);
+  if (!rc) rc = int_array(q, r, "sq1_recover", v, 2);
+  freeReplyObject(r);
+  if (requeued) *requeued = (size_t)v[0];
+  if (dead) *dead = (size_t)v[1];
+  return rc;
+}
+
+int sq_queue_reap(sq_queue *q, const char *worker_id, bool *ran, size_t *requeued, size_t *dead) {
+  char lock[24], stalls[24], ret[24];
+  int64_t v[3] = {0, 0, 0};
+  int rc;
+  i64_text(lock, sizeof lock, q->opts.reap_interval_ms);
+  i64_text(stalls, sizeof stalls, q->opts.max_stalls);
+  i64_text(ret, sizeof ret, q->opts.retention_s);
+  const char *argv[] = {worker_id, lock, stalls, REAP_LIMIT, ret};
+  redisReply *r = sq__queue_fcall(q, "sq1_reap", 5, argv, NULL, &rc);
+  if (!rc) rc = int_array(q, r, "sq1_reap", v, 3);
+  freeReplyObject(r);
+  if (ran) *ran = v[0] == 1;
+  if (requeued) *requeued = (size_t)v[1];
+  if (dead) *dead = (size_t)v[2];
+  if (!rc && (v[1] || v[2]))
+    SQ_WARN("reaper: %lld expired lease(s) requeued, %lld task(s) to the dead letter", (long long)v[1],
+            (long long)v[2]);
+  return rc;
+}

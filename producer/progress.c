@@ -1,0 +1,106 @@
+/* progress.c: `push --wait`: poll a batch's counters until it finishes,
+ * with a progress bar (done/total, rate, ETA, statuses) on a terminal and
+ * plain lines otherwise, riding out Redis outages. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "producer.h"
+#include "util.h"
+
+#define POLL_MS 200
+#define PLAIN_PROGRESS_MS 2000
+#define OUTAGE_GIVE_UP_MS (5 * 60 * 1000) /* redis unreachable this long while waiting: give up */
+#define BAR_WIDTH 24
+
+static void sleep_ms(int64_t ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+/* "passed 12 failed 3 dead 1" into buf. */
+static void status_text(const sq_batch_stats *st, char *buf, size_t n) {
+  size_t o = 0;
+  buf[0] = 0;
+  for (int i = 0; i < st->n_statuses && o < n; i++)
+    o += (size_t)snprintf(buf + o, n - o, "%s%s %lld", o ? " " : "", st->statuses[i].name,
+                          (long long)st->statuses[i].count);
+  if (st->dead && o < n) snprintf(buf + o, n - o, "%sdead %lld", o ? " " : "", (long long)st->dead);
+}
+
+static void eta_text(double secs, char *buf, size_t n) {
+  if (secs < 0 || secs > 99 * 3600) {
+    snprintf(buf, n, "--:--");
+    return;
+  }
+  long s = (long)(secs + 0.5);
+  if (s >= 3600)
+    snprintf(buf, n, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60, s % 60);
+  else
+    snprintf(buf, n, "%ld:%02ld", s / 60, s % 60);
+}
+
+static void show(const char *batch, const sq_batch_stats *st, double rate, bool tty, bool finished) {
+  int64_t settled = st->done + st->dead;
+  double frac = st->total > 0 ? (double)settled / (double)st->total : 0;
+  char statuses[512], eta[32];
+  status_text(st, statuses, sizeof statuses);
+  eta_text(rate > 0 ? (double)(st->total - settled) / rate : -1, eta, sizeof eta);
+  if (tty) {
+    char bar[BAR_WIDTH + 1];
+    int fill = (int)(frac * BAR_WIDTH);
+    for (int i = 0; i < BAR_WIDTH; i++) bar[i] = i < fill ? '#' : '-';
+    bar[BAR_WIDTH] = 0;
+    fprintf(stderr, "\r\033[K[%s] %lld/%lld %3.0f%%  %.1f/s  ETA %s  %s", bar, (long long)settled,
+            (long long)st->total, frac * 100, rate, eta, statuses);
+    if (finished) fputc('\n', stderr);
+  } else {
+    fprintf(stderr, "batch %s: %lld/%lld  %.1f/s  ETA %s  %s\n", batch, (long long)settled, (long long)st->total,
+            rate, eta, statuses);
+  }
+  fflush(stderr);
+}
+
+int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
+  bool tty = isatty(STDERR_FILENO);
+  int64_t t0 = sq_now_mono_ms(), last_plain = t0 - PLAIN_PROGRESS_MS, outage_since = 0;
+  int64_t settled0 = -1;
+  for (;;) {
+    int rc = sq_queue_batch_stats(q, batch, st);
+    int64_t now = sq_now_mono_ms();
+    if (rc) {
+      if (!outage_since) {
+        outage_since = now;
+        fprintf(stderr, "%ssandq-producer: redis unreachable (%s); still waiting\n", tty ? "\n" : "",
+                sq_queue_errstr(q));
+      }
+      if (now - outage_since >= OUTAGE_GIVE_UP_MS) {
+        fprintf(stderr, "sandq-producer: giving up on batch %s: %s\n", batch, sq_queue_errstr(q));
+        return SQ_EXIT_ERROR;
+      }
+    } else {
+      outage_since = 0;
+      int64_t settled = st->done + st->dead;
+      if (settled0 < 0) settled0 = settled;
+      double secs = (double)(now - t0) / 1000.0;
+      double rate = secs > 0 ? (double)(settled - settled0) / secs : 0;
+      bool finished = st->total > 0 && settled >= st->total;
+      if (tty || finished || now - last_plain >= PLAIN_PROGRESS_MS) {
+        show(batch, st, rate, tty, finished);
+        last_plain = now;
+      }
+      if (finished) return SQ_EXIT_OK;
+    }
+    if (timeout_s > 0 && now - t0 >= timeout_s * 1000) {
+      if (tty) fputc('\n', stderr);
+      fprintf(stderr, "sandq-producer: timed out after %lld s: %lld of %lld tasks of batch %s have no result\n",
+              (long long)timeout_s, (long long)(st->total - st->done - st->dead), (long long)st->total, batch);
+      return SQ_EXIT_TIMEOUT;
+    }
+    sleep_ms(POLL_MS);
+  }
+}

@@ -1,0 +1,37 @@
+# queue_env.sh: helpers the queue_*.sh integration tests share, on top of
+# env.sh: task files, workers that can be killed and restarted, counters.
+#
+#   sq_tasks FILE N [CODE]        N tasks t00000.. with CODE (default print(1))
+#   sq_worker ID                  start `sandq-worker serve --worker-id ID`
+#   sq_batch_field BATCH FIELD    a field of the batch hash (0 when absent)
+#   sq_stat NAME                  a queue counter from sq:{Q}:stats (0 when absent)
+
+SQ_Q=${SANDQ_QUEUE:-default}
+
+sq_tasks() {
+  awk -v n="$2" -v code="${3:-print(1)}" \
+    'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"t%05d\",\"code\":\"%s\"}\n", i, code }' >"$1"
+}
+
+sq_worker() {
+  "$SQ_BIN/sandq-worker" serve --worker-id "$1" >>"$SQ_TMP/worker-$1.log" 2>&1 &
+  SQ_PIDS="$SQ_PIDS $!"
+  eval "SQ_WPID_$(echo "$1" | tr -c 'A-Za-z0-9\n' _)=$!"
+}
+
+sq_wpid() { eval "echo \$SQ_WPID_$(echo "$1" | tr -c 'A-Za-z0-9\n' _)"; }
+
+sq_batch_field() {
+  v=$(sq_redis_cli HGET "sq:{$SQ_Q}:batch:$1" "$2")
+  echo "${v:-0}"
+}
+
+sq_stat() {
+  v=$(sq_redis_cli HGET "sq:{$SQ_Q}:stats" "$1")
+  echo "${v:-0}"
+}
+
+# Waits up to $2 s for batch $1 to finish (done + dead >= total).
+sq_wait_batch() {
+  sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HEXISTS 'sq:{$SQ_Q}:batch:$1' finished_at_ms)\" = 1" "$2"
+}

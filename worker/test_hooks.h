@@ -1,0 +1,21 @@
+/* test_hooks.h: behaviour that only tests ask for, honoured only when the
+ * environment says SANDQ_TEST_HOOKS=1; a production worker never sets it.
+ *   metadata {"sandq_test": "die"}   the worker SIGKILLs itself on the task
+ *                                    (a poison pill)
+ *   SANDQ_TEST_EXEC=noop             nothing runs in the jail: status ok
+ *                                    (queue-only tests and benchmarks) */
+#ifndef SQ_WORKER_TEST_HOOKS_H
+#define SQ_WORKER_TEST_HOOKS_H
+
+#include <stdbool.h>
+
+#include "task.h"
+
+/* Reads the environment once; logs loudly when a hook is on. */
+void sq__test_hooks_init(void);
+/* Dies (SIGKILL) when hooks are on and t asks for it. */
+void sq__test_hook_task(const sq_task *t);
+/* Whether execution is stubbed out. */
+bool sq__test_exec_noop(void);
+
+#endif
