@@ -539,6 +539,7 @@ int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
   char bkey[KEY_MAX];
   int rc;
   memset(out, 0, sizeof *out);
+  out->budget_usd = -1;
   if ((rc = make_key(q, bkey, "batch", batch))) return rc;
   if ((rc = ensure_connected(q))) return rc;
   redisReply *r = redisCommand(q->ctx, "HGETALL %s", bkey);
@@ -557,6 +558,12 @@ int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
       SQ_ERROR("%s", q->errstr);
       rc = SQ_EREDIS;
       goto out;
+    }
+    if (strcmp(k->str, "cost_usd") == 0 || strcmp(k->str, "budget_usd") == 0) { /* not counters */
+      double d = v->type == REDIS_REPLY_STRING ? strtod(v->str, NULL) : 0;
+      if (k->str[0] == 'c') out->cost_usd = d;
+      else out->budget_usd = d;
+      continue;
     }
     if ((rc = counter_value(q, v, &n))) goto out;
     if (strcmp(k->str, "total") == 0) {
@@ -632,6 +639,99 @@ int sq_queue_length(sq_queue *q, int64_t *out) {
   redisReply *r = redisCommand(q->ctx, "LLEN %s", tasks);
   rc = check_reply(q, r, REDIS_REPLY_INTEGER, 0, "LLEN");
   if (!rc) *out = r->integer;
+  freeReplyObject(r);
+  return rc;
+}
+
+/* ---- LLM-side state (issue 5): batch spend and budget, cached verdicts -- */
+
+/* Runs one command expecting type want (or NIL when nil_ok); *out keeps the
+ * reply for the caller to free. */
+static int run_cmd(sq_queue *q, redisReply **out, int want, int nil_ok, const char *what, const char *fmt, ...) {
+  int rc;
+  *out = NULL;
+  if ((rc = ensure_connected(q))) return rc;
+  va_list ap;
+  va_start(ap, fmt);
+  redisReply *r = redisvCommand(q->ctx, fmt, ap);
+  va_end(ap);
+  if ((rc = check_reply(q, r, want, nil_ok, what))) {
+    freeReplyObject(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+int sq_queue_batch_add_cost(sq_queue *q, const char *batch, double usd) {
+  char bkey[KEY_MAX], val[64];
+  int rc;
+  redisReply *r;
+  if ((rc = make_key(q, bkey, "batch", batch))) return rc;
+  snprintf(val, sizeof val, "%.12f", usd);
+  rc = run_cmd(q, &r, REDIS_REPLY_STRING, 0, "HINCRBYFLOAT", "HINCRBYFLOAT %s cost_usd %s", bkey, val);
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_batch_set_budget(sq_queue *q, const char *batch, double usd) {
+  char bkey[KEY_MAX], val[64];
+  int rc;
+  redisReply *r;
+  if ((rc = make_key(q, bkey, "batch", batch))) return rc;
+  snprintf(val, sizeof val, "%.12f", usd);
+  rc = run_cmd(q, &r, REDIS_REPLY_INTEGER, 0, "HSET", "HSET %s budget_usd %s", bkey, val);
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, double *budget_usd) {
+  char bkey[KEY_MAX];
+  int rc;
+  redisReply *r;
+  *cost_usd = 0;
+  *budget_usd = -1;
+  if ((rc = make_key(q, bkey, "batch", batch))) return rc;
+  if ((rc = run_cmd(q, &r, REDIS_REPLY_ARRAY, 0, "HMGET", "HMGET %s cost_usd budget_usd", bkey))) return rc;
+  if (r->elements == 2) {
+    if (r->element[0]->type == REDIS_REPLY_STRING) *cost_usd = strtod(r->element[0]->str, NULL);
+    if (r->element[1]->type == REDIS_REPLY_STRING) *budget_usd = strtod(r->element[1]->str, NULL);
+  }
+  freeReplyObject(r);
+  return 0;
+}
+
+int sq_queue_cache_get(sq_queue *q, const char *ns, const char *key, char **out, size_t *len) {
+  char name[KEY_MAX / 2], ckey[KEY_MAX];
+  int rc;
+  redisReply *r;
+  *out = NULL;
+  snprintf(name, sizeof name, "%s:%s", ns, key);
+  if ((rc = make_key(q, ckey, "cache", name))) return rc;
+  if ((rc = run_cmd(q, &r, REDIS_REPLY_STRING, 1, "GET", "GET %s", ckey))) return rc;
+  if (r->type == REDIS_REPLY_NIL) {
+    rc = SQ_ENOTFOUND;
+  } else if (!(*out = malloc(r->len + 1))) {
+    rc = SQ_ENOMEM;
+  } else {
+    memcpy(*out, r->str, r->len);
+    (*out)[r->len] = '\0';
+    if (len) *len = r->len;
+  }
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_cache_set(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s) {
+  char name[KEY_MAX / 2], ckey[KEY_MAX];
+  int rc;
+  redisReply *r;
+  snprintf(name, sizeof name, "%s:%s", ns, key);
+  if ((rc = make_key(q, ckey, "cache", name))) return rc;
+  if (ttl_s > 0)
+    rc = run_cmd(q, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b EX %lld", ckey, val, len, (long long)ttl_s);
+  else
+    rc = run_cmd(q, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b", ckey, val, len);
   freeReplyObject(r);
   return rc;
 }

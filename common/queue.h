@@ -53,6 +53,8 @@ int sq_queue_put_result(sq_queue *q, const char *batch, const char *id, const ch
 typedef struct {
   int64_t total;
   int64_t done;
+  double cost_usd;   /* LLM spend so far (issue 5) */
+  double budget_usd; /* -1 when the batch has no budget */
   int n_statuses;
   struct {
     char name[32];
@@ -73,3 +75,17 @@ int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn
 int sq_queue_length(sq_queue *q, int64_t *out);
 
 #endif
+
+/* ---- LLM-side state (issue 5): batch spend and budget, cached verdicts ----
+ * Kept apart so the queue's core can change without touching them. */
+
+/* Adds usd to the batch's cost_usd (HINCRBYFLOAT on sq:{Q}:batch:<B>). */
+int sq_queue_batch_add_cost(sq_queue *q, const char *batch, double usd);
+/* Sets the batch's budget_usd (the producer's --budget-usd). */
+int sq_queue_batch_set_budget(sq_queue *q, const char *batch, double usd);
+/* Reads cost_usd (0 when unset) and budget_usd (-1 when unset). */
+int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, double *budget_usd);
+/* A cache entry sq:{Q}:cache:<ns>:<key>: get gives a malloc'd value (the
+ * caller frees) or SQ_ENOTFOUND; set stores with a TTL (ttl_s 0: none). */
+int sq_queue_cache_get(sq_queue *q, const char *ns, const char *key, char **out, size_t *len);
+int sq_queue_cache_set(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s);

@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config
-libhiredis-dev libcurl4-openssl-dev libcjson-dev libseccomp-dev libbson-dev
+libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
 redis-server redis-tools python3 python3-pymongo python3-redis docker-compose"
 
 if [ "${SANDQ_WITH_BENCH:-0}" = 1 ]; then
