@@ -1,5 +1,5 @@
-/* serve.c: the worker loop, the only place that knows every module:
- * claim, generate, check, execute, record. */
+/* serve.c: `sandq-worker serve`: configuration, set-up and tear-down of
+ * the worker; the event loop is loop.c, one task's way is job.c. */
 #include <bson/bson.h>
 #include <getopt.h>
 #include <signal.h>
@@ -20,228 +20,11 @@
 #include "task.h"
 #include "util.h"
 #include "verdict.h"
-
-static volatile sig_atomic_t g_stop;
+#include "worker.h"
 
 static void on_stop(int sig) {
   (void)sig;
-  g_stop = 1;
-}
-
-typedef struct {
-  sq_config cfg;
-  sq_queue *queue;
-  sq_jail *jail;
-  sq_llm *llm; /* NULL when no provider is configured */
-} worker;
-
-/* What the loop learned about one task; owns its strings. */
-typedef struct {
-  sq_result r;
-  sq_task *task;
-  char *program;
-  char raw_id[32];
-  char reason[512];
-  sq_jail_outcome out;
-  sq_llm_reply reply;
-} job;
-
-static void job_clear(job *j) {
-  sq_task_free(j->task);
-  free(j->program);
-  sq_jail_outcome_clear(&j->out);
-  sq_llm_reply_clear(&j->reply);
-  memset(j, 0, sizeof *j);
-}
-
-/* An id for a payload too broken to carry one: FNV-1a of its bytes. */
-static void raw_id(const char *p, size_t n, char *out, size_t outlen) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-  snprintf(out, outlen, "raw-%016llx", (unsigned long long)h);
-}
-
-/* Asks the LLM for the task's code. Returns 0 with *code malloc'd, or fills
- * j->reason and returns an SQ_E* code (the task becomes llm_error). */
-static int generate(worker *w, job *j, char **code) {
-  const sq_task *t = j->task;
-  if (!w->llm) {
-    snprintf(j->reason, sizeof j->reason,
-             "task has a prompt and no code, and no LLM provider is configured "
-             "(set SANDQ_LLM_BASE_URL and SANDQ_LLM_MODEL, or providers in the config file)");
-    return SQ_ELLM;
-  }
-  int64_t t0 = sq_now_mono_ms();
-  int rc = sq_llm_complete(w->llm, w->cfg.system_prompt, t->prompt, t->id, &j->reply);
-  j->r.llm_ms = sq_now_mono_ms() - t0;
-  j->r.llm = (sq_result_llm){.called = true,
-                             .provider = j->reply.provider,
-                             .model = j->reply.model,
-                             .prompt_tokens = j->reply.prompt_tokens,
-                             .completion_tokens = j->reply.completion_tokens,
-                             .cost_usd = j->reply.cost_usd,
-                             .usage_estimated = j->reply.usage_estimated};
-  if (rc) {
-    snprintf(j->reason, sizeof j->reason, "llm: %s", j->reply.error[0] ? j->reply.error : sq_strerror(rc));
-    return rc;
-  }
-  char err[256] = "";
-  rc = sq_reply_extract_code(j->reply.content, code, err, sizeof err);
-  if (rc) snprintf(j->reason, sizeof j->reason, "llm reply: %s", err);
-  return rc;
-}
-
-/* Runs one claimed payload to a result in j->r. Returns 0, or SQ_EJAIL when
- * the jail itself failed (the task is not the culprit and is handed back). */
-static int process(worker *w, const char *payload, size_t len, job *j) {
-  int64_t t0 = sq_now_mono_ms();
-  sq_result *r = &j->r;
-  r->worker = w->cfg.worker_id;
-  r->exit_code = -1;
-  char err[256] = "";
-  int rc = sq_task_parse(payload, len, (size_t)w->cfg.max_task_kib * 1024, &j->task, err, sizeof err);
-  if (j->task) {
-    r->id = j->task->id;
-    r->batch = j->task->batch;
-    r->metadata_json = j->task->metadata_json;
-    if (j->task->enqueued_at_ms > 0) {
-      int64_t q = sq_now_wall_ms() - j->task->enqueued_at_ms;
-      r->queue_ms = q > 0 ? q : 0;
-    }
-  } else {
-    raw_id(payload, len, j->raw_id, sizeof j->raw_id);
-    r->id = j->raw_id;
-    r->batch = "_invalid";
-  }
-  if (rc) {
-    SQ_LOGT(SQ_LOG_WARN, r->id, "invalid task: %s", err);
-    r->status = SQ_STATUS_INVALID_TASK;
-    snprintf(j->reason, sizeof j->reason, "%s", err);
-    r->reason = j->reason;
-    goto done;
-  }
-
-  char *generated = NULL;
-  const char *code = j->task->code;
-  if (!code) {
-    if (generate(w, j, &generated) != 0) {
-      SQ_LOGT(SQ_LOG_WARN, r->id, "%s", j->reason);
-      r->status = SQ_STATUS_LLM_ERROR;
-      r->reason = j->reason;
-      goto done;
-    }
-    code = generated;
-  }
-  rc = sq_task_program(j->task, code, &j->program);
-  free(generated);
-  if (rc) return rc;
-  r->code = j->program;
-
-  sq_jail_limits lim = j->task->limits;
-  sq_jail_limits_apply(&lim, &w->cfg.default_limits, &w->cfg.max_limits);
-  int64_t e0 = sq_now_mono_ms();
-  rc = sq_jail_run(w->jail, j->program, strlen(j->program), &lim, r->id, &j->out);
-  r->exec_ms = sq_now_mono_ms() - e0;
-  if (rc) {
-    SQ_LOGT(SQ_LOG_ERROR, r->id, "jail setup failed: %s", j->out.error);
-    return SQ_EJAIL;
-  }
-  const sq_jail_outcome *o = &j->out;
-  r->status = sq_verdict_decide(o, j->task->tests || j->task->entry_point, j->task->expected_stdout);
-  r->exit_code = o->exit_code;
-  r->signal = o->signal;
-  r->stdout_buf = o->stdout_buf;
-  r->stdout_len = o->stdout_len;
-  r->stdout_truncated = o->stdout_truncated;
-  r->stderr_buf = o->stderr_buf;
-  r->stderr_len = o->stderr_len;
-  r->stderr_truncated = o->stderr_truncated;
-  r->cpu_ms = o->cpu_ms;
-  r->memory_kib = o->memory_kib;
-  r->blocked_syscall = o->blocked_syscall;
-  if (r->status == SQ_STATUS_POLICY_VIOLATION) {
-    snprintf(j->reason, sizeof j->reason, "killed by the seccomp policy%s%s", o->blocked_syscall[0] ? ": " : "",
-             o->blocked_syscall);
-    r->reason = j->reason;
-  }
-done:
-  r->total_ms = sq_now_mono_ms() - t0;
-  r->finished_at_ms = sq_now_wall_ms();
-  return 0;
-}
-
-/* Encodes and stores j's result. Returns 0 (stored, or a result already
- * existed) or SQ_EREDIS/SQ_EBSON. */
-static int record(worker *w, job *j) {
-  bson_t doc = BSON_INITIALIZER;
-  int rc = sq_result_to_bson(&j->r, &doc);
-  if (rc == 0) {
-    rc = sq_queue_put_result(w->queue, j->r.batch, j->r.id, sq_status_name(j->r.status), bson_get_data(&doc),
-                             doc.len);
-    if (rc == SQ_EEXISTS) {
-      SQ_LOGT(SQ_LOG_WARN, j->r.id, "a result for this task already exists in batch %s; kept the first", j->r.batch);
-      rc = 0;
-    }
-  }
-  bson_destroy(&doc);
-  if (rc == 0)
-    SQ_LOGT(SQ_LOG_INFO, j->r.id, "batch=%s status=%s total_ms=%lld", j->r.batch, sq_status_name(j->r.status),
-            (long long)j->r.total_ms);
-  return rc;
-}
-
-/* Reconnects after a Redis failure, with capped exponential backoff, until
- * connected or asked to stop. */
-static int reconnect(worker *w) {
-  int64_t delay_ms = 100;
-  sq_queue_free(w->queue);
-  w->queue = NULL;
-  while (!g_stop) {
-    if (sq_queue_new(w->cfg.redis_url, w->cfg.queue, &w->queue) == 0) {
-      SQ_INFO("reconnected to redis");
-      return 0;
-    }
-    usleep((useconds_t)delay_ms * 1000);
-    delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
-  }
-  return SQ_EINTERRUPTED;
-}
-
-static int loop(worker *w) {
-  while (!g_stop) {
-    if (!w->queue && reconnect(w) != 0) break;
-    char *payload = NULL;
-    size_t len = 0;
-    int rc = sq_queue_claim(w->queue, w->cfg.worker_id, (int)w->cfg.claim_timeout_ms, &payload, &len);
-    if (rc == SQ_EEMPTY) continue;
-    if (rc) {
-      SQ_WARN("claim failed: %s; reconnecting", sq_queue_errstr(w->queue));
-      sq_queue_free(w->queue);
-      w->queue = NULL;
-      continue;
-    }
-    job j = {0};
-    rc = process(w, payload, len, &j);
-    if (rc == SQ_EJAIL) {
-      /* Not the task's fault: hand it back and stop, so a healthy worker takes it. */
-      size_t n = 0;
-      sq_queue_requeue_processing(w->queue, w->cfg.worker_id, &n);
-      job_clear(&j);
-      free(payload);
-      return 1;
-    }
-    /* Until stored, the task stays in our processing list: a restart of this
-     * worker id hands it back (requeue at start-up). */
-    while (!g_stop && (rc = record(w, &j)) != 0) {
-      SQ_LOGT(SQ_LOG_WARN, j.r.id, "storing the result failed (%s); retrying", sq_strerror(rc));
-      if (reconnect(w) != 0) break;
-    }
-    if (rc == 0 && sq_queue_ack(w->queue, w->cfg.worker_id, payload, len) != 0)
-      SQ_LOGT(SQ_LOG_WARN, j.r.id, "ack failed: %s", sq_queue_errstr(w->queue));
-    job_clear(&j);
-    free(payload);
-  }
-  return 0;
+  if (sq__worker_stop < 2) sq__worker_stop++; /* once: finish what is in flight; twice: now */
 }
 
 static void usage(FILE *f) {
@@ -311,23 +94,33 @@ int sq_cmd_serve(int argc, char **argv) {
     SQ_ERROR("jail: %s (scratch_root %s)", sq_strerror(rc), w.cfg.scratch_root);
     goto out;
   }
+  if ((rc = sq__pool_new(w.jail, (int)w.cfg.jail_threads, &w.pool)) != 0) {
+    SQ_ERROR("jail pool: %s", sq_strerror(rc));
+    goto out;
+  }
   if (w.cfg.n_providers > 0 && (rc = sq_llm_new(w.cfg.providers, w.cfg.n_providers, &w.llm)) != 0) {
     SQ_ERROR("llm: %s", sq_strerror(rc));
     goto out;
   }
+  if (w.llm) sq_llm_set_options(w.llm, &w.cfg.llm);
+  sq_risk_level_parse(w.cfg.risk_block_level, &w.risk_policy.block_level);
+  w.risk_policy.fallback = strcmp(w.cfg.risk_fallback, "block") == 0 ? SQ_RISK_BLOCK : SQ_RISK_WARN;
   if (!w.llm) SQ_WARN("no LLM provider configured: tasks without code will end as llm_error");
   if (sq_queue_new(w.cfg.redis_url, w.cfg.queue, &w.queue) != 0) {
     SQ_WARN("redis at start-up unreachable; retrying with backoff");
     w.queue = NULL;
-    if (reconnect(&w) != 0) goto out;
+    if (sq__wq_reconnect(&w) != 0) goto out;
   }
   size_t n = 0;
   if (sq_queue_requeue_processing(w.queue, w.cfg.worker_id, &n) == 0 && n)
     SQ_WARN("handed %zu task(s) left by an earlier run of %s back to the queue", n, w.cfg.worker_id);
-  SQ_INFO("worker %s serving queue %s", w.cfg.worker_id, w.cfg.queue);
-  exit_code = loop(&w);
+  SQ_INFO("worker %s serving queue %s (up to %lld tasks in flight, risk %s, max_repairs %lld)", w.cfg.worker_id,
+          w.cfg.queue, (long long)w.cfg.max_tasks_in_flight, w.cfg.risk, (long long)w.cfg.max_repairs);
+  exit_code = sq__worker_loop(&w);
+  if (exit_code != 0) sq__wq_hand_back(&w);
   SQ_INFO("worker %s stopping", w.cfg.worker_id);
 out:
+  sq__pool_free(w.pool); /* waits for runs in progress */
   sq_queue_free(w.queue);
   sq_llm_free(w.llm);
   sq_jail_free(w.jail);
