@@ -27,12 +27,13 @@ static void usage(FILE *f) {
         "  --out FILE.bson   write the results as concatenated BSON (implies --wait)\n"
         "  --table           print one row per task (implies --wait)\n"
         "  --no-validate     push every non-blank line as it is (for testing workers)\n"
+        "  --budget-usd X    LLM spend cap for the batch; workers start no LLM work for it once spent\n"
         "\n"
         "exit codes: 0 ok, 1 error or invalid tasks, 2 usage, 3 timeout, 4 expectation differed\n",
         f);
 }
 
-enum { OPT_REDIS = 256, OPT_QUEUE, OPT_CONFIG, OPT_BATCH, OPT_WAIT, OPT_TIMEOUT, OPT_OUT, OPT_TABLE, OPT_NOVALIDATE };
+enum { OPT_REDIS = 256, OPT_QUEUE, OPT_CONFIG, OPT_BATCH, OPT_WAIT, OPT_TIMEOUT, OPT_OUT, OPT_TABLE, OPT_NOVALIDATE, OPT_BUDGET };
 
 static const struct option long_opts[] = {
     {"redis", required_argument, NULL, OPT_REDIS},     {"queue", required_argument, NULL, OPT_QUEUE},
@@ -40,6 +41,7 @@ static const struct option long_opts[] = {
     {"wait", no_argument, NULL, OPT_WAIT},             {"timeout-s", required_argument, NULL, OPT_TIMEOUT},
     {"out", required_argument, NULL, OPT_OUT},         {"table", no_argument, NULL, OPT_TABLE},
     {"no-validate", no_argument, NULL, OPT_NOVALIDATE}, {"help", no_argument, NULL, 'h'},
+    {"budget-usd", required_argument, NULL, OPT_BUDGET},
     {NULL, 0, NULL, 0},
 };
 
@@ -97,6 +99,15 @@ int main(int argc, char **argv) {
     case OPT_OUT: o.out_path = optarg; break;
     case OPT_TABLE: o.table = true; break;
     case OPT_NOVALIDATE: o.no_validate = true; break;
+    case OPT_BUDGET: {
+      char *end = NULL;
+      o.budget_usd = strtod(optarg, &end);
+      if (!*optarg || *end || !(o.budget_usd >= 0) || o.budget_usd > 1e9) {
+        fprintf(stderr, "sandq-producer: --budget-usd '%s' must be a number of dollars >= 0\n", optarg);
+        return SQ_EXIT_USAGE;
+      }
+      break;
+    }
     case 'h': usage(stdout); return SQ_EXIT_OK;
     default: usage(stderr); return SQ_EXIT_USAGE;
     }

@@ -28,6 +28,7 @@ typedef struct {
   const char *out_path; /* NULL: no BSON file */
   bool table;           /* one row per task */
   bool no_validate;     /* push lines as they are (testing workers) */
+  double budget_usd;    /* < 0: no LLM budget for the batch */
 } sq_push_opts;
 
 /* `push`: returns an SQ_EXIT_* code; explains failures on stderr. */

@@ -263,6 +263,11 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
     fprintf(stderr, "sandq-producer: cannot open queue '%s': %s\n", cfg->queue, sq_strerror(rc));
     goto out;
   }
+  /* The budget lands before the tasks, so no worker sees the batch without it. */
+  if (o->budget_usd >= 0 && (rc = sq_queue_batch_set_budget(q, batch, o->budget_usd))) {
+    fprintf(stderr, "sandq-producer: setting the budget failed: %s\n", sq_queue_errstr(q));
+    goto out;
+  }
   if ((rc = sq_queue_push(q, batch, (const char *const *)payloads, lens, tf.n))) {
     fprintf(stderr, "sandq-producer: push failed: %s\n", sq_queue_errstr(q));
     goto out;

@@ -16,6 +16,8 @@ void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st) {
   fprintf(f, "batch %s\n", batch);
   fprintf(f, "  %-20s %8lld\n", "total", (long long)st->total);
   fprintf(f, "  %-20s %8lld\n", "done", (long long)st->done);
+  if (st->cost_usd > 0 || st->budget_usd >= 0) fprintf(f, "  %-20s %12.6f\n", "cost_usd", st->cost_usd);
+  if (st->budget_usd >= 0) fprintf(f, "  %-20s %12.6f\n", "budget_usd", st->budget_usd);
   if (st->n_statuses) fprintf(f, "  %-20s %8s\n", "status", "count");
   /* Sorted by name so the output is stable. */
   int order[SQ_QUEUE_MAX_STATUSES];
