@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
     return SQ_EXIT_USAGE;
   }
   const char *redis = NULL, *queue = NULL, *file = NULL;
-  sq_push_opts o = {0};
+  sq_push_opts o = {.budget_usd = -1};
   int c;
   optind = 2;
   while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
