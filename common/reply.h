@@ -8,7 +8,7 @@
 
 /* Extracts Python code from content: the fenced blocks (```python, ```py
  * or bare ```), joined in order; prose around them is dropped; CRLF becomes
- * LF; an unterminated fence runs to the end. A reply without a fence is
+ * LF (a lone CR too); an unterminated fence runs to the end. A reply without a fence is
  * taken whole when it is not empty. Returns 0 and a malloc'd string in
  * *code (the caller frees), or SQ_ELLM_REPLY with err saying why (empty
  * reply, empty block). */
