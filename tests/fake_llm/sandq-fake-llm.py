@@ -23,6 +23,7 @@
 #   "times": N  the status/fault applies to the first N matching requests only
 #   "content_repeat": N  the content is repeated N times (large replies)
 #   "default": true  the fallback rule for code/repair requests
+# In "content", {{n}} becomes the request's number (unique code per reply).
 # Without a rule, code requests get a tiny ```python block printing "hello",
 # and risk requests a verdict from a keyword heuristic (level none unless the
 # code touches os.system, subprocess, socket, shutil.rmtree, eval or exec).
@@ -275,6 +276,7 @@ class Conn:
         if delay > 0:
             await asyncio.sleep(delay)
         content = rule.get("content", "") * int(rule.get("content_repeat", 1))
+        content = content.replace("{{n}}", str(st.total))
         fault = rule.get("fault") if abnormal else None
         status = 200
         if abnormal:
