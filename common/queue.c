@@ -663,26 +663,24 @@ static int run_cmd(sq_queue *q, redisReply **out, int want, int nil_ok, const ch
   return 0;
 }
 
-int sq_queue_batch_add_cost(sq_queue *q, const char *batch, double usd) {
+/* HINCRBYFLOAT or HSET of one dollar field of the batch hash. */
+static int batch_money(sq_queue *q, const char *batch, const char *cmd, const char *field, double usd, int want) {
   char bkey[KEY_MAX], val[64];
   int rc;
   redisReply *r;
   if ((rc = make_key(q, bkey, "batch", batch))) return rc;
   snprintf(val, sizeof val, "%.12f", usd);
-  rc = run_cmd(q, &r, REDIS_REPLY_STRING, 0, "HINCRBYFLOAT", "HINCRBYFLOAT %s cost_usd %s", bkey, val);
+  rc = run_cmd(q, &r, want, 0, cmd, "%s %s %s %s", cmd, bkey, field, val);
   freeReplyObject(r);
   return rc;
 }
 
+int sq_queue_batch_add_cost(sq_queue *q, const char *batch, double usd) {
+  return batch_money(q, batch, "HINCRBYFLOAT", "cost_usd", usd, REDIS_REPLY_STRING);
+}
+
 int sq_queue_batch_set_budget(sq_queue *q, const char *batch, double usd) {
-  char bkey[KEY_MAX], val[64];
-  int rc;
-  redisReply *r;
-  if ((rc = make_key(q, bkey, "batch", batch))) return rc;
-  snprintf(val, sizeof val, "%.12f", usd);
-  rc = run_cmd(q, &r, REDIS_REPLY_INTEGER, 0, "HSET", "HSET %s budget_usd %s", bkey, val);
-  freeReplyObject(r);
-  return rc;
+  return batch_money(q, batch, "HSET", "budget_usd", usd, REDIS_REPLY_INTEGER);
 }
 
 int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, double *budget_usd) {
