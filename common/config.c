@@ -40,6 +40,8 @@ void sq_config_defaults(sq_config *cfg) {
   snprintf(cfg->scratch_root, sizeof cfg->scratch_root, "/tmp/sandq-scratch");
   cfg->default_limits = (sq_jail_limits){.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 512, .output_kib = 64};
   cfg->max_limits = (sq_jail_limits){.wall_ms = 60000, .cpu_ms = 30000, .memory_mib = 2048, .output_kib = 1024};
+  cfg->jail_mode = SQ_JAIL_MODE_SPAWN;
+  cfg->jail_pool_size = 2;
   snprintf(cfg->system_prompt, sizeof cfg->system_prompt,
            "You write Python 3 programs. Reply with one complete program in a single ```python "
            "code block, with no explanation.");
@@ -56,7 +58,7 @@ void sq_config_defaults(sq_config *cfg) {
 
 /* ---- scalar fields, addressed by their config-file key ---- */
 
-typedef enum { F_STR, F_I64, F_LOGLEVEL } field_type;
+typedef enum { F_STR, F_I64, F_LOGLEVEL, F_JAILMODE } field_type;
 
 typedef struct {
   const char *key;
@@ -78,6 +80,8 @@ static const field fields[] = {
     I64("claim_timeout_ms", claim_timeout_ms, 10, 60000),
     STR("python", python_path),
     STR("scratch_root", scratch_root),
+    {"jail_mode", F_JAILMODE, offsetof(sq_config, jail_mode), 0, 0, 0},
+    I64("jail_pool_size", jail_pool_size, 1, 64),
     STR("system_prompt", system_prompt),
     I64("default_limits.wall_ms", default_limits.wall_ms, 1, 24 * 3600 * 1000),
     I64("default_limits.cpu_ms", default_limits.cpu_ms, 1, 24 * 3600 * 1000),
@@ -123,6 +127,10 @@ int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err,
     case F_LOGLEVEL:
       if (sq_log_level_parse(value, (sq_log_level *)(void *)p) != 0)
         return fail(err, errlen, "%s: '%s' is not one of debug, info, warn, error", key, value);
+      return 0;
+    case F_JAILMODE:
+      if (sq_jail_mode_parse(value, (sq_jail_mode *)(void *)p) != 0)
+        return fail(err, errlen, "%s: '%s' is not one of spawn, warm", key, value);
       return 0;
     }
   }
@@ -258,6 +266,7 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_REDIS_URL", "redis_url"},     {"SANDQ_QUEUE", "queue"},
       {"SANDQ_LOG_LEVEL", "log_level"},     {"SANDQ_WORKER_ID", "worker_id"},
       {"SANDQ_PYTHON", "python"},           {"SANDQ_SCRATCH_ROOT", "scratch_root"},
+      {"SANDQ_JAIL_MODE", "jail_mode"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);

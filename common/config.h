@@ -28,6 +28,8 @@ typedef struct {
   char scratch_root[256];
   sq_jail_limits default_limits; /* used where a task sets none */
   sq_jail_limits max_limits;     /* a task's limits are clamped to these */
+  sq_jail_mode jail_mode;        /* spawn (fork+exec per task) or warm (zygote pool) */
+  int64_t jail_pool_size;        /* warm zygotes per worker */
 
   char system_prompt[1024];   /* sent before a task's prompt */
   int n_providers;
@@ -53,7 +55,7 @@ void sq_config_defaults(sq_config *cfg);
 int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errlen);
 
 /* Applies the environment: SANDQ_REDIS_URL, SANDQ_QUEUE, SANDQ_LOG_LEVEL,
- * SANDQ_WORKER_ID, SANDQ_PYTHON, SANDQ_SCRATCH_ROOT, and, when no provider
+ * SANDQ_WORKER_ID, SANDQ_PYTHON, SANDQ_SCRATCH_ROOT, SANDQ_JAIL_MODE, and, when no provider
  * is configured yet, SANDQ_LLM_BASE_URL/SANDQ_LLM_MODEL (key in
  * SANDQ_LLM_API_KEY). Returns 0 or SQ_ECONFIG with err naming the variable. */
 int sq_config_load_env(sq_config *cfg, char *err, size_t errlen);

@@ -1,8 +1,10 @@
-/* jail.c: the jail's supervising side: scratch dir, pipes, fork, the wall
- * clock and output caps, reaping, and mapping how the run ended.
+/* jail.c: the jail's public side: the runner, its slots (one uid and one
+ * cgroup name per concurrent run), spawn-mode runs (clone into fresh
+ * namespaces, the interpreter exec'd per run) and mapping how a run ended.
  *
- * The child's containment steps are in jail_contain.c, the filter in
- * jail_seccomp.c, the Python harness in jail_harness.c. */
+ * The child's containment steps are in jail_contain.c and jail_mnt.c, the
+ * filter in jail_seccomp.c, cgroups in jail_cgroup.c, the wall clock and
+ * output caps in jail_supervise.c, the warm pool in jail_zygote.c. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -11,13 +13,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -32,14 +36,37 @@
 static const sq_jail_limits builtin_limits = {
     .wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 512, .output_kib = 1024};
 
-#define DRAIN_AFTER_EXIT_MS 1000 /* reading what the killed tree left in the pipes */
-#define TICK_MS 10               /* poll period when pidfd_open is unavailable */
+#define NS_FLAGS (CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)
+#define NS_LAYERS                                                                                  \
+  (SQ_JAIL_LAYER_PID_NS | SQ_JAIL_LAYER_NET_NS | SQ_JAIL_LAYER_MOUNT_NS | SQ_JAIL_LAYER_IPC_NS |   \
+   SQ_JAIL_LAYER_UTS_NS | SQ_JAIL_LAYER_NEW_ROOT)
+
+static void slot_cgroups_destroy(void);
 
 struct sq_jail {
-  char *python_path;
-  char *scratch_root;
-  struct sock_fprog seccomp;
+  sq__jail_common c;
+  sq_jail_mode mode;
+  sq__jail_pool *pool;
 };
+
+static const char *const layer_names[SQ_JAIL_LAYER_COUNT] = {
+    "pid_ns", "net_ns", "mount_ns", "ipc_ns", "uts_ns", "cgroup_ns", "new_root", "uid", "caps",
+    "no_new_privs", "rlimits", "cgroup_memory", "cgroup_pids", "seccomp", "seccomp_notify"};
+
+const char *sq_jail_layer_name(uint32_t layer) {
+  for (int i = 0; i < SQ_JAIL_LAYER_COUNT; i++)
+    if (layer == 1u << i) return layer_names[i];
+  return NULL;
+}
+
+const char *sq_jail_mode_name(sq_jail_mode m) { return m == SQ_JAIL_MODE_WARM ? "warm" : "spawn"; }
+
+int sq_jail_mode_parse(const char *s, sq_jail_mode *out) {
+  if (s && strcmp(s, "spawn") == 0) *out = SQ_JAIL_MODE_SPAWN;
+  else if (s && strcmp(s, "warm") == 0) *out = SQ_JAIL_MODE_WARM;
+  else return SQ_EINVAL;
+  return 0;
+}
 
 const char *sq_jail_end_name(sq_jail_end e) {
   switch (e) {
@@ -73,10 +100,37 @@ void sq_jail_limits_apply(sq_jail_limits *lim, const sq_jail_limits *defaults,
   apply_one(&lim->output_kib, defaults->output_kib, max->output_kib);
 }
 
+void sq__jail_limits_builtin(sq_jail_limits *lim) { sq_jail_limits_apply(lim, &builtin_limits, NULL); }
+
+/* Clones a child with flags that exits at once: whether the kernel (and
+ * our privileges) allow those namespaces. */
+static bool try_clone(unsigned long flags) {
+  long pid = syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+  if (pid == 0) _exit(0);
+  if (pid < 0) return false;
+  int st;
+  while (waitpid((pid_t)pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The layers this host gives spawn mode; details for `check` in jail_probe.c. */
+static uint32_t host_layers(void) {
+  uint32_t l = SQ_JAIL_LAYER_RLIMITS | SQ_JAIL_LAYER_NO_NEW_PRIVS | SQ_JAIL_LAYER_SECCOMP;
+  if (sq__jail_seccomp_notify_supported()) l |= SQ_JAIL_LAYER_SECCOMP_NOTIFY;
+  if (geteuid() != 0) return l; /* no namespaces without root (docs/security.md) */
+  l |= SQ_JAIL_LAYER_UID | SQ_JAIL_LAYER_CAPS;
+  if (try_clone(NS_FLAGS)) l |= NS_LAYERS;
+  if ((l & SQ_JAIL_LAYER_PID_NS) && try_clone(NS_FLAGS | CLONE_NEWCGROUP)) l |= SQ_JAIL_LAYER_CGROUP_NS;
+  char detail[160];
+  if (l & SQ_JAIL_LAYER_PID_NS) l |= sq__jail_cgroup_probe(detail, sizeof detail);
+  return l;
+}
+
 int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
   *out = NULL;
   if (!cfg || !cfg->python_path || cfg->python_path[0] != '/' || !cfg->scratch_root ||
-      !cfg->scratch_root[0])
+      !cfg->scratch_root[0] || cfg->pool_size < 0 || cfg->pool_size > SQ__JAIL_MAX_SLOTS)
     return SQ_EINVAL;
   if (strlen(cfg->scratch_root) > PATH_MAX - 64) return SQ_EINVAL;
   if (access(cfg->python_path, X_OK) != 0) {
@@ -94,16 +148,37 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
   }
   sq_jail *j = calloc(1, sizeof *j);
   if (!j) return SQ_ENOMEM;
-  j->python_path = strdup(cfg->python_path);
-  j->scratch_root = strdup(cfg->scratch_root);
-  if (!j->python_path || !j->scratch_root) {
+  j->mode = cfg->mode;
+  j->c.python_path = strdup(cfg->python_path);
+  j->c.scratch_root = strdup(cfg->scratch_root);
+  char root[PATH_MAX];
+  snprintf(root, sizeof root, "%s/root", cfg->scratch_root);
+  j->c.root_dir = strdup(root);
+  if (!j->c.python_path || !j->c.scratch_root || !j->c.root_dir) {
     sq_jail_free(j);
     return SQ_ENOMEM;
   }
-  int rc = sq__jail_seccomp_build(&j->seccomp);
+  if (mkdir(root, 0755) != 0 && errno != EEXIST) {
+    SQ_PERROR("cannot create %s (the jail roots' mount point)", root);
+    sq_jail_free(j);
+    return SQ_EJAIL;
+  }
+  int rc = sq__jail_seccomp_build(&j->c.seccomp);
   if (rc != 0) {
     sq_jail_free(j);
     return rc;
+  }
+  j->c.layers = host_layers();
+  for (int i = 0; i < SQ_JAIL_LAYER_COUNT; i++)
+    if (!(j->c.layers & (1u << i)))
+      SQ_WARN("jail: layer %s is not available on this host: runs go without it "
+              "(see `sandq-worker check` and docs/security.md)", layer_names[i]);
+  if (cfg->mode == SQ_JAIL_MODE_WARM) {
+    rc = sq__jail_pool_new(j, cfg->pool_size > 0 ? cfg->pool_size : 1, &j->pool);
+    if (rc != 0) {
+      sq_jail_free(j);
+      return rc;
+    }
   }
   *out = j;
   return 0;
@@ -111,10 +186,73 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
 
 void sq_jail_free(sq_jail *j) {
   if (!j) return;
-  sq__jail_seccomp_free(&j->seccomp);
-  free(j->python_path);
-  free(j->scratch_root);
+  sq__jail_pool_free(j->pool);
+  slot_cgroups_destroy();
+  sq__jail_seccomp_free(&j->c.seccomp);
+  if (j->c.root_dir) rmdir(j->c.root_dir);
+  free(j->c.python_path);
+  free(j->c.scratch_root);
+  free(j->c.root_dir);
   free(j);
+}
+
+const sq__jail_common *sq__jail_common_of(const sq_jail *j) { return &j->c; }
+uint32_t sq_jail_layers(const sq_jail *j) { return j ? j->c.layers : 0; }
+
+/* Slots are per process, not per runner: two runners must not share a uid
+ * or a cgroup name. */
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t slots_used; /* bit s: slot s is taken */
+
+int sq__jail_slot_take(void) {
+  int slot = -1;
+  pthread_mutex_lock(&slots_lock);
+  for (int s = 0; s < SQ__JAIL_MAX_SLOTS; s++)
+    if (!(slots_used & (UINT64_C(1) << s))) {
+      slots_used |= UINT64_C(1) << s;
+      slot = s;
+      break;
+    }
+  pthread_mutex_unlock(&slots_lock);
+  return slot;
+}
+
+void sq__jail_slot_give(int slot) {
+  if (slot < 0) return;
+  pthread_mutex_lock(&slots_lock);
+  slots_used &= ~(UINT64_C(1) << slot);
+  pthread_mutex_unlock(&slots_lock);
+}
+
+/* Spawn runs keep their slot's cgroups from one run to the next (making and
+ * removing a v1 cgroup per run costs more than starting the interpreter);
+ * the slot's owner alone touches slot_cg[slot]. */
+static sq__jail_cgroup slot_cg[SQ__JAIL_MAX_SLOTS];
+static uint32_t slot_cg_layers[SQ__JAIL_MAX_SLOTS];
+static bool slot_cg_made[SQ__JAIL_MAX_SLOTS];
+
+static uint32_t slot_cgroup(int slot, int64_t memory_mib, sq__jail_cgroup **out) {
+  if (!slot_cg_made[slot]) {
+    char name[64];
+    snprintf(name, sizeof name, "%d-%d", (int)getpid(), slot);
+    slot_cg_layers[slot] = sq__jail_cgroup_create(&slot_cg[slot], name, memory_mib, SQ__JAIL_NPROC_MAX + 2);
+    slot_cg_made[slot] = true;
+  } else {
+    sq__jail_cgroup_reset(&slot_cg[slot], memory_mib);
+  }
+  *out = &slot_cg[slot];
+  return slot_cg_layers[slot];
+}
+
+/* Removes the cgroups of every slot nobody holds. */
+static void slot_cgroups_destroy(void) {
+  pthread_mutex_lock(&slots_lock);
+  for (int s = 0; s < SQ__JAIL_MAX_SLOTS; s++)
+    if (slot_cg_made[s] && !(slots_used & (UINT64_C(1) << s))) {
+      sq__jail_cgroup_destroy(&slot_cg[s]);
+      slot_cg_made[s] = false;
+    }
+  pthread_mutex_unlock(&slots_lock);
 }
 
 void sq_jail_outcome_clear(sq_jail_outcome *o) {
@@ -122,40 +260,6 @@ void sq_jail_outcome_clear(sq_jail_outcome *o) {
   free(o->stdout_buf);
   free(o->stderr_buf);
   memset(o, 0, sizeof *o);
-}
-
-/* One captured stream: read end of a pipe and what was kept of it. */
-typedef struct {
-  int fd;
-  sq_buf buf;
-  size_t cap;
-  bool truncated;
-} stream;
-
-/* Reads once from s. Returns 1 on data, 0 at EOF (fd closed), or SQ_ENOMEM.
- * Bytes past the cap are dropped and mark the stream truncated. */
-static int stream_read(stream *s) {
-  char chunk[65536];
-  ssize_t n = read(s->fd, chunk, sizeof chunk);
-  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
-  if (n <= 0) {
-    close(s->fd);
-    s->fd = -1;
-    return 0;
-  }
-  size_t room = s->cap - s->buf.len;
-  size_t keep = (size_t)n < room ? (size_t)n : room;
-  if ((size_t)n > room) s->truncated = true;
-  if (keep && sq_buf_append(&s->buf, chunk, keep) != 0) return SQ_ENOMEM;
-  return 1;
-}
-
-/* SIGKILL to the run's process group (its session; the filter keeps the
- * tree inside it) and to the child itself, in case it had not reached
- * setsid yet. */
-static void kill_tree(pid_t pid, bool reaped) {
-  kill(-pid, SIGKILL);
-  if (!reaped) kill(pid, SIGKILL);
 }
 
 /* Formats the outcome's error (truncated to fit). */
@@ -166,38 +270,21 @@ __attribute__((format(printf, 2, 3))) static void set_error(sq_jail_outcome *o, 
   va_end(ap);
 }
 
-static int write_all(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-/* Makes the private scratch dir and main.py in it, owned by the jail's uid
- * when we run as root. dir must hold PATH_MAX bytes. */
-static int make_scratch(const sq_jail *j, const char *program, size_t len, bool as_root,
-                        char *dir, sq_jail_outcome *o) {
-  snprintf(dir, PATH_MAX, "%s/run.XXXXXX", j->scratch_root);
+/* Without namespaces: a private scratch dir on the host with main.py in
+ * it. dir must hold PATH_MAX bytes. */
+static int make_host_scratch(const sq_jail *j, const char *program, size_t len, char *dir, sq_jail_outcome *o) {
+  snprintf(dir, PATH_MAX, "%s/run.XXXXXX", j->c.scratch_root);
   if (!mkdtemp(dir)) {
-    set_error(o, "mkdtemp under %s: %s", j->scratch_root, strerror(errno));
+    set_error(o, "mkdtemp under %s: %s", j->c.scratch_root, strerror(errno));
     dir[0] = '\0';
     return SQ_EJAIL;
   }
   char path[PATH_MAX + 16];
   snprintf(path, sizeof path, "%s/main.py", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || write_all(fd, program, len) != 0 || close(fd) != 0) {
+  if (fd < 0 || sq__jail_write_all(fd, program, len) != 0 || close(fd) != 0) {
     set_error(o, "writing %s: %s", path, strerror(errno));
     if (fd >= 0) close(fd);
-    return SQ_EJAIL;
-  }
-  if (as_root && (chown(dir, SQ__JAIL_UID, SQ__JAIL_UID) != 0 ||
-                  chown(path, SQ__JAIL_UID, SQ__JAIL_UID) != 0)) {
-    set_error(o, "chown of %s: %s", dir, strerror(errno));
     return SQ_EJAIL;
   }
   return 0;
@@ -207,193 +294,206 @@ static bool has(const sq_jail_outcome *o, const char *needle) {
   return o->stderr_buf && memmem(o->stderr_buf, o->stderr_len, needle, strlen(needle));
 }
 
-/* Maps the wait status (and what we did to the tree) to an end. */
-static sq_jail_end map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
-                           const sq_jail_limits *lim) {
-  if (killed_for == SQ_JAIL_TIMEOUT || killed_for == SQ_JAIL_OUTPUT_LIMIT) return killed_for;
+sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
+                             const sq_jail_limits *lim, bool oom_killed) {
+  if (killed_for == SQ_JAIL_TIMEOUT || killed_for == SQ_JAIL_OUTPUT_LIMIT || killed_for == SQ_JAIL_POLICY)
+    return killed_for;
   if (o->stdout_truncated || o->stderr_truncated) return SQ_JAIL_OUTPUT_LIMIT;
-  bool oom_text = has(o, "MemoryError") || has(o, "Cannot allocate memory");
+  bool oom_text = has(o, "MemoryError") || has(o, "Cannot allocate memory") ||
+                  has(o, "Could not allocate") || has(o, "out of memory");
   if (WIFEXITED(status)) {
     switch (WEXITSTATUS(status)) {
-    case 0: return SQ_JAIL_EXITED_OK;
+    case 0: return oom_killed ? SQ_JAIL_MEMORY_LIMIT : SQ_JAIL_EXITED_OK;
     case SQ__JAIL_EXIT_ASSERTION: return SQ_JAIL_ASSERTION;
     case SQ__JAIL_EXIT_MEMORY: return SQ_JAIL_MEMORY_LIMIT;
-    default: return oom_text ? SQ_JAIL_MEMORY_LIMIT : SQ_JAIL_EXITED_ERROR;
+    default: return oom_text || oom_killed ? SQ_JAIL_MEMORY_LIMIT : SQ_JAIL_EXITED_ERROR;
     }
   }
+  /* The cgroup's OOM killer took a process of the run (maybe not the
+   * first one): the run hit its memory limit, however it ended. */
+  if (oom_killed) return SQ_JAIL_MEMORY_LIMIT;
   int sig = WTERMSIG(status);
   int64_t cpu_soft_ms = (lim->cpu_ms + 999) / 1000 * 1000;
   if (sig == SIGXCPU || (sig == SIGKILL && o->cpu_ms >= cpu_soft_ms)) return SQ_JAIL_CPU_LIMIT;
+  if (sig == SIGKILL && oom_killed) return SQ_JAIL_MEMORY_LIMIT;
   if (sig == SIGSYS) return SQ_JAIL_POLICY;
-  if (sig == SIGABRT && oom_text) return SQ_JAIL_MEMORY_LIMIT;
+  if ((sig == SIGABRT || sig == SIGSEGV) && (oom_text || oom_killed)) return SQ_JAIL_MEMORY_LIMIT;
   return SQ_JAIL_SIGNALED;
 }
 
-int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim_in,
-                const char *task_id, sq_jail_outcome *o) {
-  memset(o, 0, sizeof *o);
-  o->exit_code = -1;
-  o->end = SQ_JAIL_SETUP_ERROR;
-  if (!j || !program || !lim_in) {
-    set_error(o, "sq_jail_run: missing argument");
-    return SQ_EINVAL;
+/* What spawn mode's end check needs. */
+typedef struct {
+  pid_t pid;       /* the init (namespaces) or the payload (none) */
+  int result_fd;   /* the init's report of the payload's wait status, or -1 */
+} spawn_run;
+
+static bool spawn_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
+  (void)msg;
+  (void)len;
+  spawn_run *r = arg;
+  int st = 0;
+  pid_t p = wait4(r->pid, &st, WNOHANG | __WALL, ru);
+  if (p != r->pid && !(p < 0 && errno == ECHILD)) return false;
+  *status = st;
+  int payload = 0;
+  if (r->result_fd >= 0 && read(r->result_fd, &payload, sizeof payload) == (ssize_t)sizeof payload)
+    *status = payload;
+  return true;
+}
+
+/* Reads the status pipe until EOF: empty when the payload exec'd. */
+static size_t read_setup_message(int fd, char *msg, size_t cap) {
+  size_t len = 0;
+  for (;;) {
+    ssize_t n = read(fd, msg + len, cap - 1 - len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    len += (size_t)n;
+    if (len == cap - 1) break;
   }
-  sq_jail_limits lim = *lim_in;
-  sq_jail_limits_apply(&lim, &builtin_limits, NULL);
+  msg[len] = '\0';
+  char *nl = strchr(msg, '\n');
+  if (nl) *nl = '\0';
+  return len;
+}
 
+static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, const sq_jail_limits *lim,
+                         sq_jail_outcome *o) {
   int ret = 0;
+  bool ns = j->c.layers & SQ_JAIL_LAYER_PID_NS;
   char dir[PATH_MAX] = "";
-  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, pidfd = -1;
-  stream s[2] = {{.fd = -1, .cap = (size_t)lim.output_kib * 1024},
-                 {.fd = -1, .cap = (size_t)lim.output_kib * 1024}};
-  bool as_root = geteuid() == 0;
+  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, res_p[2] = {-1, -1},
+      sync_p[2] = {-1, -1}, ctl[2] = {-1, -1}, pidfd = -1;
+  sq__jail_cgroup none = {0}, *cg = &none;
+  pid_t pid = -1;
+  unsigned uid = SQ__JAIL_UID_BASE + (unsigned)slot;
 
-  ret = make_scratch(j, program, program_len, as_root, dir, o);
-  if (ret != 0) goto out;
-
+  if (!ns && (ret = make_host_scratch(j, program, len, dir, o)) != 0) goto out;
   char home[PATH_MAX + 8];
-  snprintf(home, sizeof home, "HOME=%s", dir);
+  snprintf(home, sizeof home, "HOME=%s", ns ? SQ__JAIL_SCRATCH : dir);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", home, "PYTHONDONTWRITEBYTECODE=1",
                   "PYTHONIOENCODING=utf-8", NULL};
   char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_harness_py, NULL};
-  if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 || pipe2(st_p, O_CLOEXEC) != 0) {
-    set_error(o, "pipe2: %s", strerror(errno));
+  if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 || pipe2(st_p, O_CLOEXEC) != 0 ||
+      pipe2(res_p, O_CLOEXEC) != 0 || pipe2(sync_p, O_CLOEXEC) != 0 ||
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
+    set_error(o, "pipe2/socketpair: %s", strerror(errno));
     ret = SQ_EJAIL;
     goto out;
   }
-  sq__jail_child child = {.python_path = j->python_path, .scratch_dir = dir, .argv = argv,
-                          .envp = envp, .stdout_fd = out_p[1], .stderr_fd = err_p[1],
-                          .status_fd = st_p[1], .lim = &lim, .drop_uid = as_root,
-                          .seccomp = &j->seccomp};
-
+  int one = 1;
+  setsockopt(ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+  uint32_t layers = j->c.layers & ~(SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS);
+  if (ns) layers |= slot_cgroup(slot, lim->memory_mib, &cg) & j->c.layers;
+  o->layers = layers;
+  sq__jail_child child = {.python_path = j->c.python_path, .scratch_dir = dir, .root_dir = j->c.root_dir,
+                          .program = program, .program_len = len, .argv = argv, .envp = envp,
+                          .stdout_fd = out_p[1], .stderr_fd = err_p[1], .status_fd = st_p[1],
+                          .sync_fd = ns ? sync_p[0] : -1, .result_fd = ns ? res_p[1] : -1,
+                          .notify_sock = ctl[1], .lim = lim, .layers = layers, .uid = uid,
+                          .drop_uid = geteuid() == 0, .seccomp = &j->c.seccomp};
+  unsigned long flags = ns ? NS_FLAGS | (layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0) : 0;
   int64_t start_ms = sq_now_mono_ms();
-  pid_t pid = fork();
+  pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
   if (pid < 0) {
-    set_error(o, "fork: %s", strerror(errno));
+    set_error(o, "clone: %s", strerror(errno));
     ret = SQ_EJAIL;
     goto out;
   }
   if (pid == 0) sq__jail_contain(&child);
 
-  close(out_p[1]);
-  close(err_p[1]);
-  close(st_p[1]);
-  out_p[1] = err_p[1] = st_p[1] = -1;
-  s[0].fd = out_p[0];
-  s[1].fd = err_p[0];
-  out_p[0] = err_p[0] = -1;
-
-  /* EOF on the status pipe: exec succeeded (close-on-exec) or the child died. */
-  char setup_msg[sizeof o->error];
-  size_t setup_len = 0;
-  for (;;) {
-    ssize_t n = read(st_p[0], setup_msg + setup_len, sizeof setup_msg - 1 - setup_len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    setup_len += (size_t)n;
-    if (setup_len == sizeof setup_msg - 1) break;
+  int child_ends[] = {out_p[1], err_p[1], st_p[1], res_p[1], sync_p[0], ctl[1]};
+  for (size_t i = 0; i < sizeof child_ends / sizeof *child_ends; i++)
+    if (child_ends[i] >= 0) close(child_ends[i]);
+  out_p[1] = err_p[1] = st_p[1] = res_p[1] = sync_p[0] = ctl[1] = -1;
+  if (ns) {
+    if (sq__jail_cgroup_attach(cg, pid) != 0) SQ_PERROR("jail: moving the run into its cgroups");
+    if (write(sync_p[1], "g", 1) != 1) SQ_PERROR("jail: waking the run");
   }
-  setup_msg[setup_len] = '\0';
+  char setup_msg[sizeof o->error];
+  size_t setup_len = read_setup_message(st_p[0], setup_msg, sizeof setup_msg);
 
   pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-  int64_t deadline_ms = start_ms + lim.wall_ms;
-  sq_jail_end killed_for = SQ_JAIL_EXITED_OK; /* EXITED_OK: we did not kill it */
-  bool exited = false, oom = false;
-  int status = 0;
-  struct rusage ru = {0};
-  int64_t drain_until_ms = 0;
-
-  for (;;) {
-    if (!exited) {
-      pid_t r = wait4(pid, &status, WNOHANG, &ru);
-      if (r == pid || (r < 0 && errno == ECHILD)) {
-        exited = true;
-        o->wall_ms = sq_now_mono_ms() - start_ms;
-        kill_tree(pid, true); /* what the program left behind */
-        drain_until_ms = sq_now_mono_ms() + DRAIN_AFTER_EXIT_MS;
-      }
-    }
-    int64_t now = sq_now_mono_ms();
-    if (exited && ((s[0].fd < 0 && s[1].fd < 0) || now >= drain_until_ms)) break;
-    if (!exited && killed_for == SQ_JAIL_EXITED_OK && now >= deadline_ms) {
-      killed_for = SQ_JAIL_TIMEOUT;
-      kill_tree(pid, false);
-    }
-    int64_t wait_ms = exited ? drain_until_ms - now
-                      : killed_for != SQ_JAIL_EXITED_OK ? TICK_MS : deadline_ms - now;
-    if ((pidfd < 0 || killed_for != SQ_JAIL_EXITED_OK) && wait_ms > TICK_MS) wait_ms = TICK_MS;
-    if (wait_ms < 0) wait_ms = 0;
-
-    struct pollfd pfd[3];
-    int map[3], n = 0;
-    for (int i = 0; i < 2; i++)
-      if (s[i].fd >= 0) {
-        pfd[n] = (struct pollfd){.fd = s[i].fd, .events = POLLIN};
-        map[n++] = i;
-      }
-    if (!exited && pidfd >= 0) {
-      pfd[n] = (struct pollfd){.fd = pidfd, .events = POLLIN};
-      map[n++] = -1;
-    }
-    int pr = poll(pfd, (nfds_t)n, (int)wait_ms);
-    if (pr < 0 && errno != EINTR) {
-      SQ_PERROR("poll");
-      kill_tree(pid, exited);
-    }
-    for (int k = 0; pr > 0 && k < n; k++) {
-      if (map[k] < 0 || !pfd[k].revents) continue;
-      stream *st = &s[map[k]];
-      bool was_truncated = st->truncated;
-      if (stream_read(st) == SQ_ENOMEM) oom = true;
-      if ((oom || (!was_truncated && st->truncated)) && killed_for == SQ_JAIL_EXITED_OK && !exited) {
-        killed_for = oom ? SQ_JAIL_SIGNALED : SQ_JAIL_OUTPUT_LIMIT;
-        kill_tree(pid, false);
-      }
-    }
+  spawn_run r = {.pid = pid, .result_fd = ns ? res_p[0] : -1};
+  sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = pidfd,
+                      .kill_pid = pid, .kill_group = !ns, .end_check = spawn_end, .arg = &r,
+                      .start_ms = start_ms, .lim = lim};
+  out_p[0] = err_p[0] = -1;
+  sq_jail_end killed_for;
+  int status;
+  ret = sq__jail_supervise(&w, o, &killed_for, &status);
+  if (ret == SQ_EJAIL) { /* cannot happen for a direct child; reap it anyway */
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, __WALL);
   }
-  kill_tree(pid, true);
-
-  o->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  o->cpu_ms = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
-              (int64_t)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
-  o->memory_kib = ru.ru_maxrss;
-  if (sq_buf_append(&s[0].buf, "", 0) != 0 || sq_buf_append(&s[1].buf, "", 0) != 0) oom = true;
-  o->stdout_buf = s[0].buf.data;
-  o->stdout_len = s[0].buf.len;
-  o->stdout_truncated = s[0].truncated;
-  o->stderr_buf = s[1].buf.data;
-  o->stderr_len = s[1].buf.len;
-  o->stderr_truncated = s[1].truncated;
-  s[0].buf = s[1].buf = (sq_buf){0};
-
-  if (oom) {
-    set_error(o, "out of memory while capturing output");
-    ret = SQ_ENOMEM;
-  } else if (setup_len > 0) {
-    char *nl = strchr(setup_msg, '\n');
-    if (nl) *nl = '\0';
+  pid = -1;
+  if (ns && cg->mem[0]) {
+    int64_t peak = sq__jail_cgroup_peak_kib(cg);
+    if (peak > 0) o->memory_kib = peak;
+    o->oom_killed = sq__jail_cgroup_oom_fired(cg);
+  }
+  if (ret == SQ_ENOMEM) set_error(o, "out of memory while capturing output");
+  else if (ret == 0 && setup_len > 0) {
     set_error(o, "%s", setup_msg);
     ret = SQ_EJAIL;
-  } else {
-    o->end = map_end(o, status, killed_for, &lim);
-  }
-  if (ret != 0) SQ_LOGT(SQ_LOG_ERROR, task_id, "jail setup failed: %s", o->error);
-  else
-    SQ_LOGT(SQ_LOG_DEBUG, task_id, "jail run ended %s exit=%d signal=%d wall_ms=%lld cpu_ms=%lld",
-            sq_jail_end_name(o->end), o->exit_code, o->signal, (long long)o->wall_ms,
-            (long long)o->cpu_ms);
-
+  } else if (ret == 0) o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
 out:
-  if (ret != 0) o->end = SQ_JAIL_SETUP_ERROR;
-  for (int i = 0; i < 2; i++) {
-    if (s[i].fd >= 0) close(s[i].fd);
-    sq_buf_clear(&s[i].buf);
+  if (pid > 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, __WALL);
   }
-  int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1], st_p[0], st_p[1], pidfd};
+  int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1], st_p[0], st_p[1], res_p[0], res_p[1],
+               sync_p[0], sync_p[1], ctl[0], ctl[1], pidfd};
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     if (fds[i] >= 0) close(fds[i]);
-  if (dir[0] && sq_rmtree(dir) != 0) SQ_LOGT(SQ_LOG_WARN, task_id, "cannot remove scratch dir %s", dir);
-  if (ret != 0 && !o->error[0]) set_error(o, "%s", sq_strerror(ret));
+  if (dir[0] && sq_rmtree(dir) != 0) SQ_WARN("cannot remove scratch dir %s", dir);
   return ret;
+}
+
+int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
+                     const sq_jail_limits *lim_in, const char *task_id, sq_jail_outcome *o) {
+  memset(o, 0, sizeof *o);
+  o->exit_code = -1;
+  o->end = SQ_JAIL_SETUP_ERROR;
+  o->mode = mode;
+  if (!j || !program || !lim_in) {
+    set_error(o, "sq_jail_run: missing argument");
+    return SQ_EINVAL;
+  }
+  sq_jail_limits lim = *lim_in;
+  sq__jail_limits_builtin(&lim);
+  int ret;
+  if (mode == SQ_JAIL_MODE_WARM) {
+    if (!j->pool) {
+      set_error(o, "warm mode needs a pool: set jail_pool_size > 0 (or jail_mode warm)");
+      ret = SQ_EINVAL;
+    } else {
+      ret = sq__jail_pool_run(j->pool, program, program_len, &lim, task_id, o);
+    }
+  } else {
+    int slot = sq__jail_slot_take();
+    if (slot < 0) {
+      set_error(o, "more than %d runs at once", SQ__JAIL_MAX_SLOTS);
+      ret = SQ_EJAIL;
+    } else {
+      ret = spawn_run_one(j, slot, program, program_len, &lim, o);
+      sq__jail_slot_give(slot);
+    }
+  }
+  if (ret != 0) {
+    o->end = SQ_JAIL_SETUP_ERROR;
+    if (!o->error[0]) set_error(o, "%s", sq_strerror(ret));
+    SQ_LOGT(SQ_LOG_ERROR, task_id, "jail setup failed: %s", o->error);
+  } else {
+    SQ_LOGT(SQ_LOG_DEBUG, task_id, "jail run (%s) ended %s exit=%d signal=%d wall_ms=%lld cpu_ms=%lld%s%s",
+            sq_jail_mode_name(mode), sq_jail_end_name(o->end), o->exit_code, o->signal,
+            (long long)o->wall_ms, (long long)o->cpu_ms, o->blocked_syscall[0] ? " blocked=" : "",
+            o->blocked_syscall);
+  }
+  return ret;
+}
+
+int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim,
+                const char *task_id, sq_jail_outcome *o) {
+  return sq_jail_run_mode(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, lim, task_id, o);
 }

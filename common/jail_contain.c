@@ -1,30 +1,37 @@
-/* jail_contain.c: the child's side of the jail, between fork and exec.
+/* jail_contain.c: the child's side of the jail, between clone and exec.
  *
  * One function runs the containment steps in order and reads as a
  * checklist. Each step is a small function returning 0 or -1 with errno
  * set; a failed step dies loudly (a message on the status pipe and on
  * stderr, exit SQ__JAIL_EXIT_SETUP) and never unwinds. Everything here is
  * async-signal-safe: the parent prepared argv, envp and the seccomp filter
- * before fork, since the worker may have threads. */
+ * before clone, since the worker may have threads.
+ *
+ * With namespaces the cloned child is pid 1 of a new pid namespace: it
+ * builds the root, drops its identity, forks the payload and reaps until
+ * the payload ends, then exits, which kills whatever the payload left. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
-#include <grp.h>
 
 #include "jail_internal.h"
 
-/* Limits the jail sets besides the per-run ones. */
-#define FSIZE_BYTES (16ll << 20) /* largest file the program may write */
-#define NPROC_MAX 64             /* processes of the jail's uid */
-#define NOFILE_MAX 64            /* open descriptors */
+/* Fixed descriptor numbers once set_up_descriptors ran. */
+enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_FIRST_FREE = 7 };
 
 /* Where die() writes; they move to 3 and 2 once descriptors are set up. */
 static int status_fd = -1;
@@ -72,27 +79,80 @@ static void step(int rc, const char *name, const char *hint) {
  * tree with kill(-pid); the filter keeps the tree from leaving it. */
 static int new_session(void) { return setsid() < 0 ? -1 : 0; }
 
-/* 0 from /dev/null, 1 and 2 onto the pipes, the status pipe on 3
- * (close-on-exec), every other descriptor closed. */
+/* Moves fd to want (close-on-exec unless keep); -1 fds are skipped. */
+static int place(int fd, int want, bool cloexec) {
+  if (fd < 0) return 0;
+  return dup3(fd, want, cloexec ? O_CLOEXEC : 0) < 0 ? -1 : 0;
+}
+
+/* 0 from /dev/null, 1 and 2 onto the pipes, the status pipe on 3, the
+ * init's result pipe on 4, the notification socket on 5, the sync pipe on
+ * 6 (all close-on-exec; 5 kept across exec for the warm zygote), every
+ * other descriptor closed. */
 static int set_up_descriptors(const sq__jail_child *c) {
   int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0) return -1;
-  /* Move everything above 3 first so no dup2 clobbers a source. */
-  int out = fcntl(c->stdout_fd, F_DUPFD_CLOEXEC, 10);
-  int err = fcntl(c->stderr_fd, F_DUPFD_CLOEXEC, 10);
-  int st = fcntl(c->status_fd, F_DUPFD_CLOEXEC, 10);
-  int hi_in = fcntl(in, F_DUPFD_CLOEXEC, 10);
-  if (out < 0 || err < 0 || st < 0 || hi_in < 0) return -1;
-  if (dup2(hi_in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) return -1;
-  if (dup3(st, 3, O_CLOEXEC) < 0) return -1;
-  status_fd = 3;
+  /* Move everything above the fixed numbers first so no dup clobbers a source. */
+  int src[] = {in, c->stdout_fd, c->stderr_fd, c->status_fd, c->result_fd, c->notify_sock, c->sync_fd};
+  int hi[7];
+  for (int i = 0; i < 7; i++) {
+    hi[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
+    if (src[i] >= 0 && hi[i] < 0) return -1;
+  }
+  if (dup2(hi[0], 0) < 0 || dup2(hi[1], 1) < 0 || dup2(hi[2], 2) < 0) return -1;
+  if (place(hi[3], FD_STATUS, true) || place(hi[4], FD_RESULT, true) ||
+      place(hi[5], FD_NOTIFY, !c->warm) || place(hi[6], FD_SYNC, true))
+    return -1;
+  status_fd = FD_STATUS;
   stderr_fd = 2;
-  if (close_range(4, ~0u, 0) == 0) return 0;
+  if (close_range(FD_FIRST_FREE, ~0u, 0) == 0) return 0;
   if (errno != ENOSYS) return -1;
-  struct rlimit rl;
-  int top = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (int)rl.rlim_cur : 65536;
-  for (int fd = 4; fd < top; fd++) close(fd);
+  for (int fd = FD_FIRST_FREE; fd < 65536; fd++) close(fd);
   return 0;
+}
+
+/* Waits for the parent to place us in the run's cgroups (and to be sure
+ * the parent is still there). */
+static int wait_for_parent(void) {
+  char b;
+  ssize_t n;
+  while ((n = read(FD_SYNC, &b, 1)) < 0 && errno == EINTR) {
+  }
+  close(FD_SYNC);
+  if (n == 1) return 0;
+  errno = n == 0 ? EPIPE : errno;
+  return -1;
+}
+
+/* A spawn run's init dies with the supervising thread (and with it the
+ * whole namespace). Not for a zygote: the thread that started it may end
+ * long before the pool; a zygote exits when its control socket closes. */
+static int die_with_parent(const sq__jail_child *c) {
+  return c->warm ? 0 : prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+}
+
+static int set_hostname(void) { return sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1); }
+
+int sq__jail_write_all(int fd, const char *p, size_t n) {
+  while (n) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* main.py into the scratch tmpfs, owned by the run's uid. */
+static int write_program(const sq__jail_child *c) {
+  if (c->warm) return 0; /* the zygote's child writes each task's program */
+  int fd = open(SQ__JAIL_SCRATCH "/main.py", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return -1;
+  int rc = sq__jail_write_all(fd, c->program, c->program_len);
+  if (rc == 0) rc = fchown(fd, c->uid, c->uid);
+  close(fd);
+  return rc;
 }
 
 static int set_umask(void) {
@@ -100,7 +160,9 @@ static int set_umask(void) {
   return 0;
 }
 
-static int enter_scratch(const sq__jail_child *c) { return chdir(c->scratch_dir); }
+static int enter_scratch(const sq__jail_child *c) {
+  return chdir(c->layers & SQ_JAIL_LAYER_NEW_ROOT ? SQ__JAIL_SCRATCH : c->scratch_dir);
+}
 
 static int limit(int resource, rlim_t soft, rlim_t hard) {
   struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
@@ -108,30 +170,47 @@ static int limit(int resource, rlim_t soft, rlim_t hard) {
 }
 
 /* CPU is rounded up to whole seconds: SIGXCPU at the soft limit, SIGKILL
- * one second later at the hard one. */
+ * one second later at the hard one. The warm zygote sets the same limits
+ * in each task's child (jail_zygote.c). */
 static int set_limits(const sq__jail_child *c) {
+  if (c->warm) return 0;
   const sq_jail_limits *l = c->lim;
   rlim_t cpu_s = (rlim_t)((l->cpu_ms + 999) / 1000);
   if (cpu_s < 1) cpu_s = 1;
   rlim_t as = (rlim_t)l->memory_mib << 20;
   if (limit(RLIMIT_CPU, cpu_s, cpu_s + 1) != 0) return -1;
   if (limit(RLIMIT_AS, as, as) != 0) return -1;
-  if (limit(RLIMIT_NOFILE, NOFILE_MAX, NOFILE_MAX) != 0) return -1;
-  if (limit(RLIMIT_FSIZE, FSIZE_BYTES, FSIZE_BYTES) != 0) return -1;
-  if (limit(RLIMIT_NPROC, NPROC_MAX, NPROC_MAX) != 0) return -1;
+  if (limit(RLIMIT_NOFILE, SQ__JAIL_NOFILE_MAX, SQ__JAIL_NOFILE_MAX) != 0) return -1;
+  if (limit(RLIMIT_FSIZE, SQ__JAIL_FSIZE_BYTES, SQ__JAIL_FSIZE_BYTES) != 0) return -1;
+  if (limit(RLIMIT_NPROC, SQ__JAIL_NPROC_MAX, SQ__JAIL_NPROC_MAX) != 0) return -1;
   if (limit(RLIMIT_CORE, 0, 0) != 0) return -1;
+  if (limit(RLIMIT_STACK, SQ__JAIL_STACK_BYTES, SQ__JAIL_STACK_BYTES) != 0) return -1;
   if (limit(RLIMIT_MEMLOCK, 0, 0) != 0) return -1;
   return 0;
 }
 
-/* As root: no supplementary groups, then gid and uid nobody; checked by
- * trying to get root back. */
+/* Empties the capability bounding set (needs CAP_SETPCAP: before the uid
+ * drop). Capabilities past the kernel's last one fail EINVAL: done. */
+static int drop_bounding_set(const sq__jail_child *c) {
+  if (!c->drop_uid) return 0;
+  for (int cap = 0; cap <= 63; cap++)
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) {
+      if (errno == EINVAL) return 0;
+      return -1;
+    }
+  return 0;
+}
+
+/* As root: no supplementary groups, then the run's gid and uid; checked by
+ * trying to get root back. Raw system calls: glibc's wrappers broadcast the
+ * change to every thread it believes exists, and this copy of a threaded
+ * worker has only one (it would wait for the others forever). */
 static int drop_privileges(const sq__jail_child *c) {
   if (!c->drop_uid) return 0;
-  if (setgroups(0, NULL) != 0) return -1;
-  if (setresgid(SQ__JAIL_UID, SQ__JAIL_UID, SQ__JAIL_UID) != 0) return -1;
-  if (setresuid(SQ__JAIL_UID, SQ__JAIL_UID, SQ__JAIL_UID) != 0) return -1;
-  if (setuid(0) == 0) {
+  if (syscall(SYS_setgroups, 0, NULL) != 0) return -1;
+  if (syscall(SYS_setresgid, c->uid, c->uid, c->uid) != 0) return -1;
+  if (syscall(SYS_setresuid, c->uid, c->uid, c->uid) != 0) return -1;
+  if (syscall(SYS_setuid, 0) == 0) {
     errno = EPERM;
     return -1;
   }
@@ -140,23 +219,99 @@ static int drop_privileges(const sq__jail_child *c) {
 
 static int no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); }
 
+/* Sends one descriptor over the notification socket (SCM_RIGHTS). */
+static int send_fd(int sock, int fd) {
+  char byte = 'n';
+  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+  union {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u);
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+  return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/* The filter, its listener handed to the supervisor; the last step before
+ * exec. In warm mode the zygote's children install it per task instead. */
+static int load_seccomp(const sq__jail_child *c) {
+  if (c->warm) return 0;
+  int fd = sq__jail_seccomp_install(c->seccomp);
+  if (fd < 0) return -1;
+  if (fd > 0) {
+    if (c->notify_sock >= 0 && send_fd(FD_NOTIFY, fd) != 0) return -1;
+    close(fd);
+  }
+  if (c->notify_sock >= 0) close(FD_NOTIFY);
+  return 0;
+}
+
+static _Noreturn void exec_interpreter(const sq__jail_child *c) {
+  execve(c->python_path, c->argv, c->envp);
+  die("execve of the interpreter", errno, "check python_path");
+}
+
+/* The payload: its own session, limits, the filter, the interpreter. */
+static _Noreturn void payload(const sq__jail_child *c) {
+  if (c->layers & SQ_JAIL_LAYER_PID_NS) close(FD_RESULT);
+  step(new_session(), "setsid", NULL);
+  step(set_limits(c), "rlimits", NULL);
+  step(load_seccomp(c), "loading the seccomp filter", "does the kernel have CONFIG_SECCOMP_FILTER?");
+  exec_interpreter(c);
+}
+
+/* pid 1: reaps everything, reports the payload's wait status, exits (the
+ * kernel then kills what is left in the namespace). */
+static _Noreturn void init_reap(pid_t child) {
+  int status = 0, payload_status = 0;
+  for (;;) {
+    pid_t p = waitpid(-1, &status, __WALL);
+    if (p < 0 && errno == EINTR) continue;
+    if (p < 0) break;
+    if (p == child) {
+      payload_status = status;
+      break;
+    }
+  }
+  if (write(FD_RESULT, &payload_status, sizeof payload_status) < 0) {
+  }
+  _exit(0);
+}
+
 _Noreturn void sq__jail_contain(const sq__jail_child *c) {
   status_fd = c->status_fd;
   stderr_fd = c->stderr_fd;
+  bool ns = c->layers & SQ_JAIL_LAYER_PID_NS;
 
-  step(new_session(), "setsid", NULL);
   step(set_up_descriptors(c), "descriptors", NULL);
+  if (!ns) { /* no namespaces (not root): the old single-process jail */
+    step(set_umask(), "umask", NULL);
+    step(enter_scratch(c), "chdir to the scratch dir", "is the scratch root searchable?");
+    step(drop_privileges(c), "dropping privileges", NULL);
+    step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
+    payload(c);
+  }
+  step(die_with_parent(c), "PR_SET_PDEATHSIG", NULL);
+  step(wait_for_parent(), "waiting for the supervisor (cgroups)", NULL);
+  step(set_hostname(), "sethostname in the UTS namespace", NULL);
+  step(sq__jail_mnt_build(c->root_dir, c->uid), "building the new root",
+       "the scratch root must be on a local filesystem; see docs/security.md");
+  step(write_program(c), "writing main.py", NULL);
   step(set_umask(), "umask", NULL);
-  step(enter_scratch(c), "chdir to the scratch dir", "is the scratch root searchable?");
-  step(set_limits(c), "rlimits", NULL);
-  /* Next jail: namespaces (user, pid, mount, net, ipc, uts) go here. */
-  /* Next jail: a new root (pivot_root into a minimal tree) goes here. */
-  /* Next jail: joining the run's cgroup (memory, pids, cpu) goes here; a
-   * warm pool would fork from a pre-contained template at this point. */
-  step(drop_privileges(c), "dropping to uid 65534", NULL);
+  step(enter_scratch(c), "chdir to the scratch dir", NULL);
+  step(drop_bounding_set(c), "emptying the capability bounding set", NULL);
+  step(drop_privileges(c), "dropping to the run's uid", NULL);
   step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
-  step(sq__jail_seccomp_install(c->seccomp), "loading the seccomp filter",
-       "does the kernel have CONFIG_SECCOMP_FILTER?");
-  execve(c->python_path, c->argv, c->envp);
-  die("execve of the interpreter", errno, "check python_path");
+  /* Raw clone, not fork(): glibc's fork takes locks that another thread of
+   * the worker may have held when we were cloned. */
+  pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+  if (child < 0) die("fork of the payload", errno, NULL);
+  if (child == 0) payload(c);
+  close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
+  init_reap(child);
 }

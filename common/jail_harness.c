@@ -8,14 +8,12 @@
  *   97 SQ__JAIL_EXIT_ASSERTION uncaught AssertionError (traceback on stderr)
  *   98 SQ__JAIL_EXIT_MEMORY    uncaught MemoryError ("MemoryError" on stderr)
  *   1                          any other uncaught exception (traceback on stderr)
- * Frames of the harness itself are left out of tracebacks. */
+ * Frames of the harness itself are left out of tracebacks; traceback is
+ * imported only when needed (it costs more than the interpreter's start). */
 #include "jail_internal.h"
 
-#define SQ_STR_(x) #x
-#define SQ_STR(x) SQ_STR_(x)
-
 const char sq__jail_harness_py[] =
-    "import os, sys, traceback\n"
+    "import os, sys\n"
     "def _sq_flush():\n"
     "    for s in (sys.stdout, sys.stderr):\n"
     "        try:\n"
@@ -24,6 +22,7 @@ const char sq__jail_harness_py[] =
     "            pass\n"
     "def _sq_report(e):\n"
     "    try:\n"
+    "        import traceback\n"
     "        tb = e.__traceback__\n"
     "        tb = tb.tb_next if tb is not None else None\n"
     "        traceback.print_exception(type(e), e, tb)\n"
@@ -43,10 +42,10 @@ const char sq__jail_harness_py[] =
     "    try:\n"
     "        os.write(2, b'MemoryError\\n')\n"
     "    finally:\n"
-    "        os._exit(" SQ_STR(SQ__JAIL_EXIT_MEMORY) ")\n"
+    "        os._exit(" SQ_JAIL_STR(SQ__JAIL_EXIT_MEMORY) ")\n"
     "except AssertionError as e:\n"
     "    _sq_report(e)\n"
-    "    os._exit(" SQ_STR(SQ__JAIL_EXIT_ASSERTION) ")\n"
+    "    os._exit(" SQ_JAIL_STR(SQ__JAIL_EXIT_ASSERTION) ")\n"
     "except BaseException as e:\n"
     "    _sq_report(e)\n"
     "    os._exit(1)\n"

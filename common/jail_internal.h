@@ -1,11 +1,15 @@
 /* jail_internal.h: what the jail's files share and nobody else sees: the
- * child's checklist input, the compiled seccomp filter, the harness and the
- * exit codes the parent reads back. */
+ * child's checklist input, the compiled seccomp filter, the harness, the
+ * cgroup handle, the supervision loop and the exit codes the parent reads
+ * back. */
 #ifndef SQ_JAIL_INTERNAL_H
 #define SQ_JAIL_INTERNAL_H
 
 #include <linux/filter.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
 
 #include "jail.h"
 
@@ -17,37 +21,167 @@
 #define SQ__JAIL_EXIT_MEMORY 98    /* uncaught MemoryError */
 #define SQ__JAIL_EXIT_SETUP 125    /* a containment step failed; see the status pipe */
 
-#define SQ__JAIL_UID 65534 /* nobody/nogroup: used when the jail runs as root */
+/* Each concurrent run (or pool zygote) holds one slot; slot s runs as host
+ * uid/gid SQ__JAIL_UID_BASE + s, so RLIMIT_NPROC (counted per real uid)
+ * never collides across concurrent jails. Without namespaces (not root)
+ * the run keeps the caller's uid. */
+#define SQ__JAIL_UID_BASE 3500000u
+#define SQ__JAIL_MAX_SLOTS 64
 
-/* Everything the child needs, prepared by the parent before fork so the
+#define SQ_JAIL_STR_(x) #x
+#define SQ_JAIL_STR(x) SQ_JAIL_STR_(x)
+
+/* Paths inside the jail's own root. */
+#define SQ__JAIL_SCRATCH "/scratch"
+#define SQ__JAIL_HOSTNAME "sandq"
+
+/* Limits the jail sets besides the per-run ones. */
+#define SQ__JAIL_FSIZE_BYTES (16ll << 20) /* largest file the program may write */
+#define SQ__JAIL_NPROC_MAX 64             /* processes of the run's uid */
+#define SQ__JAIL_NOFILE_MAX 64            /* open descriptors */
+#define SQ__JAIL_STACK_BYTES (8ll << 20)
+#define SQ__JAIL_SCRATCH_MIB 64           /* tmpfs size= of the scratch dir */
+#define SQ__JAIL_SCRATCH_INODES 4096      /* tmpfs nr_inodes= of the scratch dir */
+#define SQ__JAIL_CGROUP_SLACK_MIB 64      /* cgroup memory above memory_mib (tmpfs, page cache) */
+
+/* Everything the child needs, prepared by the parent before clone so the
  * child only makes async-signal-safe calls. */
 typedef struct {
   const char *python_path;
-  const char *scratch_dir;
+  const char *scratch_dir;   /* host dir (no-namespace mode only) */
+  const char *root_dir;      /* empty host dir the new root is mounted on */
+  const char *program;       /* written to main.py inside the jail (namespace mode) */
+  size_t program_len;
   char *const *argv;
   char *const *envp;
   int stdout_fd;  /* write ends of the parent's pipes */
   int stderr_fd;
   int status_fd;  /* close-on-exec; a message here means setup failed */
+  int sync_fd;    /* read end: one byte once the parent has placed us in cgroups */
+  int result_fd;  /* init writes the payload's wait status here */
+  int notify_sock;/* the payload sends its seccomp listener here (SCM_RIGHTS) */
   const sq_jail_limits *lim;
+  uint32_t layers;      /* SQ_JAIL_LAYER_* the child must set up */
+  unsigned uid;         /* the run's uid and gid when drop_uid */
   bool drop_uid;
+  bool warm;            /* payload execs the zygote loop, no rlimits/filter */
   const struct sock_fprog *seccomp;
 } sq__jail_child;
 
 /* The child side: runs the containment checklist and execs the interpreter.
  * Never returns; on a failed step it writes why to status_fd and stderr_fd
- * and exits SQ__JAIL_EXIT_SETUP. */
+ * and exits SQ__JAIL_EXIT_SETUP. With namespaces the child is the pid
+ * namespace's init: it sets up the root, forks the payload, reaps, and
+ * writes the payload's wait status to result_fd. */
 _Noreturn void sq__jail_contain(const sq__jail_child *c);
+
+/* write(2) until n bytes are written; async-signal-safe. 0 or -1. */
+int sq__jail_write_all(int fd, const char *p, size_t n);
+
+/* Builds the new root on root_dir (an empty host directory) in the
+ * calling process's own mount namespace and pivots into it; the scratch
+ * tmpfs at SQ__JAIL_SCRATCH is owned by uid. Async-signal-safe. Returns 0
+ * or -1 with errno. */
+int sq__jail_mnt_build(const char *root_dir, unsigned uid);
 
 /* Compiles the filter with libseccomp into a BPF program (owned by *prog;
  * release with sq__jail_seccomp_free). Returns 0, SQ_ENOMEM or SQ_EJAIL. */
 int sq__jail_seccomp_build(struct sock_fprog *prog);
 void sq__jail_seccomp_free(struct sock_fprog *prog);
-/* Installs a compiled filter in the calling thread; async-signal-safe.
- * Requires no_new_privs (or CAP_SYS_ADMIN). Returns 0 or -1 with errno. */
+/* Installs a compiled filter in the calling thread with a user-notification
+ * listener; async-signal-safe. Requires no_new_privs. Returns the listener
+ * descriptor (or 0 when the kernel has no listener support and the filter
+ * was installed without one), or -1 with errno. */
 int sq__jail_seccomp_install(const struct sock_fprog *prog);
+/* Reads one pending notification from listener fd. Fills name (the call,
+ * resolved for its architecture) and returns 0, or -1 when nothing was read. */
+int sq__jail_seccomp_read(int fd, char *name, size_t name_len);
+/* Whether kernel and libseccomp support user notification. */
+bool sq__jail_seccomp_notify_supported(void);
+/* Whether the kernel can install a filter (probe for `check`). */
+bool sq__jail_seccomp_probe(const struct sock_fprog *prog, char *detail, size_t len);
 
-/* The Python harness, passed to the interpreter with -c. */
+/* A run's cgroups (v1 memory and pids hierarchies, or one v2 group). */
+typedef struct {
+  char mem[256];   /* directory, or "" when the controller is unavailable */
+  char pids[256];
+  bool v2;
+  int64_t oom_kills_before;
+} sq__jail_cgroup;
+
+/* Which controllers this host offers to us: SQ_JAIL_LAYER_CGROUP_MEMORY |
+ * SQ_JAIL_LAYER_CGROUP_PIDS; detail says why one is missing. */
+uint32_t sq__jail_cgroup_probe(char *detail, size_t len);
+/* Creates the run's cgroups named name (unique per slot) and sets the
+ * limits. Missing controllers leave the field empty. Returns the layers
+ * that are in force. */
+uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t memory_mib, int pids_max);
+/* Sets the memory limit again and resets the peak (warm pool, per task). */
+void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib);
+/* Moves pid into the cgroups; 0 or -1. */
+int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid);
+/* Peak memory in KiB (0 when unknown) and whether the OOM killer fired
+ * since create/reset. */
+int64_t sq__jail_cgroup_peak_kib(const sq__jail_cgroup *cg);
+bool sq__jail_cgroup_oom_fired(const sq__jail_cgroup *cg);
+/* Kills what is left inside and removes the directories. */
+void sq__jail_cgroup_destroy(sq__jail_cgroup *cg);
+
+/* Supervision of one run: the wall clock, the output caps, the seccomp
+ * listener. The caller started the run; its end is found by end_check. */
+typedef struct {
+  int out_fd, err_fd;  /* read ends; closed by sq__jail_supervise */
+  int ctl_fd;          /* SOCK_SEQPACKET with SO_PASSCRED: 'n' messages carry a
+                          seccomp listener (and the sender's pid); others go to
+                          end_check. Not closed. */
+  int done_fd;         /* readable when the run may have ended (pidfd), or -1 */
+  pid_t kill_pid;      /* SIGKILL target: the init (spawn), or 0 until the
+                          task's first message names it (warm) */
+  bool kill_group;     /* kill -kill_pid as well (warm: the task's session) */
+  /* Called when done_fd is readable, on every tick without done_fd, and
+   * with each other message on ctl_fd; returns true when the run has ended
+   * (status and ru filled). */
+  bool (*end_check)(void *arg, const char *msg, size_t len, int *status, struct rusage *ru);
+  void (*kill_fallback)(void *arg); /* when there is nothing else to kill */
+  void *arg;
+  int64_t start_ms;
+  const sq_jail_limits *lim;
+} sq__jail_watch;
+
+/* Runs the loop until the run has ended and the pipes drained (or the
+ * drain timed out). Fills o's buffers, figures (except memory) and end
+ * (without the cgroup's OOM evidence: the caller adds it). Returns 0, or
+ * SQ_ENOMEM, or SQ_EJAIL when the run never reported an end. */
+int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *killed_for, int *status);
+
+/* The warm pool (jail_zygote.c). */
+typedef struct sq__jail_pool sq__jail_pool;
+int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out);
+void sq__jail_pool_free(sq__jail_pool *p);
+int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const sq_jail_limits *lim,
+                      const char *task_id, sq_jail_outcome *o);
+
+/* Shared by spawn and warm (jail.c). */
+typedef struct {
+  char *python_path;
+  char *scratch_root;
+  char *root_dir;   /* mount point of the new roots: <scratch_root>/root */
+  uint32_t layers;  /* what this host enforces */
+  struct sock_fprog seccomp;
+} sq__jail_common;
+const sq__jail_common *sq__jail_common_of(const sq_jail *j);
+/* Takes a free slot (blocks never; -1 when all are taken) / gives it back. */
+int sq__jail_slot_take(void);
+void sq__jail_slot_give(int slot);
+/* Maps a wait status plus what the supervisor did to an end. */
+sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
+                             const sq_jail_limits *lim, bool oom_killed);
+/* Fills the builtin defaults into lim. */
+void sq__jail_limits_builtin(sq_jail_limits *lim);
+
+/* The Python harness, passed to the interpreter with -c, and the zygote
+ * loop (warm pool). */
 extern const char sq__jail_harness_py[];
+extern const char sq__jail_zygote_py[];
 
 #endif

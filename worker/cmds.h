@@ -8,5 +8,7 @@
 int sq_cmd_serve(int argc, char **argv);
 /* sandq-worker run: one file in the jail, no Redis, no LLM; prints JSON. */
 int sq_cmd_run(int argc, char **argv);
+/* sandq-worker check: which jail layers this host enforces; exit 0/1. */
+int sq_cmd_check(int argc, char **argv);
 
 #endif

@@ -28,7 +28,8 @@
 
 static const char usage_text[] =
     "usage: sandq-worker run [--wall-ms N] [--cpu-ms N] [--memory-mib N] [--output-kib N]\n"
-    "                        [--tests FILE] [--entry-point NAME] [--config FILE] FILE.py\n";
+    "                        [--tests FILE] [--entry-point NAME] [--mode spawn|warm]\n"
+    "                        [--config FILE] FILE.py\n";
 
 typedef struct {
   sq_jail_limits lim;
@@ -36,6 +37,7 @@ typedef struct {
   const char *entry_point;
   const char *config_path;
   const char *program_path;
+  const char *mode;
 } run_args;
 
 __attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
@@ -101,6 +103,11 @@ static int parse_args(int argc, char **argv, run_args *a) {
     if (known) continue;
     if (strcmp(name, "--tests") == 0) a->tests_path = value;
     else if (strcmp(name, "--config") == 0) a->config_path = value;
+    else if (strcmp(name, "--mode") == 0) {
+      sq_jail_mode m;
+      if (sq_jail_mode_parse(value, &m) != 0) return usage_error("--mode: '%s' is not spawn or warm", value);
+      a->mode = value;
+    }
     else if (strcmp(name, "--entry-point") == 0) {
       if (!is_identifier(value))
         return usage_error("--entry-point: '%s' is not a Python identifier", value);
@@ -176,6 +183,19 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status) {
     goto out;
   if (o->blocked_syscall[0] && !cJSON_AddStringToObject(root, "blocked_syscall", o->blocked_syscall))
     goto out;
+  if (!cJSON_AddStringToObject(root, "mode", sq_jail_mode_name(o->mode)) ||
+      !cJSON_AddBoolToObject(root, "oom_killed", o->oom_killed))
+    goto out;
+  cJSON *layers = cJSON_AddArrayToObject(root, "layers");
+  if (!layers) goto out;
+  for (int i = 0; i < SQ_JAIL_LAYER_COUNT; i++) {
+    if (!(o->layers & (1u << i))) continue;
+    cJSON *name = cJSON_CreateString(sq_jail_layer_name(1u << i));
+    if (!name || !cJSON_AddItemToArray(layers, name)) {
+      cJSON_Delete(name);
+      goto out;
+    }
+  }
   text = cJSON_PrintUnformatted(root);
   if (!text) goto out;
   printf("%s\n", text);
@@ -227,7 +247,10 @@ int sq_cmd_run(int argc, char **argv) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
-  sq_jail_config jcfg = {.python_path = cfg.python_path, .scratch_root = cfg.scratch_root};
+  if (a.mode) sq_jail_mode_parse(a.mode, &cfg.jail_mode);
+  /* One run: one zygote is enough. */
+  sq_jail_config jcfg = {.python_path = cfg.python_path, .scratch_root = cfg.scratch_root,
+                         .mode = cfg.jail_mode, .pool_size = 1};
   int rc = sq_jail_new(&jcfg, &jail);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: cannot set up the jail (python %s, scratch root %s): %s\n",

@@ -89,7 +89,9 @@ int sq_cmd_serve(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
 
   int exit_code = 1;
-  sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root};
+  /* The jail (and a warm pool's zygotes) before the LLM client. */
+  sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root,
+                       .mode = w.cfg.jail_mode, .pool_size = (int)w.cfg.jail_pool_size};
   if ((rc = sq_jail_new(&jc, &w.jail)) != 0) {
     SQ_ERROR("jail: %s (scratch_root %s)", sq_strerror(rc), w.cfg.scratch_root);
     goto out;

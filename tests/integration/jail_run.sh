@@ -70,6 +70,30 @@ printf 'import os\nos.write(1, b"\\xff\\x00ok")\n' >"$SQ_TMP/bytes.py"
 [ "$(field "$SQ_TMP/bytes.json" stdout)" = "$(printf '\357\277\275\357\277\275ok')" ] \
   || sq_fail "bytes: $(cat "$SQ_TMP/bytes.json")"
 
+# Warm mode gives the same verdicts and records its mode and layers.
+"$W" run --mode warm --tests "$SQ_TMP/tests.py" --entry-point add "$SQ_TMP/good.py" >"$SQ_TMP/warm.json" \
+  || sq_fail "warm run exited $?"
+$PY -c 'import json,sys
+o = json.load(open(sys.argv[1]))
+assert o["status"] == "passed" and o["mode"] == "warm", o
+assert "seccomp" in o["layers"] and "rlimits" in o["layers"], o
+' "$SQ_TMP/warm.json" || sq_fail "warm: $(cat "$SQ_TMP/warm.json")"
+[ "$(field "$SQ_TMP/good.json" mode)" = spawn ] || sq_fail "spawn run does not say so: $(cat "$SQ_TMP/good.json")"
+printf 'import ctypes\nctypes.CDLL(None).ptrace(0, 0, 0, 0)\n' >"$SQ_TMP/ptrace.py"
+for mode in spawn warm; do
+  "$W" run --mode $mode "$SQ_TMP/ptrace.py" >"$SQ_TMP/ptrace.json" || sq_fail "ptrace run exited $?"
+  [ "$(field "$SQ_TMP/ptrace.json" status)" = policy_violation ] || sq_fail "ptrace ($mode): $(cat "$SQ_TMP/ptrace.json")"
+  [ "$(field "$SQ_TMP/ptrace.json" blocked_syscall)" = ptrace ] || sq_fail "ptrace ($mode): $(cat "$SQ_TMP/ptrace.json")"
+done
+
+# `check`: one line per layer; on this host (root) every layer is enforced.
+if [ "$(id -u)" -eq 0 ]; then
+  "$W" check >"$SQ_TMP/check.out" 2>&1 || sq_fail "check exited $?: $(cat "$SQ_TMP/check.out")"
+  for layer in pid_ns net_ns mount_ns new_root uid caps no_new_privs rlimits seccomp run_spawn run_warm; do
+    grep -q "^ok  *$layer " "$SQ_TMP/check.out" || sq_fail "check: no ok line for $layer: $(cat "$SQ_TMP/check.out")"
+  done
+fi
+
 # Usage errors: exit 2 and a message naming the flag.
 usage() {
   flag=$1; shift
@@ -85,6 +109,7 @@ usage --memory-mib --memory-mib 12x "$SQ_TMP/good.py"
 usage --output-kib --output-kib "$SQ_TMP/good.py"
 usage --entry-point --entry-point "add(); import os" "$SQ_TMP/good.py"
 usage --bogus --bogus 1 "$SQ_TMP/good.py"
+usage --mode --mode fast "$SQ_TMP/good.py"
 usage FILE.py --wall-ms 100
 usage nonexistent.py "$SQ_TMP/nonexistent.py"
 echo "jail_run: ok"

@@ -1,0 +1,211 @@
+/* jail_cgroup.c: a run's memory and pids cgroups, on cgroup v1 (one
+ * hierarchy per controller) or v2 (one group), below the cgroup this
+ * process already belongs to. The supervisor creates them, moves the run's
+ * init in before it starts, reads the peak and the OOM count, and removes
+ * them. A missing controller is a missing layer, never an error. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jail_internal.h"
+
+#define CG_ROOT "/sys/fs/cgroup"
+
+/* Our own cgroup path in controller ctl ("memory", "pids"; "" for v2). */
+static int own_path(const char *ctl, char *out, size_t len) {
+  FILE *f = fopen("/proc/self/cgroup", "re");
+  if (!f) return -1;
+  char line[512];
+  int rc = -1;
+  while (fgets(line, sizeof line, f)) {
+    char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+    if (!b) continue;
+    *b = '\0';
+    const char *ctls = a + 1;
+    bool match = ctl[0] ? false : ctls[0] == '\0';
+    char *save = NULL;
+    for (char *tok = ctl[0] ? strtok_r((char *)ctls, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
+      if (strcmp(tok, ctl) == 0) match = true;
+    if (!match) continue;
+    char *nl = strchr(b + 1, '\n');
+    if (nl) *nl = '\0';
+    snprintf(out, len, "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
+    rc = 0;
+    break;
+  }
+  fclose(f);
+  return rc;
+}
+
+static int write_file(const char *dir, const char *file, const char *value) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t n = write(fd, value, strlen(value));
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+/* Reads "key N" out of a flat keyed file, or the single number when key is NULL. */
+static int64_t read_num(const char *dir, const char *file, const char *key) {
+  char path[512], line[256];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  FILE *f = fopen(path, "re");
+  if (!f) return -1;
+  int64_t v = -1;
+  size_t klen = key ? strlen(key) : 0;
+  while (fgets(line, sizeof line, f)) {
+    if (!key) {
+      v = strtoll(line, NULL, 10);
+      break;
+    }
+    if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
+      v = strtoll(line + klen + 1, NULL, 10);
+      break;
+    }
+  }
+  fclose(f);
+  return v;
+}
+
+static bool is_v2_only(void) {
+  struct stat st;
+  return stat(CG_ROOT "/cgroup.controllers", &st) == 0;
+}
+
+/* dir for controller ctl and run name; "" when the hierarchy is absent. */
+static void dir_for(const char *ctl, const char *name, char *out, size_t len) {
+  char own[128];
+  out[0] = '\0';
+  bool v2 = is_v2_only();
+  if (own_path(v2 ? "" : ctl, own, sizeof own) != 0) return;
+  char base[200];
+  snprintf(base, sizeof base, v2 ? CG_ROOT "%s" : CG_ROOT "/%s%s", v2 ? own : ctl, v2 ? "" : own);
+  struct stat st;
+  if (stat(base, &st) != 0) return;
+  snprintf(out, len, "%s/sandq-%s", base, name);
+}
+
+static int64_t oom_kills(const sq__jail_cgroup *cg) {
+  if (!cg->mem[0]) return 0;
+  int64_t v = cg->v2 ? read_num(cg->mem, "memory.events", "oom_kill")
+                     : read_num(cg->mem, "memory.oom_control", "oom_kill");
+  return v < 0 ? 0 : v;
+}
+
+static int set_mem(const sq__jail_cgroup *cg, int64_t memory_mib) {
+  char v[32];
+  snprintf(v, sizeof v, "%" PRId64, (memory_mib + SQ__JAIL_CGROUP_SLACK_MIB) << 20);
+  if (cg->v2) {
+    write_file(cg->mem, "memory.swap.max", "0");
+    return write_file(cg->mem, "memory.max", v);
+  }
+  /* memsw must stay >= the memory limit: raise memory first when growing. */
+  if (write_file(cg->mem, "memory.limit_in_bytes", v) != 0) {
+    write_file(cg->mem, "memory.memsw.limit_in_bytes", v);
+    return write_file(cg->mem, "memory.limit_in_bytes", v);
+  }
+  write_file(cg->mem, "memory.memsw.limit_in_bytes", v);
+  return 0;
+}
+
+uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t memory_mib, int pids_max) {
+  memset(cg, 0, sizeof *cg);
+  cg->v2 = is_v2_only();
+  uint32_t layers = 0;
+  dir_for("memory", name, cg->mem, sizeof cg->mem);
+  dir_for("pids", name, cg->pids, sizeof cg->pids);
+  if (cg->v2) snprintf(cg->pids, sizeof cg->pids, "%s", cg->mem);
+  if (cg->mem[0] && (mkdir(cg->mem, 0700) == 0 || errno == EEXIST) && set_mem(cg, memory_mib) == 0)
+    layers |= SQ_JAIL_LAYER_CGROUP_MEMORY;
+  else
+    cg->mem[0] = '\0';
+  char v[32];
+  snprintf(v, sizeof v, "%d", pids_max);
+  if (cg->pids[0] && (mkdir(cg->pids, 0700) == 0 || errno == EEXIST) && write_file(cg->pids, "pids.max", v) == 0)
+    layers |= SQ_JAIL_LAYER_CGROUP_PIDS;
+  else if (!cg->v2 || !cg->mem[0])
+    cg->pids[0] = '\0';
+  cg->oom_kills_before = oom_kills(cg);
+  return layers;
+}
+
+void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib) {
+  if (!cg->mem[0]) return;
+  set_mem(cg, memory_mib);
+  if (!cg->v2) write_file(cg->mem, "memory.max_usage_in_bytes", "0");
+  cg->oom_kills_before = oom_kills(cg);
+}
+
+int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid) {
+  char v[32];
+  snprintf(v, sizeof v, "%d", (int)pid);
+  int rc = 0;
+  if (cg->mem[0] && write_file(cg->mem, "cgroup.procs", v) != 0) rc = -1;
+  if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 && write_file(cg->pids, "cgroup.procs", v) != 0) rc = -1;
+  return rc;
+}
+
+int64_t sq__jail_cgroup_peak_kib(const sq__jail_cgroup *cg) {
+  if (!cg->mem[0]) return 0;
+  int64_t v = read_num(cg->mem, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes", NULL);
+  return v > 0 ? v / 1024 : 0;
+}
+
+bool sq__jail_cgroup_oom_fired(const sq__jail_cgroup *cg) { return oom_kills(cg) > cg->oom_kills_before; }
+
+/* SIGKILL to every process listed, until none is left (bounded). */
+static void kill_all(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+  for (int round = 0; round < 50; round++) {
+    FILE *f = fopen(path, "re");
+    if (!f) return;
+    int n = 0;
+    long pid;
+    while (fscanf(f, "%ld", &pid) == 1) {
+      kill((pid_t)pid, SIGKILL);
+      n++;
+    }
+    fclose(f);
+    if (n == 0) return;
+    usleep(2000);
+  }
+}
+
+static void remove_dir(const char *dir) {
+  if (!dir[0]) return;
+  kill_all(dir);
+  for (int i = 0; i < 100 && rmdir(dir) != 0 && errno == EBUSY; i++) usleep(2000);
+}
+
+void sq__jail_cgroup_destroy(sq__jail_cgroup *cg) {
+  if (!cg) return;
+  remove_dir(cg->mem);
+  if (strcmp(cg->pids, cg->mem) != 0) remove_dir(cg->pids);
+  cg->mem[0] = cg->pids[0] = '\0';
+}
+
+uint32_t sq__jail_cgroup_probe(char *detail, size_t len) {
+  char name[64];
+  snprintf(name, sizeof name, "probe-%d", (int)getpid());
+  sq__jail_cgroup cg;
+  uint32_t layers = sq__jail_cgroup_create(&cg, name, 64, 8);
+  snprintf(detail, len, "%s: memory %s, pids %s", cg.v2 ? "cgroup v2" : "cgroup v1",
+           layers & SQ_JAIL_LAYER_CGROUP_MEMORY ? "yes" : "no (no writable memory hierarchy)",
+           layers & SQ_JAIL_LAYER_CGROUP_PIDS ? "yes" : "no (no writable pids hierarchy)");
+  sq__jail_cgroup_destroy(&cg);
+  return layers;
+}

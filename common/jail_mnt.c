@@ -1,0 +1,144 @@
+/* jail_mnt.c: the jail's filesystem, built by the pid namespace's init in
+ * its own mount namespace: a tmpfs root with read-only binds of only what
+ * the interpreter needs, a minimal /dev, a size-capped scratch tmpfs, then
+ * pivot_root and the old root detached. Async-signal-safe throughout: it
+ * runs between clone and exec. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "jail_internal.h"
+
+#define RO_FLAGS (MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+/* Directories bound read-only when they exist on the host (or recreated as
+ * the same symlink on merged-/usr systems). /proc is left out on purpose. */
+static const char *const ro_dirs[] = {"/usr", "/lib", "/lib64", "/bin"};
+/* Single files from /etc the interpreter and libc read. */
+static const char *const ro_files[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/openssl.cnf"};
+static const char *const dev_files[] = {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"};
+
+/* dst = root + path, truncated at n; async-signal-safe. */
+static void join(char *dst, size_t n, const char *root, const char *path) {
+  size_t a = strlen(root), b = strlen(path);
+  if (a + b + 1 > n) a = b = 0;
+  memcpy(dst, root, a);
+  memcpy(dst + a, path, b);
+  dst[a + b] = '\0';
+}
+
+/* mkdir -p of path below root (root itself exists). */
+static int mkdirs(const char *root, const char *path) {
+  char p[512];
+  join(p, sizeof p, root, path);
+  size_t skip = strlen(root) + 1;
+  for (char *s = p + skip; *s; s++) {
+    if (*s != '/') continue;
+    *s = '\0';
+    if (mkdir(p, 0755) != 0 && errno != EEXIST) return -1;
+    *s = '/';
+  }
+  return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int bind_ro(const char *root, const char *src, bool is_dir) {
+  struct stat st;
+  if (lstat(src, &st) != 0) return errno == ENOENT ? 0 : -1;
+  char dst[512];
+  join(dst, sizeof dst, root, src);
+  if (S_ISLNK(st.st_mode)) { /* /lib -> usr/lib: the same link inside */
+    char target[256];
+    ssize_t n = readlink(src, target, sizeof target - 1);
+    if (n < 0) return -1;
+    target[n] = '\0';
+    return symlink(target, dst);
+  }
+  if (is_dir) {
+    if (mkdirs(root, src) != 0) return -1;
+  } else {
+    const char *slash = strrchr(src, '/');
+    char parent[256];
+    size_t len = (size_t)(slash - src);
+    if (len >= sizeof parent) return -1;
+    memcpy(parent, src, len);
+    parent[len] = '\0';
+    if (len && mkdirs(root, parent) != 0) return -1;
+    int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0444);
+    if (fd < 0) return -1;
+    close(fd);
+  }
+  if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
+  return mount(NULL, dst, NULL, RO_FLAGS | (is_dir ? 0 : MS_NOEXEC), NULL);
+}
+
+/* Device nodes are bound from the host (we cannot mknod in every setup). */
+static int bind_dev(const char *root, const char *src) {
+  char dst[512];
+  join(dst, sizeof dst, root, src);
+  int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return -1;
+  close(fd);
+  if (mount(src, dst, NULL, MS_BIND, NULL) != 0) return -1;
+  return mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL);
+}
+
+/* The scratch tmpfs with size and inode caps, owned by the run's uid. */
+static int mount_scratch(const char *root, unsigned uid) {
+  char dst[512], opts[128], num[16];
+  join(dst, sizeof dst, root, SQ__JAIL_SCRATCH);
+  if (mkdir(dst, 0755) != 0 && errno != EEXIST) return -1;
+  /* "size=64m,nr_inodes=4096,mode=0700" without snprintf (not AS-safe). */
+  char *o = opts;
+  const char *parts[] = {"size=", "", "m,nr_inodes=", "", ",mode=0700"};
+  unsigned vals[] = {0, SQ__JAIL_SCRATCH_MIB, 0, SQ__JAIL_SCRATCH_INODES};
+  for (int i = 0; i < 5; i++) {
+    if (i == 1 || i == 3) {
+      int k = (int)sizeof num;
+      unsigned v = vals[i];
+      num[--k] = '\0';
+      do {
+        num[--k] = (char)('0' + v % 10);
+        v /= 10;
+      } while (v && k > 0);
+      memcpy(o, num + k, strlen(num + k));
+      o += strlen(num + k);
+    } else {
+      memcpy(o, parts[i], strlen(parts[i]));
+      o += strlen(parts[i]);
+    }
+  }
+  *o = '\0';
+  if (mount("sandq-scratch", dst, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0) return -1;
+  return chown(dst, uid, uid);
+}
+
+int sq__jail_mnt_build(const char *root, unsigned uid) {
+  /* Nothing we mount may propagate back to the host. */
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
+  if (mount("sandq-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=256,mode=0755") != 0)
+    return -1;
+  for (size_t i = 0; i < sizeof ro_dirs / sizeof *ro_dirs; i++)
+    if (bind_ro(root, ro_dirs[i], true) != 0) return -1;
+  for (size_t i = 0; i < sizeof ro_files / sizeof *ro_files; i++)
+    if (bind_ro(root, ro_files[i], false) != 0) return -1;
+  if (mkdirs(root, "/dev") != 0) return -1;
+  for (size_t i = 0; i < sizeof dev_files / sizeof *dev_files; i++)
+    if (bind_dev(root, dev_files[i]) != 0) return -1;
+  if (mount_scratch(root, uid) != 0) return -1;
+  char old[512];
+  join(old, sizeof old, root, "/.old");
+  if (mkdir(old, 0700) != 0) return -1;
+  if (syscall(SYS_pivot_root, root, old) != 0) return -1;
+  if (chdir("/") != 0) return -1;
+  if (umount2("/.old", MNT_DETACH) != 0) return -1;
+  if (rmdir("/.old") != 0) return -1;
+  /* The root tmpfs itself read-only from here on. */
+  return mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL);
+}

@@ -1,0 +1,206 @@
+/* jail_supervise.c: the supervising side of one run, shared by spawn and
+ * warm mode: the wall clock kills the whole tree, stdout and stderr are
+ * kept up to their cap (then output_limit), a seccomp notification names
+ * the blocked call and kills the tree, and CPU time is recorded. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "jail_internal.h"
+#include "log.h"
+#include "util.h"
+
+#define DRAIN_AFTER_EXIT_MS 1000 /* reading what the killed tree left in the pipes */
+#define END_GRACE_MS 3000        /* after a kill, how long the end report may take */
+#define TICK_MS 10               /* poll period when nothing else wakes us */
+
+/* One captured stream: read end of a pipe and what was kept of it. */
+typedef struct {
+  int fd;
+  sq_buf buf;
+  size_t cap;
+  bool truncated;
+} stream;
+
+/* Reads once from s. Returns 1 on data, 0 at EOF (fd closed), or SQ_ENOMEM.
+ * Bytes past the cap are dropped and mark the stream truncated. */
+static int stream_read(stream *s) {
+  char chunk[65536];
+  ssize_t n = read(s->fd, chunk, sizeof chunk);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return 1;
+  if (n <= 0) {
+    close(s->fd);
+    s->fd = -1;
+    return 0;
+  }
+  size_t room = s->cap - s->buf.len;
+  size_t keep = (size_t)n < room ? (size_t)n : room;
+  if ((size_t)n > room) s->truncated = true;
+  if (keep && sq_buf_append(&s->buf, chunk, keep) != 0) return SQ_ENOMEM;
+  return 1;
+}
+
+static void kill_run(sq__jail_watch *w) {
+  if (w->kill_pid > 0) {
+    if (w->kill_group) kill(-w->kill_pid, SIGKILL);
+    kill(w->kill_pid, SIGKILL);
+  } else if (w->kill_fallback) {
+    w->kill_fallback(w->arg);
+  }
+}
+
+/* Receives one control message. Returns 1 with an end, 0 otherwise, -1 when
+ * the socket is closed. A listener descriptor replaces *notify_fd. */
+static int ctl_read(sq__jail_watch *w, int *notify_fd, int *status, struct rusage *ru) {
+  char buf[512];
+  struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
+  union {
+    char b[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+  ssize_t n = recvmsg(w->ctl_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  if (n < 0) return errno == EAGAIN || errno == EINTR ? 0 : -1;
+  if (n == 0) return -1;
+  buf[n] = '\0';
+  int got_fd = -1;
+  pid_t sender = 0;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET) continue;
+    if (cm->cmsg_type == SCM_RIGHTS) memcpy(&got_fd, CMSG_DATA(cm), sizeof got_fd);
+    if (cm->cmsg_type == SCM_CREDENTIALS) {
+      struct ucred cr;
+      memcpy(&cr, CMSG_DATA(cm), sizeof cr);
+      sender = cr.pid;
+    }
+  }
+  if (buf[0] == 'n') {
+    if (got_fd >= 0) {
+      if (*notify_fd >= 0) close(*notify_fd);
+      *notify_fd = got_fd;
+    }
+    if (w->kill_pid == 0 && sender > 0) w->kill_pid = sender;
+    return 0;
+  }
+  if (got_fd >= 0) close(got_fd);
+  return w->end_check(w->arg, buf, (size_t)n, status, ru) ? 1 : 0;
+}
+
+int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *killed_for_out, int *status_out) {
+  const sq_jail_limits *lim = w->lim;
+  stream s[2] = {{.fd = w->out_fd, .cap = (size_t)lim->output_kib * 1024},
+                 {.fd = w->err_fd, .cap = (size_t)lim->output_kib * 1024}};
+  int notify_fd = -1, status = 0, ret = 0;
+  struct rusage ru = {0};
+  int64_t deadline_ms = w->start_ms + lim->wall_ms;
+  sq_jail_end killed_for = SQ_JAIL_EXITED_OK; /* EXITED_OK: we did not kill it */
+  int64_t killed_at_ms = 0, drain_until_ms = 0;
+  bool ended = false, oom = false, ctl_open = w->ctl_fd >= 0;
+
+  for (;;) {
+    int64_t now = sq_now_mono_ms();
+    if (ended && ((s[0].fd < 0 && s[1].fd < 0) || now >= drain_until_ms)) break;
+    if (!ended && killed_for != SQ_JAIL_EXITED_OK && now - killed_at_ms > END_GRACE_MS) {
+      ret = SQ_EJAIL; /* killed, but the end never came: the caller replaces what it can */
+      break;
+    }
+    if (!ended && killed_for == SQ_JAIL_EXITED_OK && now >= deadline_ms) {
+      killed_for = SQ_JAIL_TIMEOUT;
+      killed_at_ms = now;
+      kill_run(w);
+    }
+    int64_t wait_ms = ended ? drain_until_ms - now : killed_for != SQ_JAIL_EXITED_OK ? TICK_MS : deadline_ms - now;
+    if (!ended && w->done_fd < 0 && wait_ms > TICK_MS) wait_ms = TICK_MS;
+    if (wait_ms < 0) wait_ms = 0;
+
+    struct pollfd pfd[5];
+    int map[5], n = 0;
+    for (int i = 0; i < 2; i++)
+      if (s[i].fd >= 0) {
+        pfd[n] = (struct pollfd){.fd = s[i].fd, .events = POLLIN};
+        map[n++] = i;
+      }
+    if (!ended && w->done_fd >= 0) {
+      pfd[n] = (struct pollfd){.fd = w->done_fd, .events = POLLIN};
+      map[n++] = 2;
+    }
+    if (!ended && ctl_open) {
+      pfd[n] = (struct pollfd){.fd = w->ctl_fd, .events = POLLIN};
+      map[n++] = 3;
+    }
+    if (!ended && notify_fd >= 0) {
+      pfd[n] = (struct pollfd){.fd = notify_fd, .events = POLLIN};
+      map[n++] = 4;
+    }
+    int pr = poll(pfd, (nfds_t)n, (int)wait_ms);
+    if (pr < 0 && errno != EINTR) {
+      SQ_PERROR("poll");
+      kill_run(w);
+    }
+    bool check = !ended && w->done_fd < 0;
+    for (int k = 0; pr > 0 && k < n; k++) {
+      if (!pfd[k].revents) continue;
+      if (map[k] == 2) check = true;
+      else if (map[k] == 3) {
+        int r = ctl_read(w, &notify_fd, &status, &ru);
+        if (r < 0) ctl_open = false;
+        if (r > 0) ended = true;
+      } else if (map[k] == 4) {
+        if (sq__jail_seccomp_read(notify_fd, o->blocked_syscall, sizeof o->blocked_syscall) == 0 &&
+            killed_for == SQ_JAIL_EXITED_OK) {
+          killed_for = SQ_JAIL_POLICY;
+          killed_at_ms = sq_now_mono_ms();
+          kill_run(w);
+        }
+        if (pfd[k].revents & (POLLHUP | POLLERR)) {
+          close(notify_fd); /* every process holding the filter is gone */
+          notify_fd = -1;
+        }
+      } else {
+        stream *st = &s[map[k]];
+        bool was_truncated = st->truncated;
+        if (stream_read(st) == SQ_ENOMEM) oom = true;
+        if ((oom || (!was_truncated && st->truncated)) && killed_for == SQ_JAIL_EXITED_OK && !ended) {
+          killed_for = oom ? SQ_JAIL_SIGNALED : SQ_JAIL_OUTPUT_LIMIT;
+          killed_at_ms = sq_now_mono_ms();
+          kill_run(w);
+        }
+      }
+    }
+    if (check && !ended && w->end_check(w->arg, NULL, 0, &status, &ru)) ended = true;
+    if (ended && !drain_until_ms) {
+      o->wall_ms = sq_now_mono_ms() - w->start_ms;
+      kill_run(w); /* what the program left behind */
+      drain_until_ms = sq_now_mono_ms() + DRAIN_AFTER_EXIT_MS;
+    }
+  }
+  if (notify_fd >= 0) close(notify_fd);
+
+  o->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  o->cpu_ms = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
+              (int64_t)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
+  o->memory_kib = ru.ru_maxrss;
+  if (sq_buf_append(&s[0].buf, "", 0) != 0 || sq_buf_append(&s[1].buf, "", 0) != 0) oom = true;
+  o->stdout_buf = s[0].buf.data;
+  o->stdout_len = s[0].buf.len;
+  o->stdout_truncated = s[0].truncated;
+  o->stderr_buf = s[1].buf.data;
+  o->stderr_len = s[1].buf.len;
+  o->stderr_truncated = s[1].truncated;
+  for (int i = 0; i < 2; i++)
+    if (s[i].fd >= 0) close(s[i].fd);
+  *killed_for_out = killed_for;
+  *status_out = status;
+  if (oom) return SQ_ENOMEM;
+  return ret;
+}

@@ -1,0 +1,351 @@
+/* jail_zygote.c: the warm pool. Each zygote is a Python interpreter started
+ * by execve (so it holds nothing of the worker's memory) inside the jail's
+ * namespaces, root, uid and cgroups, prepared once, with the usual modules
+ * imported. Per task it forks a child, which applies the task's rlimits and
+ * the seccomp filter and runs the program (jail_zygote_py.c); each child is
+ * a fresh copy, so nothing one task changes reaches the next. A zygote that
+ * died, was killed by a task, or stopped answering is replaced. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "jail_internal.h"
+#include "log.h"
+#include "util.h"
+
+#define READY_TIMEOUT_MS 10000
+#define CTL_SNDBUF_BYTES (32 << 20)
+
+typedef struct {
+  int slot;           /* uid and cgroup name; -1 when none */
+  pid_t init;         /* host pid of the namespace's init; 0 when not running */
+  int pidfd;          /* of init */
+  int ctl;            /* our end of the control socket */
+  int result_fd;      /* init's report (unused; kept open so init never blocks) */
+  sq__jail_cgroup cg;
+  uint32_t layers;
+  bool busy;
+} zygote;
+
+struct sq__jail_pool {
+  sq_jail *jail;
+  pthread_mutex_t lock;
+  pthread_cond_t freed;
+  int size;
+  zygote z[];
+};
+
+static void zygote_stop(zygote *z) {
+  if (z->init > 0) {
+    kill(z->init, SIGKILL);
+    while (waitpid(z->init, NULL, __WALL) < 0 && errno == EINTR) {
+    }
+  }
+  z->init = 0;
+  int fds[] = {z->pidfd, z->ctl, z->result_fd};
+  for (size_t i = 0; i < 3; i++)
+    if (fds[i] >= 0) close(fds[i]);
+  z->pidfd = z->ctl = z->result_fd = -1;
+  sq__jail_cgroup_destroy(&z->cg);
+}
+
+/* Waits up to timeout_ms for one message on fd; returns its length or -1. */
+static ssize_t recv_timed(int fd, char *buf, size_t cap, int timeout_ms) {
+  struct pollfd p = {.fd = fd, .events = POLLIN};
+  if (poll(&p, 1, timeout_ms) != 1) return -1;
+  return recv(fd, buf, cap, MSG_DONTWAIT);
+}
+
+/* Starts z (its slot is already held): clone into namespaces, contain,
+ * exec the zygote loop, send the filter, wait for "ready". */
+static int zygote_start(sq__jail_pool *p, zygote *z) {
+  const sq__jail_common *c = sq__jail_common_of(p->jail);
+  int ret = SQ_EJAIL;
+  int st_p[2] = {-1, -1}, res_p[2] = {-1, -1}, sync_p[2] = {-1, -1}, ctl[2] = {-1, -1};
+  int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  int err = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  z->pidfd = z->ctl = z->result_fd = -1;
+  z->init = 0;
+  if (devnull < 0 || err < 0 || pipe2(st_p, O_CLOEXEC) != 0 || pipe2(res_p, O_CLOEXEC) != 0 ||
+      pipe2(sync_p, O_CLOEXEC) != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
+    SQ_PERROR("warm pool: pipes");
+    goto out;
+  }
+  int one = 1, sndbuf = CTL_SNDBUF_BYTES;
+  setsockopt(ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+  setsockopt(ctl[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf);
+  setsockopt(ctl[1], SOL_SOCKET, SO_RCVBUFFORCE, &sndbuf, sizeof sndbuf);
+  char name[64];
+  snprintf(name, sizeof name, "%d-%d", (int)getpid(), z->slot);
+  z->layers = (c->layers & ~(SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS)) |
+              (sq__jail_cgroup_create(&z->cg, name, 512, SQ__JAIL_NPROC_MAX + 4) & c->layers);
+  char nr[16];
+  snprintf(nr, sizeof nr, "%d", (int)SYS_seccomp);
+  char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
+                  "PYTHONIOENCODING=utf-8", NULL};
+  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, (char *)sq__jail_harness_py, nr, NULL};
+  sq_jail_limits none = {0};
+  sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .argv = argv, .envp = envp,
+                          .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
+                          .sync_fd = sync_p[0], .result_fd = res_p[1], .notify_sock = ctl[1], .lim = &none,
+                          .layers = z->layers, .uid = SQ__JAIL_UID_BASE + (unsigned)z->slot,
+                          .drop_uid = true, .warm = true, .seccomp = &c->seccomp};
+  unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
+                        (z->layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0);
+  pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+  if (pid < 0) {
+    SQ_PERROR("warm pool: clone");
+    goto out;
+  }
+  if (pid == 0) sq__jail_contain(&child);
+  z->init = pid;
+  close(st_p[1]);
+  close(res_p[1]);
+  close(sync_p[0]);
+  close(ctl[1]);
+  st_p[1] = res_p[1] = sync_p[0] = ctl[1] = -1;
+  if (sq__jail_cgroup_attach(&z->cg, pid) != 0) SQ_PERROR("warm pool: moving the zygote into its cgroups");
+  if (write(sync_p[1], "g", 1) != 1) goto out;
+  char msg[256];
+  ssize_t n = read(st_p[0], msg, sizeof msg - 1);
+  if (n > 0) {
+    msg[n] = '\0';
+    SQ_ERROR("warm pool: zygote setup failed: %s", msg);
+    goto out;
+  }
+  size_t bpf_len = (size_t)c->seccomp.len * sizeof(struct sock_filter);
+  char *f = malloc(bpf_len + 1);
+  if (!f) {
+    ret = SQ_ENOMEM;
+    goto out;
+  }
+  f[0] = 'f';
+  memcpy(f + 1, c->seccomp.filter, bpf_len);
+  n = send(ctl[0], f, bpf_len + 1, MSG_NOSIGNAL);
+  free(f);
+  if (n != (ssize_t)bpf_len + 1) goto out;
+  n = recv_timed(ctl[0], msg, sizeof msg, READY_TIMEOUT_MS);
+  if (n != 5 || memcmp(msg, "ready", 5) != 0) {
+    SQ_ERROR("warm pool: the zygote did not start (see its stderr above)");
+    goto out;
+  }
+  z->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (z->pidfd < 0) {
+    SQ_PERROR("warm pool: pidfd_open");
+    goto out;
+  }
+  z->ctl = ctl[0];
+  z->result_fd = res_p[0];
+  ctl[0] = res_p[0] = -1;
+  ret = 0;
+out:
+  int fds[] = {devnull, err, st_p[0], st_p[1], res_p[0], res_p[1], sync_p[0], sync_p[1], ctl[0], ctl[1]};
+  for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+    if (fds[i] >= 0) close(fds[i]);
+  if (ret != 0) zygote_stop(z);
+  return ret;
+}
+
+int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
+  *out = NULL;
+  const sq__jail_common *c = sq__jail_common_of(j);
+  if (!(c->layers & SQ_JAIL_LAYER_PID_NS) || !(c->layers & SQ_JAIL_LAYER_NEW_ROOT)) {
+    SQ_ERROR("warm pool: needs pid and mount namespaces (run as root; see `sandq-worker check`)");
+    return SQ_EJAIL;
+  }
+  sq__jail_pool *p = calloc(1, sizeof *p + (size_t)size * sizeof(zygote));
+  if (!p) return SQ_ENOMEM;
+  p->jail = j;
+  p->size = size;
+  pthread_mutex_init(&p->lock, NULL);
+  pthread_cond_init(&p->freed, NULL);
+  for (int i = 0; i < size; i++) {
+    p->z[i] = (zygote){.slot = -1, .pidfd = -1, .ctl = -1, .result_fd = -1};
+  }
+  for (int i = 0; i < size; i++) {
+    p->z[i].slot = sq__jail_slot_take();
+    int rc = p->z[i].slot < 0 ? SQ_EJAIL : zygote_start(p, &p->z[i]);
+    if (rc != 0) {
+      sq__jail_pool_free(p);
+      return rc;
+    }
+  }
+  *out = p;
+  return 0;
+}
+
+void sq__jail_pool_free(sq__jail_pool *p) {
+  if (!p) return;
+  for (int i = 0; i < p->size; i++) {
+    zygote_stop(&p->z[i]);
+    sq__jail_slot_give(p->z[i].slot);
+  }
+  pthread_mutex_destroy(&p->lock);
+  pthread_cond_destroy(&p->freed);
+  free(p);
+}
+
+/* A zygote whose init is gone (or that a task damaged) must be replaced. */
+static bool zygote_alive(const zygote *z) {
+  if (z->init <= 0 || z->pidfd < 0) return false;
+  struct pollfd pf = {.fd = z->pidfd, .events = POLLIN};
+  return poll(&pf, 1, 0) == 0;
+}
+
+static zygote *acquire(sq__jail_pool *p) {
+  pthread_mutex_lock(&p->lock);
+  zygote *z = NULL;
+  while (!z) {
+    for (int i = 0; i < p->size && !z; i++)
+      if (!p->z[i].busy) z = &p->z[i];
+    if (!z) pthread_cond_wait(&p->freed, &p->lock);
+  }
+  z->busy = true;
+  pthread_mutex_unlock(&p->lock);
+  return z;
+}
+
+static void release(sq__jail_pool *p, zygote *z) {
+  pthread_mutex_lock(&p->lock);
+  z->busy = false;
+  pthread_cond_signal(&p->freed);
+  pthread_mutex_unlock(&p->lock);
+}
+
+typedef struct {
+  zygote *z;
+  bool broken; /* the zygote died or misbehaved: replace it */
+} warm_run;
+
+static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
+  warm_run *r = arg;
+  if (!msg) { /* init's pidfd: the zygote (and the namespace) died */
+    r->broken = true;
+    *status = SIGKILL; /* as if killed: the task took its zygote down */
+    return true;
+  }
+  long long st, ut, stime, rss;
+  if (len < 2 || msg[0] != 'r' || sscanf(msg, "r %lld %lld %lld %lld", &st, &ut, &stime, &rss) != 4) {
+    r->broken = true;
+    return false;
+  }
+  *status = (int)st;
+  ru->ru_utime.tv_sec = (time_t)(ut / 1000000);
+  ru->ru_utime.tv_usec = (suseconds_t)(ut % 1000000);
+  ru->ru_stime.tv_sec = (time_t)(stime / 1000000);
+  ru->ru_stime.tv_usec = (suseconds_t)(stime % 1000000);
+  ru->ru_maxrss = (long)rss;
+  return true;
+}
+
+static void warm_kill_zygote(void *arg) {
+  warm_run *r = arg;
+  r->broken = true;
+  if (r->z->init > 0) kill(r->z->init, SIGKILL);
+}
+
+/* Sends the task: header, program and the two pipe ends. */
+static int send_task(zygote *z, const char *program, size_t len, const sq_jail_limits *lim, int out_w, int err_w) {
+  char head[160];
+  long long cpu_s = (lim->cpu_ms + 999) / 1000;
+  if (cpu_s < 1) cpu_s = 1;
+  int hl = snprintf(head, sizeof head, "t %lld %lld %d %lld %d %lld\n", cpu_s, (long long)lim->memory_mib << 20,
+                    SQ__JAIL_NOFILE_MAX, (long long)SQ__JAIL_FSIZE_BYTES, SQ__JAIL_NPROC_MAX,
+                    (long long)SQ__JAIL_STACK_BYTES);
+  struct iovec iov[2] = {{.iov_base = head, .iov_len = (size_t)hl}, {.iov_base = (void *)program, .iov_len = len}};
+  union {
+    char b[CMSG_SPACE(2 * sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u);
+  struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = u.b, .msg_controllen = sizeof u.b};
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
+  int fds[2] = {out_w, err_w};
+  memcpy(CMSG_DATA(cm), fds, sizeof fds);
+  return sendmsg(z->ctl, &msg, MSG_NOSIGNAL) == (ssize_t)(len + (size_t)hl) ? 0 : -1;
+}
+
+int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const sq_jail_limits *lim,
+                      const char *task_id, sq_jail_outcome *o) {
+  zygote *z = acquire(p);
+  int ret = 0;
+  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
+  if (!zygote_alive(z)) {
+    SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d (init %d) is gone; starting a new one", z->slot,
+            (int)z->init);
+    zygote_stop(z);
+    if ((ret = zygote_start(p, z)) != 0) {
+      snprintf(o->error, sizeof o->error, "warm pool: cannot restart a zygote");
+      goto out;
+    }
+  }
+  o->layers = z->layers;
+  sq__jail_cgroup_reset(&z->cg, lim->memory_mib);
+  if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) {
+    snprintf(o->error, sizeof o->error, "pipe2: %s", strerror(errno));
+    ret = SQ_EJAIL;
+    goto out;
+  }
+  int64_t start_ms = sq_now_mono_ms();
+  warm_run r = {.z = z};
+  if (send_task(z, program, len, lim, out_p[1], err_p[1]) != 0) {
+    snprintf(o->error, sizeof o->error, "warm pool: sending the task: %s", strerror(errno));
+    zygote_stop(z);
+    ret = SQ_EJAIL;
+    goto out;
+  }
+  close(out_p[1]);
+  close(err_p[1]);
+  out_p[1] = err_p[1] = -1;
+  sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = z->ctl, .done_fd = z->pidfd,
+                      .kill_pid = 0, .kill_group = true, .end_check = warm_end,
+                      .kill_fallback = warm_kill_zygote, .arg = &r, .start_ms = start_ms, .lim = lim};
+  out_p[0] = err_p[0] = -1;
+  sq_jail_end killed_for;
+  int status;
+  ret = sq__jail_supervise(&w, o, &killed_for, &status);
+  if (z->cg.mem[0]) {
+    o->oom_killed = sq__jail_cgroup_oom_fired(&z->cg);
+    int64_t peak = sq__jail_cgroup_peak_kib(&z->cg);
+    if (peak > 0) o->memory_kib = peak;
+  }
+  if (ret == SQ_EJAIL) {
+    snprintf(o->error, sizeof o->error, "warm pool: the zygote did not report the task's end");
+    r.broken = true;
+  } else if (ret == SQ_ENOMEM) {
+    snprintf(o->error, sizeof o->error, "out of memory while capturing output");
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == SQ__JAIL_EXIT_SETUP) {
+    snprintf(o->error, sizeof o->error, "warm pool: the task's child could not be set up: %.160s",
+             o->stderr_buf ? o->stderr_buf : "");
+    ret = SQ_EJAIL;
+  } else {
+    o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
+  }
+  if (r.broken) zygote_stop(z); /* replaced at its next use */
+out:
+  {
+    int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1]};
+    for (size_t i = 0; i < 4; i++)
+      if (fds[i] >= 0) close(fds[i]);
+  }
+  release(p, z);
+  return ret;
+}

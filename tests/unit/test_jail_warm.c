@@ -1,0 +1,210 @@
+/* test_jail_warm.c: the warm pool: each verdict mapped as in spawn mode,
+ * no state leaking from one task to the next, a killed zygote replaced,
+ * concurrent runs from several threads, and the cgroup OOM verdict. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "errors.h"
+#include "jail.h"
+#include "util.h"
+
+static sq_jail *jail;
+static char scratch_root[64];
+static const sq_jail_limits base = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 256, .output_kib = 64};
+
+static int run_in(sq_jail_mode mode, const char *prog, const sq_jail_limits *lim, sq_jail_outcome *o) {
+  int rc = sq_jail_run_mode(jail, mode, prog, strlen(prog), lim ? lim : &base, "test", o);
+  if (rc != 0) fprintf(stderr, "sq_jail_run: %s (%s)\n", sq_strerror(rc), o->error);
+  if (rc == 0 && o->mode != mode) fprintf(stderr, "mode not recorded\n");
+  return rc;
+}
+
+static void expect(sq_jail_mode mode, const char *prog, const sq_jail_limits *lim, sq_jail_end want,
+                   const char *blocked) {
+  sq_jail_outcome o;
+  CHECK_EQ(run_in(mode, prog, lim, &o), 0);
+  if (o.end != want)
+    fprintf(stderr, "--- %s: %s\nstdout: %.300s\nstderr: %.600s\n", sq_jail_mode_name(mode), prog,
+            o.stdout_buf ? o.stdout_buf : "", o.stderr_buf ? o.stderr_buf : "");
+  CHECK_STR(sq_jail_end_name(o.end), sq_jail_end_name(want));
+  CHECK_EQ((int)o.mode, (int)mode);
+  if (blocked) CHECK_STR(o.blocked_syscall, blocked);
+  CHECK(o.layers & SQ_JAIL_LAYER_SECCOMP);
+  sq_jail_outcome_clear(&o);
+}
+
+/* Every verdict, pinned in both modes. */
+static void test_verdicts(void) {
+  sq_jail_limits fast = base;
+  fast.wall_ms = 1500;
+  fast.cpu_ms = 60000;
+  sq_jail_limits cpu = base;
+  cpu.cpu_ms = 1000;
+  for (int m = 0; m < 2; m++) {
+    sq_jail_mode mode = m ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN;
+    expect(mode, "print('ok')\n", NULL, SQ_JAIL_EXITED_OK, NULL);
+    expect(mode, "assert 1 == 2\n", NULL, SQ_JAIL_ASSERTION, NULL);
+    expect(mode, "raise ValueError('x')\n", NULL, SQ_JAIL_EXITED_ERROR, NULL);
+    expect(mode, "import time\ntime.sleep(30)\n", &fast, SQ_JAIL_TIMEOUT, NULL);
+    expect(mode, "while True:\n    pass\n", &cpu, SQ_JAIL_CPU_LIMIT, NULL);
+    /* SIGXCPU ignored: the hard limit's SIGKILL is still cpu_limit. */
+    expect(mode, "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass\n", &cpu,
+           SQ_JAIL_CPU_LIMIT, NULL);
+    expect(mode, "x = bytearray(1 << 30)\n", NULL, SQ_JAIL_MEMORY_LIMIT, NULL);
+    expect(mode, "import sys\nwhile True:\n    sys.stdout.write('y' * 4096)\n", NULL, SQ_JAIL_OUTPUT_LIMIT, NULL);
+    expect(mode, "import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)\n", NULL, SQ_JAIL_POLICY, "ptrace");
+    expect(mode, "import ctypes\nctypes.CDLL(None).syscall(272, 0x20000)\n", NULL, SQ_JAIL_POLICY, "unshare");
+    expect(mode, "import ctypes\nctypes.CDLL(None).syscall(425, 8, 0)\n", NULL, SQ_JAIL_POLICY, "io_uring_setup");
+    /* An x32 call: foreign ABI, killed outright (no name). */
+    expect(mode, "import ctypes\nctypes.CDLL(None).syscall(0x40000000 | 39)\n", NULL, SQ_JAIL_POLICY, NULL);
+    /* A socket outside AF_UNIX: EPERM, the program carries on. */
+    expect(mode, "import socket\ntry:\n    socket.socket()\nexcept PermissionError:\n    print('eperm')\n", NULL,
+           SQ_JAIL_EXITED_OK, NULL);
+  }
+}
+
+/* Several processes under the AS limit each, together over the cgroup's:
+ * the OOM killer fires and the verdict is memory_limit. */
+static void test_cgroup_oom(void) {
+  if (!(sq_jail_layers(jail) & SQ_JAIL_LAYER_CGROUP_MEMORY)) {
+    fprintf(stderr, "note: no memory cgroup on this host; OOM-kill mapping not exercised\n");
+    return;
+  }
+  static const char prog[] =
+      "import os, time\npids = []\nfor i in range(4):\n    pid = os.fork()\n    if pid == 0:\n"
+      "        b = bytearray(200 * 1024 * 1024)\n        for k in range(0, len(b), 4096): b[k] = 1\n"
+      "        time.sleep(1)\n        os._exit(0)\n    pids.append(pid)\n"
+      "for p in pids:\n    os.waitpid(p, 0)\nprint('parent done')\n";
+  for (int m = 0; m < 2; m++) {
+    sq_jail_outcome o;
+    CHECK_EQ(run_in(m ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN, prog, NULL, &o), 0);
+    CHECK(o.oom_killed);
+    CHECK_STR(sq_jail_end_name(o.end), "memory_limit");
+    sq_jail_outcome_clear(&o);
+  }
+}
+
+/* One task changes everything it can reach; the next sees none of it. */
+static void test_no_leak(void) {
+  static const char dirty[] =
+      "import sys, builtins, json, os\n"
+      "sys.modules['json'] = 'poisoned'\nbuiltins.len = lambda x: 42\nbuiltins.planted = 1\n"
+      "globals()['LEFT'] = 1\nsys.path.insert(0, '/scratch')\n"
+      "open('left.txt', 'w').write('x')\nos.mkdir('d')\nos.symlink('/etc/passwd', 'd/link')\n"
+      "os.chmod('d', 0)\nos.environ['LEAK'] = '1'\nprint('dirty')\n";
+  static const char clean[] =
+      "import sys, builtins, os\n"
+      "print(type(sys.modules['json']).__name__, len([1]), hasattr(builtins, 'planted'),\n"
+      "      'LEFT' in globals(), sys.path[0] == '/scratch', sorted(os.listdir('.')), 'LEAK' in os.environ)\n";
+  sq_jail_outcome o;
+  for (int round = 0; round < 2; round++) {
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, dirty, NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "dirty\n");
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, clean, NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "module 1 False False False ['main.py'] False\n");
+    sq_jail_outcome_clear(&o);
+  }
+  /* A daemon that outlives its task is killed with it: setsid is refused
+   * and the task's process group goes at the end. */
+  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM,
+                  "import os, time\nif os.fork() == 0:\n    time.sleep(0.5)\n    open('late.txt','w').write('x')\n"
+                  "    time.sleep(30)\nprint('bye')\n",
+                  NULL, &o),
+           0);
+  sq_jail_outcome_clear(&o);
+  usleep(800000);
+  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "import os\nprint(sorted(os.listdir('.')))\n", NULL, &o), 0);
+  CHECK_STR(o.stdout_buf, "['main.py']\n");
+  sq_jail_outcome_clear(&o);
+}
+
+/* A task that kills its zygote ends as signaled; the next task gets a new one. */
+static void test_zygote_replaced(void) {
+  sq_jail_outcome o;
+  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)\n",
+                  NULL, &o),
+           0);
+  CHECK_STR(sq_jail_end_name(o.end), "signaled");
+  CHECK(o.wall_ms < 4000);
+  sq_jail_outcome_clear(&o);
+  for (int i = 0; i < 3; i++) {
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "print('fresh')\n", NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "fresh\n");
+    sq_jail_outcome_clear(&o);
+  }
+}
+
+typedef struct {
+  sq_jail_mode mode;
+  int id, ok;
+} thread_arg;
+
+static void *worker(void *p) {
+  thread_arg *a = p;
+  for (int i = 0; i < 5; i++) {
+    char prog[128];
+    snprintf(prog, sizeof prog, "import os\nprint(%d * 1000 + %d, os.getuid())\n", a->id, i);
+    sq_jail_outcome o;
+    if (sq_jail_run_mode(jail, a->mode, prog, strlen(prog), &base, "thread", &o) == 0 && o.stdout_buf) {
+      int got = -1;
+      sscanf(o.stdout_buf, "%d", &got);
+      if (got == a->id * 1000 + i && o.end == SQ_JAIL_EXITED_OK) a->ok++;
+    }
+    sq_jail_outcome_clear(&o);
+  }
+  return NULL;
+}
+
+/* sq_jail_run from several threads at once, both modes mixed. */
+static void test_threads(void) {
+  enum { N = 6 };
+  pthread_t t[N];
+  thread_arg a[N];
+  for (int i = 0; i < N; i++) {
+    a[i] = (thread_arg){.mode = i % 2 ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN, .id = i + 1};
+    CHECK_EQ(pthread_create(&t[i], NULL, worker, &a[i]), 0);
+  }
+  for (int i = 0; i < N; i++) {
+    pthread_join(t[i], NULL);
+    CHECK_EQ(a[i].ok, 5);
+  }
+}
+
+int main(void) {
+  if (access("/usr/bin/python3", X_OK) != 0) {
+    fprintf(stderr, "SKIP: /usr/bin/python3 is not installed\n");
+    return 77;
+  }
+  if (geteuid() != 0) {
+    fprintf(stderr, "SKIP: the warm pool needs pid and mount namespaces (root)\n");
+    return 77;
+  }
+  snprintf(scratch_root, sizeof scratch_root, "/tmp/sandq-jail-warm.%d", (int)getpid());
+  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
+                        .mode = SQ_JAIL_MODE_WARM, .pool_size = 2};
+  int rc = sq_jail_new(&cfg, &jail);
+  CHECK_EQ(rc, 0);
+  if (rc != 0) return sq_check_done("test_jail_warm");
+  fprintf(stderr, "verdicts\n");
+  test_verdicts();
+  fprintf(stderr, "no leak\n");
+  test_no_leak();
+  fprintf(stderr, "zygote replaced\n");
+  test_zygote_replaced();
+  fprintf(stderr, "cgroup oom\n");
+  test_cgroup_oom();
+  fprintf(stderr, "threads\n");
+  test_threads();
+  sq_jail_free(jail);
+  CHECK_EQ(rmdir(scratch_root), 0);
+  return sq_check_done("test_jail_warm");
+}
