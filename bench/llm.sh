@@ -4,11 +4,13 @@
 # limited to one (max_tasks_in_flight=1). Prints tasks/s and the worker's
 # peak RSS (VmHWM) per scenario:
 #   full      prompt -> code -> jail run (risk off): the whole path
+#   full-warm the same with jail_mode "warm" (forks from pre-started zygotes)
 #   risk      prompt -> code -> risk verdict "block" (2 LLM calls, no jail run)
 #   llm-only  prompt -> a reply without code -> llm_error (1 LLM call, no jail run)
 #   serial    the "full" tasks with max_tasks_in_flight=1
 # Sizes: SQ_BENCH_N tasks (default 1500) for "full", twice that for the
-# others (so the 1 s ramp weighs less), 8 for serial.
+# others (so the 1 s ramp weighs less), 8 for serial. SQ_BENCH_ONLY="full risk"
+# runs only the scenarios named.
 set -eu
 BUILD=$(cd "${1:-build}" && pwd)
 export SQ_BIN="$BUILD/bin" SQ_SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,13 +27,14 @@ sq_start_redis
 SQ_FAKE_LLM_ARGS="--latency-ms 1000 --seed 1" sq_start_fake_llm "$SQ_TMP/replies.jsonl"
 ulimit -n 65536 2>/dev/null || true
 
-run() { # run NAME RISK IN_FLIGHT N TAG
-  name=$1 risk=$2 inflight=$3 n=$4 tag=$5
+run() { # run NAME RISK IN_FLIGHT N TAG [JAIL_MODE]
+  name=$1 risk=$2 inflight=$3 n=$4 tag=$5 mode=${6:-spawn}
+  case " ${SQ_BENCH_ONLY:-$name} " in *" $name "*) ;; *) return 0 ;; esac
   cat >"$SQ_TMP/$name.json" <<JSON
 {"providers": [{"name": "fake", "base_url": "$SANDQ_LLM_BASE_URL", "model": "fake-coder",
   "price_in_usd_per_mtok": 0.15, "price_out_usd_per_mtok": 0.6, "timeout_ms": 30000,
   "max_retries": 2, "max_in_flight": 500}],
- "max_tasks_in_flight": $inflight, "risk": "$risk", "log_level": "warn",
+ "max_tasks_in_flight": $inflight, "risk": "$risk", "log_level": "warn", "jail_mode": "$mode",
  "scratch_root": "$SQ_TMP/scratch-$name", "queue": "$name"}
 JSON
   i=0; : >"$SQ_TMP/$name.jsonl"
@@ -54,6 +57,7 @@ JSON
 
 echo "one worker, fake LLM latency 1000 ms, $(nproc) cores"
 run full off 500 "$N" "[full]"
+run full-warm off 500 "$N" "[full]" warm
 run risk generated 500 $((N * 2)) "[risk]"
 run llm-only off 500 $((N * 2)) "[llm-only]"
 run serial off 1 8 "[full]"
