@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,15 @@ void sq_config_defaults(sq_config *cfg) {
            "You write Python 3 programs. Reply with one complete program in a single ```python "
            "code block, with no explanation.");
   sq_policy_defaults(&cfg->policy);
+  cfg->max_tasks_in_flight = 64;
+  cfg->jail_threads = 0;
+  sq_llm_options_defaults(&cfg->llm);
+  snprintf(cfg->risk, sizeof cfg->risk, "generated");
+  snprintf(cfg->risk_fallback, sizeof cfg->risk_fallback, "warn");
+  snprintf(cfg->risk_block_level, sizeof cfg->risk_block_level, "high");
+  cfg->risk_cache_ttl_s = 7 * 24 * 3600;
+  cfg->max_repairs = 0;
+  cfg->repair_error_kib = 2;
 }
 
 /* ---- scalar fields, addressed by their config-file key ---- */
@@ -96,6 +106,21 @@ static const field fields[] = {
     I64("max_limits.memory_mib", max_limits.memory_mib, 16, 1024 * 1024),
     I64("max_limits.output_kib", max_limits.output_kib, 1, 1024 * 1024),
     STR("policy.import_allowlist", policy.import_allowlist),
+    I64("max_tasks_in_flight", max_tasks_in_flight, 1, 10000),
+    I64("jail_threads", jail_threads, 0, 1024),
+    I64("llm_backoff_base_ms", llm.backoff_base_ms, 1, 600000),
+    I64("llm_backoff_cap_ms", llm.backoff_cap_ms, 1, 3600000),
+    I64("llm_retry_after_cap_ms", llm.retry_after_cap_ms, 0, 3600000),
+    I64("breaker_window_ms", llm.breaker_window_ms, 100, 3600000),
+    I64("breaker_min_samples", llm.breaker_min_samples, 1, 256),
+    I64("breaker_error_pct", llm.breaker_error_pct, 1, 100),
+    I64("breaker_open_ms", llm.breaker_open_ms, 1, 3600000),
+    STR("risk", risk),
+    STR("risk_fallback", risk_fallback),
+    STR("risk_block_level", risk_block_level),
+    I64("risk_cache_ttl_s", risk_cache_ttl_s, 0, 365LL * 24 * 3600),
+    I64("max_repairs", max_repairs, 0, 10),
+    I64("repair_error_kib", repair_error_kib, 1, 64),
 };
 
 /* policy.actions.<kind> (or .all) = record | block */
@@ -394,6 +419,19 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
                 "between heartbeats", (long long)cfg->heartbeat_ms, (long long)qo->lease_ms);
   if (qo->backoff_base_ms > qo->backoff_max_ms)
     return fail(err, errlen, "backoff_base_ms: above backoff_max_ms");
+  if (strcmp(cfg->risk, "off") && strcmp(cfg->risk, "generated") && strcmp(cfg->risk, "all"))
+    return fail(err, errlen, "risk: '%s' must be off, generated or all", cfg->risk);
+  if (strcmp(cfg->risk_fallback, "warn") && strcmp(cfg->risk_fallback, "block"))
+    return fail(err, errlen, "risk_fallback: '%s' must be warn or block", cfg->risk_fallback);
+  static const char *const levels[] = {"none", "low", "medium", "high", "critical"};
+  bool level_ok = false;
+  for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+    level_ok = level_ok || strcmp(cfg->risk_block_level, levels[i]) == 0;
+  if (!level_ok)
+    return fail(err, errlen, "risk_block_level: '%s' must be none, low, medium, high or critical",
+                cfg->risk_block_level);
+  if (cfg->llm.backoff_base_ms > cfg->llm.backoff_cap_ms)
+    return fail(err, errlen, "llm_backoff_base_ms: above llm_backoff_cap_ms");
   int weight = 0;
   for (int i = 0; i < cfg->n_providers; i++) {
     const sq_llm_provider *p = &cfg->providers[i];

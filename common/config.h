@@ -44,6 +44,16 @@ typedef struct {
    * string, or an array in the file) and policy.actions.<kind> = record |
    * block, where <kind> may be "all". */
   sq_policy_config policy;
+  /* The worker's concurrency and the LLM side (docs/llm.md). */
+  int64_t max_tasks_in_flight; /* tasks one worker holds at once (claimed, not yet stored) */
+  int64_t jail_threads;        /* jail runs in parallel; 0: one per core */
+  sq_llm_options llm;          /* backoff, Retry-After cap, circuit breaker */
+  char risk[16];               /* "off", "generated" (LLM-written code only) or "all" */
+  char risk_fallback[8];       /* "warn" or "block": the verdict when none can be had */
+  char risk_block_level[16];   /* a level at or above this blocks: none|low|medium|high|critical */
+  int64_t risk_cache_ttl_s;    /* verdicts cached in Redis by sha256 of the code */
+  int64_t max_repairs;         /* self-repair rounds after failed/runtime_error */
+  int64_t repair_error_kib;    /* the error sent back is trimmed to this */
 } sq_config;
 
 /* Fills cfg with the defaults. */

@@ -1,8 +1,10 @@
-/* llm.h: an OpenAI-compatible chat-completions client (libcurl).
+/* llm.h: an OpenAI-compatible chat-completions client (libcurl multi): many
+ * requests in flight on one event loop, retries that respect the provider,
+ * a circuit breaker per provider, usage and cost.
  *
  * Knows nothing of the jail or the queue. Provider keys are read from the
  * environment variable the provider names; they are never logged and never
- * returned. */
+ * returned. One client belongs to one thread (its event loop). */
 #ifndef SQ_LLM_H
 #define SQ_LLM_H
 
@@ -16,41 +18,91 @@ typedef struct {
   char api_key_env[64];   /* variable holding the key; empty: no Authorization header */
   double price_in_usd_per_mtok;
   double price_out_usd_per_mtok;
-  int64_t timeout_ms;
-  int max_retries;
-  int max_in_flight;
-  int weight;
+  int64_t timeout_ms;     /* one attempt, connect to last byte */
+  int max_retries;        /* attempts after the first, for retryable failures */
+  int max_in_flight;      /* requests on the wire at once; more wait in a FIFO */
+  int weight;             /* weighted random choice; 0 is never chosen */
 } sq_llm_provider;
+
+/* Client-wide retry and circuit-breaker settings (config keys of the same
+ * names, docs/llm.md). Zero fields take the defaults of sq_llm_options_defaults. */
+typedef struct {
+  int64_t backoff_base_ms;    /* first retry waits base..2*base/2 jittered; doubles per attempt */
+  int64_t backoff_cap_ms;     /* exponential backoff never waits longer */
+  int64_t retry_after_cap_ms; /* a provider's Retry-After is honoured up to this */
+  int64_t breaker_window_ms;  /* the error rate is measured over this window... */
+  int64_t breaker_min_samples;/* ...once it holds at least this many exchanges */
+  int64_t breaker_error_pct;  /* opens at or above this percentage of failures */
+  int64_t breaker_open_ms;    /* stays open this long, then lets one probe through */
+} sq_llm_options;
+
+void sq_llm_options_defaults(sq_llm_options *o);
 
 typedef struct sq_llm sq_llm;
 
-/* Creates a client over n providers (copied). Returns 0, SQ_EINVAL (no
- * provider, empty base_url or model) or SQ_ENOMEM. */
+/* Creates a client over n providers (copied) with default options. Returns
+ * 0, SQ_EINVAL (no provider, empty base_url or model, no positive weight)
+ * or SQ_ENOMEM. */
 int sq_llm_new(const sq_llm_provider *providers, int n, sq_llm **out);
-/* Frees the client; NULL is a no-op. */
+/* Replaces the retry and breaker settings (copied; zero fields: defaults). */
+void sq_llm_set_options(sq_llm *c, const sq_llm_options *o);
+/* Frees the client; calls still in flight are abandoned without their
+ * callbacks. NULL is a no-op. */
 void sq_llm_free(sq_llm *c);
 
 typedef struct {
   char *content;             /* owned: choices[0].message.content */
   int64_t prompt_tokens;
   int64_t completion_tokens;
-  bool usage_estimated;      /* usage was missing; tokens were estimated */
-  double cost_usd;
-  int64_t latency_ms;
+  bool usage_estimated;      /* usage was missing; tokens were estimated (chars/4) */
+  double cost_usd;           /* tokens x the provider's prices (0 on failure) */
+  int64_t latency_ms;        /* submit to completion, retries and queueing included */
+  int attempts;              /* HTTP exchanges made */
   int http_status;           /* last HTTP status seen, 0 when none */
   char provider[64];
   char model[128];
   char error[256];           /* why the call failed; empty on success */
 } sq_llm_reply;
 
-/* Sends one chat completion (system may be NULL) and waits for the reply.
- * Returns 0 with out filled, or SQ_EHTTP (transport), SQ_ELLM (non-2xx),
- * SQ_ELLM_REPLY (body unusable); out->error says why in every case.
- * task_id is for logs only. Release out with sq_llm_reply_clear. */
+/* One chat completion. Strings are copied by sq_llm_submit. */
+typedef struct {
+  const char *system;  /* may be NULL */
+  const char *user;    /* required */
+  const char *task_id; /* logs only; may be NULL */
+} sq_llm_request;
+
+/* Called once per submitted request, from sq_llm_poll (or sq_llm_submit when
+ * it fails at once). rc is 0, SQ_EHTTP (transport), SQ_ELLM (non-2xx or
+ * every breaker open), SQ_ELLM_REPLY (body unusable) or SQ_ENOMEM;
+ * reply->error says why. reply is borrowed for the call; take
+ * reply->content (set it to NULL) to keep it. The callback may submit. */
+typedef void (*sq_llm_done_fn)(sq_llm_reply *reply, int rc, void *ud);
+
+/* Queues one request. It goes on the wire when its provider (a weighted
+ * choice among providers whose breaker is not open) has a free slot.
+ * Returns 0 (fn will be called exactly once) or SQ_EINVAL/SQ_ENOMEM (fn is
+ * not called). */
+int sq_llm_submit(sq_llm *c, const sq_llm_request *req, sq_llm_done_fn fn, void *ud);
+
+/* Drives every transfer: waits up to timeout_ms for network activity, a due
+ * retry, or wake_fd (-1: none) becoming readable, then runs callbacks of
+ * finished requests. Returns 0 or SQ_EHTTP when the multi handle failed. */
+int sq_llm_poll(sq_llm *c, int timeout_ms, int wake_fd);
+
+/* Requests submitted and not yet called back (on the wire, queued behind
+ * max_in_flight, or waiting to retry). */
+int sq_llm_outstanding(const sq_llm *c);
+
+/* Sends one chat completion and waits for it (submit + poll). Same errors
+ * as the callback's rc. Release out with sq_llm_reply_clear. */
 int sq_llm_complete(sq_llm *c, const char *system, const char *user, const char *task_id,
                     sq_llm_reply *out);
 
 /* Frees out's content and zeroes it; safe on a zeroed reply. */
 void sq_llm_reply_clear(sq_llm_reply *r);
+
+/* The breaker state of provider i ("closed", "open", "half_open"), for
+ * tests and logs; NULL when i is out of range. */
+const char *sq_llm_breaker_state(sq_llm *c, int i);
 
 #endif

@@ -157,6 +157,8 @@ typedef struct {
   int64_t done;           /* tasks with a result */
   int64_t dead;           /* tasks in the dead letter */
   int64_t finished_at_ms; /* 0 until done + dead >= total */
+  double cost_usd;        /* LLM spend so far */
+  double budget_usd;      /* -1 when the batch has no budget */
   int n_statuses;
   struct {
     char name[32];
@@ -198,5 +200,19 @@ int sq_queue_dead_show(sq_queue *q, int64_t id, char **out);
 /* Puts entry id (or every entry, id < 0) back on the queue with fresh
  * counters; *n gets how many. SQ_ENOTFOUND when id named none. */
 int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n);
+
+/* ---- LLM-side state (issue 5): batch spend and budget, cached verdicts ----
+ * Kept apart so the queue's core can change without touching them. */
+
+/* Adds usd to the batch's cost_usd (HINCRBYFLOAT on sq:{Q}:batch:<B>). */
+int sq_queue_batch_add_cost(sq_queue *q, const char *batch, double usd);
+/* Sets the batch's budget_usd (the producer's --budget-usd). */
+int sq_queue_batch_set_budget(sq_queue *q, const char *batch, double usd);
+/* Reads cost_usd (0 when unset) and budget_usd (-1 when unset). */
+int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, double *budget_usd);
+/* A cache entry sq:{Q}:cache:<ns>:<key>: get gives a malloc'd value (the
+ * caller frees) or SQ_ENOTFOUND; set stores with a TTL (ttl_s 0: none). */
+int sq_queue_cache_get(sq_queue *q, const char *ns, const char *key, char **out, size_t *len);
+int sq_queue_cache_set(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s);
 
 #endif

@@ -100,6 +100,7 @@ int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
   char bkey[SQ__KEY_MAX];
   int rc;
   memset(out, 0, sizeof *out);
+  out->budget_usd = -1;
   if ((rc = sq__queue_key(q, bkey, "batch", batch))) return rc;
   if ((rc = sq__queue_ensure(q))) return rc;
   redisReply *r = redisCommand(q->ctx, "HGETALL %s", bkey);
@@ -116,6 +117,12 @@ int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
       sq__queue_err(q, "HGETALL: field is not a string");
       rc = SQ_EREDIS;
       goto out;
+    }
+    if (strcmp(k->str, "cost_usd") == 0 || strcmp(k->str, "budget_usd") == 0) { /* money, not counters */
+      double d = v->type == REDIS_REPLY_STRING ? strtod(v->str, NULL) : 0;
+      if (k->str[0] == 'c') out->cost_usd = d;
+      else out->budget_usd = d;
+      continue;
     }
     if ((rc = counter_value(q, v, &n))) goto out;
     if (strcmp(k->str, "total") == 0) {

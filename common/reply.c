@@ -100,14 +100,16 @@ static int flush_block(sq_buf *dst, sq_buf *body) {
   return rc;
 }
 
-/* content with CRLF turned into LF, malloc'd; NULL on ENOMEM. */
+/* content with CRLF and lone CR turned into LF, malloc'd; NULL on ENOMEM. */
 static char *normalize_newlines(const char *content) {
   size_t n = strlen(content);
   char *s = malloc(n + 1);
   if (!s) return NULL;
   size_t j = 0;
-  for (size_t i = 0; i < n; i++)
-    if (!(content[i] == '\r' && content[i + 1] == '\n')) s[j++] = content[i];
+  for (size_t i = 0; i < n; i++) {
+    if (content[i] != '\r') s[j++] = content[i];
+    else if (content[i + 1] != '\n') s[j++] = '\n'; /* a lone CR ends a line too (old Mac) */
+  }
   s[j] = '\0';
   return s;
 }

@@ -2,6 +2,7 @@
  * contract: docs/formats.md. */
 #include "result.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +74,34 @@ static bool append_findings(bson_t *doc, const sq_policy_report *rep) {
   return bson_append_array_end(doc, &arr) && ok;
 }
 
+/* risk: {level, action, reason, confidence, source, decision} */
+static bool append_risk(bson_t *doc, const sq_result_risk *k) {
+  bson_t sub;
+  return BSON_APPEND_DOCUMENT_BEGIN(doc, "risk", &sub) && append_cstr(&sub, "level", k->level) &&
+         append_cstr(&sub, "action", k->action) && append_cstr(&sub, "reason", k->reason) &&
+         (k->confidence >= 0 ? BSON_APPEND_DOUBLE(&sub, "confidence", k->confidence)
+                             : BSON_APPEND_NULL(&sub, "confidence")) &&
+         append_cstr(&sub, "source", k->source) && append_cstr(&sub, "decision", k->decision) &&
+         bson_append_document_end(doc, &sub);
+}
+
+/* repairs: [{round, code, status, prompt_tokens, completion_tokens}] */
+static bool append_repairs(bson_t *doc, const sq_result_repair *rp, int n) {
+  bson_t arr, item;
+  bool ok = BSON_APPEND_ARRAY_BEGIN(doc, "repairs", &arr);
+  for (int i = 0; ok && i < n; i++) {
+    char key[16];
+    const char *k;
+    bson_uint32_to_string((uint32_t)i, &k, key, sizeof key);
+    ok = BSON_APPEND_DOCUMENT_BEGIN(&arr, k, &item) && BSON_APPEND_INT32(&item, "round", rp[i].round) &&
+         append_cstr(&item, "code", rp[i].code) && append_cstr(&item, "status", rp[i].status) &&
+         BSON_APPEND_INT64(&item, "prompt_tokens", rp[i].prompt_tokens) &&
+         BSON_APPEND_INT64(&item, "completion_tokens", rp[i].completion_tokens) &&
+         bson_append_document_end(&arr, &item);
+  }
+  return ok && bson_append_array_end(doc, &arr);
+}
+
 int sq_result_to_bson(const sq_result *r, bson_t *doc) {
   bson_t sub;
   bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
@@ -101,8 +130,11 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc) {
          BSON_APPEND_INT64(&sub, "prompt_tokens", r->llm.prompt_tokens) &&
          BSON_APPEND_INT64(&sub, "completion_tokens", r->llm.completion_tokens) &&
          BSON_APPEND_DOUBLE(&sub, "cost_usd", r->llm.cost_usd) &&
-         BSON_APPEND_BOOL(&sub, "usage_estimated", r->llm.usage_estimated) && bson_append_document_end(doc, &sub);
+         BSON_APPEND_BOOL(&sub, "usage_estimated", r->llm.usage_estimated) &&
+         BSON_APPEND_INT32(&sub, "calls", r->llm.calls > 0 ? r->llm.calls : 1) && bson_append_document_end(doc, &sub);
   }
+  if (ok && r->risk) ok = append_risk(doc, r->risk);
+  if (ok && r->n_repairs > 0) ok = append_repairs(doc, r->repairs, r->n_repairs);
   ok = ok && append_cstr(doc, "worker", r->worker) && BSON_APPEND_DATE_TIME(doc, "finished_at", r->finished_at_ms);
   if (ok && r->metadata_json) {
     bson_error_t berr;

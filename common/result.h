@@ -20,8 +20,25 @@ typedef struct {
   int64_t prompt_tokens;
   int64_t completion_tokens;
   double cost_usd;
-  bool usage_estimated;
+  bool usage_estimated;        /* any call's usage was estimated */
+  int calls;                   /* code + risk + repair calls; tokens and cost are their totals */
 } sq_result_llm;
+
+/* The risk verdict (issue 5); strings borrowed. */
+typedef struct {
+  const char *level, *action, *reason;
+  double confidence;           /* < 0: written as null */
+  const char *source;          /* model, fallback or cache */
+  const char *decision;        /* block, warn or allow */
+} sq_result_risk;
+
+/* One self-repair round (issue 5); strings borrowed. */
+typedef struct {
+  int round;                   /* 1.. */
+  const char *code;            /* the repaired code (before tests are appended) */
+  const char *status;          /* what the round's run ended as */
+  int64_t prompt_tokens, completion_tokens;
+} sq_result_repair;
 
 /* Borrowed pointers throughout: the result owns nothing. NULL strings are
  * written as BSON null (or omitted where docs/formats.md says so). */
@@ -50,6 +67,9 @@ typedef struct {
   /* The static pre-check's report: a "findings" array. NULL when the check
    * did not run (invalid_task, llm_error): the array is then left out. */
   const sq_policy_report *findings;
+  const sq_result_risk *risk;  /* NULL: no "risk" sub-document */
+  const sq_result_repair *repairs; /* n_repairs rounds; "repairs" only when n_repairs > 0 */
+  int n_repairs;
 } sq_result;
 
 /* Appends r's fields to doc (an initialised, empty bson_t the caller owns).

@@ -29,13 +29,15 @@ static void usage(FILE *f) {
         "  --table           print one row per task (implies --wait)\n"
         "  --no-validate     push every non-blank line as it is (for testing workers)\n"
         "  --block           wait while the queue is full (max_queue_len) instead of failing\n"
+        "  --budget-usd X    LLM spend cap for the batch; workers start no LLM work for it once spent\n"
         "\n"
         "exit codes: 0 ok (every task has a result), 1 error or invalid tasks, 2 usage, 3 timeout,\n"
         "            4 expectation differed, 5 finished with tasks in the dead letter (no result)\n",
         f);
 }
 
-enum { OPT_REDIS = 256, OPT_QUEUE, OPT_CONFIG, OPT_BATCH, OPT_WAIT, OPT_TIMEOUT, OPT_OUT, OPT_TABLE, OPT_NOVALIDATE, OPT_BLOCK };
+enum { OPT_REDIS = 256, OPT_QUEUE, OPT_CONFIG, OPT_BATCH, OPT_WAIT, OPT_TIMEOUT, OPT_OUT, OPT_TABLE, OPT_NOVALIDATE, OPT_BLOCK,
+       OPT_BUDGET };
 
 static const struct option long_opts[] = {
     {"redis", required_argument, NULL, OPT_REDIS},     {"queue", required_argument, NULL, OPT_QUEUE},
@@ -43,7 +45,7 @@ static const struct option long_opts[] = {
     {"wait", no_argument, NULL, OPT_WAIT},             {"timeout-s", required_argument, NULL, OPT_TIMEOUT},
     {"out", required_argument, NULL, OPT_OUT},         {"table", no_argument, NULL, OPT_TABLE},
     {"no-validate", no_argument, NULL, OPT_NOVALIDATE}, {"block", no_argument, NULL, OPT_BLOCK},
-    {"help", no_argument, NULL, 'h'},
+    {"budget-usd", required_argument, NULL, OPT_BUDGET}, {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
@@ -76,13 +78,13 @@ int main(int argc, char **argv) {
     return SQ_EXIT_USAGE;
   }
   const char *redis = NULL, *queue = NULL, *file = NULL;
-  sq_push_opts o = {0};
+  sq_push_opts o = {.budget_usd = -1};
   int c;
   optind = 2;
   /* "requeue --all": --all is an operand of dead, not an option */
   while ((c = getopt_long(argc, argv, is_dead ? "+h" : "h", long_opts, NULL)) != -1) {
     bool push_only = c == OPT_BATCH || c == OPT_WAIT || c == OPT_TIMEOUT || c == OPT_OUT || c == OPT_TABLE ||
-                     c == OPT_NOVALIDATE || c == OPT_BLOCK;
+                     c == OPT_NOVALIDATE || c == OPT_BLOCK || c == OPT_BUDGET;
     if (push_only && !is_push) {
       fprintf(stderr, "sandq-producer: %s is an option of push only\n", argv[optind - 1]);
       return SQ_EXIT_USAGE;
@@ -103,6 +105,15 @@ int main(int argc, char **argv) {
     case OPT_TABLE: o.table = true; break;
     case OPT_NOVALIDATE: o.no_validate = true; break;
     case OPT_BLOCK: o.block = true; break;
+    case OPT_BUDGET: {
+      char *end = NULL;
+      o.budget_usd = strtod(optarg, &end);
+      if (!*optarg || *end || !(o.budget_usd >= 0) || o.budget_usd > 1e9) {
+        fprintf(stderr, "sandq-producer: --budget-usd '%s' must be a number of dollars >= 0\n", optarg);
+        return SQ_EXIT_USAGE;
+      }
+      break;
+    }
     case 'h': usage(stdout); return SQ_EXIT_OK;
     default: usage(stderr); return SQ_EXIT_USAGE;
     }

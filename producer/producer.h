@@ -30,6 +30,7 @@ typedef struct {
   bool table;           /* one row per task */
   bool no_validate;     /* push lines as they are (testing workers) */
   bool block;           /* wait while the queue is at max_queue_len */
+  double budget_usd;    /* < 0: no LLM budget for the batch */
 } sq_push_opts;
 
 /* `push`: returns an SQ_EXIT_* code; explains failures on stderr. */

@@ -260,6 +260,11 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
     goto out;
   }
   if ((rc = sq__open_queue(cfg, &q))) goto out;
+  /* The budget lands before the tasks, so no worker sees the batch without it. */
+  if (o->budget_usd >= 0 && (rc = sq_queue_batch_set_budget(q, batch, o->budget_usd))) {
+    fprintf(stderr, "sandq-producer: setting the budget failed: %s\n", sq_queue_errstr(q));
+    goto out;
+  }
   size_t pushed = 0, dups = 0;
   if ((rc = push_all(q, batch, items, tf.n, o->block, &pushed, &dups))) {
     fprintf(stderr, "sandq-producer: push failed after %zu of %zu task(s): %s%s\n", pushed + dups, tf.n,

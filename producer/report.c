@@ -18,6 +18,8 @@ void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st) {
   fprintf(f, "  %-20s %8lld\n", "done", (long long)st->done);
   fprintf(f, "  %-20s %8lld\n", "dead", (long long)st->dead);
   fprintf(f, "  %-20s %8s\n", "finished", st->finished_at_ms ? "yes" : "no");
+  if (st->cost_usd > 0 || st->budget_usd >= 0) fprintf(f, "  %-20s %12.6f\n", "cost_usd", st->cost_usd);
+  if (st->budget_usd >= 0) fprintf(f, "  %-20s %12.6f\n", "budget_usd", st->budget_usd);
   if (st->n_statuses) fprintf(f, "  %-20s %8s\n", "status", "count");
   /* Sorted by name so the output is stable. */
   int order[SQ_QUEUE_MAX_STATUSES];

@@ -3,8 +3,8 @@
 # Idempotent and quiet when everything is present; must run as root to install.
 set -eu
 
-PKGS="build-essential cmake pkg-config
-libhiredis-dev libcurl4-openssl-dev libcjson-dev libseccomp-dev libbson-dev
+PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
+libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
 redis-server redis-tools python3 python3-pymongo python3-redis docker-compose"
 
 if [ "${SANDQ_WITH_BENCH:-0}" = 1 ]; then

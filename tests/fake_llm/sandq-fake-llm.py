@@ -1,48 +1,65 @@
 #!/usr/bin/python3
 # sandq-fake-llm: the project's stand-in for a paid, remote, OpenAI-compatible
-# LLM. A real HTTP server (stdlib only) that answers POST /v1/chat/completions
-# from a JSONL rule file and can misbehave on purpose (status codes, garbled or
-# truncated bodies, resets, hangs) so that the client's error paths are tested
+# LLM. A real HTTP/1.1 server (stdlib asyncio, keep-alive; thousands of
+# connections) that answers POST /v1/chat/completions from a JSONL rule file
+# and misbehaves on purpose, seeded, so the client's error paths are tested
 # over real sockets.
 #
-# Rule file: one JSON object per line (blank lines and lines starting with '#'
-# are ignored):
+# Rule file: one JSON object per line (blank lines and '#' lines ignored):
 #   {"match": "<substring of the last user message>", "content": "<reply>"}
 # optional keys:
-#   "status": HTTP status (default 200; with a non-2xx status the body is an
-#             OpenAI-style error whose message is "error_message" if given)
+#   "kind": "code" | "risk" | "repair"   which requests the rule answers. A
+#           request is "risk" when its system message asks for a security
+#           review, "repair" when the user message starts "Your previous
+#           program failed", else "code". Without "kind" a rule answers code
+#           and repair requests (never risk ones).
+#   "status": HTTP status (default 200; a non-2xx body is an OpenAI-style
+#             error whose message is "error_message" if given)
 #   "delay_ms": wait before answering (every matching request)
 #   "fault": "malformed_json" | "no_usage" | "truncated" | "reset" | "hang" |
-#            "retry_after" (status defaults to 429; header value from
-#            "retry_after_s", default 1)
-#   "times": N  the status/fault applies to the first N matching requests
-#               only, then "content" is served normally
+#            "retry_after" (status 429, header "retry_after_s" seconds, default 1) |
+#            "retry_after_date" (status 429, the header as an HTTP date) |
+#            "slow_drip" (the body one byte every "drip_ms", default 50)
+#   "times": N  the status/fault applies to the first N matching requests only
 #   "content_repeat": N  the content is repeated N times (large replies)
-#   "default": true  the fallback rule when nothing matches
-# Without a default rule and without a match, the reply is a tiny ```python
-# block printing "hello".
+#   "default": true  the fallback rule for code/repair requests
+# In "content", {{n}} becomes the request's number (unique code per reply).
+# Without a rule, code requests get a tiny ```python block printing "hello",
+# and risk requests a verdict from a keyword heuristic (level none unless the
+# code touches os.system, subprocess, socket, shutil.rmtree, eval or exec).
 #
-# GET /stats returns counters: total requests, hits per rule, and how many
-# requests carried an Authorization header (its value is never stored).
+# Global misbehaviour (seeded by --seed): --latency-ms/--latency-jitter-ms
+# (uniform) or --latency-dist exp, --error-rate P (500 or 503 at random),
+# --rate-limit-rate P (429 with Retry-After 1).
+#
+# GET /stats returns counters: total requests, hits per rule, requests per
+# kind, and how many requests carried an Authorization header.
 
 import argparse
+import asyncio
+import email.utils
 import json
 import math
 import os
 import random
-import select
 import signal
 import socket
 import struct
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FAULTS = {"malformed_json", "no_usage", "truncated", "reset", "hang", "retry_after"}
+FAULTS = {"malformed_json", "no_usage", "truncated", "reset", "hang", "retry_after",
+          "retry_after_date", "slow_drip"}
+KINDS = {"code", "risk", "repair"}
 MAX_BODY_BYTES = 16 * 1024 * 1024
 HANG_MAX_S = 600.0
 BUILTIN_CONTENT = "```python\nprint(\"hello\")\n```\n"
+RISK_MARKER = "security reviewer"
+REPAIR_MARKER = "Your previous program failed"
+RISKY = {"os.system": "high", "subprocess": "high", "socket": "medium", "shutil.rmtree": "critical",
+         "eval(": "medium", "exec(": "medium"}
+REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
+           500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
 
 
 def load_rules(path):
@@ -65,6 +82,8 @@ def load_rules(path):
             if fault is not None and fault not in FAULTS:
                 sys.exit(f"sandq-fake-llm: {path}:{lineno}: unknown fault {fault!r} "
                          f"(valid: {', '.join(sorted(FAULTS))})")
+            if rule.get("kind") is not None and rule["kind"] not in KINDS:
+                sys.exit(f"sandq-fake-llm: {path}:{lineno}: unknown kind {rule['kind']!r}")
             if not isinstance(rule.get("content", ""), str):
                 sys.exit(f"sandq-fake-llm: {path}:{lineno}: content must be a string")
             if rule.get("default"):
@@ -89,7 +108,6 @@ def tokens(n_chars):
 
 
 def message_text(msg):
-    """The text of one chat message (string content or a list of text parts)."""
     content = msg.get("content")
     if isinstance(content, str):
         return content
@@ -98,213 +116,226 @@ def message_text(msg):
     return ""
 
 
-class State:
-    """Counters and per-rule 'times' budgets, shared by the handler threads."""
+def risk_verdict(code):
+    level, why = "none", "no risky operation found"
+    order = ["none", "low", "medium", "high", "critical"]
+    for word, lv in RISKY.items():
+        if word in code and order.index(lv) > order.index(level):
+            level, why = lv, f"uses {word.rstrip('(')}"
+    action = {"critical": "block", "high": "block", "medium": "warn"}.get(level, "allow")
+    return json.dumps({"level": level, "reason": why, "action": action, "confidence": 0.9})
 
-    def __init__(self, rules, default, verbose):
-        self.rules, self.default, self.verbose = rules, default, verbose
-        self.lock = threading.Lock()
+
+class State:
+    def __init__(self, args, rules, default):
+        self.args, self.rules, self.default = args, rules, default
+        self.rng = random.Random(args.seed)
         self.total = 0
         self.hits = {}
+        self.kinds = {}
         self.auth = 0
-        self.stopping = threading.Event()
+        self.open_conns = 0
+        self.stopping = asyncio.Event()
 
-    def pick(self, user_text, has_auth):
+    def pick(self, kind, user_text, has_auth):
         """Returns (rule, abnormal): abnormal is False once 'times' is used up."""
-        rule = next((r for r in self.rules if r["match"] in user_text), self.default)
-        key = rule_key(rule)
-        with self.lock:
-            self.total += 1
-            if has_auth:
-                self.auth += 1
-            n = self.hits.get(key, 0) + 1
-            self.hits[key] = n
+        def fits(r):
+            k = r.get("kind")
+            return k == kind if k else kind != "risk"
+        rule = next((r for r in self.rules if fits(r) and r["match"] in user_text), None)
+        if rule is None and kind != "risk":
+            rule = self.default
+        self.total += 1
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if has_auth:
+            self.auth += 1
+        key = rule_key(rule) if rule is not None or kind != "risk" else "<risk-builtin>"
+        n = self.hits.get(key, 0) + 1
+        self.hits[key] = n
         abnormal = True
         if rule is not None and "times" in rule:
             abnormal = n <= int(rule["times"])
         return rule, abnormal
 
+    def latency_s(self):
+        a = self.args
+        if a.latency_dist == "exp" and a.latency_ms > 0:
+            return self.rng.expovariate(1000.0 / a.latency_ms)
+        jitter = self.rng.uniform(-a.latency_jitter_ms, a.latency_jitter_ms) if a.latency_jitter_ms else 0
+        return max(0.0, (a.latency_ms + jitter) / 1000.0)
+
     def stats(self):
-        with self.lock:
-            return {"requests": self.total, "hits": dict(self.hits),
-                    "authorization_headers": self.auth}
+        return {"requests": self.total, "hits": dict(self.hits), "kinds": dict(self.kinds),
+                "authorization_headers": self.auth, "open_connections": self.open_conns}
 
 
-class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # headers and body go out as separate writes
-    server_version = "sandq-fake-llm/1"
+def http_response(status, body, ctype="application/json", extra=(), length=None):
+    head = [f"HTTP/1.1 {status} {REASONS.get(status, 'Status')}",
+            "Server: sandq-fake-llm/2", f"Content-Type: {ctype}",
+            f"Content-Length: {len(body) if length is None else length}"]
+    head += [f"{k}: {v}" for k, v in extra]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
-    def version_string(self):
-        return self.server_version
 
-    def log_message(self, fmt, *args):  # noqa: N802 (stdlib name)
-        if self.server.state.verbose:
-            sys.stderr.write("sandq-fake-llm: %s - %s\n" % (self.address_string(), fmt % args))
+def error_body(status, message):
+    etype = "rate_limit_error" if status == 429 else ("server_error" if status >= 500 else "invalid_request_error")
+    return json.dumps({"error": {"message": message, "type": etype, "code": None}}).encode()
 
-    def send_json(self, status, obj, extra_headers=()):
-        body = json.dumps(obj).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for k, v in extra_headers:
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(body)
 
-    def send_error_json(self, status, message, etype="invalid_request_error", extra_headers=()):
-        self.send_json(status, {"error": {"message": message, "type": etype, "code": None}},
-                       extra_headers)
+class Conn:
+    def __init__(self, state, reader, writer):
+        self.state, self.reader, self.writer = state, reader, writer
 
-    def do_GET(self):  # noqa: N802
-        if self.path == "/stats":
-            self.send_json(200, self.server.state.stats())
-        elif self.path == "/health":
-            self.send_json(200, {"ok": True})
-        else:
-            self.send_error_json(404, f"no such path: {self.path}", "not_found")
-
-    def read_body(self):
-        length = self.headers.get("Content-Length")
-        if length is None:
-            return None, "missing Content-Length"
+    async def serve(self):
+        st = self.state
+        st.open_conns += 1
         try:
-            n = int(length)
-        except ValueError:
-            return None, "bad Content-Length"
-        if n < 0 or n > MAX_BODY_BYTES:
-            return None, "request body too large"
-        return self.rfile.read(n), None
+            while not st.stopping.is_set():
+                keep = await self.one()
+                if not keep:
+                    break
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
+            pass
+        finally:
+            st.open_conns -= 1
+            try:
+                self.writer.close()
+            except Exception:  # noqa: BLE001
+                pass
 
-    def do_POST(self):  # noqa: N802
-        if self.path != "/v1/chat/completions":
-            self.read_body()
-            self.send_error_json(404, f"no such path: {self.path}", "not_found")
-            return
-        raw, err = self.read_body()
-        if err:
-            self.close_connection = True
-            self.send_error_json(400, err)
-            return
+    async def one(self):
+        line = await self.reader.readline()
+        if not line:
+            return False
+        parts = line.decode("latin-1").split()
+        if len(parts) != 3:
+            return False
+        method, path, _ = parts
+        headers = {}
+        while True:
+            h = await self.reader.readline()
+            if h in (b"\r\n", b"\n", b""):
+                break
+            k, _, v = h.decode("latin-1").partition(":")
+            headers[k.strip().lower()] = v.strip()
+        n = int(headers.get("content-length", "0") or 0)
+        if n < 0 or n > MAX_BODY_BYTES:
+            await self.send(http_response(400, error_body(400, "request body too large")))
+            return False
+        raw = await self.reader.readexactly(n) if n else b""
+        keep = headers.get("connection", "").lower() != "close"
+        if method == "GET":
+            if path == "/stats":
+                await self.send(http_response(200, json.dumps(self.state.stats()).encode()))
+            elif path == "/health":
+                await self.send(http_response(200, b'{"ok": true}'))
+            else:
+                await self.send(http_response(404, error_body(404, f"no such path: {path}")))
+            return keep
+        if method != "POST" or path != "/v1/chat/completions":
+            await self.send(http_response(404, error_body(404, f"no such path: {path}")))
+            return keep
+        return await self.complete(raw, "authorization" in headers) and keep
+
+    async def send(self, data):
+        self.writer.write(data)
+        await self.writer.drain()
+
+    async def complete(self, raw, has_auth):
         try:
             req = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            self.send_error_json(400, f"request body is not JSON: {e}")
-            return
-        if not isinstance(req, dict):
-            self.send_error_json(400, "request body must be a JSON object")
-            return
-        model = req.get("model")
-        if not isinstance(model, str) or not model:
-            self.send_error_json(400, "'model' must be a non-empty string")
-            return
+            await self.send(http_response(400, error_body(400, f"request body is not JSON: {e}")))
+            return True
+        if not isinstance(req, dict) or not isinstance(req.get("model"), str) or not req["model"]:
+            await self.send(http_response(400, error_body(400, "'model' must be a non-empty string")))
+            return True
         messages = req.get("messages")
-        if not isinstance(messages, list) or not messages:
-            self.send_error_json(400, "'messages' must be a non-empty list")
-            return
-        for m in messages:
-            if not isinstance(m, dict) or not isinstance(m.get("role"), str):
-                self.send_error_json(400, "each message needs a string 'role'")
-                return
-        user_text = ""
+        if not isinstance(messages, list) or not messages or \
+                not all(isinstance(m, dict) and isinstance(m.get("role"), str) for m in messages):
+            await self.send(http_response(400, error_body(400, "'messages' must be a list of messages")))
+            return True
+        user_text = system_text = ""
         for m in messages:
             if m["role"] == "user":
                 user_text = message_text(m)
+            elif m["role"] == "system":
+                system_text = message_text(m)
+        kind = "risk" if RISK_MARKER in system_text else (
+            "repair" if user_text.startswith(REPAIR_MARKER) else "code")
         prompt_chars = sum(len(message_text(m)) for m in messages)
+        st = self.state
+        rule, abnormal = st.pick(kind, user_text, has_auth)
+        return await self.answer(rule, abnormal, kind, req["model"], prompt_chars, user_text)
 
-        state = self.server.state
-        rule, abnormal = state.pick(user_text, "Authorization" in self.headers)
-        self.answer(rule, abnormal, model, prompt_chars)
-
-    def answer(self, rule, abnormal, model, prompt_chars):
-        rule = rule or {"content": BUILTIN_CONTENT}
-        delay_ms = rule.get("delay_ms", 0)
-        if delay_ms:
-            time.sleep(delay_ms / 1000.0)
+    async def answer(self, rule, abnormal, kind, model, prompt_chars, user_text):
+        st, a = self.state, self.state.args
+        if rule is None:
+            rule = {"content": risk_verdict(user_text) if kind == "risk" else BUILTIN_CONTENT}
+        delay = st.latency_s() + rule.get("delay_ms", 0) / 1000.0
+        if delay > 0:
+            await asyncio.sleep(delay)
         content = rule.get("content", "") * int(rule.get("content_repeat", 1))
+        content = content.replace("{{n}}", str(st.total))
         fault = rule.get("fault") if abnormal else None
-        status = int(rule.get("status", 429 if fault == "retry_after" else 200)) if abnormal else 200
-
+        status = 200
+        if abnormal:
+            status = int(rule.get("status", 429 if fault in ("retry_after", "retry_after_date") else 200))
+        if status == 200 and fault is None:
+            r = st.rng.random()
+            if r < a.error_rate:
+                status = st.rng.choice((500, 503))
+            elif r < a.error_rate + a.rate_limit_rate:
+                status, fault = 429, "retry_after"
         if fault == "reset":
-            self.reset()
-            return
+            sock = self.writer.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.writer.transport.abort()
+            return False
         if fault == "hang":
-            self.hang()
-            return
+            try:
+                await asyncio.wait_for(self.reader.read(1), HANG_MAX_S)
+            except asyncio.TimeoutError:
+                pass
+            return False
         if status != 200:
-            headers = []
+            extra = []
             if fault == "retry_after":
-                headers.append(("Retry-After", str(rule.get("retry_after_s", 1))))
+                extra.append(("Retry-After", str(rule.get("retry_after_s", 1))))
+            elif fault == "retry_after_date":
+                when = time.time() + float(rule.get("retry_after_s", 2))
+                extra.append(("Retry-After", email.utils.formatdate(when, usegmt=True)))
             msg = rule.get("error_message", f"fake-llm: simulated HTTP {status}")
-            etype = "rate_limit_error" if status == 429 else (
-                "server_error" if status >= 500 else "invalid_request_error")
-            self.send_error_json(status, msg, etype, headers)
-            return
-
+            await self.send(http_response(status, error_body(status, msg), extra=extra))
+            return True
         completion = {
-            "id": "chatcmpl-fake-%016x" % random.getrandbits(64),
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0,
-                         "message": {"role": "assistant", "content": content},
+            "id": "chatcmpl-fake-%016x" % st.rng.getrandbits(64),
+            "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                          "finish_reason": "stop"}],
         }
         if fault != "no_usage":
             pt, ct = tokens(prompt_chars), tokens(len(content))
-            completion["usage"] = {"prompt_tokens": pt, "completion_tokens": ct,
-                                   "total_tokens": pt + ct}
+            completion["usage"] = {"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct}
         if fault == "malformed_json":
-            body = b'{"id": "chatcmpl-garbled", "choices": [{"message": {"content": "unterminat'
-            body += b"\x00}} <html>oops"
+            body = b'{"id": "chatcmpl-garbled", "choices": [{"message": {"content": "unterminat\x00}} <html>oops'
         else:
             body = json.dumps(completion).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
         if fault == "truncated":
-            self.send_header("Content-Length", str(len(body) + 4096))
-            self.end_headers()
-            self.wfile.write(body[: len(body) // 2])
-            self.wfile.flush()
-            self.close_connection = True
-            return
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def reset(self):
-        """Closes the connection with an RST (SO_LINGER 0) and sends nothing."""
-        self.close_connection = True
-        try:
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-        except OSError:
-            pass
-        # The socket's fd stays open while rfile/wfile hold it; close all three.
-        self.rfile.close()
-        self.wfile.close()
-        self.connection.close()
-
-    def hang(self):
-        """Never answers; returns once the client closes its end (or at shutdown)."""
-        self.close_connection = True
-        deadline = time.monotonic() + HANG_MAX_S
-        state = self.server.state
-        while time.monotonic() < deadline and not state.stopping.is_set():
-            try:
-                r, _, _ = select.select([self.connection], [], [], 0.2)
-                if r and not self.connection.recv(1, socket.MSG_PEEK):
-                    return
-            except OSError:
-                return
-
-
-class Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request, client_address):
-        if self.state.verbose:
-            super().handle_error(request, client_address)
+            await self.send(http_response(200, body[: len(body) // 2], length=len(body) + 4096))
+            return False
+        if fault == "slow_drip":
+            data = http_response(200, body)
+            drip = rule.get("drip_ms", 50) / 1000.0
+            head_end = data.index(b"\r\n\r\n") + 4
+            await self.send(data[:head_end])
+            for i in range(head_end, len(data)):
+                await self.send(data[i:i + 1])
+                await asyncio.sleep(drip)
+            return True
+        await self.send(http_response(200, body))
+        return True
 
 
 def write_port_file(path, port):
@@ -314,6 +345,30 @@ def write_port_file(path, port):
     os.replace(tmp, path)
 
 
+async def amain(args):
+    rules, default = load_rules(args.replies)
+    state = State(args, rules, default)
+
+    async def handle(reader, writer):
+        await Conn(state, reader, writer).serve()
+
+    server = await asyncio.start_server(handle, args.host, args.port, backlog=4096, reuse_address=True,
+                                        limit=MAX_BODY_BYTES + 65536)
+    port = server.sockets[0].getsockname()[1]
+    if args.port_file:
+        write_port_file(args.port_file, port)
+    if args.verbose:
+        sys.stderr.write(f"sandq-fake-llm: listening on {args.host}:{port}, {len(rules)} rules\n")
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    state.stopping.set()
+    server.close()
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description="A fake OpenAI-compatible LLM for sandq tests.")
     ap.add_argument("--host", default="127.0.0.1")
@@ -321,33 +376,14 @@ def main():
     ap.add_argument("--port-file", help="write the bound port here once listening")
     ap.add_argument("--replies", help="JSONL rule file")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--latency-ms", type=float, default=0, help="added to every answer")
+    ap.add_argument("--latency-jitter-ms", type=float, default=0, help="uniform +- jitter")
+    ap.add_argument("--latency-dist", choices=("uniform", "exp"), default="uniform")
+    ap.add_argument("--error-rate", type=float, default=0, help="fraction answered 500/503")
+    ap.add_argument("--rate-limit-rate", type=float, default=0, help="fraction answered 429 + Retry-After")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
-
-    random.seed(args.seed)
-    rules, default = load_rules(args.replies)
-    server = Server((args.host, args.port), Handler)
-    server.state = State(rules, default, args.verbose)
-
-    def stop(signum, frame):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-
-    port = server.server_address[1]
-    if args.port_file:
-        write_port_file(args.port_file, port)
-    if args.verbose:
-        sys.stderr.write(f"sandq-fake-llm: listening on {args.host}:{port}, {len(rules)} rules\n")
-    try:
-        server.serve_forever(poll_interval=0.2)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.state.stopping.set()
-        server.server_close()
-    return 0
+    return asyncio.run(amain(args))
 
 
 if __name__ == "__main__":

@@ -58,6 +58,53 @@ static void test_policy_config(void) {
   bad_file("{\"policy\":{\"import_allowlist\":[1]}}", "policy.import_allowlist: must hold strings");
 }
 
+/* validate must refuse key=value (after a file set it) with err naming the key. */
+static void bad_value(const char *json, const char *needle) {
+  sq_config c;
+  char err[512] = "";
+  sq_config_defaults(&c);
+  write_file(json);
+  int rc = sq_config_load_file(&c, path, err, sizeof err);
+  if (rc == 0) rc = sq_config_validate(&c, err, sizeof err);
+  CHECK(rc != 0);
+  CHECK_CONTAINS(err, needle);
+}
+
+/* The LLM side's settings (issue 5): defaults, file, and refusals. */
+static void test_llm_settings(void) {
+  sq_config c;
+  char err[512] = "";
+  sq_config_defaults(&c);
+  CHECK_EQ(c.max_tasks_in_flight, 64);
+  CHECK_STR(c.risk, "generated");
+  CHECK_STR(c.risk_fallback, "warn");
+  CHECK_STR(c.risk_block_level, "high");
+  CHECK_EQ(c.max_repairs, 0);
+  CHECK_EQ(c.llm.breaker_min_samples, 20);
+  write_file("{\"max_tasks_in_flight\": 500, \"jail_threads\": 3, \"risk\": \"all\", \"risk_fallback\": \"block\","
+             " \"risk_block_level\": \"medium\", \"risk_cache_ttl_s\": 60, \"max_repairs\": 2,"
+             " \"llm_backoff_base_ms\": 10, \"llm_backoff_cap_ms\": 100, \"llm_retry_after_cap_ms\": 5000,"
+             " \"breaker_window_ms\": 1000, \"breaker_min_samples\": 5, \"breaker_error_pct\": 40,"
+             " \"breaker_open_ms\": 2000}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  CHECK_EQ(c.max_tasks_in_flight, 500);
+  CHECK_EQ(c.jail_threads, 3);
+  CHECK_STR(c.risk, "all");
+  CHECK_STR(c.risk_fallback, "block");
+  CHECK_EQ(c.max_repairs, 2);
+  CHECK_EQ(c.llm.backoff_base_ms, 10);
+  CHECK_EQ(c.llm.breaker_error_pct, 40);
+  CHECK_EQ(c.llm.breaker_open_ms, 2000);
+  bad_value("{\"risk\": \"sometimes\"}", "risk: 'sometimes' must be off, generated or all");
+  bad_value("{\"risk_fallback\": \"allow\"}", "risk_fallback: 'allow' must be warn or block");
+  bad_value("{\"risk_block_level\": \"severe\"}", "risk_block_level: 'severe'");
+  bad_value("{\"max_tasks_in_flight\": 0}", "max_tasks_in_flight");
+  bad_value("{\"max_repairs\": 11}", "max_repairs");
+  bad_value("{\"breaker_error_pct\": 101}", "breaker_error_pct");
+  bad_value("{\"llm_backoff_base_ms\": 9000}", "llm_backoff_base_ms: above llm_backoff_cap_ms");
+}
+
 int main(void) {
   snprintf(path, sizeof path, "/tmp/sq-test-config-%d.json", (int)getpid());
   sq_config c;
@@ -65,6 +112,7 @@ int main(void) {
   unsetenv("SANDQ_LLM_BASE_URL");
   unsetenv("SANDQ_REDIS_URL");
 
+  test_llm_settings();
   sq_config_defaults(&c);
   CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
   CHECK_STR(c.queue, "default");

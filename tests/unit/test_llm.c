@@ -18,6 +18,7 @@
 #include "llm.h"
 #include "log.h"
 #include "reply.h"
+#include "risk.h"
 #include "util.h"
 
 #define TEST_KEY "sk-test-123"
@@ -339,6 +340,145 @@ static void test_weights(void) {
   CHECK(n_a >= 1 && n_b > n_a); /* expected 15 vs 45; failure odds are negligible */
 }
 
+typedef struct {
+  int done, failed;
+  int64_t last_ms;
+} tally;
+
+static void on_tally(sq_llm_reply *r, int rc, void *ud) {
+  tally *t = ud;
+  t->done++;
+  if (rc) t->failed++;
+  t->last_ms = sq_now_mono_ms();
+  CHECK(rc != 0 || strstr(r->content, "together"));
+}
+
+/* Many requests in flight on one thread; max_in_flight queues the rest. */
+static void test_concurrency(void) {
+  sq_llm_provider p = provider("many", base_url);
+  p.max_in_flight = 100;
+  sq_llm *c = NULL;
+  CHECK_EQ(sq_llm_new(&p, 1, &c), 0);
+  tally t = {0};
+  int64_t t0 = sq_now_mono_ms();
+  sq_llm_request req = {.user = "[t:concurrent] go", .task_id = "task-c"};
+  for (int i = 0; i < 100; i++)
+    CHECK_EQ(sq_llm_submit(c, &req, on_tally, &t), 0);
+  CHECK_EQ(sq_llm_outstanding(c), 100);
+  while (sq_llm_outstanding(c) > 0)
+    CHECK_EQ(sq_llm_poll(c, 1000, -1), 0);
+  int64_t took = t.last_ms - t0;
+  CHECK_EQ(t.done, 100);
+  CHECK_EQ(t.failed, 0);
+  CHECK(took >= 480 && took < 3000); /* 100 x 500 ms in about one round trip, not 50 s */
+  sq_llm_free(c);
+
+  /* max_in_flight = 2: six 500 ms requests take three rounds. */
+  p.max_in_flight = 2;
+  CHECK_EQ(sq_llm_new(&p, 1, &c), 0);
+  t = (tally){0};
+  t0 = sq_now_mono_ms();
+  for (int i = 0; i < 6; i++)
+    CHECK_EQ(sq_llm_submit(c, &req, on_tally, &t), 0);
+  while (sq_llm_outstanding(c) > 0)
+    CHECK_EQ(sq_llm_poll(c, 1000, -1), 0);
+  took = t.last_ms - t0;
+  CHECK_EQ(t.done, 6);
+  CHECK(took >= 1450);
+  /* Freeing a client with calls in flight drops them without callbacks. */
+  CHECK_EQ(sq_llm_submit(c, &req, on_tally, &t), 0);
+  sq_llm_poll(c, 10, -1);
+  sq_llm_free(c);
+  CHECK_EQ(t.done, 6);
+}
+
+static void test_more_faults(void) {
+  sq_llm_provider p = provider("faults", base_url);
+  sq_llm_reply r = {0};
+  p.max_retries = 2;
+  int64_t t0 = sq_now_mono_ms();
+  CHECK_EQ(call(&p, NULL, "[t:ra-date] go", &r), 0);
+  CHECK_STR(r.content, "served after a dated Retry-After");
+  CHECK(sq_now_mono_ms() - t0 >= 900); /* an HTTP date has 1 s resolution: 2 s ahead is at least 1 s */
+  CHECK_EQ(r.attempts, 2);
+  sq_llm_reply_clear(&r);
+
+  CHECK_EQ(call(&p, NULL, "[t:drip] go", &r), 0);
+  CHECK_STR(r.content, "drip");
+  CHECK(r.latency_ms >= 100);
+  sq_llm_reply_clear(&r);
+  p.timeout_ms = 300; /* a drip slower than the timeout is a timeout, retried then given up */
+  p.max_retries = 1;
+  CHECK_EQ(call(&p, NULL, "[t:drip] go", &r), SQ_EHTTP);
+  CHECK_CONTAINS(r.error, "after 2 attempts");
+  sq_llm_reply_clear(&r);
+
+  p = provider("odd", base_url);
+  CHECK_EQ(call(&p, NULL, "[t:odd-fence] go", &r), 0);
+  char *code = NULL, err[64];
+  CHECK_EQ(sq_reply_extract_code(r.content, &code, err, sizeof err), 0);
+  CHECK_STR(code, "print('odd')\n");
+  free(code);
+  sq_llm_reply_clear(&r);
+
+  /* A risk prompt gets the risk rule; the verdict parses. */
+  CHECK_EQ(call(&p, "You are a security reviewer.", "[t:risk-json] code", &r), 0);
+  sq_risk_verdict v;
+  CHECK_EQ(sq_reply_parse_risk(r.content, &v, err, sizeof err), 0);
+  CHECK_EQ(v.level, SQ_RISK_HIGH);
+  CHECK_EQ(v.action, SQ_RISK_BLOCK);
+  sq_llm_reply_clear(&r);
+}
+
+/* The breaker opens after enough failures and then fails fast; with a
+ * healthy second provider, traffic goes there instead. */
+static void test_breaker(void) {
+  sq_llm_provider ps[2] = {provider("sick", base_url), provider("well", base_url)};
+  sq_llm *c = NULL;
+  CHECK_EQ(sq_llm_new(ps, 1, &c), 0);
+  sq_llm_options o = {.breaker_min_samples = 4, .breaker_error_pct = 50, .breaker_open_ms = 400,
+                      .breaker_window_ms = 10000};
+  sq_llm_set_options(c, &o);
+  sq_llm_reply r = {0};
+  for (int i = 0; i < 4; i++) {
+    CHECK_EQ(sq_llm_complete(c, NULL, "[t:breaker] go", "task-b", &r), SQ_ELLM);
+    sq_llm_reply_clear(&r);
+  }
+  CHECK_STR(sq_llm_breaker_state(c, 0), "open");
+  int64_t hits = stat_hits("[t:breaker]");
+  CHECK_EQ(sq_llm_complete(c, NULL, "[t:breaker] go", "task-b", &r), SQ_ELLM);
+  CHECK_CONTAINS(r.error, "circuit breaker is open");
+  CHECK_EQ(stat_hits("[t:breaker]"), hits); /* failed fast: never sent */
+  sq_llm_reply_clear(&r);
+  usleep(450 * 1000);
+  /* Half-open: one probe goes out; it fails, so the breaker opens again. */
+  CHECK_EQ(sq_llm_complete(c, NULL, "[t:breaker] go", "task-b", &r), SQ_ELLM);
+  CHECK_EQ(stat_hits("[t:breaker]"), hits + 1);
+  CHECK_STR(sq_llm_breaker_state(c, 0), "open");
+  sq_llm_reply_clear(&r);
+  usleep(450 * 1000);
+  /* A probe that succeeds closes it. */
+  CHECK_EQ(sq_llm_complete(c, NULL, "[t:normal] go", "task-b", &r), 0);
+  CHECK_STR(sq_llm_breaker_state(c, 0), "closed");
+  sq_llm_reply_clear(&r);
+  sq_llm_free(c);
+
+  /* Two providers: once the sick one's breaker opens, all goes to the well one. */
+  ps[0] = provider("sick2", "http://127.0.0.1:9/v1"); /* nothing listens on port 9 */
+  ps[1] = provider("well", base_url);
+  CHECK_EQ(sq_llm_new(ps, 2, &c), 0);
+  sq_llm_set_options(c, &o);
+  int n_well = 0;
+  for (int i = 0; i < 40; i++) {
+    sq_llm_complete(c, NULL, "[t:normal] go", "task-b2", &r);
+    n_well += strcmp(r.provider, "well") == 0;
+    sq_llm_reply_clear(&r);
+  }
+  CHECK_STR(sq_llm_breaker_state(c, 0), "open");
+  CHECK(n_well >= 30);
+  sq_llm_free(c);
+}
+
 int main(void) {
   base_url = getenv("SANDQ_LLM_BASE_URL");
   if (!base_url || !*base_url) {
@@ -354,5 +494,8 @@ int main(void) {
   test_bad_replies();
   test_timeouts_and_refused();
   test_weights();
+  test_concurrency();
+  test_more_faults();
+  test_breaker();
   return sq_check_done("test_llm");
 }

@@ -29,6 +29,7 @@ static const reply_case cases[] = {
      "Install:\n```bash\npip install nothing\n```\n```python\nprint(5)\n```\n```text\noutput: 5\n```", 0,
      "print(5)\n"},
     {"only another language: taken as a fallback", "```text\nprint(6)\n```", 0, "print(6)\n"},
+    {"lone CR ends a line", "```python\rprint(1)\r```\r", 0, "print(1)\n"},
     {"CRLF becomes LF", "```python\r\nif True:\r\n    print(7)\r\n```\r\n", 0, "if True:\n    print(7)\n"},
     {"unterminated fence runs to the end", "Here:\n```python\nprint(8)\nprint(9)", 0, "print(8)\nprint(9)\n"},
     {"fence indented by spaces, body de-indented",

@@ -1,0 +1,100 @@
+/* queue_spend.c: the LLM side's state in Redis: a batch's spend and budget
+ * (fields of sq:{Q}:batch:<B>) and cached verdicts (sq:{Q}:cache:<ns>:<key>).
+ * Kept apart from the queue's core (claims, leases, results). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "queue.h"
+#include "queue_internal.h"
+
+/* Runs one command expecting type want (or NIL when nil_ok); *out keeps the
+ * reply for the caller to free. */
+static int run_cmd(sq_queue *q, redisReply **out, int want, int nil_ok, const char *what, const char *fmt, ...) {
+  int rc;
+  *out = NULL;
+  if ((rc = sq__queue_ensure(q))) return rc;
+  va_list ap;
+  va_start(ap, fmt);
+  redisReply *r = redisvCommand(q->ctx, fmt, ap);
+  va_end(ap);
+  if ((rc = sq__queue_check(q, r, want, nil_ok, what))) {
+    freeReplyObject(r);
+    return rc;
+  }
+  *out = r;
+  return 0;
+}
+
+/* HINCRBYFLOAT or HSET of one dollar field of the batch hash. */
+static int batch_money(sq_queue *q, const char *batch, const char *cmd, const char *field, double usd, int want) {
+  char bkey[SQ__KEY_MAX], val[64];
+  int rc;
+  redisReply *r;
+  if ((rc = sq__queue_key(q, bkey, "batch", batch))) return rc;
+  snprintf(val, sizeof val, "%.12f", usd);
+  rc = run_cmd(q, &r, want, 0, cmd, "%s %s %s %s", cmd, bkey, field, val);
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_batch_add_cost(sq_queue *q, const char *batch, double usd) {
+  return batch_money(q, batch, "HINCRBYFLOAT", "cost_usd", usd, REDIS_REPLY_STRING);
+}
+
+int sq_queue_batch_set_budget(sq_queue *q, const char *batch, double usd) {
+  return batch_money(q, batch, "HSET", "budget_usd", usd, REDIS_REPLY_INTEGER);
+}
+
+int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, double *budget_usd) {
+  char bkey[SQ__KEY_MAX];
+  int rc;
+  redisReply *r;
+  *cost_usd = 0;
+  *budget_usd = -1;
+  if ((rc = sq__queue_key(q, bkey, "batch", batch))) return rc;
+  if ((rc = run_cmd(q, &r, REDIS_REPLY_ARRAY, 0, "HMGET", "HMGET %s cost_usd budget_usd", bkey))) return rc;
+  if (r->elements == 2) {
+    if (r->element[0]->type == REDIS_REPLY_STRING) *cost_usd = strtod(r->element[0]->str, NULL);
+    if (r->element[1]->type == REDIS_REPLY_STRING) *budget_usd = strtod(r->element[1]->str, NULL);
+  }
+  freeReplyObject(r);
+  return 0;
+}
+
+int sq_queue_cache_get(sq_queue *q, const char *ns, const char *key, char **out, size_t *len) {
+  char name[SQ__KEY_MAX / 2], ckey[SQ__KEY_MAX];
+  int rc;
+  redisReply *r;
+  *out = NULL;
+  snprintf(name, sizeof name, "%s:%s", ns, key);
+  if ((rc = sq__queue_key(q, ckey, "cache", name))) return rc;
+  if ((rc = run_cmd(q, &r, REDIS_REPLY_STRING, 1, "GET", "GET %s", ckey))) return rc;
+  if (r->type == REDIS_REPLY_NIL) {
+    rc = SQ_ENOTFOUND;
+  } else if (!(*out = malloc(r->len + 1))) {
+    rc = SQ_ENOMEM;
+  } else {
+    memcpy(*out, r->str, r->len);
+    (*out)[r->len] = '\0';
+    if (len) *len = r->len;
+  }
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_cache_set(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s) {
+  char name[SQ__KEY_MAX / 2], ckey[SQ__KEY_MAX];
+  int rc;
+  redisReply *r;
+  snprintf(name, sizeof name, "%s:%s", ns, key);
+  if ((rc = sq__queue_key(q, ckey, "cache", name))) return rc;
+  if (ttl_s > 0)
+    rc = run_cmd(q, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b EX %lld", ckey, val, len, (long long)ttl_s);
+  else
+    rc = run_cmd(q, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b", ckey, val, len);
+  freeReplyObject(r);
+  return rc;
+}

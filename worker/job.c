@@ -1,0 +1,383 @@
+/* job.c: one task's way to a result, as callbacks on the worker's event
+ * loop: parse -> generate (LLM) -> risk verdict -> assemble program ->
+ * check -> execute (jail pool) -> decide -> repair (LLM) -> done. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "log.h"
+#include "reply.h"
+#include "util.h"
+#include "verdict.h"
+#include "test_hooks.h"
+#include "worker.h"
+
+#define RISK_CACHE_NS "risk"
+
+static void exec_start(job *j);
+static void risk_start(job *j);
+
+void sq__job_free(job *j) {
+  if (!j) return;
+  sq_task_free(j->task);
+  sq_claim_clear(&j->claim);
+  free(j->code);
+  free(j->program);
+  sq_jail_outcome_clear(&j->out);
+  for (int i = 0; i < j->n_repairs; i++)
+    free(j->repair_code[i]);
+  free(j->repair_code);
+  free(j->repairs);
+  free(j);
+}
+
+/* The job is finished: stamp it and queue it for storing. */
+static void done(job *j) {
+  worker *w = j->w;
+  j->r.total_ms = sq_now_mono_ms() - j->t0_ms;
+  j->r.finished_at_ms = sq_now_wall_ms();
+  j->next = NULL;
+  if (w->done_tail) w->done_tail->next = j;
+  else w->done_head = j;
+  w->done_tail = j;
+}
+
+static void end_with(job *j, sq_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void end_with(job *j, sq_status status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(j->reason, sizeof j->reason, fmt, ap);
+  va_end(ap);
+  j->r.status = status;
+  j->r.reason = j->reason;
+  SQ_LOGT(SQ_LOG_WARN, j->r.id, "%s: %s", sq_status_name(status), j->reason);
+  done(j);
+}
+
+/* Adds one call's tokens, cost and time to the task and its batch. */
+static void account(job *j, const sq_llm_reply *rep) {
+  sq_result_llm *l = &j->r.llm;
+  if (!l->called) {
+    snprintf(j->provider, sizeof j->provider, "%s", rep->provider);
+    snprintf(j->model, sizeof j->model, "%s", rep->model);
+    l->provider = j->provider;
+    l->model = j->model;
+    l->called = true;
+  }
+  l->calls++;
+  l->prompt_tokens += rep->prompt_tokens;
+  l->completion_tokens += rep->completion_tokens;
+  l->cost_usd += rep->cost_usd;
+  l->usage_estimated = l->usage_estimated || rep->usage_estimated;
+  j->r.llm_ms += rep->latency_ms;
+  sq__wq_add_cost(j->w, j->r.batch, rep->cost_usd);
+}
+
+static int submit(job *j, const char *system, const char *user, sq_llm_done_fn fn) {
+  sq_llm_request req = {.system = system, .user = user, .task_id = j->r.id};
+  return sq_llm_submit(j->w->llm, &req, fn, j);
+}
+
+/* ---- generate ---- */
+
+static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
+  job *j = ud;
+  account(j, rep);
+  if (rc) {
+    /* Transport trouble, 429, 5xx and open circuit breakers (SQ_ELLM with no
+     * HTTP status) may pass: the queue schedules another attempt. */
+    int st = rep->http_status;
+    j->transient = rc == SQ_EHTTP || (rc == SQ_ELLM && (st == 0 || st == 429 || (st >= 500 && st <= 599)));
+    end_with(j, SQ_STATUS_LLM_ERROR, "llm: %s", rep->error[0] ? rep->error : sq_strerror(rc));
+    return;
+  }
+  char err[256] = "";
+  if (sq_reply_extract_code(rep->content, &j->code, err, sizeof err) != 0) {
+    end_with(j, SQ_STATUS_LLM_ERROR, "llm reply: %s", err);
+    return;
+  }
+  j->generated = true;
+  if (strcmp(j->w->cfg.risk, "off") != 0) risk_start(j);
+  else exec_start(j);
+}
+
+static void generate(job *j) {
+  worker *w = j->w;
+  if (!w->llm) {
+    end_with(j, SQ_STATUS_LLM_ERROR,
+             "task has a prompt and no code, and no LLM provider is configured "
+             "(set SANDQ_LLM_BASE_URL and SANDQ_LLM_MODEL, or providers in the config file)");
+    return;
+  }
+  if (sq__wq_budget_spent(w, j->r.batch)) {
+    end_with(j, SQ_STATUS_LLM_ERROR, "budget exhausted: batch %s has spent its --budget-usd", j->r.batch);
+    return;
+  }
+  int rc = submit(j, w->cfg.system_prompt, j->task->prompt, on_generated);
+  if (rc) end_with(j, SQ_STATUS_LLM_ERROR, "llm: %s", sq_strerror(rc));
+}
+
+/* ---- risk ---- */
+
+static void risk_decided(job *j) {
+  sq_risk_result *k = &j->risk;
+  j->risk_doc = (sq_result_risk){.level = sq_risk_level_name(k->v.level),
+                                 .action = sq_risk_action_name(k->v.action),
+                                 .reason = k->v.reason,
+                                 .confidence = k->v.confidence,
+                                 .source = sq_risk_source_name(k->source),
+                                 .decision = sq_risk_action_name(k->decision)};
+  j->r.risk = &j->risk_doc;
+  if (k->decision == SQ_RISK_BLOCK) {
+    j->r.code = j->code;
+    end_with(j, SQ_STATUS_BLOCKED, "risk verdict (%s): %s: %s", j->risk_doc.source, j->risk_doc.level,
+             k->v.reason[0] ? k->v.reason : "no reason given");
+    return;
+  }
+  if (k->decision == SQ_RISK_WARN)
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "risk warning (%s): %s: %s", j->risk_doc.source, j->risk_doc.level, k->v.reason);
+  exec_start(j);
+}
+
+static void on_risk(sq_llm_reply *rep, int rc, void *ud) {
+  job *j = ud;
+  worker *w = j->w;
+  account(j, rep);
+  char err[320];
+  if (rc) {
+    snprintf(err, sizeof err, "llm: %s", rep->error);
+    sq_risk_fallback(&j->risk, err, &w->risk_policy);
+  } else if (sq_reply_parse_risk(rep->content, &j->risk.v, err, sizeof err) != 0) {
+    sq_risk_fallback(&j->risk, err, &w->risk_policy);
+  } else {
+    j->risk.source = SQ_RISK_FROM_MODEL;
+    j->risk.decision = sq_risk_decide(&j->risk.v, j->risk.source, &w->risk_policy);
+    char sha[65];
+    sq_risk_code_sha256(j->code, strlen(j->code), sha);
+    char *json = sq_risk_to_json(&j->risk.v);
+    if (json) sq__wq_cache_set(w, RISK_CACHE_NS, sha, json, w->cfg.risk_cache_ttl_s);
+    free(json);
+  }
+  risk_decided(j);
+}
+
+static void risk_start(job *j) {
+  worker *w = j->w;
+  char sha[65], *cached = NULL;
+  size_t len = 0;
+  sq_risk_code_sha256(j->code, strlen(j->code), sha);
+  if (sq__wq_cache_get(w, RISK_CACHE_NS, sha, &cached, &len) == 0) {
+    int rc = sq_risk_from_json(cached, len, &j->risk.v);
+    free(cached);
+    if (rc == 0) {
+      j->risk.source = SQ_RISK_FROM_CACHE;
+      j->risk.decision = sq_risk_decide(&j->risk.v, j->risk.source, &w->risk_policy);
+      risk_decided(j);
+      return;
+    }
+  }
+  if (!w->llm) {
+    sq_risk_fallback(&j->risk, "no LLM provider configured", &w->risk_policy);
+  } else if (sq__wq_budget_spent(w, j->r.batch)) {
+    sq_risk_fallback(&j->risk, "budget exhausted", &w->risk_policy);
+  } else {
+    char *user = sq_risk_user_prompt(j->code);
+    int rc = user ? submit(j, sq_risk_system_prompt(), user, on_risk) : SQ_ENOMEM;
+    free(user);
+    if (rc == 0) return;
+    sq_risk_fallback(&j->risk, sq_strerror(rc), &w->risk_policy);
+  }
+  risk_decided(j);
+}
+
+/* ---- execute ---- */
+
+static void exec_start(job *j) {
+  worker *w = j->w;
+  free(j->program);
+  j->program = NULL;
+  if (sq_task_program(j->task, j->code, &j->program) != 0) {
+    end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
+    return;
+  }
+  j->r.code = j->program;
+  /* The static pre-check: findings are recorded; a blocking one skips the jail. */
+  sq_policy_check(&w->cfg.policy, j->program, strlen(j->program), &j->findings);
+  j->r.findings = &j->findings;
+  if (j->findings.blocked) {
+    char why[sizeof j->reason];
+    sq_policy_reason(&w->cfg.policy, &j->findings, why, sizeof why);
+    end_with(j, SQ_STATUS_BLOCKED, "%s", why);
+    return;
+  }
+  if (sq__test_exec_noop()) { /* a test hook: the queue without the jail */
+    j->r.status = SQ_STATUS_OK;
+    j->r.exit_code = 0;
+    done(j);
+    return;
+  }
+  j->lim = j->task->limits;
+  sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
+  sq_jail_outcome_clear(&j->out);
+  sq__pool_submit(w->pool, j);
+}
+
+static void take_outcome(job *j) {
+  sq_result *r = &j->r;
+  const sq_jail_outcome *o = &j->out;
+  r->status = sq_verdict_decide(o, j->task->tests || j->task->entry_point, j->task->expected_stdout);
+  r->exit_code = o->exit_code;
+  r->signal = o->signal;
+  r->stdout_buf = o->stdout_buf;
+  r->stdout_len = o->stdout_len;
+  r->stdout_truncated = o->stdout_truncated;
+  r->stderr_buf = o->stderr_buf;
+  r->stderr_len = o->stderr_len;
+  r->stderr_truncated = o->stderr_truncated;
+  r->cpu_ms = o->cpu_ms;
+  r->memory_kib = o->memory_kib;
+  r->exec_ms += o->wall_ms;
+  r->blocked_syscall = o->blocked_syscall;
+  r->reason = NULL;
+  if (r->status == SQ_STATUS_POLICY_VIOLATION) {
+    snprintf(j->reason, sizeof j->reason, "killed by the seccomp policy%s%s", o->blocked_syscall[0] ? ": " : "",
+             o->blocked_syscall);
+    r->reason = j->reason;
+  }
+}
+
+/* ---- repair ---- */
+
+static void on_repaired(sq_llm_reply *rep, int rc, void *ud) {
+  job *j = ud;
+  account(j, rep);
+  sq_result_repair *round = &j->repairs[j->n_repairs];
+  *round = (sq_result_repair){.round = j->n_repairs + 1,
+                              .prompt_tokens = rep->prompt_tokens,
+                              .completion_tokens = rep->completion_tokens,
+                              .status = "llm_error"};
+  char *code = NULL;
+  char err[256] = "";
+  if (rc == 0 && sq_reply_extract_code(rep->content, &code, err, sizeof err) == 0) {
+    j->repair_code[j->n_repairs] = code;
+    round->code = code;
+    round->status = NULL; /* filled when it has run */
+  }
+  j->n_repairs++;
+  j->r.repairs = j->repairs;
+  j->r.n_repairs = j->n_repairs;
+  if (!code) { /* keep the last run's result */
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "repair round %d: %s", j->n_repairs, rc ? rep->error : err);
+    done(j);
+    return;
+  }
+  free(j->code);
+  j->code = strdup(code);
+  if (!j->code) {
+    done(j);
+    return;
+  }
+  if (strcmp(j->w->cfg.risk, "off") != 0) risk_start(j);
+  else exec_start(j);
+}
+
+/* Asks for a fixed program; returns false when no round can start. */
+static bool repair(job *j) {
+  worker *w = j->w;
+  if (!j->generated || !w->llm || j->n_repairs >= w->cfg.max_repairs) return false;
+  if (!j->repairs) {
+    j->repairs = calloc((size_t)w->cfg.max_repairs, sizeof *j->repairs);
+    j->repair_code = calloc((size_t)w->cfg.max_repairs, sizeof *j->repair_code);
+    if (!j->repairs || !j->repair_code) return false;
+  }
+  if (sq__wq_budget_spent(w, j->r.batch)) {
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "no repair: batch budget exhausted");
+    return false;
+  }
+  /* The tail of stderr holds the traceback's point. */
+  size_t cap = (size_t)w->cfg.repair_error_kib * 1024, n = j->out.stderr_len;
+  const char *err = j->out.stderr_buf ? j->out.stderr_buf : "";
+  if (n > cap) err += n - cap, n = cap;
+  sq_buf b = {0};
+  int rc = sq_buf_appendf(&b,
+                          "Your previous program failed (status %s).\n\nTask:\n%s\n\nProgram:\n```python\n%s\n```\n\n"
+                          "Error output (trimmed):\n%.*s\n\nReply with the complete fixed program in one ```python block.",
+                          sq_status_name(j->r.status), j->task->prompt, j->code, (int)n, err);
+  if (rc == 0) rc = submit(j, w->cfg.system_prompt, b.data, on_repaired);
+  sq_buf_clear(&b);
+  return rc == 0;
+}
+
+void sq__job_executed(job *j) {
+  if (j->jail_rc) {
+    SQ_LOGT(SQ_LOG_ERROR, j->r.id, "jail setup failed: %s", j->out.error);
+    j->w->fatal = true; /* not the task's fault: it is handed back */
+    j->w->in_flight--;
+    sq__job_free(j);
+    return;
+  }
+  take_outcome(j);
+  if (j->n_repairs > 0) j->repairs[j->n_repairs - 1].status = sq_status_name(j->r.status);
+  if ((j->r.status == SQ_STATUS_FAILED || j->r.status == SQ_STATUS_RUNTIME_ERROR) && repair(j)) return;
+  done(j);
+}
+
+/* ---- begin ---- */
+
+/* An id for a payload too broken to carry one: FNV-1a of its bytes. */
+static void raw_id(const char *p, size_t n, char *out, size_t outlen) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+  snprintf(out, outlen, "raw-%016llx", (unsigned long long)h);
+}
+
+void sq__job_begin(worker *w, sq_claim *claim) {
+  job *j = calloc(1, sizeof *j);
+  if (!j) {
+    /* The claim stays under its lease; when it expires the reaper requeues it. */
+    SQ_ERROR("out of memory: task left claimed until its lease expires");
+    sq_claim_clear(claim);
+    return;
+  }
+  w->in_flight++;
+  j->w = w;
+  j->claim = *claim; /* the job owns the payload now */
+  memset(claim, 0, sizeof *claim);
+  const char *payload = j->claim.payload;
+  size_t len = j->claim.len;
+  j->t0_ms = sq_now_mono_ms();
+  sq_result *r = &j->r;
+  r->worker = w->cfg.worker_id;
+  r->exit_code = -1;
+  char err[256] = "";
+  int rc = sq_task_parse(payload, len, (size_t)w->cfg.max_task_kib * 1024, &j->task, err, sizeof err);
+  if (j->task) {
+    r->id = j->task->id;
+    r->batch = j->task->batch;
+    r->metadata_json = j->task->metadata_json;
+    if (j->task->enqueued_at_ms > 0) {
+      int64_t q = sq_now_wall_ms() - j->task->enqueued_at_ms;
+      r->queue_ms = q > 0 ? q : 0;
+    }
+  } else {
+    raw_id(payload, len, j->raw_id, sizeof j->raw_id);
+    r->id = j->raw_id;
+    r->batch = "_invalid";
+  }
+  if (rc) {
+    end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);
+    return;
+  }
+  sq__test_hook_task(j->task); /* a no-op unless SANDQ_TEST_HOOKS=1 */
+  if (!j->task->code) {
+    generate(j);
+    return;
+  }
+  if (!(j->code = strdup(j->task->code))) {
+    end_with(j, SQ_STATUS_LLM_ERROR, "out of memory");
+    return;
+  }
+  if (strcmp(w->cfg.risk, "all") == 0) risk_start(j);
+  else exec_start(j);
+}

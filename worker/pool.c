@@ -1,0 +1,125 @@
+/* pool.c: the jail runs on a bounded pool of threads (one per core by
+ * default), so slow programs never stall the event loop. Finished jobs are
+ * handed back through a list and a pipe the loop polls. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "log.h"
+#include "worker.h"
+
+struct jail_pool {
+  sq_jail *jail;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  job *todo_head, *todo_tail;
+  job *done_head, *done_tail;
+  bool stop;
+  int wake[2];
+  int n;
+  pthread_t *threads;
+};
+
+static void push(job **head, job **tail, job *j) {
+  j->next = NULL;
+  if (*tail) (*tail)->next = j;
+  else *head = j;
+  *tail = j;
+}
+
+static job *pop(job **head, job **tail) {
+  job *j = *head;
+  if (j) {
+    *head = j->next;
+    if (!*head) *tail = NULL;
+    j->next = NULL;
+  }
+  return j;
+}
+
+static void *run(void *arg) {
+  jail_pool *p = arg;
+  for (;;) {
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop && !p->todo_head)
+      pthread_cond_wait(&p->cv, &p->mu);
+    job *j = p->stop ? NULL : pop(&p->todo_head, &p->todo_tail);
+    pthread_mutex_unlock(&p->mu);
+    if (!j) return NULL;
+    j->jail_rc = sq_jail_run(p->jail, j->program, strlen(j->program), &j->lim, j->r.id, &j->out);
+    pthread_mutex_lock(&p->mu);
+    push(&p->done_head, &p->done_tail, j);
+    pthread_mutex_unlock(&p->mu);
+    char b = 1;
+    while (write(p->wake[1], &b, 1) < 0 && errno == EINTR) {
+    } /* EAGAIN: the pipe is full, the loop wakes anyway */
+  }
+}
+
+int sq__pool_new(sq_jail *jail, int n_threads, jail_pool **out) {
+  *out = NULL;
+  if (n_threads <= 0) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    n_threads = cores > 0 ? (int)cores : 1;
+  }
+  jail_pool *p = calloc(1, sizeof *p);
+  if (!p) return SQ_ENOMEM;
+  p->jail = jail;
+  p->wake[0] = p->wake[1] = -1;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  p->threads = calloc((size_t)n_threads, sizeof *p->threads);
+  if (!p->threads || pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    sq__pool_free(p);
+    return SQ_ESYS;
+  }
+  for (int i = 0; i < n_threads; i++) {
+    if (pthread_create(&p->threads[i], NULL, run, p) != 0) {
+      sq__pool_free(p);
+      return SQ_ESYS;
+    }
+    p->n++;
+  }
+  SQ_INFO("jail pool: %d thread(s)", p->n);
+  *out = p;
+  return 0;
+}
+
+int sq__pool_fd(const jail_pool *p) { return p->wake[0]; }
+
+void sq__pool_submit(jail_pool *p, job *j) {
+  pthread_mutex_lock(&p->mu);
+  push(&p->todo_head, &p->todo_tail, j);
+  pthread_cond_signal(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+}
+
+job *sq__pool_take(jail_pool *p) {
+  char buf[256];
+  while (read(p->wake[0], buf, sizeof buf) > 0) {
+  }
+  pthread_mutex_lock(&p->mu);
+  job *j = pop(&p->done_head, &p->done_tail);
+  pthread_mutex_unlock(&p->mu);
+  return j;
+}
+
+void sq__pool_free(jail_pool *p) {
+  if (!p) return;
+  pthread_mutex_lock(&p->mu);
+  p->stop = true;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  for (int i = 0; i < p->n; i++)
+    pthread_join(p->threads[i], NULL);
+  if (p->wake[0] >= 0) close(p->wake[0]);
+  if (p->wake[1] >= 0) close(p->wake[1]);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+  free(p->threads);
+  free(p);
+}

@@ -1,0 +1,107 @@
+/* worker.h: what the files of `sandq-worker serve` share. serve.c sets up
+ * and tears down; loop.c is the event loop (claim, wait, record); job.c
+ * moves one task through generate -> risk -> check -> execute -> repair;
+ * pool.c runs the jail on a bounded thread pool; wq.c is every word the
+ * worker says to the queue, in one place. */
+#ifndef SQ_WORKER_H
+#define SQ_WORKER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "heartbeat.h"
+#include "jail.h"
+#include "llm.h"
+#include "policy.h"
+#include "queue.h"
+#include "result.h"
+#include "risk.h"
+#include "task.h"
+
+typedef struct jail_pool jail_pool;
+typedef struct job job;
+
+typedef struct {
+  sq_config cfg;
+  sq_queue *queue;
+  sq_jail *jail;
+  sq_llm *llm;            /* NULL when no provider is configured */
+  jail_pool *pool;
+  sq_heartbeat *heartbeat;  /* keeps our leases alive; runs the fleet's reaper in turn */
+  sq_risk_policy risk_policy;
+  int in_flight;          /* jobs claimed and not yet stored */
+  job *done_head, *done_tail; /* finished, waiting to be stored */
+  bool fatal;             /* the jail cannot run: stop and hand everything back */
+} worker;
+
+/* One claimed task on its way to a result; owns every string it points to. */
+struct job {
+  job *next;              /* done list or pool queue */
+  worker *w;
+  sq_claim claim;         /* the task's payload, fencing token and lease */
+  sq_result r;
+  sq_task *task;
+  char *code;             /* the code being judged (generated, repaired or the task's) */
+  char *program;
+  char raw_id[32];
+  char reason[512];
+  sq_jail_limits lim;
+  sq_jail_outcome out;
+  int jail_rc;
+  bool generated;         /* code came from the LLM */
+  bool transient;         /* failed in a way worth another attempt (LLM transport, 5xx, 429) */
+  sq_policy_report findings; /* the static pre-check's */
+  char provider[64], model[128];
+  sq_risk_result risk;
+  sq_result_risk risk_doc;
+  sq_result_repair *repairs; /* cfg.max_repairs slots */
+  char **repair_code;
+  int n_repairs;
+  int64_t t0_ms;
+};
+
+/* job.c */
+/* Starts a claimed task (ownership of the claim moves to the job); it
+ * reaches the done list through LLM callbacks, the pool, or at once. */
+void sq__job_begin(worker *w, sq_claim *claim);
+/* The pool ran the job's program: decide, maybe repair, else finish. */
+void sq__job_executed(job *j);
+void sq__job_free(job *j);
+
+/* pool.c */
+int sq__pool_new(sq_jail *jail, int n_threads, jail_pool **out);
+/* Readable when finished jobs wait in sq__pool_take. */
+int sq__pool_fd(const jail_pool *p);
+void sq__pool_submit(jail_pool *p, job *j);
+/* One finished job, or NULL. */
+job *sq__pool_take(jail_pool *p);
+/* Stops the threads after their current run; queued jobs are not run. */
+void sq__pool_free(jail_pool *p);
+
+/* wq.c: the queue, in one place. */
+/* Claims one task (waiting up to timeout_ms; 0: just look). Returns 0,
+ * SQ_EEMPTY, SQ_EINTERRUPTED or a Redis error (after which it reconnects). */
+int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out);
+/* Settles j: a transient failure is scheduled for another attempt when
+ * attempts remain; otherwise the result is stored and the claim
+ * acknowledged in one fenced step (a late result after a lost lease is
+ * refused: its new owner stores it). Retries through Redis failures until
+ * done or asked to stop. */
+int sq__wq_store(worker *w, job *j);
+int sq__wq_reconnect(worker *w);
+/* Hands every task this worker holds back to the queue. */
+void sq__wq_hand_back(worker *w);
+/* Whether batch has spent its budget (false when unknown). */
+bool sq__wq_budget_spent(worker *w, const char *batch);
+void sq__wq_add_cost(worker *w, const char *batch, double usd);
+int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len);
+void sq__wq_cache_set(worker *w, const char *ns, const char *key, const char *val, int64_t ttl_s);
+
+/* loop.c */
+extern volatile sig_atomic_t sq__worker_stop;
+int sq__worker_loop(worker *w);
+
+#endif

@@ -1,0 +1,130 @@
+/* wq.c: every word the worker says to the queue, in one place, so a new
+ * queue protocol (leases, fencing tokens, heartbeats) changes this file and
+ * not the loop: claim, store + acknowledge, hand back, reconnect, and the
+ * LLM side's batch spend and verdict cache. */
+#include <bson/bson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "log.h"
+#include "util.h"
+#include "worker.h"
+
+int sq__wq_reconnect(worker *w) {
+  int64_t delay_ms = 100;
+  sq_queue_free(w->queue);
+  w->queue = NULL;
+  /* With tasks in hand we keep trying after a stop request: the heartbeat
+   * thread's grace clock ends the process if Redis never comes back. */
+  while (sq__worker_stop < 2 && (!sq__worker_stop || w->in_flight > 0)) {
+    if (sq_queue_new_opts(w->cfg.redis_url, w->cfg.queue, &w->cfg.queue_opts, &w->queue) == 0) {
+      sq_queue_set_stop(w->queue, &sq__worker_stop);
+      SQ_INFO("reconnected to redis");
+      return 0;
+    }
+    usleep((useconds_t)delay_ms * 1000);
+    delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
+  }
+  return SQ_EINTERRUPTED;
+}
+
+int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out) {
+  if (!w->queue && sq__wq_reconnect(w) != 0) return SQ_EINTERRUPTED;
+  int rc = sq_queue_claim(w->queue, w->cfg.worker_id, timeout_ms, out);
+  if (rc && rc != SQ_EEMPTY && rc != SQ_EINTERRUPTED) {
+    SQ_WARN("claim failed: %s; reconnecting", sq_queue_errstr(w->queue));
+    sq_queue_free(w->queue);
+    w->queue = NULL;
+  }
+  return rc;
+}
+
+/* A transient failure: schedule another attempt. Returns true when the task
+ * is settled that way (retried, or no longer ours); false when attempts ran
+ * out and j must be stored as it is. */
+static bool retry_later(worker *w, job *j) {
+  int64_t delay_ms = 0;
+  int rc = sq_queue_retry(w->queue, &j->claim, -1, j->reason, &delay_ms);
+  if (rc == 0) {
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "transient failure, retrying in %lld ms: %s", (long long)delay_ms, j->reason);
+    return true;
+  }
+  if (rc == SQ_EEXHAUSTED) {
+    size_t n = strlen(j->reason);
+    snprintf(j->reason + n, sizeof j->reason - n, " (after %lld attempts)", (long long)w->cfg.queue_opts.max_attempts);
+    return false;
+  }
+  /* Fenced, or Redis trouble: the lease (or the reaper) settles it. */
+  SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not schedule a retry (%s); the lease will expire and requeue it",
+          sq_strerror(rc));
+  return true;
+}
+
+/* Encodes j's result, stores it and acknowledges the claim in one fenced
+ * step. Returns 0 (stored, or refused: a result existed, or the lease was
+ * lost and another worker owns the task), SQ_EREDIS, SQ_EREDIS_CONN or
+ * SQ_EBSON. */
+static int complete(worker *w, job *j) {
+  bson_t doc = BSON_INITIALIZER;
+  int rc = sq_result_to_bson(&j->r, &doc);
+  if (rc == 0) {
+    sq_completion done = {.claim = &j->claim, .batch = j->r.batch, .id = j->r.id,
+                          .status = sq_status_name(j->r.status), .bson = bson_get_data(&doc), .bson_len = doc.len};
+    rc = sq_queue_complete(w->queue, &done);
+    if (rc == SQ_EEXISTS) {
+      SQ_LOGT(SQ_LOG_WARN, j->r.id, "a result for this task already exists in batch %s; kept the first", j->r.batch);
+      rc = 0;
+    } else if (rc == SQ_EFENCED) {
+      rc = 0; /* logged by the queue; the task's result comes from its new owner */
+    } else if (rc == 0) {
+      SQ_LOGT(SQ_LOG_INFO, j->r.id, "batch=%s status=%s total_ms=%lld", j->r.batch, sq_status_name(j->r.status),
+              (long long)j->r.total_ms);
+    }
+  }
+  bson_destroy(&doc);
+  return rc;
+}
+
+int sq__wq_store(worker *w, job *j) {
+  int rc = SQ_EREDIS;
+  if (j->transient && w->queue && retry_later(w, j)) return 0;
+  /* Until stored, the claim stays ours under its lease (kept alive by the
+   * heartbeat thread), so a Redis outage here loses nothing. */
+  while (sq__worker_stop < 2) {
+    if (w->queue && (rc = complete(w, j)) == 0) return 0;
+    if (rc == SQ_EBSON) return rc;
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "storing the result failed (%s); retrying", sq_strerror(rc));
+    if (sq__wq_reconnect(w) != 0) return rc;
+  }
+  return rc;
+}
+
+void sq__wq_hand_back(worker *w) {
+  size_t n = 0;
+  if (w->queue && sq_queue_release_all(w->queue, w->cfg.worker_id, &n) == 0 && n)
+    SQ_WARN("handed %zu task(s) back to the queue", n);
+}
+
+bool sq__wq_budget_spent(worker *w, const char *batch) {
+  double cost = 0, budget = -1;
+  if (!w->queue || sq_queue_batch_spend(w->queue, batch, &cost, &budget) != 0) return false;
+  return budget >= 0 && cost >= budget;
+}
+
+void sq__wq_add_cost(worker *w, const char *batch, double usd) {
+  if (usd > 0 && w->queue && sq_queue_batch_add_cost(w->queue, batch, usd) != 0)
+    SQ_WARN("batch %s: adding $%.6f to its cost failed: %s", batch, usd, sq_queue_errstr(w->queue));
+}
+
+int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len) {
+  if (!w->queue) return SQ_ENOTFOUND;
+  return sq_queue_cache_get(w->queue, ns, key, out, len);
+}
+
+void sq__wq_cache_set(worker *w, const char *ns, const char *key, const char *val, int64_t ttl_s) {
+  if (w->queue && sq_queue_cache_set(w->queue, ns, key, val, strlen(val), ttl_s) != 0)
+    SQ_WARN("caching %s:%s failed: %s", ns, key, sq_queue_errstr(w->queue));
+}
