@@ -2,8 +2,8 @@
  * HumanEval canonical solutions is blocked. Each program is assembled as
  * the worker does it (prompt + canonical_solution, test, check(entry_point))
  * and checked. The data is $SANDQ_HUMANEVAL, else HumanEval.jsonl.gz in
- * $SQ_SRC/../shared/data (a clone next to shared/) or $SQ_SRC/../../shared/data
- * (a worktree one level deeper); the test skips (77) when it is absent. */
+ * $SANDQ_DATA_DIR (tests/CMakeLists.txt finds ../shared/data) or in
+ * $SQ_SRC/../shared/data; the test skips (77) when it is absent. */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,11 +19,11 @@
 int main(void) {
   char path[4096], cmd[4200];
   const char *env = getenv("SANDQ_HUMANEVAL");
+  const char *dir = getenv("SANDQ_DATA_DIR"); /* found by tests/CMakeLists.txt */
   const char *src = getenv("SQ_SRC");
   if (env && *env) snprintf(path, sizeof path, "%s", env);
+  else if (dir && *dir) snprintf(path, sizeof path, "%s/HumanEval.jsonl.gz", dir);
   else snprintf(path, sizeof path, "%s/../shared/data/HumanEval.jsonl.gz", src ? src : ".");
-  if (!(env && *env) && access(path, R_OK) != 0)
-    snprintf(path, sizeof path, "%s/../../shared/data/HumanEval.jsonl.gz", src ? src : ".");
   if (access(path, R_OK) != 0) {
     fprintf(stderr, "SKIP: HumanEval data not found at %s (set SANDQ_HUMANEVAL)\n", path);
     return 77;
