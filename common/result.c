@@ -102,6 +102,21 @@ static bool append_repairs(bson_t *doc, const sq_result_repair *rp, int n) {
   return ok && bson_append_array_end(doc, &arr);
 }
 
+/* jail: {mode, layers: [...], oom_killed} */
+static bool append_jail(bson_t *doc, const sq_result_jail *jl) {
+  bson_t sub, arr;
+  bool ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "jail", &sub) && append_cstr(&sub, "mode", jl->mode) &&
+            BSON_APPEND_ARRAY_BEGIN(&sub, "layers", &arr);
+  for (uint32_t i = 0; ok && i < SQ_RESULT_MAX_LAYERS && jl->layers[i]; i++) {
+    char key[16];
+    const char *k;
+    bson_uint32_to_string(i, &k, key, sizeof key);
+    ok = append_cstr(&arr, k, jl->layers[i]);
+  }
+  return ok && bson_append_array_end(&sub, &arr) && BSON_APPEND_BOOL(&sub, "oom_killed", jl->oom_killed) &&
+         bson_append_document_end(doc, &sub);
+}
+
 int sq_result_to_bson(const sq_result *r, bson_t *doc) {
   bson_t sub;
   bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
@@ -133,6 +148,7 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc) {
          BSON_APPEND_BOOL(&sub, "usage_estimated", r->llm.usage_estimated) &&
          BSON_APPEND_INT32(&sub, "calls", r->llm.calls > 0 ? r->llm.calls : 1) && bson_append_document_end(doc, &sub);
   }
+  if (ok && r->jail.ran) ok = append_jail(doc, &r->jail);
   if (ok && r->risk) ok = append_risk(doc, r->risk);
   if (ok && r->n_repairs > 0) ok = append_repairs(doc, r->repairs, r->n_repairs);
   ok = ok && append_cstr(doc, "worker", r->worker) && BSON_APPEND_DATE_TIME(doc, "finished_at", r->finished_at_ms);

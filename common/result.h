@@ -40,6 +40,14 @@ typedef struct {
   int64_t prompt_tokens, completion_tokens;
 } sq_result_repair;
 
+#define SQ_RESULT_MAX_LAYERS 32
+typedef struct {
+  bool ran;                  /* false: no "jail" sub-document (the program did not run) */
+  const char *mode;          /* "spawn" or "warm" */
+  const char *layers[SQ_RESULT_MAX_LAYERS + 1]; /* names of the layers in force, NULL-terminated */
+  bool oom_killed;           /* the memory cgroup's OOM killer fired */
+} sq_result_jail;
+
 /* Borrowed pointers throughout: the result owns nothing. NULL strings are
  * written as BSON null (or omitted where docs/formats.md says so). */
 typedef struct {
@@ -59,6 +67,7 @@ typedef struct {
   int64_t queue_ms, llm_ms, exec_ms, total_ms;
   int64_t cpu_ms, memory_kib;  /* from the jail; 0 when it did not run */
   const char *blocked_syscall; /* may be NULL */
+  sq_result_jail jail;         /* how the program ran: mode and layers */
   sq_result_llm llm;
   const char *worker;
   int64_t finished_at_ms;      /* wall clock, ms since the epoch */

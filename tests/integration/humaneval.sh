@@ -26,8 +26,8 @@ with gzip.open(sys.argv[1], "rt") as f, open(sys.argv[2], "w") as out:
 PY
 for mode in warm spawn; do
   export SANDQ_JAIL_MODE=$mode SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch-$mode"
-  sq_bg "w1$mode" "$SQ_BIN/sandq-worker" serve --worker-id "he-1-$mode" --log-level debug
-  sq_bg "w2$mode" "$SQ_BIN/sandq-worker" serve --worker-id "he-2-$mode" --log-level debug
+  sq_bg "w1$mode" "$SQ_BIN/sandq-worker" serve --worker-id "he-1-$mode"
+  sq_bg "w2$mode" "$SQ_BIN/sandq-worker" serve --worker-id "he-2-$mode"
   set +e
   "$SQ_BIN/sandq-producer" push --batch "he-$mode" --wait --timeout-s 400 --out "$SQ_TMP/$mode.bson" \
     "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push-$mode.out" 2>&1
@@ -40,6 +40,8 @@ def expected(d):
     e = d["metadata"]["expect"]
     return d["status"] in (e if isinstance(e, list) else [e])
 bad = [(d["_id"], d["status"], d.get("reason"), d["stderr"][-300:]) for d in docs if not expected(d)]
+modes = {d["jail"]["mode"] for d in docs}
+assert modes == {sys.argv[2]}, modes
 wrong_failed = sum(1 for d in docs if d["_id"].endswith("/wrong") and d["status"] == "failed")
 for b in bad[:10]:
     print("MISMATCH", *b)
@@ -53,6 +55,4 @@ PY
   eval "p1=\$SQ_PID_w1$mode p2=\$SQ_PID_w2$mode"
   kill -TERM "$p1" "$p2"
   wait "$p1" "$p2" || sq_fail "a $mode worker did not stop cleanly on SIGTERM"
-  runs=$(cat "$SQ_TMP/w1$mode.log" "$SQ_TMP/w2$mode.log" | grep -c "jail run ($mode)" || true)
-  [ "$runs" -eq 328 ] || sq_fail "$runs of 328 runs were logged in $mode mode"
 done

@@ -36,6 +36,9 @@ llm = by_id["prompt-fizzbuzz"]["llm"]
 assert llm["model"] == "fake-coder" and llm["prompt_tokens"] > 0 and llm["completion_tokens"] > 0, llm
 assert "def fizzbuzz" in by_id["prompt-fizzbuzz"]["code"]
 assert "llm" not in by_id["hello"]
+j = by_id["hello"]["jail"]
+assert j["mode"] in ("spawn", "warm") and "seccomp" in j["layers"] and j["oom_killed"] is False, j
+assert "jail" not in by_id["malformed-limits"] and "jail" not in by_id["prompt-garbled-reply"]
 assert by_id["output-flood"]["stdout_truncated"] is True
 assert len(by_id["output-flood"]["stdout"].encode()) == 16 * 1024
 assert "reason" in by_id["malformed-limits"] and "limits.wall_ms" in by_id["malformed-limits"]["reason"]

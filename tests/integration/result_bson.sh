@@ -19,6 +19,7 @@ assert d["timings"] == {"queue_ms": 5, "llm_ms": 1200, "exec_ms": 30, "total_ms"
 assert d["llm"]["provider"] == "fake" and d["llm"]["prompt_tokens"] == 10 and abs(d["llm"]["cost_usd"] - 0.0125) < 1e-12
 assert d["metadata"] == {"expect": "failed", "n": [1, 2]}, d["metadata"]
 assert isinstance(d["finished_at"], datetime.datetime)
+assert d["jail"] == {"mode": "warm", "layers": ["pid_ns", "seccomp"], "oom_killed": True}, d["jail"]
 assert int(d["finished_at"].replace(tzinfo=datetime.timezone.utc).timestamp() * 1000) == 1700000000123
 e = docs[1]
 assert e["status"] == "invalid_task" and e["exit_code"] is None and "llm" not in e and e["reason"]

@@ -30,6 +30,7 @@ int main(int argc, char **argv) {
                  .memory_kib = 9000,
                  .llm = {.called = true, .provider = "fake", .model = "m", .prompt_tokens = 10,
                          .completion_tokens = 20, .cost_usd = 0.0125},
+                 .jail = {.ran = true, .mode = "warm", .layers = {"pid_ns", "seccomp"}, .oom_killed = true},
                  .worker = "w-1",
                  .finished_at_ms = 1700000000123LL,
                  .metadata_json = "{\"expect\":\"failed\",\"n\":[1,2]}"};
@@ -51,6 +52,12 @@ int main(int argc, char **argv) {
   CHECK(bson_utf8_validate(s, len, true));
   CHECK_EQ(len, sizeof out - 1 + 4); /* two bad bytes became two 3-byte U+FFFD */
   CHECK(bson_iter_init_find(&it, &doc, "finished_at") && bson_iter_date_time(&it) == 1700000000123LL);
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "jail.mode", &sub) &&
+        strcmp(bson_iter_utf8(&sub, NULL), "warm") == 0);
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "jail.layers.1", &sub) &&
+        strcmp(bson_iter_utf8(&sub, NULL), "seccomp") == 0);
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "jail.oom_killed", &sub) &&
+        bson_iter_bool(&sub));
 
   /* an invalid task without an LLM call: no llm sub-document, null exit code */
   sq_result inv = {.id = "raw-1", .batch = "_invalid", .status = SQ_STATUS_INVALID_TASK,
@@ -58,6 +65,7 @@ int main(int argc, char **argv) {
   bson_t doc2 = BSON_INITIALIZER;
   CHECK_EQ(sq_result_to_bson(&inv, &doc2), 0);
   CHECK(!bson_iter_init_find(&it, &doc2, "llm"));
+  CHECK(!bson_iter_init_find(&it, &doc2, "jail"));
   CHECK(bson_iter_init_find(&it, &doc2, "exit_code") && BSON_ITER_HOLDS_NULL(&it));
   CHECK(bson_iter_init_find(&it, &doc2, "reason"));
 
