@@ -18,16 +18,8 @@
 
 #define MAX_CONFIG_FILE_BYTES (1024 * 1024)
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return SQ_ECONFIG;
-}
+/* Every config error is SQ_ECONFIG with a message naming the field. */
+#define fail(err, errlen, ...) sq_errf(err, errlen, SQ_ECONFIG, __VA_ARGS__)
 
 void sq_config_defaults(sq_config *cfg) {
   memset(cfg, 0, sizeof *cfg);

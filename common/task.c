@@ -12,16 +12,6 @@
 #include "errors.h"
 #include "util.h"
 
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...) {
-  if (err && errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
 
 static int valid_id(const char *s) {
   size_t n = strlen(s);
@@ -48,7 +38,7 @@ static int valid_identifier(const char *s) {
 }
 
 static int take_string(const cJSON *v, const char *name, char **dst, char *err, size_t errlen) {
-  if (!cJSON_IsString(v)) return fail(err, errlen, SQ_ETASK, "%s: must be a string", name);
+  if (!cJSON_IsString(v)) return sq_errf(err, errlen, SQ_ETASK, "%s: must be a string", name);
   *dst = strdup(v->valuestring);
   return *dst ? 0 : SQ_ENOMEM;
 }
@@ -56,13 +46,13 @@ static int take_string(const cJSON *v, const char *name, char **dst, char *err, 
 static int take_limit(const cJSON *v, const char *name, int64_t max, int64_t *dst, char *err, size_t errlen) {
   if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble || v->valuedouble < 1 ||
       v->valuedouble > (double)max)
-    return fail(err, errlen, SQ_ETASK, "limits.%s: must be an integer in [1, %lld]", name, (long long)max);
+    return sq_errf(err, errlen, SQ_ETASK, "limits.%s: must be an integer in [1, %lld]", name, (long long)max);
   *dst = (int64_t)v->valuedouble;
   return 0;
 }
 
 static int take_limits(const cJSON *v, sq_jail_limits *lim, char *err, size_t errlen) {
-  if (!cJSON_IsObject(v)) return fail(err, errlen, SQ_ETASK, "limits: must be an object");
+  if (!cJSON_IsObject(v)) return sq_errf(err, errlen, SQ_ETASK, "limits: must be an object");
   const cJSON *m;
   const int64_t day_ms = 24LL * 3600 * 1000;
   cJSON_ArrayForEach(m, v) {
@@ -74,7 +64,7 @@ static int take_limits(const cJSON *v, sq_jail_limits *lim, char *err, size_t er
     else if (strcmp(m->string, "output_kib") == 0)
       rc = take_limit(m, "output_kib", 1024 * 1024, &lim->output_kib, err, errlen);
     else
-      rc = fail(err, errlen, SQ_ETASK,
+      rc = sq_errf(err, errlen, SQ_ETASK,
                 "limits.%s: unknown limit (known: wall_ms, cpu_ms, memory_mib, output_kib)", m->string);
     if (rc) return rc;
   }
@@ -113,21 +103,21 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
     for (k = 0; k < n_known; k++)
       if (strcmp(m->string, known[k]) == 0) break;
     if (k == n_known)
-      return fail(err, errlen, SQ_ETASK,
+      return sq_errf(err, errlen, SQ_ETASK,
                   "%s: unknown field (known: id, batch, prompt, code, tests, entry_point, "
                   "expected_stdout, limits, metadata, enqueued_at_ms, priority, idempotency_key)", m->string);
-    if (seen & (1u << k)) return fail(err, errlen, SQ_ETASK, "%s: appears twice", m->string);
+    if (seen & (1u << k)) return sq_errf(err, errlen, SQ_ETASK, "%s: appears twice", m->string);
     seen |= 1u << k;
     switch (k) {
     case 0:
       if ((rc = take_string(m, "id", &t->id, err, errlen))) return rc;
       if (!valid_id(t->id))
-        return fail(err, errlen, SQ_ETASK, "id: must be 1-%d bytes without control characters", SQ_TASK_ID_MAX);
+        return sq_errf(err, errlen, SQ_ETASK, "id: must be 1-%d bytes without control characters", SQ_TASK_ID_MAX);
       break;
     case 1:
       if ((rc = take_string(m, "batch", &t->batch, err, errlen))) return rc;
       if (!valid_batch(t->batch))
-        return fail(err, errlen, SQ_ETASK, "batch: must be 1-%d characters of A-Z a-z 0-9 . _ : -", SQ_TASK_ID_MAX);
+        return sq_errf(err, errlen, SQ_ETASK, "batch: must be 1-%d characters of A-Z a-z 0-9 . _ : -", SQ_TASK_ID_MAX);
       break;
     case 2: rc = take_string(m, "prompt", &t->prompt, err, errlen); break;
     case 3: rc = take_string(m, "code", &t->code, err, errlen); break;
@@ -135,39 +125,39 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
     case 5:
       if ((rc = take_string(m, "entry_point", &t->entry_point, err, errlen))) return rc;
       if (!valid_identifier(t->entry_point))
-        return fail(err, errlen, SQ_ETASK, "entry_point: must be a Python identifier");
+        return sq_errf(err, errlen, SQ_ETASK, "entry_point: must be a Python identifier");
       break;
     case 6: rc = take_string(m, "expected_stdout", &t->expected_stdout, err, errlen); break;
     case 7: rc = take_limits(m, &t->limits, err, errlen); break;
     case 8:
-      if (!cJSON_IsObject(m)) return fail(err, errlen, SQ_ETASK, "metadata: must be an object");
+      if (!cJSON_IsObject(m)) return sq_errf(err, errlen, SQ_ETASK, "metadata: must be an object");
       if (!(t->metadata_json = cJSON_PrintUnformatted(m))) return SQ_ENOMEM;
       break;
     case 9:
       if (!cJSON_IsNumber(m) || m->valuedouble < 0)
-        return fail(err, errlen, SQ_ETASK, "enqueued_at_ms: must be a non-negative integer");
+        return sq_errf(err, errlen, SQ_ETASK, "enqueued_at_ms: must be a non-negative integer");
       t->enqueued_at_ms = (int64_t)m->valuedouble;
       break;
     case 10:
-      if (!cJSON_IsString(m)) return fail(err, errlen, SQ_ETASK, "priority: must be \"high\", \"normal\" or \"low\"");
+      if (!cJSON_IsString(m)) return sq_errf(err, errlen, SQ_ETASK, "priority: must be \"high\", \"normal\" or \"low\"");
       if (strcmp(m->valuestring, "high") == 0) t->priority = SQ_TASK_HIGH;
       else if (strcmp(m->valuestring, "low") == 0) t->priority = SQ_TASK_LOW;
       else if (strcmp(m->valuestring, "normal") == 0) t->priority = SQ_TASK_NORMAL;
-      else return fail(err, errlen, SQ_ETASK, "priority: must be \"high\", \"normal\" or \"low\"");
+      else return sq_errf(err, errlen, SQ_ETASK, "priority: must be \"high\", \"normal\" or \"low\"");
       break;
     case 11:
       if ((rc = take_string(m, "idempotency_key", &t->idempotency_key, err, errlen))) return rc;
       if (!valid_id(t->idempotency_key) || strlen(t->idempotency_key) > SQ_TASK_IDEM_MAX)
-        return fail(err, errlen, SQ_ETASK, "idempotency_key: must be 1-%d bytes without control characters",
+        return sq_errf(err, errlen, SQ_ETASK, "idempotency_key: must be 1-%d bytes without control characters",
                     SQ_TASK_IDEM_MAX);
       break;
     }
     if (rc) return rc;
   }
-  if (!t->id) return fail(err, errlen, SQ_ETASK, "id: required");
-  if (!t->prompt && !t->code) return fail(err, errlen, SQ_ETASK, "prompt or code: one of them is required");
+  if (!t->id) return sq_errf(err, errlen, SQ_ETASK, "id: required");
+  if (!t->prompt && !t->code) return sq_errf(err, errlen, SQ_ETASK, "prompt or code: one of them is required");
   if (t->prompt && !t->code && !t->prompt[strspn(t->prompt, " \t\r\n")])
-    return fail(err, errlen, SQ_ETASK, "prompt: must not be blank");
+    return sq_errf(err, errlen, SQ_ETASK, "prompt: must not be blank");
   if (!t->batch && !(t->batch = strdup("default"))) return SQ_ENOMEM;
   return 0;
 }
@@ -175,26 +165,26 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
 int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, char *err, size_t errlen) {
   *out = NULL;
   if (max_bytes && len > max_bytes)
-    return fail(err, errlen, SQ_ETOOBIG, "task: %zu bytes, more than the %zu allowed", len, max_bytes);
+    return sq_errf(err, errlen, SQ_ETOOBIG, "task: %zu bytes, more than the %zu allowed", len, max_bytes);
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
   if (!root) {
     size_t at = end && end >= buf ? (size_t)(end - buf) : 0;
     const char *p = cJSON_GetErrorPtr();
     if (p && p >= buf && p <= buf + len) at = (size_t)(p - buf);
-    return fail(err, errlen, SQ_EPARSE, "task: not valid JSON (error near byte %zu)", at);
+    return sq_errf(err, errlen, SQ_EPARSE, "task: not valid JSON (error near byte %zu)", at);
   }
   if (end) {
     while (end < buf + len && isspace((unsigned char)*end)) end++;
     if (end < buf + len) {
       size_t at = (size_t)(end - buf);
       cJSON_Delete(root);
-      return fail(err, errlen, SQ_EPARSE, "task: trailing data after the JSON object at byte %zu", at);
+      return sq_errf(err, errlen, SQ_EPARSE, "task: trailing data after the JSON object at byte %zu", at);
     }
   }
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
-    return fail(err, errlen, SQ_EPARSE, "task: must be a JSON object");
+    return sq_errf(err, errlen, SQ_EPARSE, "task: must be a JSON object");
   }
   sq_task *t = calloc(1, sizeof *t);
   if (!t) {

@@ -57,6 +57,16 @@ int sq_file_read(const char *path, size_t max_bytes, char **out, size_t *len) {
   return 0;
 }
 
+int sq_errf(char *err, size_t errlen, int code, const char *fmt, ...) {
+  if (err && errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return code;
+}
+
 char *sq_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
 int sq_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {

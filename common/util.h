@@ -13,6 +13,10 @@ int64_t sq_now_wall_ms(void);
  * Returns 0, SQ_EIO (errno kept) or SQ_ETOOBIG when larger than max_bytes. */
 int sq_file_read(const char *path, size_t max_bytes, char **out, size_t *len);
 
+/* Formats a message into err (errlen bytes; err may be NULL) and returns
+ * code: the one way modules report "what was wrong" next to an SQ_E* code. */
+int sq_errf(char *err, size_t errlen, int code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
 /* strdup that returns NULL for NULL. */
 char *sq_strdup(const char *s);
 
