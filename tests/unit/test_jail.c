@@ -122,7 +122,8 @@ static void test_cpu_limit(void) {
   lim.cpu_ms = 1000;
   CHECK_EQ(run("while True:\n    pass\n", &lim, &o), 0);
   EXPECT_END(o, SQ_JAIL_CPU_LIMIT);
-  CHECK(o.cpu_ms >= 900 && o.cpu_ms < 3000);
+  CHECK_EQ(o.cpu_ms >= 900 && o.cpu_ms < 3000, 1);
+  if (o.cpu_ms < 900 || o.cpu_ms >= 3000) fprintf(stderr, "cpu_ms = %lld\n", (long long)o.cpu_ms);
   CHECK(o.wall_ms < 5000);
   sq_jail_outcome_clear(&o);
 }
