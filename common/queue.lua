@@ -170,19 +170,29 @@ local function push(keys, args)
 end
 
 -- claim: ARGV worker, lease_ms, max. Takes up to max tasks, high before
--- normal before low, each under a new fencing token with a lease. Returns
--- {token, payload, ...}.
+-- normal before low, each under a new fencing token with a lease. A task
+-- that stalled before (its worker died holding it) is claimed alone, so a
+-- poison pill takes no innocent task of the same claim down with it.
+-- Returns {token, payload, ...}.
 local function claim(keys, args)
   local P = prefix(keys[1])
   local w, lease, max = args[1], tonumber(args[2]), tonumber(args[3])
   local now = now_ms()
   promote(P, now)
   local out = {}
+  local suspects, alone = redis.call('HLEN', P .. 'stalls') > 0, false
   for _, prio in ipairs({'h', 'n', 'l'}) do
     local lk = list_key(P, prio)
-    while #out < 2 * max do
+    while #out < 2 * max and not alone do
       local p = redis.call('RPOP', lk)
       if not p then break end
+      if suspects and redis.call('HEXISTS', P .. 'stalls', redis.sha1hex(p)) == 1 then
+        alone = true
+        if #out > 0 then
+          redis.call('RPUSH', lk, p) -- back to the front: the next claim takes it alone
+          break
+        end
+      end
       local tok = redis.call('INCR', P .. 'seq')
       redis.call('HSET', P .. 'claims', tok, p)
       redis.call('HSET', P .. 'owners', tok, prio .. w)

@@ -401,16 +401,16 @@ static void test_dead_letter(void) {
   /* requeue --all */
   CHECK_EQ(push1(q, "db2", "garbage-1", SQ_PRIORITY_NORMAL, NULL), 0);
   CHECK_EQ(push1(q, "db2", "garbage-2", SQ_PRIORITY_NORMAL, NULL), 0);
-  for (int i = 0; i < 4; i++) {
-    size_t k = 0;
+  sq_queue_counters k = {0};
+  /* Both stall twice; once stalled, each is claimed alone. */
+  for (int i = 0; i < 8 && k.dead_letter < 2; i++) {
+    size_t got = 0;
     sq_claim two[2];
-    CHECK_EQ(sq_queue_claim_many(q, "wd", 100, two, 2, &k), 0);
-    for (size_t j = 0; j < k; j++) sq_claim_clear(&two[j]);
+    CHECK_EQ(sq_queue_claim_many(q, "wd", 100, two, 2, &got), 0);
+    for (size_t j = 0; j < got; j++) sq_claim_clear(&two[j]);
     CHECK_EQ(sq_queue_recover(q, "wd", NULL, NULL), 0);
-    if (i == 1) break;
+    CHECK_EQ(sq_queue_counters_get(q, &k), 0);
   }
-  sq_queue_counters k;
-  CHECK_EQ(sq_queue_counters_get(q, &k), 0);
   CHECK_EQ(k.dead_letter, 2);
   CHECK_EQ(sq_queue_dead_requeue(q, -1, &moved), 0);
   CHECK_EQ(moved, 2);
@@ -420,6 +420,55 @@ static void test_dead_letter(void) {
 }
 
 /* Retries go through the delayed set with backoff and are bounded. */
+/* A task whose worker died holding it is claimed alone: a poison pill that
+ * kills the worker again takes no innocent task of a batched claim with it. */
+static void test_suspect_alone(void) {
+  sq_queue *q = open_queue("suspect");
+  const char *p[] = {"s-a", "s-b", "s-c"};
+  for (int i = 0; i < 3; i++) CHECK_EQ(push1(q, "sb", p[i], SQ_PRIORITY_NORMAL, NULL), 0);
+  sq_claim c[3];
+  size_t got = 0, requeued = 0;
+  CHECK_EQ(sq_queue_claim_many(q, "ws", 100, c, 2, &got), 0); /* s-a, s-b */
+  CHECK_EQ(got, 2);
+  for (size_t j = 0; j < got; j++) sq_claim_clear(&c[j]);
+  CHECK_EQ(sq_queue_recover(q, "ws", &requeued, NULL), 0); /* both stalled once */
+  CHECK_EQ(requeued, 2);
+  CHECK_EQ(sq_queue_claim_many(q, "ws", 100, c, 3, &got), 0);
+  CHECK_EQ(got, 1); /* a suspect first: alone */
+  CHECK_EQ(sq_queue_claim_many(q, "ws", 100, c + 1, 2, &got), 0);
+  CHECK_EQ(got, 1); /* the other suspect: alone too */
+  CHECK_EQ(sq_queue_claim_many(q, "ws", 100, c + 2, 2, &got), 0);
+  CHECK_EQ(got, 1);
+  CHECK_STR(c[2].payload, "s-c"); /* never stalled; the list is empty after it */
+  for (int j = 0; j < 3; j++) sq_claim_clear(&c[j]);
+  /* A batched claim stops before a suspect rather than take it along: the
+   * list (claim end first) is s-b (innocent, handed back), then s-a (a
+   * suspect, handed back without a stall). */
+  for (int j = 0; j < 2; j++) CHECK_EQ(push1(q, "sb", p[j], SQ_PRIORITY_NORMAL, NULL), 0);
+  CHECK_EQ(sq_queue_claim_many(q, "ws1", 100, c, 1, &got), 0);
+  CHECK_EQ(sq_queue_recover(q, "ws1", &requeued, NULL), 0); /* s-a stalled */
+  sq_claim_clear(&c[0]);
+  CHECK_EQ(sq_queue_claim_many(q, "ws2", 100, c, 2, &got), 0);
+  CHECK_EQ(got, 1);
+  CHECK_STR(c[0].payload, "s-a");
+  CHECK_EQ(sq_queue_claim_many(q, "ws2", 100, c + 1, 2, &got), 0);
+  CHECK_EQ(got, 1);
+  CHECK_STR(c[1].payload, "s-b");
+  CHECK_EQ(sq_queue_release(q, &c[0]), 0);
+  CHECK_EQ(sq_queue_release(q, &c[1]), 0);
+  sq_claim_clear(&c[0]);
+  sq_claim_clear(&c[1]);
+  CHECK_EQ(sq_queue_claim_many(q, "ws3", 100, c, 3, &got), 0);
+  CHECK_EQ(got, 1);
+  CHECK_STR(c[0].payload, "s-b");
+  CHECK_EQ(sq_queue_claim_many(q, "ws3", 100, c + 1, 3, &got), 0);
+  CHECK_EQ(got, 1);
+  CHECK_STR(c[1].payload, "s-a");
+  sq_claim_clear(&c[0]);
+  sq_claim_clear(&c[1]);
+  sq_queue_free(q);
+}
+
 static void test_retry(void) {
   sq_queue_options o;
   sq_queue_options_default(&o);
@@ -677,6 +726,7 @@ int main(void) {
   test_lease_fencing();
   test_heartbeat();
   test_dead_letter();
+  test_suspect_alone();
   test_retry();
   test_release();
   test_results();
