@@ -35,6 +35,7 @@ typedef struct {
   int in_flight;          /* jobs claimed and not yet stored */
   job *done_head, *done_tail; /* finished, waiting to be stored */
   bool fatal;             /* the jail cannot run: stop and hand everything back */
+  char lost_claim[24];    /* a claim whose reply was lost, undone before the next one */
 } worker;
 
 /* One claimed task on its way to a result; owns every string it points to. */

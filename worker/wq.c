@@ -34,8 +34,20 @@ int sq__wq_reconnect(worker *w) {
 int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n) {
   *n = 0;
   if (!w->queue && sq__wq_reconnect(w) != 0) return SQ_EINTERRUPTED;
-  int rc = sq_queue_claim_many(w->queue, w->cfg.worker_id, timeout_ms, out, max, n);
+  int rc = 0;
+  if (w->lost_claim[0]) {
+    /* Tasks Redis gave us in a reply we never read: hand them back before
+     * claiming again, else our heartbeat keeps them leased forever. */
+    size_t back = 0;
+    rc = sq_queue_claim_undo(w->queue, w->cfg.worker_id, w->lost_claim, &back);
+    if (rc == 0) {
+      if (back) SQ_WARN("handed back %zu task(s) of a claim whose reply was lost", back);
+      w->lost_claim[0] = 0;
+    }
+  }
+  if (rc == 0) rc = sq_queue_claim_many(w->queue, w->cfg.worker_id, timeout_ms, out, max, n);
   if (rc && rc != SQ_EEMPTY && rc != SQ_EINTERRUPTED) {
+    if (!w->lost_claim[0]) sq_queue_lost_claim(w->queue, w->lost_claim, sizeof w->lost_claim);
     SQ_WARN("claim failed: %s; reconnecting", sq_queue_errstr(w->queue));
     sq_queue_free(w->queue);
     w->queue = NULL;

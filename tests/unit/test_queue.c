@@ -469,6 +469,46 @@ static void test_suspect_alone(void) {
   sq_queue_free(q);
 }
 
+/* A claim Redis ran but whose reply was lost: the worker undoes it by its
+ * id; the tasks go back in order, a second undo or another id does nothing,
+ * and a claim on a broken connection is remembered as possibly lost. */
+static void test_claim_undo(void) {
+  sq_queue *q = open_queue("undo");
+  const char *p[] = {"u-1", "u-2", "u-3"};
+  for (int i = 0; i < 3; i++) CHECK_EQ(push1(q, "ub", p[i], SQ_PRIORITY_NORMAL, NULL), 0);
+  redisContext *c = raw();
+  /* The "lost" claim: run by hand, its reply thrown away. */
+  freeReplyObject(redisCommand(c, "FCALL sq1_claim 1 sq:{undo}:tasks wu 30000 2 lost-1"));
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{undo}:processing:wu"), 2);
+  size_t n = 9;
+  CHECK_EQ(sq_queue_claim_undo(q, "wu", "other", &n), 0);
+  CHECK_EQ(n, 0);
+  CHECK_EQ(sq_queue_claim_undo(q, "wu", "lost-1", &n), 0);
+  CHECK_EQ(n, 2);
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{undo}:processing:wu"), 0);
+  CHECK_EQ(sq_queue_claim_undo(q, "wu", "lost-1", &n), 0);
+  CHECK_EQ(n, 0);
+  sq_claim got[3];
+  size_t k = 0;
+  CHECK_EQ(sq_queue_claim_many(q, "wv", 100, got, 3, &k), 0);
+  CHECK_EQ(k, 3);
+  for (size_t i = 0; i < k; i++) {
+    CHECK_STR(got[i].payload, p[i]); /* the undone ones first, in their order */
+    sq_claim_clear(&got[i]);
+  }
+  /* A broken connection during a claim: remembered. */
+  char id[24] = "";
+  CHECK(!sq_queue_lost_claim(q, id, sizeof id));
+  raw_cmd(c, "CLIENT KILL TYPE %s", "normal"); /* every client but this one */
+  CHECK_EQ(sq_queue_claim_many(q, "wv", 0, got, 3, &k), SQ_EREDIS_CONN);
+  CHECK(sq_queue_lost_claim(q, id, sizeof id));
+  CHECK_EQ(sq_queue_claim_undo(q, "wv", id, &n), 0); /* reconnects; that claim never ran */
+  CHECK_EQ(n, 0);
+  CHECK(!sq_queue_lost_claim(q, id, sizeof id));
+  redisFree(c);
+  sq_queue_free(q);
+}
+
 static void test_retry(void) {
   sq_queue_options o;
   sq_queue_options_default(&o);
@@ -727,6 +767,7 @@ int main(void) {
   test_heartbeat();
   test_dead_letter();
   test_suspect_alone();
+  test_claim_undo();
   test_retry();
   test_release();
   test_results();
