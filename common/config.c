@@ -43,6 +43,7 @@ void sq_config_defaults(sq_config *cfg) {
   sq_policy_defaults(&cfg->policy);
   cfg->max_tasks_in_flight = 64;
   cfg->jail_threads = 0;
+  cfg->claim_batch = 16;
   sq_llm_options_defaults(&cfg->llm);
   snprintf(cfg->risk, sizeof cfg->risk, "generated");
   snprintf(cfg->risk_fallback, sizeof cfg->risk_fallback, "warn");
@@ -100,6 +101,7 @@ static const field fields[] = {
     STR("policy.import_allowlist", policy.import_allowlist),
     I64("max_tasks_in_flight", max_tasks_in_flight, 1, 10000),
     I64("jail_threads", jail_threads, 0, 1024),
+    I64("claim_batch", claim_batch, 1, 1000),
     I64("llm_backoff_base_ms", llm.backoff_base_ms, 1, 600000),
     I64("llm_backoff_cap_ms", llm.backoff_cap_ms, 1, 3600000),
     I64("llm_retry_after_cap_ms", llm.retry_after_cap_ms, 0, 3600000),

@@ -47,6 +47,7 @@ typedef struct {
   /* The worker's concurrency and the LLM side (docs/llm.md). */
   int64_t max_tasks_in_flight; /* tasks one worker holds at once (claimed, not yet stored) */
   int64_t jail_threads;        /* jail runs in parallel; 0: one per core */
+  int64_t claim_batch;         /* tasks claimed per round trip (and results stored per pipeline) */
   sq_llm_options llm;          /* backoff, Retry-After cap, circuit breaker */
   char risk[16];               /* "off", "generated" (LLM-written code only) or "all" */
   char risk_fallback[8];       /* "warn" or "block": the verdict when none can be had */

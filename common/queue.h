@@ -104,6 +104,17 @@ int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_c
 /* The same for one task. */
 int sq_queue_claim(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out);
 
+/* When the connection broke during a claim, Redis may have run it and the
+ * reply been lost: tasks this worker holds without knowing (its heartbeat
+ * would keep them forever). Copies that claim's id into id (idlen >= 24) and
+ * returns true when the last claim on q ended so. */
+bool sq_queue_lost_claim(const sq_queue *q, char *id, size_t idlen);
+/* Hands back (front of their lists, no stall) the tasks of worker_id's claim
+ * claim_id if it was the worker's last and they are still its own; a claim
+ * that never ran hands back nothing. Call on a working connection before
+ * claiming again. *n (may be NULL) gets how many. Returns 0 or SQ_EREDIS*. */
+int sq_queue_claim_undo(sq_queue *q, const char *worker_id, const char *claim_id, size_t *n);
+
 /* Extends every lease worker_id holds; call every lease_ms/3 or so from a
  * thread with its own handle. *n_leases (may be NULL) gets how many. */
 int sq_queue_heartbeat(sq_queue *q, const char *worker_id, int64_t *n_leases);

@@ -169,20 +169,32 @@ local function push(keys, args)
   return {pushed, dups}
 end
 
--- claim: ARGV worker, lease_ms, max. Takes up to max tasks, high before
--- normal before low, each under a new fencing token with a lease. Returns
--- {token, payload, ...}.
+-- claim: ARGV worker, lease_ms, max[, claim id]. Takes up to max tasks,
+-- high before normal before low, each under a new fencing token with a
+-- lease; with a claim id, remembers the tokens under it (lastclaim:<worker>)
+-- for claim_undo. A task
+-- that stalled before (its worker died holding it) is claimed alone, so a
+-- poison pill takes no innocent task of the same claim down with it.
+-- Returns {token, payload, ...}.
 local function claim(keys, args)
   local P = prefix(keys[1])
   local w, lease, max = args[1], tonumber(args[2]), tonumber(args[3])
   local now = now_ms()
   promote(P, now)
   local out = {}
+  local suspects, alone = redis.call('HLEN', P .. 'stalls') > 0, false
   for _, prio in ipairs({'h', 'n', 'l'}) do
     local lk = list_key(P, prio)
-    while #out < 2 * max do
+    while #out < 2 * max and not alone do
       local p = redis.call('RPOP', lk)
       if not p then break end
+      if suspects and redis.call('HEXISTS', P .. 'stalls', redis.sha1hex(p)) == 1 then
+        alone = true
+        if #out > 0 then
+          redis.call('RPUSH', lk, p) -- back to the front: the next claim takes it alone
+          break
+        end
+      end
       local tok = redis.call('INCR', P .. 'seq')
       redis.call('HSET', P .. 'claims', tok, p)
       redis.call('HSET', P .. 'owners', tok, prio .. w)
@@ -192,8 +204,43 @@ local function claim(keys, args)
       out[#out + 1] = p
     end
   end
-  if #out > 0 then redis.call('ZADD', P .. 'workers', now, w) end
+  if #out > 0 then
+    redis.call('ZADD', P .. 'workers', now, w)
+    if args[4] and args[4] ~= '' then
+      local rec = {args[4]}
+      for i = 1, #out, 2 do rec[#rec + 1] = out[i] end
+      redis.call('SET', P .. 'lastclaim:' .. w, table.concat(rec, ' '), 'EX', 3600)
+    end
+  end
   return out
+end
+
+-- claim_undo: ARGV worker, claim id. A claim whose reply never reached the
+-- worker (the connection broke after Redis ran it) left tasks the worker
+-- holds without knowing, its heartbeat keeping their leases alive: if the
+-- worker's last claim has this id, its tasks still owned go back to the
+-- front of their lists, no stall counted. Returns how many.
+local function claim_undo(keys, args)
+  local P = prefix(keys[1])
+  local w, id = args[1], args[2]
+  local k = P .. 'lastclaim:' .. w
+  local rec = redis.call('GET', k)
+  if not rec then return 0 end
+  local toks = {}
+  for word in string.gmatch(rec, '%S+') do toks[#toks + 1] = word end
+  if toks[1] ~= id then return 0 end
+  local n = 0
+  for i = #toks, 2, -1 do -- last claimed first, so the first claimed ends at the front
+    if owned(P, toks[i], w) then
+      local payload, prio = drop_claim(P, toks[i], w)
+      if payload then
+        redis.call('RPUSH', list_key(P, prio), payload)
+        n = n + 1
+      end
+    end
+  end
+  redis.call('DEL', k)
+  return n
 end
 
 -- heartbeat: ARGV worker, lease_ms. Extends every lease the worker holds.
@@ -346,6 +393,7 @@ end
 
 redis.register_function('sq1_push', push)
 redis.register_function('sq1_claim', claim)
+redis.register_function('sq1_claim_undo', claim_undo)
 redis.register_function('sq1_heartbeat', heartbeat)
 redis.register_function('sq1_complete', complete)
 redis.register_function('sq1_retry', retry)

@@ -45,14 +45,19 @@ static int take_claims(sq_queue *q, const redisReply *r, const char *worker_id, 
   return 0;
 }
 
-/* One non-blocking claim round trip. */
+/* One non-blocking claim round trip, under a new claim id; a broken
+ * connection records the id as possibly lost (sq_queue_lost_claim). */
 static int claim_once(sq_queue *q, const char *worker_id, sq_claim *out, size_t max, size_t *n) {
-  char lease[24], cnt[24];
+  char lease[24], cnt[24], id[24];
   int rc;
+  if (q->claim_seq == 0 && getrandom(&q->claim_seq, sizeof q->claim_seq, 0) != (ssize_t)sizeof q->claim_seq)
+    q->claim_seq = (uint64_t)sq_now_wall_ms() << 16;
+  snprintf(id, sizeof id, "%016llx", (unsigned long long)q->claim_seq++);
   i64_text(lease, sizeof lease, q->opts.lease_ms);
   i64_text(cnt, sizeof cnt, (int64_t)max);
-  const char *argv[] = {worker_id, lease, cnt};
-  redisReply *r = sq__queue_fcall(q, "sq1_claim", 3, argv, NULL, &rc);
+  const char *argv[] = {worker_id, lease, cnt, id};
+  redisReply *r = sq__queue_fcall(q, "sq1_claim", 4, argv, NULL, &rc);
+  if (rc == SQ_EREDIS_CONN) snprintf(q->lost_claim, sizeof q->lost_claim, "%s", id);
   if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_claim");
   if (!rc) rc = take_claims(q, r, worker_id, out, max, n);
   freeReplyObject(r);
@@ -98,6 +103,23 @@ int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_c
 int sq_queue_claim(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out) {
   size_t n = 0;
   return sq_queue_claim_many(q, worker_id, timeout_ms, out, 1, &n);
+}
+
+bool sq_queue_lost_claim(const sq_queue *q, char *id, size_t idlen) {
+  if (!q || !q->lost_claim[0]) return false;
+  snprintf(id, idlen, "%s", q->lost_claim);
+  return true;
+}
+
+int sq_queue_claim_undo(sq_queue *q, const char *worker_id, const char *claim_id, size_t *n) {
+  int rc;
+  const char *argv[] = {worker_id, claim_id};
+  redisReply *r = sq__queue_fcall(q, "sq1_claim_undo", 2, argv, NULL, &rc);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_claim_undo");
+  if (!rc && n) *n = (size_t)r->integer;
+  freeReplyObject(r);
+  if (!rc && strcmp(q->lost_claim, claim_id) == 0) q->lost_claim[0] = 0;
+  return rc;
 }
 
 int sq_queue_heartbeat(sq_queue *q, const char *worker_id, int64_t *n_leases) {

@@ -29,6 +29,8 @@ struct sq_queue {
   char tasks_key[SQ__KEY_MAX]; /* sq:{Q}:tasks, KEYS[1] of every function */
   char errstr[256];
   volatile sig_atomic_t *stop; /* claims give up once set; NULL: never */
+  uint64_t claim_seq;          /* the next claim's id (random start) */
+  char lost_claim[24];         /* a claim whose reply was lost; "" when none */
 };
 
 /* Stores a message for sq_queue_errstr and logs it at error level. */

@@ -7,6 +7,8 @@ PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
 libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
 redis-server redis-tools python3 python3-pymongo python3-redis docker-compose"
 
+# The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
+# the queue's side-by-side run against python3-rq; no bc (awk does the sums).
 if [ "${SANDQ_WITH_BENCH:-0}" = 1 ]; then
 	PKGS="$PKGS bubblewrap firejail python3-rq hyperfine"
 fi

@@ -1,8 +1,9 @@
 /* loop.c: the worker's event loop. One thread claims tasks while there is
- * room (max_tasks_in_flight), drives every LLM request through the client's
- * curl multi loop, collects jail runs from the pool, and stores finished
- * results. */
+ * room (max_tasks_in_flight, claim_batch per round trip), drives every LLM
+ * request through the client's curl multi loop, collects jail runs from the
+ * pool, and stores finished results (claim_batch per pipeline). */
 #include <poll.h>
+#include <stdlib.h>
 
 #include "errors.h"
 #include "log.h"
@@ -14,14 +15,16 @@
 
 volatile sig_atomic_t sq__worker_stop;
 
-/* Claims while there is room. Returns the ms the loop may wait for events. */
-static int claim_more(worker *w, int64_t *empty_until) {
+/* Claims while there is room, into c (cfg.claim_batch slots). Returns the
+ * ms the loop may wait for events. */
+static int claim_more(worker *w, sq_claim *c, int64_t *empty_until) {
   while (!sq__worker_stop && !w->fatal && w->in_flight < w->cfg.max_tasks_in_flight) {
     int64_t now = sq_now_mono_ms();
     if (now < *empty_until) return (int)(*empty_until - now);
-    sq_claim c = {0};
+    int64_t room = w->cfg.max_tasks_in_flight - w->in_flight;
+    size_t n = 0, max = (size_t)(room < w->cfg.claim_batch ? room : w->cfg.claim_batch);
     /* Nothing in flight: block on the queue; else just look. */
-    int rc = sq__wq_claim(w, w->in_flight == 0 ? (int)w->cfg.claim_timeout_ms : 0, &c);
+    int rc = sq__wq_claim(w, w->in_flight == 0 ? (int)w->cfg.claim_timeout_ms : 0, c, max, &n);
     if (rc == SQ_EEMPTY) {
       if (w->in_flight == 0) return 0;
       *empty_until = sq_now_mono_ms() + EMPTY_BACKOFF_MS;
@@ -29,7 +32,8 @@ static int claim_more(worker *w, int64_t *empty_until) {
     }
     if (rc == SQ_EINTERRUPTED) return IDLE_WAIT_MS;
     if (rc) return w->in_flight ? 0 : 100;
-    sq__job_begin(w, &c);
+    for (size_t i = 0; i < n; i++)
+      sq__job_begin(w, &c[i]);
   }
   return IDLE_WAIT_MS;
 }
@@ -48,31 +52,46 @@ static void wait_events(worker *w, int timeout_ms) {
   if (w->llm) sq_llm_poll(w->llm, 0, -1);
 }
 
-static void store_done(worker *w) {
+/* Stores the finished jobs, cfg.claim_batch at a time through js. */
+static void store_done(worker *w, job **js) {
   while (w->done_head) {
-    job *j = w->done_head;
-    w->done_head = j->next;
+    size_t n = 0;
+    while (w->done_head && n < (size_t)w->cfg.claim_batch) {
+      js[n++] = w->done_head;
+      w->done_head = w->done_head->next;
+    }
     if (!w->done_head) w->done_tail = NULL;
-    if (sq__wq_store(w, j) != 0)
-      SQ_LOGT(SQ_LOG_ERROR, j->r.id, "result not stored; the lease will expire and the task be requeued");
-    sq__job_free(j);
-    w->in_flight--;
+    sq__wq_store_many(w, js, n);
+    for (size_t i = 0; i < n; i++) {
+      sq__job_free(js[i]);
+      w->in_flight--;
+    }
   }
 }
 
 int sq__worker_loop(worker *w) {
   int64_t empty_until = 0;
+  sq_claim *claims = calloc((size_t)w->cfg.claim_batch, sizeof *claims);
+  job **js = calloc((size_t)w->cfg.claim_batch, sizeof *js);
+  if (!claims || !js) {
+    free(claims);
+    free(js);
+    SQ_ERROR("out of memory for %lld claim slots", (long long)w->cfg.claim_batch);
+    return 1;
+  }
   while (sq__worker_stop < 2 && !w->fatal) {
     if (sq__worker_stop && w->in_flight == 0) break;
-    int timeout = sq__worker_stop ? IDLE_WAIT_MS : claim_more(w, &empty_until);
-    store_done(w);
+    int timeout = sq__worker_stop ? IDLE_WAIT_MS : claim_more(w, claims, &empty_until);
+    store_done(w, js);
     if (w->in_flight == 0) continue;
     wait_events(w, w->done_head ? 0 : timeout);
     job *j;
     while ((j = sq__pool_take(w->pool)) != NULL)
       sq__job_executed(j);
-    store_done(w);
+    store_done(w, js);
   }
+  free(claims);
+  free(js);
   if (w->fatal) {
     SQ_ERROR("the jail cannot run here: handing every claimed task back and stopping");
     return 1;

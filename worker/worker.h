@@ -35,6 +35,7 @@ typedef struct {
   int in_flight;          /* jobs claimed and not yet stored */
   job *done_head, *done_tail; /* finished, waiting to be stored */
   bool fatal;             /* the jail cannot run: stop and hand everything back */
+  char lost_claim[24];    /* a claim whose reply was lost, undone before the next one */
 } worker;
 
 /* One claimed task on its way to a result; owns every string it points to. */
@@ -82,15 +83,20 @@ job *sq__pool_take(jail_pool *p);
 void sq__pool_free(jail_pool *p);
 
 /* wq.c: the queue, in one place. */
-/* Claims one task (waiting up to timeout_ms; 0: just look). Returns 0,
- * SQ_EEMPTY, SQ_EINTERRUPTED or a Redis error (after which it reconnects). */
-int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out);
+/* Claims up to max tasks in one round trip into out[0..*n) (waiting up to
+ * timeout_ms for a first; 0: just look). Returns 0, SQ_EEMPTY,
+ * SQ_EINTERRUPTED or a Redis error (after which it reconnects). */
+int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n);
 /* Settles j: a transient failure is scheduled for another attempt when
  * attempts remain; otherwise the result is stored and the claim
  * acknowledged in one fenced step (a late result after a lost lease is
  * refused: its new owner stores it). Retries through Redis failures until
  * done or asked to stop. */
 int sq__wq_store(worker *w, job *j);
+/* Settles js[0..n) like sq__wq_store, storing the results in one pipelined
+ * round trip where it can; logs what could not be stored. The caller still
+ * owns (and frees) the jobs. */
+void sq__wq_store_many(worker *w, job **js, size_t n);
 int sq__wq_reconnect(worker *w);
 /* Hands every task this worker holds back to the queue. */
 void sq__wq_hand_back(worker *w);

@@ -31,10 +31,23 @@ int sq__wq_reconnect(worker *w) {
   return SQ_EINTERRUPTED;
 }
 
-int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out) {
+int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n) {
+  *n = 0;
   if (!w->queue && sq__wq_reconnect(w) != 0) return SQ_EINTERRUPTED;
-  int rc = sq_queue_claim(w->queue, w->cfg.worker_id, timeout_ms, out);
+  int rc = 0;
+  if (w->lost_claim[0]) {
+    /* Tasks Redis gave us in a reply we never read: hand them back before
+     * claiming again, else our heartbeat keeps them leased forever. */
+    size_t back = 0;
+    rc = sq_queue_claim_undo(w->queue, w->cfg.worker_id, w->lost_claim, &back);
+    if (rc == 0) {
+      if (back) SQ_WARN("handed back %zu task(s) of a claim whose reply was lost", back);
+      w->lost_claim[0] = 0;
+    }
+  }
+  if (rc == 0) rc = sq_queue_claim_many(w->queue, w->cfg.worker_id, timeout_ms, out, max, n);
   if (rc && rc != SQ_EEMPTY && rc != SQ_EINTERRUPTED) {
+    if (!w->lost_claim[0]) sq_queue_lost_claim(w->queue, w->lost_claim, sizeof w->lost_claim);
     SQ_WARN("claim failed: %s; reconnecting", sq_queue_errstr(w->queue));
     sq_queue_free(w->queue);
     w->queue = NULL;
@@ -63,27 +76,38 @@ static bool retry_later(worker *w, job *j) {
   return true;
 }
 
-/* Encodes j's result, stores it and acknowledges the claim in one fenced
- * step. Returns 0 (stored, or refused: a result existed, or the lease was
- * lost and another worker owns the task), SQ_EREDIS, SQ_EREDIS_CONN or
- * SQ_EBSON. */
-static int complete(worker *w, job *j) {
-  bson_t doc = BSON_INITIALIZER;
-  int rc = sq_result_to_bson(&j->r, &doc);
-  if (rc == 0) {
-    sq_completion done = {.claim = &j->claim, .batch = j->r.batch, .id = j->r.id,
-                          .status = sq_status_name(j->r.status), .bson = bson_get_data(&doc), .bson_len = doc.len};
-    rc = sq_queue_complete(w->queue, &done);
-    if (rc == SQ_EEXISTS) {
-      SQ_LOGT(SQ_LOG_WARN, j->r.id, "a result for this task already exists in batch %s; kept the first", j->r.batch);
-      rc = 0;
-    } else if (rc == SQ_EFENCED) {
-      rc = 0; /* logged by the queue; the task's result comes from its new owner */
-    } else if (rc == 0) {
-      SQ_LOGT(SQ_LOG_INFO, j->r.id, "batch=%s status=%s total_ms=%lld", j->r.batch, sq_status_name(j->r.status),
-              (long long)j->r.total_ms);
-    }
+/* Encodes j's result into doc (initialised here; the caller destroys it)
+ * and fills its completion. Returns 0 or SQ_EBSON. */
+static int encode(const job *j, bson_t *doc, sq_completion *c) {
+  bson_init(doc);
+  int rc = sq_result_to_bson(&j->r, doc);
+  *c = (sq_completion){.claim = &j->claim, .batch = j->r.batch, .id = j->r.id,
+                       .status = sq_status_name(j->r.status), .bson = bson_get_data(doc), .bson_len = doc->len};
+  return rc;
+}
+
+/* What sq_queue_complete's rc means for j: 0 when settled (stored, or
+ * refused: a result existed, or the lease was lost and another worker owns
+ * the task), else the Redis error. */
+static int settled(const job *j, int rc) {
+  if (rc == SQ_EEXISTS) {
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "a result for this task already exists in batch %s; kept the first", j->r.batch);
+    return 0;
   }
+  if (rc == SQ_EFENCED) return 0; /* logged by the queue; the task's result comes from its new owner */
+  if (rc == 0)
+    SQ_LOGT(SQ_LOG_INFO, j->r.id, "batch=%s status=%s total_ms=%lld", j->r.batch, sq_status_name(j->r.status),
+            (long long)j->r.total_ms);
+  return rc;
+}
+
+/* Stores j's result and acknowledges the claim in one fenced step. Returns
+ * 0 (settled), SQ_EREDIS, SQ_EREDIS_CONN or SQ_EBSON. */
+static int complete(worker *w, job *j) {
+  bson_t doc;
+  sq_completion done;
+  int rc = encode(j, &doc, &done);
+  if (rc == 0) rc = settled(j, sq_queue_complete(w->queue, &done));
   bson_destroy(&doc);
   return rc;
 }
@@ -100,6 +124,43 @@ int sq__wq_store(worker *w, job *j) {
     if (sq__wq_reconnect(w) != 0) return rc;
   }
   return rc;
+}
+
+static void store_one(worker *w, job *j) {
+  if (sq__wq_store(w, j) != 0)
+    SQ_LOGT(SQ_LOG_ERROR, j->r.id, "result not stored; the lease will expire and the task be requeued");
+}
+
+void sq__wq_store_many(worker *w, job **js, size_t n) {
+  sq_completion *c = calloc(n, sizeof *c);
+  bson_t *docs = calloc(n, sizeof *docs);
+  int *rcs = calloc(n, sizeof *rcs);
+  job **piped = calloc(n, sizeof *piped);
+  size_t m = 0;
+  bool can_pipe = c && docs && rcs && piped && w->queue;
+  for (size_t i = 0; i < n; i++) {
+    /* Retries, and anything the pipeline cannot take, go one at a time. */
+    if (!can_pipe || js[i]->transient) {
+      store_one(w, js[i]);
+    } else if (encode(js[i], &docs[m], &c[m]) != 0) {
+      bson_destroy(&docs[m]);
+      store_one(w, js[i]);
+    } else {
+      piped[m++] = js[i];
+    }
+  }
+  int rc = m ? sq_queue_complete_many(w->queue, c, m, rcs) : 0;
+  for (size_t i = 0; i < m; i++) {
+    /* A Redis error (for one, or the whole pipeline): that job again, alone,
+     * through the reconnecting path; its claim is still fenced by its token,
+     * so a completion that did land is refused the second time. */
+    if (settled(piped[i], rc ? rc : rcs[i]) != 0) store_one(w, piped[i]);
+    bson_destroy(&docs[i]);
+  }
+  free(c);
+  free(docs);
+  free(rcs);
+  free(piped);
 }
 
 void sq__wq_hand_back(worker *w) {

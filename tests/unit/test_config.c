@@ -76,12 +76,13 @@ static void test_llm_settings(void) {
   char err[512] = "";
   sq_config_defaults(&c);
   CHECK_EQ(c.max_tasks_in_flight, 64);
+  CHECK_EQ(c.claim_batch, 16);
   CHECK_STR(c.risk, "generated");
   CHECK_STR(c.risk_fallback, "warn");
   CHECK_STR(c.risk_block_level, "high");
   CHECK_EQ(c.max_repairs, 0);
   CHECK_EQ(c.llm.breaker_min_samples, 20);
-  write_file("{\"max_tasks_in_flight\": 500, \"jail_threads\": 3, \"risk\": \"all\", \"risk_fallback\": \"block\","
+  write_file("{\"max_tasks_in_flight\": 500, \"jail_threads\": 3, \"claim_batch\": 50, \"risk\": \"all\", \"risk_fallback\": \"block\","
              " \"risk_block_level\": \"medium\", \"risk_cache_ttl_s\": 60, \"max_repairs\": 2,"
              " \"llm_backoff_base_ms\": 10, \"llm_backoff_cap_ms\": 100, \"llm_retry_after_cap_ms\": 5000,"
              " \"breaker_window_ms\": 1000, \"breaker_min_samples\": 5, \"breaker_error_pct\": 40,"
@@ -90,6 +91,7 @@ static void test_llm_settings(void) {
   CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
   CHECK_EQ(c.max_tasks_in_flight, 500);
   CHECK_EQ(c.jail_threads, 3);
+  CHECK_EQ(c.claim_batch, 50);
   CHECK_STR(c.risk, "all");
   CHECK_STR(c.risk_fallback, "block");
   CHECK_EQ(c.max_repairs, 2);
@@ -100,6 +102,8 @@ static void test_llm_settings(void) {
   bad_value("{\"risk_fallback\": \"allow\"}", "risk_fallback: 'allow' must be warn or block");
   bad_value("{\"risk_block_level\": \"severe\"}", "risk_block_level: 'severe'");
   bad_value("{\"max_tasks_in_flight\": 0}", "max_tasks_in_flight");
+  bad_value("{\"claim_batch\": 0}", "claim_batch");
+  bad_value("{\"claim_batch\": 1001}", "claim_batch");
   bad_value("{\"max_repairs\": 11}", "max_repairs");
   bad_value("{\"breaker_error_pct\": 101}", "breaker_error_pct");
   bad_value("{\"llm_backoff_base_ms\": 9000}", "llm_backoff_base_ms: above llm_backoff_cap_ms");

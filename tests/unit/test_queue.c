@@ -401,16 +401,16 @@ static void test_dead_letter(void) {
   /* requeue --all */
   CHECK_EQ(push1(q, "db2", "garbage-1", SQ_PRIORITY_NORMAL, NULL), 0);
   CHECK_EQ(push1(q, "db2", "garbage-2", SQ_PRIORITY_NORMAL, NULL), 0);
-  for (int i = 0; i < 4; i++) {
-    size_t k = 0;
+  sq_queue_counters k = {0};
+  /* Both stall twice; once stalled, each is claimed alone. */
+  for (int i = 0; i < 8 && k.dead_letter < 2; i++) {
+    size_t got = 0;
     sq_claim two[2];
-    CHECK_EQ(sq_queue_claim_many(q, "wd", 100, two, 2, &k), 0);
-    for (size_t j = 0; j < k; j++) sq_claim_clear(&two[j]);
+    CHECK_EQ(sq_queue_claim_many(q, "wd", 100, two, 2, &got), 0);
+    for (size_t j = 0; j < got; j++) sq_claim_clear(&two[j]);
     CHECK_EQ(sq_queue_recover(q, "wd", NULL, NULL), 0);
-    if (i == 1) break;
+    CHECK_EQ(sq_queue_counters_get(q, &k), 0);
   }
-  sq_queue_counters k;
-  CHECK_EQ(sq_queue_counters_get(q, &k), 0);
   CHECK_EQ(k.dead_letter, 2);
   CHECK_EQ(sq_queue_dead_requeue(q, -1, &moved), 0);
   CHECK_EQ(moved, 2);
@@ -420,6 +420,100 @@ static void test_dead_letter(void) {
 }
 
 /* Retries go through the delayed set with backoff and are bounded. */
+/* Claims with room for max and checks exactly one task, payload, came. */
+static void claim_alone(sq_queue *q, const char *worker, size_t max, sq_claim *c, const char *payload) {
+  sq_claim more[4];
+  size_t got = 0;
+  CHECK(max <= 4);
+  CHECK_EQ(sq_queue_claim_many(q, worker, 100, more, max, &got), 0);
+  CHECK_EQ(got, 1);
+  if (got >= 1) CHECK_STR(more[0].payload, payload);
+  for (size_t i = 1; i < got; i++) sq_claim_clear(&more[i]);
+  if (got) *c = more[0];
+  else memset(c, 0, sizeof *c);
+}
+
+/* A task whose worker died holding it is claimed alone: a poison pill that
+ * kills the worker again takes no innocent task of a batched claim with it. */
+static void test_suspect_alone(void) {
+  sq_queue *q = open_queue("suspect");
+  const char *p[] = {"s-a", "s-b", "s-c"};
+  for (int i = 0; i < 3; i++) CHECK_EQ(push1(q, "sb", p[i], SQ_PRIORITY_NORMAL, NULL), 0);
+  sq_claim c[3];
+  size_t got = 0, requeued = 0;
+  CHECK_EQ(sq_queue_claim_many(q, "ws", 100, c, 2, &got), 0); /* s-a, s-b */
+  CHECK_EQ(got, 2);
+  for (size_t j = 0; j < got; j++) sq_claim_clear(&c[j]);
+  CHECK_EQ(sq_queue_recover(q, "ws", &requeued, NULL), 0); /* both stalled once */
+  CHECK_EQ(requeued, 2);
+  CHECK_EQ(sq_queue_claim_many(q, "ws", 100, c, 3, &got), 0);
+  CHECK_EQ(got, 1); /* a suspect first: alone */
+  CHECK_EQ(sq_queue_claim_many(q, "ws", 100, c + 1, 2, &got), 0);
+  CHECK_EQ(got, 1); /* the other suspect: alone too */
+  CHECK_EQ(sq_queue_claim_many(q, "ws", 100, c + 2, 2, &got), 0);
+  CHECK_EQ(got, 1);
+  CHECK_STR(c[2].payload, "s-c"); /* never stalled; the list is empty after it */
+  for (int j = 0; j < 3; j++) sq_claim_clear(&c[j]);
+  /* A batched claim stops before a suspect rather than take it along: the
+   * list (claim end first) is s-b (innocent, handed back), then s-a (a
+   * suspect, handed back without a stall). */
+  for (int j = 0; j < 2; j++) CHECK_EQ(push1(q, "sb", p[j], SQ_PRIORITY_NORMAL, NULL), 0);
+  CHECK_EQ(sq_queue_claim_many(q, "ws1", 100, c, 1, &got), 0);
+  CHECK_EQ(sq_queue_recover(q, "ws1", &requeued, NULL), 0); /* s-a stalled */
+  sq_claim_clear(&c[0]);
+  claim_alone(q, "ws2", 2, &c[0], "s-a");
+  claim_alone(q, "ws2", 2, &c[1], "s-b");
+  CHECK_EQ(sq_queue_release(q, &c[0]), 0);
+  CHECK_EQ(sq_queue_release(q, &c[1]), 0);
+  sq_claim_clear(&c[0]);
+  sq_claim_clear(&c[1]);
+  claim_alone(q, "ws3", 3, &c[0], "s-b");
+  claim_alone(q, "ws3", 3, &c[1], "s-a");
+  sq_claim_clear(&c[0]);
+  sq_claim_clear(&c[1]);
+  sq_queue_free(q);
+}
+
+/* A claim Redis ran but whose reply was lost: the worker undoes it by its
+ * id; the tasks go back in order, a second undo or another id does nothing,
+ * and a claim on a broken connection is remembered as possibly lost. */
+static void test_claim_undo(void) {
+  sq_queue *q = open_queue("undo");
+  const char *p[] = {"u-1", "u-2", "u-3"};
+  for (int i = 0; i < 3; i++) CHECK_EQ(push1(q, "ub", p[i], SQ_PRIORITY_NORMAL, NULL), 0);
+  redisContext *c = raw();
+  /* The "lost" claim: run by hand, its reply thrown away. */
+  freeReplyObject(redisCommand(c, "FCALL sq1_claim 1 sq:{undo}:tasks wu 30000 2 lost-1"));
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{undo}:processing:wu"), 2);
+  size_t n = 9;
+  CHECK_EQ(sq_queue_claim_undo(q, "wu", "other", &n), 0);
+  CHECK_EQ(n, 0);
+  CHECK_EQ(sq_queue_claim_undo(q, "wu", "lost-1", &n), 0);
+  CHECK_EQ(n, 2);
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{undo}:processing:wu"), 0);
+  CHECK_EQ(sq_queue_claim_undo(q, "wu", "lost-1", &n), 0);
+  CHECK_EQ(n, 0);
+  sq_claim got[3];
+  size_t k = 0;
+  CHECK_EQ(sq_queue_claim_many(q, "wv", 100, got, 3, &k), 0);
+  CHECK_EQ(k, 3);
+  for (size_t i = 0; i < k; i++) {
+    CHECK_STR(got[i].payload, p[i]); /* the undone ones first, in their order */
+    sq_claim_clear(&got[i]);
+  }
+  /* A broken connection during a claim: remembered. */
+  char id[24] = "";
+  CHECK(!sq_queue_lost_claim(q, id, sizeof id));
+  raw_cmd(c, "CLIENT KILL TYPE %s", "normal"); /* every client but this one */
+  CHECK_EQ(sq_queue_claim_many(q, "wv", 0, got, 3, &k), SQ_EREDIS_CONN);
+  CHECK(sq_queue_lost_claim(q, id, sizeof id));
+  CHECK_EQ(sq_queue_claim_undo(q, "wv", id, &n), 0); /* reconnects; that claim never ran */
+  CHECK_EQ(n, 0);
+  CHECK(!sq_queue_lost_claim(q, id, sizeof id));
+  redisFree(c);
+  sq_queue_free(q);
+}
+
 static void test_retry(void) {
   sq_queue_options o;
   sq_queue_options_default(&o);
@@ -677,6 +771,8 @@ int main(void) {
   test_lease_fencing();
   test_heartbeat();
   test_dead_letter();
+  test_suspect_alone();
+  test_claim_undo();
   test_retry();
   test_release();
   test_results();
