@@ -31,7 +31,7 @@
 #include "jail_internal.h"
 
 /* Fixed descriptor numbers once set_up_descriptors ran. */
-enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_FIRST_FREE = 7 };
+enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_PROGRAM = 7, FD_FIRST_FREE = 8 };
 
 /* Where die() writes; they move to 3 and 2 once descriptors are set up. */
 static int status_fd = -1;
@@ -79,29 +79,34 @@ static void step(int rc, const char *name, const char *hint) {
  * tree with kill(-pid); the filter keeps the tree from leaving it. */
 static int new_session(void) { return setsid() < 0 ? -1 : 0; }
 
-/* Moves fd to want (close-on-exec unless keep); -1 fds are skipped. */
+/* Moves fd to want (close-on-exec unless keep); for a -1 fd, want is
+ * closed (whatever the parent left there must not stay open). */
 static int place(int fd, int want, bool cloexec) {
-  if (fd < 0) return 0;
+  if (fd < 0) {
+    close(want);
+    return 0;
+  }
   return dup3(fd, want, cloexec ? O_CLOEXEC : 0) < 0 ? -1 : 0;
 }
 
 /* 0 from /dev/null, 1 and 2 onto the pipes, the status pipe on 3, the
  * init's result pipe on 4, the notification socket on 5, the sync pipe on
- * 6 (all close-on-exec; 5 kept across exec for the warm zygote), every
- * other descriptor closed. */
+ * 6, the program's memfd on 7 (all close-on-exec; 5 kept across exec for
+ * the warm zygote), every other descriptor closed. */
 static int set_up_descriptors(const sq__jail_child *c) {
   int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0) return -1;
   /* Move everything above the fixed numbers first so no dup clobbers a source. */
-  int src[] = {in, c->stdout_fd, c->stderr_fd, c->status_fd, c->result_fd, c->notify_sock, c->sync_fd};
-  int hi[7];
-  for (int i = 0; i < 7; i++) {
+  int src[] = {in, c->stdout_fd, c->stderr_fd, c->status_fd, c->result_fd, c->notify_sock, c->sync_fd,
+               c->program_fd};
+  int hi[8];
+  for (int i = 0; i < 8; i++) {
     hi[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
     if (src[i] >= 0 && hi[i] < 0) return -1;
   }
   if (dup2(hi[0], 0) < 0 || dup2(hi[1], 1) < 0 || dup2(hi[2], 2) < 0) return -1;
   if (place(hi[3], FD_STATUS, true) || place(hi[4], FD_RESULT, true) ||
-      place(hi[5], FD_NOTIFY, !c->warm) || place(hi[6], FD_SYNC, true))
+      place(hi[5], FD_NOTIFY, !c->warm) || place(hi[6], FD_SYNC, true) || place(hi[7], FD_PROGRAM, true))
     return -1;
   status_fd = FD_STATUS;
   stderr_fd = 2;
@@ -112,8 +117,10 @@ static int set_up_descriptors(const sq__jail_child *c) {
 }
 
 /* Waits for the parent to place us in the run's cgroups (and to be sure
- * the parent is still there). */
-static int wait_for_parent(void) {
+ * the parent is still there). A run started by its slot's holder is born
+ * in the cgroups and has nothing to wait for. */
+static int wait_for_parent(const sq__jail_child *c) {
+  if (c->sync_fd < 0) return 0;
   char b;
   ssize_t n;
   while ((n = read(FD_SYNC, &b, 1)) < 0 && errno == EINTR) {
@@ -144,15 +151,38 @@ int sq__jail_write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-/* main.py into the scratch tmpfs, owned by the run's uid. */
+/* Copies the program's memfd to fd. */
+static int copy_program(int fd) {
+  char buf[16384];
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = pread(FD_PROGRAM, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    if (sq__jail_write_all(fd, buf, (size_t)n) != 0) return -1;
+    off += n;
+  }
+  return close(FD_PROGRAM);
+}
+
+/* main.py into the scratch tmpfs, owned by the run's uid: from the
+ * program's memfd (a holder's run) or from memory. */
 static int write_program(const sq__jail_child *c) {
   if (c->warm) return 0; /* the zygote's child writes each task's program */
   int fd = open(SQ__JAIL_SCRATCH "/main.py", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return -1;
-  int rc = sq__jail_write_all(fd, c->program, c->program_len);
+  int rc = c->program_fd >= 0 ? copy_program(fd) : sq__jail_write_all(fd, c->program, c->program_len);
   if (rc == 0) rc = fchown(fd, c->uid, c->uid);
   close(fd);
   return rc;
+}
+
+/* The root: a holder prepared it once for its slot (only a fresh scratch
+ * tmpfs is mounted per run), or it is built here. */
+static int build_root(const sq__jail_child *c) {
+  if (c->root_prepared) return sq__jail_mnt_scratch("", c->uid);
+  return sq__jail_mnt_build(c->root_dir, c->uid, true);
 }
 
 static int set_umask(void) {
@@ -297,9 +327,9 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c) {
     payload(c);
   }
   step(die_with_parent(c), "PR_SET_PDEATHSIG", NULL);
-  step(wait_for_parent(), "waiting for the supervisor (cgroups)", NULL);
+  step(wait_for_parent(c), "waiting for the supervisor (cgroups)", NULL);
   step(set_hostname(), "sethostname in the UTS namespace", NULL);
-  step(sq__jail_mnt_build(c->root_dir, c->uid), "building the new root",
+  step(build_root(c), "building the new root",
        "the scratch root must be on a local filesystem; see docs/security.md");
   step(write_program(c), "writing main.py", NULL);
   step(set_umask(), "umask", NULL);

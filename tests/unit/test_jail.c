@@ -71,7 +71,7 @@ static void test_exception(void) {
   CHECK_EQ(o.exit_code, 1);
   CHECK_STR(o.stdout_buf, "before\n");
   CHECK_CONTAINS(o.stderr_buf, "Traceback (most recent call last)");
-  CHECK_CONTAINS(o.stderr_buf, "File \"main.py\", line 3, in f");
+  CHECK_CONTAINS(o.stderr_buf, "File \"/scratch/main.py\", line 3, in f");
   CHECK_CONTAINS(o.stderr_buf, "ValueError: boom");
   sq_jail_outcome_clear(&o);
 
