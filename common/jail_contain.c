@@ -295,20 +295,30 @@ static _Noreturn void payload(const sq__jail_child *c) {
   exec_interpreter(c);
 }
 
-/* pid 1: reaps everything, reports the payload's wait status, exits (the
- * kernel then kills what is left in the namespace). */
+/* pid 1: reaps until the payload ends, then kills and reaps whatever it
+ * left, and reports the payload's wait status with the CPU time of the
+ * whole tree (sq__jail_init_report). The run has ended when the report is
+ * written: the namespaces are torn down after, off the supervisor's path. */
 static _Noreturn void init_reap(pid_t child) {
-  int status = 0, payload_status = 0;
+  sq__jail_init_report rep;
+  memset(&rep, 0, sizeof rep);
   for (;;) {
+    int status = 0;
     pid_t p = waitpid(-1, &status, __WALL);
     if (p < 0 && errno == EINTR) continue;
     if (p < 0) break;
     if (p == child) {
-      payload_status = status;
+      rep.status = status;
       break;
     }
   }
-  if (write(FD_RESULT, &payload_status, sizeof payload_status) < 0) {
+  kill(-1, SIGKILL); /* every other process of the namespace */
+  for (;;) {
+    pid_t p = waitpid(-1, NULL, __WALL);
+    if (p < 0 && errno != EINTR) break;
+  }
+  getrusage(RUSAGE_CHILDREN, &rep.ru);
+  if (sq__jail_write_all(FD_RESULT, (const char *)&rep, sizeof rep) != 0) { /* nobody listens */
   }
   _exit(0);
 }
@@ -343,5 +353,7 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c) {
   if (child < 0) die("fork of the payload", errno, NULL);
   if (child == 0) payload(c);
   close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
+  close(1);         /* and the output pipes reach EOF when the payload's tree is gone */
+  close(2);
   init_reap(child);
 }

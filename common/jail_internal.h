@@ -62,7 +62,7 @@ typedef struct {
   int stderr_fd;
   int status_fd;  /* close-on-exec; a message here means setup failed */
   int sync_fd;    /* read end: one byte once the parent has placed us in cgroups; -1: born there */
-  int result_fd;  /* init writes the payload's wait status here */
+  int result_fd;  /* init writes its sq__jail_init_report here */
   int notify_sock;/* the payload sends its seccomp listener here (SCM_RIGHTS) */
   const sq_jail_limits *lim;
   uint32_t layers;      /* SQ_JAIL_LAYER_* the child must set up */
@@ -72,11 +72,18 @@ typedef struct {
   const struct sock_fprog *seccomp;
 } sq__jail_child;
 
+/* What a run's init writes on result_fd once the payload has ended and
+ * everything it left was killed and reaped. */
+typedef struct {
+  int status;          /* the payload's wait status */
+  struct rusage ru;    /* RUSAGE_CHILDREN of the init: the whole tree */
+} sq__jail_init_report;
+
 /* The child side: runs the containment checklist and execs the interpreter.
  * Never returns; on a failed step it writes why to status_fd and stderr_fd
  * and exits SQ__JAIL_EXIT_SETUP. With namespaces the child is the pid
  * namespace's init: it sets up the root, forks the payload, reaps, and
- * writes the payload's wait status to result_fd. */
+ * writes an sq__jail_init_report to result_fd. */
 _Noreturn void sq__jail_contain(const sq__jail_child *c);
 
 /* write(2) until n bytes are written; async-signal-safe. 0 or -1. */

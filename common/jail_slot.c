@@ -14,11 +14,11 @@
  * Protocol on the holder's socket (SOCK_SEQPACKET):
  *   in  hold_req + python path, with [stdout, stderr, status, result, ctl, program memfd]
  *   out 'p' + init's pid, with [init's pidfd]          right after the clone
- * and on the run's ctl socket (shared with the supervisor):
- *   out "e STATUS UTIME_US STIME_US MAXRSS_KIB"       the init was reaped
- * The holder exits when its socket closes; a run's init dies with the
- * holder (PR_SET_PDEATHSIG). Holder code is async-signal-safe: it is a copy
- * of a threaded worker. */
+ * The run's end is the init's report on the result pipe (written once the
+ * payload's whole tree is dead, before the namespaces are torn down); the
+ * holder reaps the init. The holder exits when its socket closes; a run's
+ * init dies with the holder (PR_SET_PDEATHSIG). Holder code is
+ * async-signal-safe: it is a copy of a threaded worker. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -83,36 +83,6 @@ static _Noreturn void h_die(const char *what) {
   _exit(SQ__JAIL_EXIT_SETUP);
 }
 
-/* Decimal of v into buf (at least 24 bytes); returns the start. */
-static char *h_num(char *buf, size_t len, long long v) {
-  char *p = buf + len;
-  *--p = '\0';
-  unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
-  do {
-    *--p = (char)('0' + u % 10);
-    u /= 10;
-  } while (u);
-  if (v < 0) *--p = '-';
-  return p;
-}
-
-/* "e STATUS UTIME_US STIME_US MAXRSS" on the run's ctl socket. */
-static void h_report(int ctl, int status, const struct rusage *ru) {
-  char msg[128], num[24];
-  size_t n = 0;
-  long long v[4] = {status, (long long)ru->ru_utime.tv_sec * 1000000 + ru->ru_utime.tv_usec,
-                    (long long)ru->ru_stime.tv_sec * 1000000 + ru->ru_stime.tv_usec, ru->ru_maxrss};
-  msg[n++] = 'e';
-  for (int i = 0; i < 4; i++) {
-    const char *s = h_num(num, sizeof num, v[i]);
-    msg[n++] = ' ';
-    memcpy(msg + n, s, strlen(s));
-    n += strlen(s);
-  }
-  if (send(ctl, msg, n, MSG_NOSIGNAL) < 0) { /* the supervisor is gone; so are we soon */
-  }
-}
-
 /* Sends 'p' + pid with the init's pidfd. */
 static int h_send_pidfd(pid_t pid, int pidfd) {
   char m[1 + sizeof pid];
@@ -133,8 +103,8 @@ static int h_send_pidfd(pid_t pid, int pidfd) {
   return sendmsg(H_SOCK, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof m ? 0 : -1;
 }
 
-/* Waits for the init; if the worker goes away first, kills it. */
-static void h_wait(pid_t pid, int pidfd, int *status, struct rusage *ru) {
+/* Reaps the init; if the worker goes away first, kills it. */
+static void h_wait(pid_t pid, int pidfd) {
   struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = H_SOCK, .events = 0}};
   for (;;) {
     if (poll(p, 2, -1) < 0 && errno != EINTR) break;
@@ -144,11 +114,11 @@ static void h_wait(pid_t pid, int pidfd, int *status, struct rusage *ru) {
       break;
     }
   }
-  while (wait4(pid, status, __WALL, ru) < 0 && errno == EINTR) {
+  while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {
   }
 }
 
-/* One run: clone the init, hand its pidfd over, reap it, report. */
+/* One run: clone the init, hand its pidfd over, reap it. */
 static void h_run(const struct sock_fprog *seccomp, const hold_req *rq, const char *python, const int *fds) {
   char *argv[] = {"python3", "-I", "-S", "main.py", NULL};
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
@@ -162,19 +132,11 @@ static void h_run(const struct sock_fprog *seccomp, const hold_req *rq, const ch
   int pidfd = -1;
   pid_t pid = (pid_t)syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
   if (pid == 0) sq__jail_contain(&child);
-  for (int i = 0; i < HOLDER_FDS; i++)
-    if (i != 4) close(fds[i]);
-  if (pid < 0) {
-    h_die("clone of a run's init"); /* the supervisor sees the socket close */
-  }
-  int status = 0;
-  struct rusage ru;
-  memset(&ru, 0, sizeof ru);
+  for (int i = 0; i < HOLDER_FDS; i++) close(fds[i]);
+  if (pid < 0) h_die("clone of a run's init"); /* the supervisor sees the socket close */
   if (h_send_pidfd(pid, pidfd) != 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-  h_wait(pid, pidfd, &status, &ru);
+  h_wait(pid, pidfd);
   close(pidfd);
-  h_report(fds[4], status, &ru);
-  close(fds[4]);
 }
 
 static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const char *root_dir,
@@ -343,24 +305,24 @@ typedef struct {
   bool broken;     /* the holder died: replace it */
 } slot_run;
 
+/* The result pipe is readable: the init's report, or EOF when the init
+ * died without one (the holder died, and the init with it). */
 static bool slot_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
   slot_run *r = arg;
   (void)len;
-  if (!msg) { /* the holder's pidfd: it died, and the run's init with it */
+  if (msg) return false; /* nothing but 'n' is expected on ctl */
+  sq__jail_init_report rep;
+  ssize_t n;
+  while ((n = read(r->result_fd, &rep, sizeof rep)) < 0 && errno == EINTR) {
+  }
+  if (n < 0 && errno == EAGAIN) return false;
+  if (n != (ssize_t)sizeof rep) {
     r->broken = true;
-    *status = SIGKILL;
+    *status = SIGKILL; /* as if killed */
     return true;
   }
-  long long st, ut, stime, rss;
-  if (sscanf(msg, "e %lld %lld %lld %lld", &st, &ut, &stime, &rss) != 4) return false;
-  *status = (int)st;
-  ru->ru_utime.tv_sec = (time_t)(ut / 1000000);
-  ru->ru_utime.tv_usec = (suseconds_t)(ut % 1000000);
-  ru->ru_stime.tv_sec = (time_t)(stime / 1000000);
-  ru->ru_stime.tv_usec = (suseconds_t)(stime % 1000000);
-  ru->ru_maxrss = (long)rss;
-  int payload = 0;
-  if (read(r->result_fd, &payload, sizeof payload) == (ssize_t)sizeof payload) *status = payload;
+  *status = rep.status;
+  *ru = rep.ru;
   return true;
 }
 
@@ -421,7 +383,7 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
     if (n > 0) setup_len += (size_t)n;
   setup_msg[setup_len] = '\0';
   r.result_fd = res_p[0];
-  sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = h->pidfd,
+  sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = res_p[0],
                       .kill_pid = -1, .end_check = slot_end, .kill_fallback = slot_kill, .arg = &r,
                       .start_ms = start_ms, .lim = lim};
   out_p[0] = err_p[0] = -1;
@@ -435,7 +397,7 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
     o->oom_killed = sq__jail_cgroup_oom_fired(cg);
   }
   if (ret == SQ_ENOMEM) snprintf(o->error, sizeof o->error, "out of memory while capturing output");
-  else if (ret == SQ_EJAIL) snprintf(o->error, sizeof o->error, "the slot holder did not report the run's end");
+  else if (ret == SQ_EJAIL) snprintf(o->error, sizeof o->error, "the run's init did not report its end");
   else if (setup_len > 0) {
     char *nl = strchr(setup_msg, '\n');
     if (nl) *nl = '\0';

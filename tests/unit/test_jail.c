@@ -122,7 +122,7 @@ static void test_cpu_limit(void) {
   lim.cpu_ms = 1000;
   CHECK_EQ(run("while True:\n    pass\n", &lim, &o), 0);
   EXPECT_END(o, SQ_JAIL_CPU_LIMIT);
-  CHECK(o.cpu_ms >= 900 && o.cpu_ms < 3000);
+  CHECK(o.cpu_ms >= 500 && o.cpu_ms < 3000); /* ticks, not the precise clock RLIMIT_CPU uses: low under load */
   CHECK(o.wall_ms < 5000);
   sq_jail_outcome_clear(&o);
 }
