@@ -6,15 +6,17 @@
  *   in  "f" + BPF            once: the filter each task installs
  *   out "ready"              modules imported, waiting for tasks
  *   in  "t CPU_S AS NOFILE FSIZE NPROC STACK\n" + program, with [stdout, stderr]
- *   out "n" + [listener]     from the task's child, once it has the task
+ *   out "n" + [listener]     from the next task's child, its filter loaded (read
+ *                            by the supervisor of the task it then takes)
  *   out "r STATUS UTIME_US STIME_US MAXRSS_KIB"   the task's child was reaped
  *   out "x"                  a child died before it took a task: the zygote exits
  *
  * The child for the next task is forked ahead, once the last task's
  * process group is gone and /scratch is emptied: it starts its own session,
- * installs the filter and waits for the task on descriptor 5, so a task's
- * critical path holds no fork and no filter load. Then it writes main.py,
- * sets its rlimits, sends its listener and runs the program as
+ * rehearses the task's path (so its copy-on-write faults happen now),
+ * installs the filter, sends its listener and waits for the task on
+ * descriptor 5, so a task's critical path holds no fork, no filter load and
+ * few page faults. Then it writes main.py, sets its rlimits and runs the program as
  * `python3 -I -S /scratch/main.py` would (a fresh __main__, the same
  * traceback and exit status 1 for an uncaught exception). */
 #include "jail_internal.h"
@@ -38,6 +40,8 @@ const char sq__jail_zygote_py[] =
     "del msg\n"
     "compile('pass', '<sandq>', 'exec')  # the AST types, once, not in every task\n"
     "R = resource\n"
+    "LIMITS = (R.RLIMIT_CPU, R.RLIMIT_AS, R.RLIMIT_NOFILE, R.RLIMIT_FSIZE, R.RLIMIT_NPROC, R.RLIMIT_CORE,\n"
+    "          R.RLIMIT_STACK, R.RLIMIT_MEMLOCK)\n"
     "def wipe(d):\n"
     "    for e in os.scandir(d):\n"
     "        if e.is_dir(follow_symlinks=False):\n"
@@ -72,17 +76,31 @@ const char sq__jail_zygote_py[] =
     "        try: s.flush()\n"
     "        except BaseException: pass\n"
     "    os._exit(code)\n"
+    "def rehearse():\n"
+    "    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)\n"
+    "    socket.send_fds(a, [b't 1 2 3 4 5 6\\npass\\n'], [a.fileno(), b.fileno()])\n"
+    "    msg, fds, _, _ = socket.recv_fds(b, 1 << 16, 2)\n"
+    "    for fd in fds: os.close(fd)\n"
+    "    head, _, program = msg.partition(b'\\n')\n"
+    "    [int(x) for x in head.split()[1:]]\n"
+    "    for r in LIMITS: R.setrlimit(r, R.getrlimit(r))\n"
+    "    compile(program, MAIN, 'exec')\n"
+    "    a.close(); b.close()\n"
     "def child(took):\n"
     "    os.setsid()\n"
+    "    rehearse()\n"
     "    listener = seccomp(NR_SECCOMP, 1, 8, PROG_REF)\n"
     "    if listener < 0:\n"
     "        os.write(2, b'sandq-jail: seccomp in the warm child failed\\n')\n"
     "        os._exit(SETUP)\n"
+    "    socket.send_fds(ctl, [b'n'], [listener])\n"
+    "    os.close(listener)\n"
     "    msg, fds, _, _ = socket.recv_fds(ctl, 1 << 24, 2)\n"
     "    if not msg or msg[:1] != b't' or len(fds) != 2:\n"
     "        os._exit(0)\n"
     "    os.write(took, b't')\n"
     "    os.close(took)\n"
+    "    ctl.close()\n"
     "    os.dup2(fds[0], 1)\n"
     "    os.dup2(fds[1], 2)\n"
     "    os.close(fds[0]); os.close(fds[1])\n"
@@ -92,13 +110,9 @@ const char sq__jail_zygote_py[] =
     "    fd = os.open(MAIN, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)\n"
     "    os.write(fd, program); os.close(fd)\n"
     "    os.chdir('" SQ__JAIL_SCRATCH "')\n"
-    "    for r, v, h in ((R.RLIMIT_CPU, cpu, cpu + 1), (R.RLIMIT_AS, asz, asz), (R.RLIMIT_NOFILE, nofile, nofile),\n"
-    "                    (R.RLIMIT_FSIZE, fsize, fsize), (R.RLIMIT_NPROC, nproc, nproc), (R.RLIMIT_CORE, 0, 0),\n"
-    "                    (R.RLIMIT_STACK, stack, stack), (R.RLIMIT_MEMLOCK, 0, 0)):\n"
-    "        R.setrlimit(r, (v, h))\n"
-    "    socket.send_fds(ctl, [b'n'], [listener])\n"
-    "    os.close(listener)\n"
-    "    ctl.close()\n"
+    "    for r, v in zip(LIMITS, ((cpu, cpu + 1), (asz, asz), (nofile, nofile), (fsize, fsize), (nproc, nproc),\n"
+    "                             (0, 0), (stack, stack), (0, 0))):\n"
+    "        R.setrlimit(r, v)\n"
     "    run(program)\n"
     "def gone(pgid):\n"
     "    for _ in range(2000):\n"
