@@ -190,7 +190,8 @@ void sq_jail_free(sq_jail *j) {
   sq__jail_pool_free(j->pool);
   slot_cgroups_destroy();
   sq__jail_seccomp_free(&j->c.seccomp);
-  if (j->c.root_dir) rmdir(j->c.root_dir);
+  /* root_dir stays: another runner (in this process or another worker
+   * sharing the scratch root) may be mounting a root on it right now. */
   free(j->c.python_path);
   free(j->c.scratch_root);
   free(j->c.root_dir);
@@ -396,8 +397,7 @@ static bool spawn_end(void *arg, const char *msg, size_t len, int *status, struc
   return true;
 }
 
-/* Reads the status pipe until EOF: empty when the payload exec'd. */
-static size_t read_setup_message(int fd, char *msg, size_t cap) {
+size_t sq__jail_read_status(int fd, char *msg, size_t cap) {
   size_t len = 0;
   for (;;) {
     ssize_t n = read(fd, msg + len, cap - 1 - len);
@@ -461,7 +461,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   for (size_t i = 0; i < sizeof child_ends / sizeof *child_ends; i++) close(child_ends[i]);
   out_p[1] = err_p[1] = st_p[1] = ctl[1] = -1;
   char setup_msg[sizeof o->error];
-  size_t setup_len = read_setup_message(st_p[0], setup_msg, sizeof setup_msg);
+  size_t setup_len = sq__jail_read_status(st_p[0], setup_msg, sizeof setup_msg);
 
   pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
   spawn_run r = {.pid = pid};

@@ -196,6 +196,10 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
                       size_t len, const sq_jail_limits *lim, sq_jail_outcome *o);
 /* Stops slot's holder, if any (the slot must not be in use). */
 void sq__jail_slot_stop(int slot);
+/* Reads a status pipe until EOF (the write ends close at exec or death):
+ * the first line of what was written, empty when the child exec'd. msg
+ * holds cap bytes; returns the length read. */
+size_t sq__jail_read_status(int fd, char *msg, size_t cap);
 /* Takes a free slot (blocks never; -1 when all are taken) / gives it back. */
 int sq__jail_slot_take(void);
 void sq__jail_slot_give(int slot);

@@ -233,13 +233,7 @@ static int holder_start(holder *h, const sq__jail_common *c, const sq__jail_cgro
     goto out;
   }
   char msg[256];
-  size_t n = 0;
-  for (ssize_t r; n < sizeof msg - 1 && ((r = read(st[0], msg + n, sizeof msg - 1 - n)) > 0 || (r < 0 && errno == EINTR));)
-    if (r > 0) n += (size_t)r;
-  msg[n] = '\0';
-  if (n > 0) {
-    char *nl = strchr(msg, '\n');
-    if (nl) *nl = '\0';
+  if (sq__jail_read_status(st[0], msg, sizeof msg) > 0) {
     snprintf(error, len, "%s", msg);
     goto out;
   }
@@ -376,12 +370,7 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
     *child_ends[i] = -1;
   }
   char setup_msg[sizeof o->error];
-  size_t setup_len = 0;
-  for (ssize_t n; setup_len < sizeof setup_msg - 1 &&
-                  ((n = read(st_p[0], setup_msg + setup_len, sizeof setup_msg - 1 - setup_len)) > 0 ||
-                   (n < 0 && errno == EINTR));)
-    if (n > 0) setup_len += (size_t)n;
-  setup_msg[setup_len] = '\0';
+  size_t setup_len = sq__jail_read_status(st_p[0], setup_msg, sizeof setup_msg);
   r.result_fd = res_p[0];
   sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = res_p[0],
                       .kill_pid = -1, .end_check = slot_end, .kill_fallback = slot_kill, .arg = &r,
@@ -399,8 +388,6 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
   if (ret == SQ_ENOMEM) snprintf(o->error, sizeof o->error, "out of memory while capturing output");
   else if (ret == SQ_EJAIL) snprintf(o->error, sizeof o->error, "the run's init did not report its end");
   else if (setup_len > 0) {
-    char *nl = strchr(setup_msg, '\n');
-    if (nl) *nl = '\0';
     snprintf(o->error, sizeof o->error, "%s", setup_msg);
     ret = SQ_EJAIL;
   } else o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);

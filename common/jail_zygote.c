@@ -123,12 +123,11 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   if (sq__jail_cgroup_attach(&z->cg, pid) != 0) SQ_PERROR("warm pool: moving the zygote into its cgroups");
   if (write(sync_p[1], "g", 1) != 1) goto out;
   char msg[256];
-  ssize_t n = read(st_p[0], msg, sizeof msg - 1);
-  if (n > 0) {
-    msg[n] = '\0';
+  if (sq__jail_read_status(st_p[0], msg, sizeof msg) > 0) {
     SQ_ERROR("warm pool: zygote setup failed: %s", msg);
     goto out;
   }
+  ssize_t n;
   size_t bpf_len = (size_t)c->seccomp.len * sizeof(struct sock_filter);
   char *f = malloc(bpf_len + 1);
   if (!f) {

@@ -6,6 +6,9 @@
 # `sandq-worker serve` on a real Redis and checks the worker survives and
 # records each with the same status, and the harm checks again.
 #
+# The `run` pass goes through both jail modes (`--mode spawn`, then
+# `--mode warm`); the serve pass uses the configured default.
+#
 # A payload's header:
 #   # expect: STATUS...        allowed statuses (the deep jail's, from the issue)
 #   # limits: --wall-ms N ...  flags for `sandq-worker run` (also the task's limits)
@@ -142,6 +145,7 @@ skipped=""
 harmed_skipped=""
 n_run=0
 : >"$SQ_TMP/tasks.jsonl"
+for MODE in spawn warm; do
 for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   name=$(basename "$f" .py)
   case "$name" in "${SANDQ_ABUSE_ONLY:-$name}"*) ;; *) continue ;; esac
@@ -153,7 +157,7 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   forced=""
   if [ -n "$requires" ] && ! has_layer "$requires"; then
     if [ -z "${SANDQ_ABUSE_FORCE:-}" ]; then
-      skipped="$skipped $name($requires)"
+      [ "$MODE" = warm ] || skipped="$skipped $name($requires)"
       continue
     fi
     forced=1
@@ -161,7 +165,7 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   substitute <"$f" >"$SQ_TMP/payloads/$name.py"
   OUT="$SQ_TMP/out/$name.json"
   # shellcheck disable=SC2086 # limits are flags
-  "$W" run --policy all=record $limits "$SQ_TMP/payloads/$name.py" >"$OUT" 2>"$SQ_TMP/out/$name.err"
+  "$W" run --mode "$MODE" --policy all=record $limits "$SQ_TMP/payloads/$name.py" >"$OUT" 2>"$SQ_TMP/out/$name.err"
   rc=$?
   status=$( [ $rc -eq 0 ] && json status)
   verdict=ok
@@ -171,16 +175,17 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   [ -z "$harm_text" ] || verdict="$harm_text"
   n_run=$((n_run + 1))
   if [ -n "$forced" ]; then
-    echo "FORCED $name (jail lacks $requires): status=$status; ${verdict}"
-    [ "$verdict" = ok ] || harmed_skipped="$harmed_skipped $name"
+    echo "FORCED $MODE $name (jail lacks $requires): status=$status; ${verdict}"
+    [ "$verdict" = ok ] || harmed_skipped="$harmed_skipped $MODE:$name"
   elif [ "$verdict" = ok ]; then
-    echo "ok   $name: $status"
+    echo "ok   $MODE $name: $status"
   else
-    echo "FAIL $name: $verdict"
+    echo "FAIL $MODE $name: $verdict"
     head -c 600 "$OUT"; echo
     failures=$((failures + 1))
   fi
   # the same payload as a task for the serve pass
+  [ "$MODE" = spawn ] || continue
   $PY -c 'import json,sys,shlex
 f, name, limits, expect = sys.argv[1:5]
 lim, args = {}, shlex.split(limits)
@@ -189,6 +194,7 @@ for k, v in zip(args[::2], args[1::2]):
 t = {"id": name, "code": open(f).read(), "metadata": {"allowed": expect.split()}}
 if lim: t["limits"] = lim
 print(json.dumps(t))' "$SQ_TMP/payloads/$name.py" "$name" "$limits" "$expect" >>"$SQ_TMP/tasks.jsonl"
+done
 done
 [ -z "$skipped" ] || echo "skipped, layer missing in this jail:$skipped"
 [ -z "$harmed_skipped" ] || echo "HARM with the layer missing (forced runs):$harmed_skipped"
@@ -242,4 +248,4 @@ sentinel_alive || failures=$((failures + 1))
 canary_in_results=$(grep -c "$CANARY" "$SQ_TMP/results.bson")
 [ "$canary_in_results" -eq 0 ] || { echo "HARM: the key is in the results"; failures=$((failures + 1)); }
 [ $failures -eq 0 ] || sq_fail "$failures abuse check(s) failed"
-echo "abuse: $n_run payloads, every status as expected and no harm, through run and through a worker"
+echo "abuse: $n_run payload runs (spawn and warm), every status as expected and no harm, through run and through a worker"
