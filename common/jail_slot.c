@@ -146,6 +146,17 @@ static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const ch
     _exit(SQ__JAIL_EXIT_SETUP);
   if (close_range(H_FIRST_FREE, ~0u, 0) != 0)
     for (int fd = H_FIRST_FREE; fd < 65536; fd++) close(fd);
+  /* Nothing of the worker's signal handling: default actions (a run's init,
+   * pid 1 of its namespace, then ignores every signal sent from inside),
+   * nothing blocked, and a session of its own, away from the terminal's. */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, NULL); /* SIGKILL/SIGSTOP fail: fine */
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (setsid() < 0) h_die("setsid");
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0) h_die("/dev/null");
   close(devnull);
