@@ -45,8 +45,12 @@ static void put(const char *s) {
   }
 }
 
-/* Writes "sandq-jail: <step> failed: <ERRNAME> (errno N); hint" and exits. */
-static _Noreturn void die(const char *step, int err, const char *hint) {
+void sq__jail_die_to(int status, int err_fd) {
+  status_fd = status;
+  stderr_fd = err_fd;
+}
+
+_Noreturn void sq__jail_die(const char *step, int err, const char *hint) {
   char num[16];
   int i = (int)sizeof num - 1;
   num[i] = '\0';
@@ -72,7 +76,7 @@ static _Noreturn void die(const char *step, int err, const char *hint) {
 }
 
 static void step(int rc, const char *name, const char *hint) {
-  if (rc != 0) die(name, errno, hint);
+  if (rc != 0) sq__jail_die(name, errno, hint);
 }
 
 /* A session (and process group) of its own: the parent kills the whole
@@ -249,22 +253,25 @@ static int drop_privileges(const sq__jail_child *c) {
 
 static int no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); }
 
-/* Sends one descriptor over the notification socket (SCM_RIGHTS). */
-static int send_fd(int sock, int fd) {
-  char byte = 'n';
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+int sq__jail_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds) {
+  struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
   union {
-    char buf[CMSG_SPACE(sizeof(int))];
+    char buf[CMSG_SPACE(SQ__JAIL_MAX_SEND_FDS * sizeof(int))];
     struct cmsghdr align;
   } u;
+  if (nfds < 1 || nfds > SQ__JAIL_MAX_SEND_FDS) {
+    errno = EINVAL;
+    return -1;
+  }
   memset(&u, 0, sizeof u);
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
   struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-  return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+  cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+  memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+  return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
 /* The filter, its listener handed to the supervisor; the last step before
@@ -274,7 +281,7 @@ static int load_seccomp(const sq__jail_child *c) {
   int fd = sq__jail_seccomp_install(c->seccomp);
   if (fd < 0) return -1;
   if (fd > 0) {
-    if (c->notify_sock >= 0 && send_fd(FD_NOTIFY, fd) != 0) return -1;
+    if (c->notify_sock >= 0 && sq__jail_send_fds(FD_NOTIFY, "n", 1, &fd, 1) != 0) return -1;
     close(fd);
   }
   if (c->notify_sock >= 0) close(FD_NOTIFY);
@@ -283,7 +290,7 @@ static int load_seccomp(const sq__jail_child *c) {
 
 static _Noreturn void exec_interpreter(const sq__jail_child *c) {
   execve(c->python_path, c->argv, c->envp);
-  die("execve of the interpreter", errno, "check python_path");
+  sq__jail_die("execve of the interpreter", errno, "check python_path");
 }
 
 /* The payload: its own session, limits, the filter, the interpreter. */
@@ -324,8 +331,7 @@ static _Noreturn void init_reap(pid_t child) {
 }
 
 _Noreturn void sq__jail_contain(const sq__jail_child *c) {
-  status_fd = c->status_fd;
-  stderr_fd = c->stderr_fd;
+  sq__jail_die_to(c->status_fd, c->stderr_fd);
   bool ns = c->layers & SQ_JAIL_LAYER_PID_NS;
 
   step(set_up_descriptors(c), "descriptors", NULL);
@@ -350,7 +356,7 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c) {
   /* Raw clone, not fork(): glibc's fork takes locks that another thread of
    * the worker may have held when we were cloned. */
   pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
-  if (child < 0) die("fork of the payload", errno, NULL);
+  if (child < 0) sq__jail_die("fork of the payload", errno, NULL);
   if (child == 0) payload(c);
   close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
   close(1);         /* and the output pipes reach EOF when the payload's tree is gone */

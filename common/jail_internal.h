@@ -86,6 +86,17 @@ typedef struct {
  * writes an sq__jail_init_report to result_fd. */
 _Noreturn void sq__jail_contain(const sq__jail_child *c);
 
+/* Sends len bytes of data with nfds descriptors (SCM_RIGHTS, at most
+ * SQ__JAIL_MAX_SEND_FDS) in one message; async-signal-safe. 0 or -1. */
+#define SQ__JAIL_MAX_SEND_FDS 8
+int sq__jail_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds);
+
+/* Where sq__jail_die writes (-1: nowhere), and the death itself:
+ * "sandq-jail: <step> failed: <ERRNAME> (errno N); hint" on both, then
+ * exit SQ__JAIL_EXIT_SETUP. Async-signal-safe. */
+void sq__jail_die_to(int status_fd, int stderr_fd);
+_Noreturn void sq__jail_die(const char *step, int err, const char *hint);
+
 /* write(2) until n bytes are written; async-signal-safe. 0 or -1. */
 int sq__jail_write_all(int fd, const char *p, size_t n);
 

@@ -68,39 +68,14 @@ static holder holders[SQ__JAIL_MAX_SLOTS];
 /* Fixed descriptors in the holder. */
 enum { H_SOCK = 3, H_STATUS = 4, H_SYNC = 5, H_FIRST_FREE = 6 };
 
-static void h_put(const char *s) {
-  if (write(H_STATUS, s, strlen(s)) < 0) { /* nothing else to do */
-  }
-}
-
-static _Noreturn void h_die(const char *what) {
-  const char *name = strerrorname_np(errno);
-  h_put("sandq-jail: slot holder: ");
-  h_put(what);
-  h_put(" failed: ");
-  h_put(name ? name : "unknown error");
-  h_put("\n");
-  _exit(SQ__JAIL_EXIT_SETUP);
-}
+static _Noreturn void h_die(const char *what) { sq__jail_die(what, errno, NULL); }
 
 /* Sends 'p' + pid with the init's pidfd. */
 static int h_send_pidfd(pid_t pid, int pidfd) {
   char m[1 + sizeof pid];
   m[0] = 'p';
   memcpy(m + 1, &pid, sizeof pid);
-  struct iovec iov = {.iov_base = m, .iov_len = sizeof m};
-  union {
-    char b[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &pidfd, sizeof pidfd);
-  return sendmsg(H_SOCK, &msg, MSG_NOSIGNAL) == (ssize_t)sizeof m ? 0 : -1;
+  return sq__jail_send_fds(H_SOCK, m, sizeof m, &pidfd, 1);
 }
 
 /* Reaps the init; if the worker goes away first, kills it. */
@@ -133,7 +108,7 @@ static void h_run(const struct sock_fprog *seccomp, const hold_req *rq, const ch
   pid_t pid = (pid_t)syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
   if (pid == 0) sq__jail_contain(&child);
   for (int i = 0; i < HOLDER_FDS; i++) close(fds[i]);
-  if (pid < 0) h_die("clone of a run's init"); /* the supervisor sees the socket close */
+  if (pid < 0) h_die("slot holder: clone of a run's init"); /* the supervisor sees the socket close */
   if (h_send_pidfd(pid, pidfd) != 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
   h_wait(pid, pidfd);
   close(pidfd);
@@ -144,6 +119,7 @@ static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const ch
   if (dup3(sock, H_SOCK, O_CLOEXEC) < 0 || dup3(status_fd, H_STATUS, O_CLOEXEC) < 0 ||
       dup3(sync_fd, H_SYNC, O_CLOEXEC) < 0)
     _exit(SQ__JAIL_EXIT_SETUP);
+  sq__jail_die_to(H_STATUS, -1);
   if (close_range(H_FIRST_FREE, ~0u, 0) != 0)
     for (int fd = H_FIRST_FREE; fd < 65536; fd++) close(fd);
   /* Nothing of the worker's signal handling: default actions (a run's init,
@@ -156,17 +132,18 @@ static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const ch
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  if (setsid() < 0) h_die("setsid");
+  if (setsid() < 0) h_die("slot holder: setsid");
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0) h_die("/dev/null");
+  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0) h_die("slot holder: /dev/null");
   close(devnull);
   char b;
-  if (read(H_SYNC, &b, 1) != 1) h_die("waiting for the cgroups");
+  if (read(H_SYNC, &b, 1) != 1) h_die("slot holder: waiting for the cgroups");
   close(H_SYNC);
-  if (sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1) != 0) h_die("sethostname");
-  if (sq__jail_mnt_build(root_dir, 0, false) != 0) h_die("building the root");
-  if (chdir("/") != 0) h_die("chdir /");
+  if (sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1) != 0) h_die("slot holder: sethostname");
+  if (sq__jail_mnt_build(root_dir, 0, false) != 0) h_die("slot holder: building the root");
+  if (chdir("/") != 0) h_die("slot holder: chdir /");
   close(H_STATUS); /* EOF: ready */
+  sq__jail_die_to(-1, -1); /* descriptor 4 may be a run's from here on */
   for (;;) {
     char buf[sizeof(hold_req) + 4096];
     struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
@@ -267,19 +244,7 @@ static int holder_request(holder *h, const hold_req *rq, const char *python, con
   if (plen >= 4096) return -1;
   memcpy(buf, rq, sizeof *rq);
   memcpy(buf + sizeof *rq, python, plen);
-  struct iovec iov = {.iov_base = buf, .iov_len = sizeof *rq + plen};
-  union {
-    char b[CMSG_SPACE(HOLDER_FDS * sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(HOLDER_FDS * sizeof(int));
-  memcpy(CMSG_DATA(cm), fds, HOLDER_FDS * sizeof(int));
-  if (sendmsg(h->sock, &msg, MSG_NOSIGNAL) != (ssize_t)iov.iov_len) return -1;
+  if (sq__jail_send_fds(h->sock, buf, sizeof *rq + plen, fds, HOLDER_FDS) != 0) return -1;
 
   struct pollfd p = {.fd = h->sock, .events = POLLIN};
   if (poll(&p, 1, HOLDER_REPLY_TIMEOUT_MS) != 1) return -1;
@@ -347,46 +312,75 @@ static int program_memfd(const char *program, size_t len) {
   return fd;
 }
 
+/* A run's descriptors: pipes for stdout, stderr, setup status and the
+ * init's report, the ctl socket (seccomp listener), the program's memfd. */
+typedef struct {
+  int out[2], err[2], st[2], res[2], ctl[2], prog;
+} run_fds;
+
+static void run_fds_close(run_fds *f) {
+  int *all[] = {&f->out[0], &f->out[1], &f->err[0], &f->err[1], &f->st[0], &f->st[1],
+                &f->res[0], &f->res[1], &f->ctl[0], &f->ctl[1], &f->prog};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+    if (*all[i] >= 0) close(*all[i]);
+    *all[i] = -1;
+  }
+}
+
+static int run_fds_open(run_fds *f, const char *program, size_t len) {
+  *f = (run_fds){{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1};
+  if (pipe2(f->out, O_CLOEXEC) != 0 || pipe2(f->err, O_CLOEXEC) != 0 || pipe2(f->st, O_CLOEXEC) != 0 ||
+      pipe2(f->res, O_CLOEXEC) != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->ctl) != 0 ||
+      (f->prog = program_memfd(program, len)) < 0)
+    return -1;
+  int one = 1;
+  setsockopt(f->ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+  return 0;
+}
+
 int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
                       size_t len, const sq_jail_limits *lim, sq_jail_outcome *o) {
   holder *h = &holders[slot];
   int ret = SQ_EJAIL;
-  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, res_p[2] = {-1, -1}, ctl[2] = {-1, -1};
-  int prog = -1;
+  run_fds f;
   slot_run r = {.result_fd = -1, .init_pidfd = -1};
-  if (!holder_alive(h)) {
-    if (h->pid > 0) holder_stop(h);
-    if (holder_start(h, c, cg, o->error, sizeof o->error) != 0) return SQ_EJAIL;
-  }
-  if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 || pipe2(st_p, O_CLOEXEC) != 0 ||
-      pipe2(res_p, O_CLOEXEC) != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0 ||
-      (prog = program_memfd(program, len)) < 0) {
-    snprintf(o->error, sizeof o->error, "pipe2/socketpair/memfd: %s", strerror(errno));
-    goto out;
-  }
-  int one = 1;
-  setsockopt(ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
   hold_req rq = {.layers = layers, .uid = sq__jail_slot_uid(slot), .lim = *lim};
-  int fds[HOLDER_FDS] = {out_p[1], err_p[1], st_p[1], res_p[1], ctl[1], prog};
-  int64_t start_ms = sq_now_mono_ms();
-  pid_t init_pid;
-  if (holder_request(h, &rq, c->python_path, fds, &init_pid, &r.init_pidfd) != 0) {
-    snprintf(o->error, sizeof o->error, "slot holder did not start the run");
+  int64_t start_ms = 0;
+  /* A holder that died just now (its pidfd not yet readable) fails the
+   * request: replace it and try once more, with fresh descriptors. */
+  for (int attempt = 0;; attempt++) {
+    if (!holder_alive(h)) {
+      if (h->pid > 0) holder_stop(h);
+      if (holder_start(h, c, cg, o->error, sizeof o->error) != 0) return SQ_EJAIL;
+    }
+    if (run_fds_open(&f, program, len) != 0) {
+      snprintf(o->error, sizeof o->error, "pipe2/socketpair/memfd: %s", strerror(errno));
+      run_fds_close(&f);
+      return SQ_EJAIL;
+    }
+    int fds[HOLDER_FDS] = {f.out[1], f.err[1], f.st[1], f.res[1], f.ctl[1], f.prog};
+    start_ms = sq_now_mono_ms();
+    pid_t init_pid;
+    if (holder_request(h, &rq, c->python_path, fds, &init_pid, &r.init_pidfd) == 0) break;
     holder_stop(h);
-    goto out;
+    run_fds_close(&f);
+    if (attempt == 1) {
+      snprintf(o->error, sizeof o->error, "slot holder did not start the run");
+      return SQ_EJAIL;
+    }
   }
-  int *child_ends[] = {&out_p[1], &err_p[1], &st_p[1], &res_p[1], &ctl[1], &prog};
+  int *child_ends[] = {&f.out[1], &f.err[1], &f.st[1], &f.res[1], &f.ctl[1], &f.prog};
   for (size_t i = 0; i < sizeof child_ends / sizeof *child_ends; i++) {
     close(*child_ends[i]);
     *child_ends[i] = -1;
   }
   char setup_msg[sizeof o->error];
-  size_t setup_len = sq__jail_read_status(st_p[0], setup_msg, sizeof setup_msg);
-  r.result_fd = res_p[0];
-  sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = res_p[0],
+  size_t setup_len = sq__jail_read_status(f.st[0], setup_msg, sizeof setup_msg);
+  r.result_fd = f.res[0];
+  sq__jail_watch w = {.out_fd = f.out[0], .err_fd = f.err[0], .ctl_fd = f.ctl[0], .done_fd = f.res[0],
                       .kill_pid = -1, .end_check = slot_end, .kill_fallback = slot_kill, .arg = &r,
                       .start_ms = start_ms, .lim = lim};
-  out_p[0] = err_p[0] = -1;
+  f.out[0] = f.err[0] = -1; /* sq__jail_supervise closes them */
   sq_jail_end killed_for;
   int status;
   ret = sq__jail_supervise(&w, o, &killed_for, &status);
@@ -403,13 +397,8 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
     ret = SQ_EJAIL;
   } else o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
   if (r.broken) holder_stop(h);
-out:
-  {
-    int fds2[] = {out_p[0], out_p[1], err_p[0], err_p[1], st_p[0], st_p[1], res_p[0], res_p[1],
-                  ctl[0], ctl[1], prog, r.init_pidfd};
-    for (size_t i = 0; i < sizeof fds2 / sizeof *fds2; i++)
-      if (fds2[i] >= 0) close(fds2[i]);
-  }
+  run_fds_close(&f);
+  if (r.init_pidfd >= 0) close(r.init_pidfd);
   return ret;
 }
 

@@ -406,6 +406,25 @@ static void test_limits_apply(void) {
   CHECK_STR(sq_jail_end_name(SQ_JAIL_POLICY), "policy");
 }
 
+/* Spawn runs go through per-slot holders, the test's only children
+ * between runs: killed, each is replaced at its slot's next run. */
+static void test_holder_replaced(void) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+  for (int round = 0; round < 2; round++) {
+    sq_jail_outcome o;
+    CHECK_EQ(run("print('again')\n", NULL, &o), 0);
+    EXPECT_END(o, SQ_JAIL_EXITED_OK);
+    CHECK_STR(o.stdout_buf, "again\n");
+    sq_jail_outcome_clear(&o);
+    FILE *f = fopen(path, "re");
+    int pid, killed = 0;
+    while (f && fscanf(f, "%d", &pid) == 1) killed += kill(pid, SIGKILL) == 0;
+    if (f) fclose(f);
+    CHECK(killed >= 1);
+  }
+}
+
 int main(void) {
   if (access(python, X_OK) != 0) {
     fprintf(stderr, "SKIP: %s is not installed\n", python);
@@ -431,6 +450,7 @@ int main(void) {
   test_descriptors();
   test_scratch_and_uid();
   test_daemon();
+  test_holder_replaced();
   test_setup_error();
 
   sq_jail_free(jail);
