@@ -35,7 +35,7 @@ void sq_config_defaults(sq_config *cfg) {
   snprintf(cfg->scratch_root, sizeof cfg->scratch_root, "/tmp/sandq-scratch");
   cfg->default_limits = (sq_jail_limits){.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 512, .output_kib = 64};
   cfg->max_limits = (sq_jail_limits){.wall_ms = 60000, .cpu_ms = 30000, .memory_mib = 2048, .output_kib = 1024};
-  cfg->jail_mode = SQ_JAIL_MODE_SPAWN;
+  cfg->jail_mode = SQ_JAIL_MODE_WARM;
   cfg->jail_pool_size = 2;
   snprintf(cfg->system_prompt, sizeof cfg->system_prompt,
            "You write Python 3 programs. Reply with one complete program in a single ```python "

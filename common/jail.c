@@ -190,7 +190,8 @@ void sq_jail_free(sq_jail *j) {
   sq__jail_pool_free(j->pool);
   slot_cgroups_destroy();
   sq__jail_seccomp_free(&j->c.seccomp);
-  if (j->c.root_dir) rmdir(j->c.root_dir);
+  /* root_dir stays: another runner (in this process or another worker
+   * sharing the scratch root) may be mounting a root on it right now. */
   free(j->c.python_path);
   free(j->c.scratch_root);
   free(j->c.root_dir);
@@ -279,11 +280,12 @@ static uint32_t slot_cgroup(int slot, int64_t memory_mib, sq__jail_cgroup **out)
   return slot_cg_layers[slot];
 }
 
-/* Removes the cgroups of every slot nobody holds. */
+/* Stops the holders and removes the cgroups of every slot nobody holds. */
 static void slot_cgroups_destroy(void) {
   pthread_mutex_lock(&slots_lock);
   for (int s = 0; s < SQ__JAIL_MAX_SLOTS; s++)
     if (slot_cg_made[s] && !(slots_used & (UINT64_C(1) << s))) {
+      sq__jail_slot_stop(s);
       sq__jail_cgroup_destroy(&slot_cg[s]);
       slot_cg_made[s] = false;
     }
@@ -329,6 +331,27 @@ static bool has(const sq_jail_outcome *o, const char *needle) {
   return o->stderr_buf && memmem(o->stderr_buf, o->stderr_len, needle, strlen(needle));
 }
 
+/* Whether stderr ends with an uncaught exception of type name, as the
+ * interpreter prints it: the last "Traceback (most recent call last):"
+ * line, its indented frames, then "name" or "name: message". */
+static bool uncaught(const sq_jail_outcome *o, const char *name) {
+  static const char tb[] = "Traceback (most recent call last):\n";
+  if (!o->stderr_buf) return false;
+  const char *p = NULL;
+  for (const char *s = o->stderr_buf; (s = memmem(s, o->stderr_len - (size_t)(s - o->stderr_buf), tb, sizeof tb - 1));
+       s++)
+    if (s == o->stderr_buf || s[-1] == '\n') p = s;
+  if (!p) return false;
+  p += sizeof tb - 1;
+  while (*p == ' ') { /* frames and source lines are indented */
+    const char *nl = strchr(p, '\n');
+    if (!nl) return false;
+    p = nl + 1;
+  }
+  size_t n = strlen(name);
+  return strncmp(p, name, n) == 0 && (p[n] == ':' || p[n] == '\n' || p[n] == '\0');
+}
+
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
                              const sq_jail_limits *lim, bool oom_killed) {
   if (killed_for == SQ_JAIL_TIMEOUT || killed_for == SQ_JAIL_OUTPUT_LIMIT || killed_for == SQ_JAIL_POLICY)
@@ -339,8 +362,10 @@ sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end k
   if (WIFEXITED(status)) {
     switch (WEXITSTATUS(status)) {
     case 0: return oom_killed ? SQ_JAIL_MEMORY_LIMIT : SQ_JAIL_EXITED_OK;
-    case SQ__JAIL_EXIT_ASSERTION: return SQ_JAIL_ASSERTION;
-    case SQ__JAIL_EXIT_MEMORY: return SQ_JAIL_MEMORY_LIMIT;
+    case 1:
+      if (oom_killed || uncaught(o, "MemoryError")) return SQ_JAIL_MEMORY_LIMIT;
+      if (uncaught(o, "AssertionError")) return SQ_JAIL_ASSERTION;
+      return oom_text ? SQ_JAIL_MEMORY_LIMIT : SQ_JAIL_EXITED_ERROR;
     default: return oom_text || oom_killed ? SQ_JAIL_MEMORY_LIMIT : SQ_JAIL_EXITED_ERROR;
     }
   }
@@ -356,10 +381,9 @@ sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end k
   return SQ_JAIL_SIGNALED;
 }
 
-/* What spawn mode's end check needs. */
+/* What the end check of a run without namespaces needs. */
 typedef struct {
-  pid_t pid;       /* the init (namespaces) or the payload (none) */
-  int result_fd;   /* the init's report of the payload's wait status, or -1 */
+  pid_t pid;       /* the payload */
 } spawn_run;
 
 static bool spawn_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
@@ -370,14 +394,10 @@ static bool spawn_end(void *arg, const char *msg, size_t len, int *status, struc
   pid_t p = wait4(r->pid, &st, WNOHANG | __WALL, ru);
   if (p != r->pid && !(p < 0 && errno == ECHILD)) return false;
   *status = st;
-  int payload = 0;
-  if (r->result_fd >= 0 && read(r->result_fd, &payload, sizeof payload) == (ssize_t)sizeof payload)
-    *status = payload;
   return true;
 }
 
-/* Reads the status pipe until EOF: empty when the payload exec'd. */
-static size_t read_setup_message(int fd, char *msg, size_t cap) {
+size_t sq__jail_read_status(int fd, char *msg, size_t cap) {
   size_t len = 0;
   for (;;) {
     ssize_t n = read(fd, msg + len, cap - 1 - len);
@@ -392,25 +412,29 @@ static size_t read_setup_message(int fd, char *msg, size_t cap) {
   return len;
 }
 
+/* Spawn mode: with namespaces through the slot's holder (jail_slot.c);
+ * without (not root), a direct child in a host scratch directory. */
 static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, const sq_jail_limits *lim,
                          sq_jail_outcome *o) {
+  if (j->c.layers & SQ_JAIL_LAYER_PID_NS) {
+    sq__jail_cgroup *cg;
+    uint32_t layers = j->c.layers & ~(SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS);
+    layers |= slot_cgroup(slot, lim->memory_mib, &cg) & j->c.layers;
+    o->layers = layers;
+    return sq__jail_slot_run(&j->c, slot, cg, layers, program, len, lim, o);
+  }
   int ret = 0;
-  bool ns = j->c.layers & SQ_JAIL_LAYER_PID_NS;
   char dir[PATH_MAX] = "";
-  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, res_p[2] = {-1, -1},
-      sync_p[2] = {-1, -1}, ctl[2] = {-1, -1}, pidfd = -1;
-  sq__jail_cgroup none = {0}, *cg = &none;
+  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, ctl[2] = {-1, -1}, pidfd = -1;
   pid_t pid = -1;
-  unsigned uid = sq__jail_slot_uid(slot);
 
-  if (!ns && (ret = make_host_scratch(j, program, len, dir, o)) != 0) goto out;
+  if ((ret = make_host_scratch(j, program, len, dir, o)) != 0) goto out;
   char home[PATH_MAX + 8];
-  snprintf(home, sizeof home, "HOME=%s", ns ? SQ__JAIL_SCRATCH : dir);
+  snprintf(home, sizeof home, "HOME=%s", dir);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", home, "PYTHONDONTWRITEBYTECODE=1",
                   "PYTHONIOENCODING=utf-8", NULL};
-  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_harness_py, NULL};
+  char *argv[] = {"python3", "-I", "-S", "main.py", NULL};
   if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 || pipe2(st_p, O_CLOEXEC) != 0 ||
-      pipe2(res_p, O_CLOEXEC) != 0 || pipe2(sync_p, O_CLOEXEC) != 0 ||
       socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
     set_error(o, "pipe2/socketpair: %s", strerror(errno));
     ret = SQ_EJAIL;
@@ -418,18 +442,14 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   }
   int one = 1;
   setsockopt(ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
-  uint32_t layers = j->c.layers & ~(SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS);
-  if (ns) layers |= slot_cgroup(slot, lim->memory_mib, &cg) & j->c.layers;
-  o->layers = layers;
-  sq__jail_child child = {.python_path = j->c.python_path, .scratch_dir = dir, .root_dir = j->c.root_dir,
-                          .program = program, .program_len = len, .argv = argv, .envp = envp,
-                          .stdout_fd = out_p[1], .stderr_fd = err_p[1], .status_fd = st_p[1],
-                          .sync_fd = ns ? sync_p[0] : -1, .result_fd = ns ? res_p[1] : -1,
-                          .notify_sock = ctl[1], .lim = lim, .layers = layers, .uid = uid,
+  o->layers = j->c.layers;
+  sq__jail_child child = {.python_path = j->c.python_path, .scratch_dir = dir, .program_fd = -1,
+                          .argv = argv, .envp = envp, .stdout_fd = out_p[1], .stderr_fd = err_p[1],
+                          .status_fd = st_p[1], .sync_fd = -1, .result_fd = -1, .notify_sock = ctl[1],
+                          .lim = lim, .layers = j->c.layers, .uid = sq__jail_slot_uid(slot),
                           .drop_uid = geteuid() == 0, .seccomp = &j->c.seccomp};
-  unsigned long flags = ns ? NS_FLAGS | (layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0) : 0;
   int64_t start_ms = sq_now_mono_ms();
-  pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
+  pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
   if (pid < 0) {
     set_error(o, "clone: %s", strerror(errno));
     ret = SQ_EJAIL;
@@ -437,21 +457,16 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   }
   if (pid == 0) sq__jail_contain(&child);
 
-  int child_ends[] = {out_p[1], err_p[1], st_p[1], res_p[1], sync_p[0], ctl[1]};
-  for (size_t i = 0; i < sizeof child_ends / sizeof *child_ends; i++)
-    if (child_ends[i] >= 0) close(child_ends[i]);
-  out_p[1] = err_p[1] = st_p[1] = res_p[1] = sync_p[0] = ctl[1] = -1;
-  if (ns) {
-    if (sq__jail_cgroup_attach(cg, pid) != 0) SQ_PERROR("jail: moving the run into its cgroups");
-    if (write(sync_p[1], "g", 1) != 1) SQ_PERROR("jail: waking the run");
-  }
+  int child_ends[] = {out_p[1], err_p[1], st_p[1], ctl[1]};
+  for (size_t i = 0; i < sizeof child_ends / sizeof *child_ends; i++) close(child_ends[i]);
+  out_p[1] = err_p[1] = st_p[1] = ctl[1] = -1;
   char setup_msg[sizeof o->error];
-  size_t setup_len = read_setup_message(st_p[0], setup_msg, sizeof setup_msg);
+  size_t setup_len = sq__jail_read_status(st_p[0], setup_msg, sizeof setup_msg);
 
   pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-  spawn_run r = {.pid = pid, .result_fd = ns ? res_p[0] : -1};
+  spawn_run r = {.pid = pid};
   sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = pidfd,
-                      .kill_pid = pid, .kill_group = !ns, .end_check = spawn_end, .arg = &r,
+                      .kill_pid = pid, .kill_group = true, .end_check = spawn_end, .arg = &r,
                       .start_ms = start_ms, .lim = lim};
   out_p[0] = err_p[0] = -1;
   sq_jail_end killed_for;
@@ -462,11 +477,6 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
     waitpid(pid, NULL, __WALL);
   }
   pid = -1;
-  if (ns && cg->mem[0]) {
-    int64_t peak = sq__jail_cgroup_peak_kib(cg);
-    if (peak > 0) o->memory_kib = peak;
-    o->oom_killed = sq__jail_cgroup_oom_fired(cg);
-  }
   if (ret == SQ_ENOMEM) set_error(o, "out of memory while capturing output");
   else if (ret == 0 && setup_len > 0) {
     set_error(o, "%s", setup_msg);
@@ -477,8 +487,7 @@ out:
     kill(pid, SIGKILL);
     waitpid(pid, NULL, __WALL);
   }
-  int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1], st_p[0], st_p[1], res_p[0], res_p[1],
-               sync_p[0], sync_p[1], ctl[0], ctl[1], pidfd};
+  int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1], st_p[0], st_p[1], ctl[0], ctl[1], pidfd};
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     if (fds[i] >= 0) close(fds[i]);
   if (dir[0] && sq_rmtree(dir) != 0) SQ_WARN("cannot remove scratch dir %s", dir);

@@ -31,7 +31,7 @@
 #include "jail_internal.h"
 
 /* Fixed descriptor numbers once set_up_descriptors ran. */
-enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_FIRST_FREE = 7 };
+enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_PROGRAM = 7, FD_FIRST_FREE = 8 };
 
 /* Where die() writes; they move to 3 and 2 once descriptors are set up. */
 static int status_fd = -1;
@@ -45,8 +45,12 @@ static void put(const char *s) {
   }
 }
 
-/* Writes "sandq-jail: <step> failed: <ERRNAME> (errno N); hint" and exits. */
-static _Noreturn void die(const char *step, int err, const char *hint) {
+void sq__jail_die_to(int status, int err_fd) {
+  status_fd = status;
+  stderr_fd = err_fd;
+}
+
+_Noreturn void sq__jail_die(const char *step, int err, const char *hint) {
   char num[16];
   int i = (int)sizeof num - 1;
   num[i] = '\0';
@@ -72,36 +76,41 @@ static _Noreturn void die(const char *step, int err, const char *hint) {
 }
 
 static void step(int rc, const char *name, const char *hint) {
-  if (rc != 0) die(name, errno, hint);
+  if (rc != 0) sq__jail_die(name, errno, hint);
 }
 
 /* A session (and process group) of its own: the parent kills the whole
  * tree with kill(-pid); the filter keeps the tree from leaving it. */
 static int new_session(void) { return setsid() < 0 ? -1 : 0; }
 
-/* Moves fd to want (close-on-exec unless keep); -1 fds are skipped. */
+/* Moves fd to want (close-on-exec unless keep); for a -1 fd, want is
+ * closed (whatever the parent left there must not stay open). */
 static int place(int fd, int want, bool cloexec) {
-  if (fd < 0) return 0;
+  if (fd < 0) {
+    close(want);
+    return 0;
+  }
   return dup3(fd, want, cloexec ? O_CLOEXEC : 0) < 0 ? -1 : 0;
 }
 
 /* 0 from /dev/null, 1 and 2 onto the pipes, the status pipe on 3, the
  * init's result pipe on 4, the notification socket on 5, the sync pipe on
- * 6 (all close-on-exec; 5 kept across exec for the warm zygote), every
- * other descriptor closed. */
+ * 6, the program's memfd on 7 (all close-on-exec; 5 kept across exec for
+ * the warm zygote), every other descriptor closed. */
 static int set_up_descriptors(const sq__jail_child *c) {
   int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0) return -1;
   /* Move everything above the fixed numbers first so no dup clobbers a source. */
-  int src[] = {in, c->stdout_fd, c->stderr_fd, c->status_fd, c->result_fd, c->notify_sock, c->sync_fd};
-  int hi[7];
-  for (int i = 0; i < 7; i++) {
+  int src[] = {in, c->stdout_fd, c->stderr_fd, c->status_fd, c->result_fd, c->notify_sock, c->sync_fd,
+               c->program_fd};
+  int hi[8];
+  for (int i = 0; i < 8; i++) {
     hi[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
     if (src[i] >= 0 && hi[i] < 0) return -1;
   }
   if (dup2(hi[0], 0) < 0 || dup2(hi[1], 1) < 0 || dup2(hi[2], 2) < 0) return -1;
   if (place(hi[3], FD_STATUS, true) || place(hi[4], FD_RESULT, true) ||
-      place(hi[5], FD_NOTIFY, !c->warm) || place(hi[6], FD_SYNC, true))
+      place(hi[5], FD_NOTIFY, !c->warm) || place(hi[6], FD_SYNC, true) || place(hi[7], FD_PROGRAM, true))
     return -1;
   status_fd = FD_STATUS;
   stderr_fd = 2;
@@ -112,8 +121,10 @@ static int set_up_descriptors(const sq__jail_child *c) {
 }
 
 /* Waits for the parent to place us in the run's cgroups (and to be sure
- * the parent is still there). */
-static int wait_for_parent(void) {
+ * the parent is still there). A run started by its slot's holder is born
+ * in the cgroups and has nothing to wait for. */
+static int wait_for_parent(const sq__jail_child *c) {
+  if (c->sync_fd < 0) return 0;
   char b;
   ssize_t n;
   while ((n = read(FD_SYNC, &b, 1)) < 0 && errno == EINTR) {
@@ -144,15 +155,38 @@ int sq__jail_write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-/* main.py into the scratch tmpfs, owned by the run's uid. */
+/* Copies the program's memfd to fd. */
+static int copy_program(int fd) {
+  char buf[16384];
+  off_t off = 0;
+  for (;;) {
+    ssize_t n = pread(FD_PROGRAM, buf, sizeof buf, off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) break;
+    if (sq__jail_write_all(fd, buf, (size_t)n) != 0) return -1;
+    off += n;
+  }
+  return close(FD_PROGRAM);
+}
+
+/* main.py into the scratch tmpfs, owned by the run's uid: from the
+ * program's memfd (a holder's run) or from memory. */
 static int write_program(const sq__jail_child *c) {
   if (c->warm) return 0; /* the zygote's child writes each task's program */
   int fd = open(SQ__JAIL_SCRATCH "/main.py", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return -1;
-  int rc = sq__jail_write_all(fd, c->program, c->program_len);
+  int rc = c->program_fd >= 0 ? copy_program(fd) : sq__jail_write_all(fd, c->program, c->program_len);
   if (rc == 0) rc = fchown(fd, c->uid, c->uid);
   close(fd);
   return rc;
+}
+
+/* The root: a holder prepared it once for its slot (only a fresh scratch
+ * tmpfs is mounted per run), or it is built here. */
+static int build_root(const sq__jail_child *c) {
+  if (c->root_prepared) return sq__jail_mnt_scratch("", c->uid);
+  return sq__jail_mnt_build(c->root_dir, c->uid, true);
 }
 
 static int set_umask(void) {
@@ -219,22 +253,25 @@ static int drop_privileges(const sq__jail_child *c) {
 
 static int no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); }
 
-/* Sends one descriptor over the notification socket (SCM_RIGHTS). */
-static int send_fd(int sock, int fd) {
-  char byte = 'n';
-  struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+int sq__jail_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds) {
+  struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
   union {
-    char buf[CMSG_SPACE(sizeof(int))];
+    char buf[CMSG_SPACE(SQ__JAIL_MAX_SEND_FDS * sizeof(int))];
     struct cmsghdr align;
   } u;
+  if (nfds < 1 || nfds > SQ__JAIL_MAX_SEND_FDS) {
+    errno = EINVAL;
+    return -1;
+  }
   memset(&u, 0, sizeof u);
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+                       .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
   struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-  return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+  cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+  memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+  return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
 /* The filter, its listener handed to the supervisor; the last step before
@@ -244,7 +281,7 @@ static int load_seccomp(const sq__jail_child *c) {
   int fd = sq__jail_seccomp_install(c->seccomp);
   if (fd < 0) return -1;
   if (fd > 0) {
-    if (c->notify_sock >= 0 && send_fd(FD_NOTIFY, fd) != 0) return -1;
+    if (c->notify_sock >= 0 && sq__jail_send_fds(FD_NOTIFY, "n", 1, &fd, 1) != 0) return -1;
     close(fd);
   }
   if (c->notify_sock >= 0) close(FD_NOTIFY);
@@ -253,7 +290,7 @@ static int load_seccomp(const sq__jail_child *c) {
 
 static _Noreturn void exec_interpreter(const sq__jail_child *c) {
   execve(c->python_path, c->argv, c->envp);
-  die("execve of the interpreter", errno, "check python_path");
+  sq__jail_die("execve of the interpreter", errno, "check python_path");
 }
 
 /* The payload: its own session, limits, the filter, the interpreter. */
@@ -265,27 +302,36 @@ static _Noreturn void payload(const sq__jail_child *c) {
   exec_interpreter(c);
 }
 
-/* pid 1: reaps everything, reports the payload's wait status, exits (the
- * kernel then kills what is left in the namespace). */
+/* pid 1: reaps until the payload ends, then kills and reaps whatever it
+ * left, and reports the payload's wait status with the CPU time of the
+ * whole tree (sq__jail_init_report). The run has ended when the report is
+ * written: the namespaces are torn down after, off the supervisor's path. */
 static _Noreturn void init_reap(pid_t child) {
-  int status = 0, payload_status = 0;
+  sq__jail_init_report rep;
+  memset(&rep, 0, sizeof rep);
   for (;;) {
+    int status = 0;
     pid_t p = waitpid(-1, &status, __WALL);
     if (p < 0 && errno == EINTR) continue;
     if (p < 0) break;
     if (p == child) {
-      payload_status = status;
+      rep.status = status;
       break;
     }
   }
-  if (write(FD_RESULT, &payload_status, sizeof payload_status) < 0) {
+  kill(-1, SIGKILL); /* every other process of the namespace */
+  for (;;) {
+    pid_t p = waitpid(-1, NULL, __WALL);
+    if (p < 0 && errno != EINTR) break;
+  }
+  getrusage(RUSAGE_CHILDREN, &rep.ru);
+  if (sq__jail_write_all(FD_RESULT, (const char *)&rep, sizeof rep) != 0) { /* nobody listens */
   }
   _exit(0);
 }
 
 _Noreturn void sq__jail_contain(const sq__jail_child *c) {
-  status_fd = c->status_fd;
-  stderr_fd = c->stderr_fd;
+  sq__jail_die_to(c->status_fd, c->stderr_fd);
   bool ns = c->layers & SQ_JAIL_LAYER_PID_NS;
 
   step(set_up_descriptors(c), "descriptors", NULL);
@@ -297,9 +343,9 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c) {
     payload(c);
   }
   step(die_with_parent(c), "PR_SET_PDEATHSIG", NULL);
-  step(wait_for_parent(), "waiting for the supervisor (cgroups)", NULL);
+  step(wait_for_parent(c), "waiting for the supervisor (cgroups)", NULL);
   step(set_hostname(), "sethostname in the UTS namespace", NULL);
-  step(sq__jail_mnt_build(c->root_dir, c->uid), "building the new root",
+  step(build_root(c), "building the new root",
        "the scratch root must be on a local filesystem; see docs/security.md");
   step(write_program(c), "writing main.py", NULL);
   step(set_umask(), "umask", NULL);
@@ -310,8 +356,10 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c) {
   /* Raw clone, not fork(): glibc's fork takes locks that another thread of
    * the worker may have held when we were cloned. */
   pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
-  if (child < 0) die("fork of the payload", errno, NULL);
+  if (child < 0) sq__jail_die("fork of the payload", errno, NULL);
   if (child == 0) payload(c);
   close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
+  close(1);         /* and the output pipes reach EOF when the payload's tree is gone */
+  close(2);
   init_reap(child);
 }

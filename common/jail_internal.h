@@ -1,5 +1,5 @@
 /* jail_internal.h: what the jail's files share and nobody else sees: the
- * child's checklist input, the compiled seccomp filter, the harness, the
+ * child's checklist input, the compiled seccomp filter, the zygote loop, the
  * cgroup handle, the supervision loop and the exit codes the parent reads
  * back. */
 #ifndef SQ_JAIL_INTERNAL_H
@@ -13,12 +13,12 @@
 
 #include "jail.h"
 
-/* Exit codes the harness uses (jail_harness.c) and the setup code the
- * child uses when a containment step fails before exec (jail_contain.c).
- * Unusual on purpose: a program exiting with one of them by hand is only
- * misreported against itself. */
-#define SQ__JAIL_EXIT_ASSERTION 97 /* uncaught AssertionError */
-#define SQ__JAIL_EXIT_MEMORY 98    /* uncaught MemoryError */
+/* The exit code the child uses when a containment step fails before exec
+ * (jail_contain.c). Unusual on purpose: a program exiting with it by hand
+ * is only misreported against itself. The program itself runs as
+ * `python3 -I -S /scratch/main.py`: an uncaught exception is exit status 1
+ * and its traceback on stderr (jail.c reads AssertionError and MemoryError
+ * from there). */
 #define SQ__JAIL_EXIT_SETUP 125    /* a containment step failed; see the status pipe */
 
 /* Each concurrent run (or pool zygote) holds one slot; slot s runs as host
@@ -54,13 +54,15 @@ typedef struct {
   const char *root_dir;      /* empty host dir the new root is mounted on */
   const char *program;       /* written to main.py inside the jail (namespace mode) */
   size_t program_len;
+  int program_fd;            /* or a memfd holding it (>= 0: used instead of program) */
+  bool root_prepared;        /* the slot's holder built the root: mount scratch only */
   char *const *argv;
   char *const *envp;
   int stdout_fd;  /* write ends of the parent's pipes */
   int stderr_fd;
   int status_fd;  /* close-on-exec; a message here means setup failed */
-  int sync_fd;    /* read end: one byte once the parent has placed us in cgroups */
-  int result_fd;  /* init writes the payload's wait status here */
+  int sync_fd;    /* read end: one byte once the parent has placed us in cgroups; -1: born there */
+  int result_fd;  /* init writes its sq__jail_init_report here */
   int notify_sock;/* the payload sends its seccomp listener here (SCM_RIGHTS) */
   const sq_jail_limits *lim;
   uint32_t layers;      /* SQ_JAIL_LAYER_* the child must set up */
@@ -70,21 +72,44 @@ typedef struct {
   const struct sock_fprog *seccomp;
 } sq__jail_child;
 
+/* What a run's init writes on result_fd once the payload has ended and
+ * everything it left was killed and reaped. */
+typedef struct {
+  int status;          /* the payload's wait status */
+  struct rusage ru;    /* RUSAGE_CHILDREN of the init: the whole tree */
+} sq__jail_init_report;
+
 /* The child side: runs the containment checklist and execs the interpreter.
  * Never returns; on a failed step it writes why to status_fd and stderr_fd
  * and exits SQ__JAIL_EXIT_SETUP. With namespaces the child is the pid
  * namespace's init: it sets up the root, forks the payload, reaps, and
- * writes the payload's wait status to result_fd. */
+ * writes an sq__jail_init_report to result_fd. */
 _Noreturn void sq__jail_contain(const sq__jail_child *c);
+
+/* Sends len bytes of data with nfds descriptors (SCM_RIGHTS, at most
+ * SQ__JAIL_MAX_SEND_FDS) in one message; async-signal-safe. 0 or -1. */
+#define SQ__JAIL_MAX_SEND_FDS 8
+int sq__jail_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds);
+
+/* Where sq__jail_die writes (-1: nowhere), and the death itself:
+ * "sandq-jail: <step> failed: <ERRNAME> (errno N); hint" on both, then
+ * exit SQ__JAIL_EXIT_SETUP. Async-signal-safe. */
+void sq__jail_die_to(int status_fd, int stderr_fd);
+_Noreturn void sq__jail_die(const char *step, int err, const char *hint);
 
 /* write(2) until n bytes are written; async-signal-safe. 0 or -1. */
 int sq__jail_write_all(int fd, const char *p, size_t n);
 
 /* Builds the new root on root_dir (an empty host directory) in the
- * calling process's own mount namespace and pivots into it; the scratch
- * tmpfs at SQ__JAIL_SCRATCH is owned by uid. Async-signal-safe. Returns 0
- * or -1 with errno. */
-int sq__jail_mnt_build(const char *root_dir, unsigned uid);
+ * calling process's own mount namespace and pivots into it. With
+ * with_scratch the scratch tmpfs at SQ__JAIL_SCRATCH (owned by uid) is
+ * mounted too; without, SQ__JAIL_SCRATCH is left an empty directory for
+ * sq__jail_mnt_scratch. Async-signal-safe. Returns 0 or -1 with errno. */
+int sq__jail_mnt_build(const char *root_dir, unsigned uid, bool with_scratch);
+/* Mounts a fresh scratch tmpfs (size and inode caps, mode 0700, owned by
+ * uid) at root + SQ__JAIL_SCRATCH; root is "" inside a built root.
+ * Async-signal-safe. Returns 0 or -1 with errno. */
+int sq__jail_mnt_scratch(const char *root, unsigned uid);
 
 /* Compiles the filter with libseccomp into a BPF program (owned by *prog;
  * release with sq__jail_seccomp_free). Returns 0, SQ_ENOMEM or SQ_EJAIL. */
@@ -137,8 +162,9 @@ typedef struct {
                           seccomp listener (and the sender's pid); others go to
                           end_check. Not closed. */
   int done_fd;         /* readable when the run may have ended (pidfd), or -1 */
-  pid_t kill_pid;      /* SIGKILL target: the init (spawn), or 0 until the
-                          task's first message names it (warm) */
+  pid_t kill_pid;      /* SIGKILL target: the payload (spawn without namespaces),
+                          0 until the task's first message names it (warm), or
+                          -1: always kill_fallback (a holder's run: its init's pidfd) */
   bool kill_group;     /* kill -kill_pid as well (warm: the task's session) */
   /* Called when done_fd is readable, on every tick without done_fd, and
    * with each other message on ctl_fd; returns true when the run has ended
@@ -172,6 +198,19 @@ typedef struct {
   struct sock_fprog seccomp;
 } sq__jail_common;
 const sq__jail_common *sq__jail_common_of(const sq_jail *j);
+
+/* Spawn mode with namespaces (jail_slot.c): runs program through slot's
+ * holder, started (in cg) on first use or when it died. layers are the
+ * run's (the caller put them in o->layers). Fills o like sq_jail_run.
+ * Returns 0, SQ_ENOMEM or SQ_EJAIL (o->error says why). */
+int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
+                      size_t len, const sq_jail_limits *lim, sq_jail_outcome *o);
+/* Stops slot's holder, if any (the slot must not be in use). */
+void sq__jail_slot_stop(int slot);
+/* Reads a status pipe until EOF (the write ends close at exec or death):
+ * the first line of what was written, empty when the child exec'd. msg
+ * holds cap bytes; returns the length read. */
+size_t sq__jail_read_status(int fd, char *msg, size_t cap);
 /* Takes a free slot (blocks never; -1 when all are taken) / gives it back. */
 int sq__jail_slot_take(void);
 void sq__jail_slot_give(int slot);
@@ -183,9 +222,7 @@ sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end k
 /* Fills the builtin defaults into lim. */
 void sq__jail_limits_builtin(sq_jail_limits *lim);
 
-/* The Python harness, passed to the interpreter with -c, and the zygote
- * loop (warm pool). */
-extern const char sq__jail_harness_py[];
+/* The zygote loop (warm pool), passed to the interpreter with -c. */
 extern const char sq__jail_zygote_py[];
 
 #endif

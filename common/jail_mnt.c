@@ -1,8 +1,9 @@
-/* jail_mnt.c: the jail's filesystem, built by the pid namespace's init in
- * its own mount namespace: a tmpfs root with read-only binds of only what
- * the interpreter needs, a minimal /dev, a size-capped scratch tmpfs, then
- * pivot_root and the old root detached. Async-signal-safe throughout: it
- * runs between clone and exec. */
+/* jail_mnt.c: the jail's filesystem, built in a mount namespace of its own
+ * (by a spawn slot's holder once, or by a zygote's init): a tmpfs root with
+ * read-only binds of only what the interpreter needs, a minimal /dev, then
+ * pivot_root and the old root detached; and the size-capped scratch tmpfs,
+ * mounted fresh for every run. Async-signal-safe throughout: it runs
+ * between clone and exec. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -89,11 +90,10 @@ static int bind_dev(const char *root, const char *src) {
   return mount(NULL, dst, NULL, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NOEXEC, NULL);
 }
 
-/* The scratch tmpfs with size and inode caps, owned by the run's uid. */
-static int mount_scratch(const char *root, unsigned uid) {
+int sq__jail_mnt_scratch(const char *root, unsigned uid) {
   char dst[512], opts[128], num[16];
   join(dst, sizeof dst, root, SQ__JAIL_SCRATCH);
-  if (mkdir(dst, 0755) != 0 && errno != EEXIST) return -1;
+  if (mkdir(dst, 0755) != 0 && errno != EEXIST && errno != EROFS) return -1;
   /* "size=64m,nr_inodes=4096,mode=0700" without snprintf (not AS-safe). */
   char *o = opts;
   const char *parts[] = {"size=", "", "m,nr_inodes=", "", ",mode=0700"};
@@ -119,7 +119,7 @@ static int mount_scratch(const char *root, unsigned uid) {
   return chown(dst, uid, uid);
 }
 
-int sq__jail_mnt_build(const char *root, unsigned uid) {
+int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch) {
   /* Nothing we mount may propagate back to the host. */
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
   if (mount("sandq-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=256,mode=0755") != 0)
@@ -131,7 +131,7 @@ int sq__jail_mnt_build(const char *root, unsigned uid) {
   if (mkdirs(root, "/dev") != 0) return -1;
   for (size_t i = 0; i < sizeof dev_files / sizeof *dev_files; i++)
     if (bind_dev(root, dev_files[i]) != 0) return -1;
-  if (mount_scratch(root, uid) != 0) return -1;
+  if (with_scratch ? sq__jail_mnt_scratch(root, uid) != 0 : mkdirs(root, SQ__JAIL_SCRATCH) != 0) return -1;
   char old[512];
   join(old, sizeof old, root, "/.old");
   if (mkdir(old, 0700) != 0) return -1;

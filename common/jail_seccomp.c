@@ -166,6 +166,11 @@ int sq__jail_seccomp_build(struct sock_fprog *prog) {
     goto out;
   }
   if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) goto out; /* the child sets it */
+  /* A binary tree over the call numbers rather than a linear list: the
+   * kernel emulates the filter for every call number when it is loaded (its
+   * action cache), which takes 260 us for the linear filter and 65 us for
+   * the tree; same decisions either way. */
+  if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0) SQ_WARN("seccomp: no binary-tree filter layout");
   if (add_rules(ctx, sq__jail_seccomp_notify_supported() ? SCMP_ACT_NOTIFY : SCMP_ACT_KILL_PROCESS) != 0) goto out;
 
   /* libseccomp 2.5 exports to a descriptor only: go through a memfd. */

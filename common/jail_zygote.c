@@ -1,9 +1,10 @@
 /* jail_zygote.c: the warm pool. Each zygote is a Python interpreter started
  * by execve (so it holds nothing of the worker's memory) inside the jail's
  * namespaces, root, uid and cgroups, prepared once, with the usual modules
- * imported. Per task it forks a child, which applies the task's rlimits and
- * the seccomp filter and runs the program (jail_zygote_py.c); each child is
- * a fresh copy, so nothing one task changes reaches the next. A zygote that
+ * imported. It forks the child for the next task ahead; the child installs
+ * the seccomp filter, waits for its task, applies the task's rlimits and
+ * runs the program (jail_zygote_py.c); each child is a fresh copy, so
+ * nothing one task changes reaches the next. A zygote that
  * died, was killed by a task, or stopped answering is replaced. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -98,9 +99,9 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   snprintf(nr, sizeof nr, "%d", (int)SYS_seccomp);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
                   "PYTHONIOENCODING=utf-8", NULL};
-  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, (char *)sq__jail_harness_py, nr, NULL};
+  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, nr, NULL};
   sq_jail_limits none = {0};
-  sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .argv = argv, .envp = envp,
+  sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .program_fd = -1, .argv = argv, .envp = envp,
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
                           .sync_fd = sync_p[0], .result_fd = res_p[1], .notify_sock = ctl[1], .lim = &none,
                           .layers = z->layers, .uid = sq__jail_slot_uid(z->slot),
@@ -122,12 +123,11 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   if (sq__jail_cgroup_attach(&z->cg, pid) != 0) SQ_PERROR("warm pool: moving the zygote into its cgroups");
   if (write(sync_p[1], "g", 1) != 1) goto out;
   char msg[256];
-  ssize_t n = read(st_p[0], msg, sizeof msg - 1);
-  if (n > 0) {
-    msg[n] = '\0';
+  if (sq__jail_read_status(st_p[0], msg, sizeof msg) > 0) {
     SQ_ERROR("warm pool: zygote setup failed: %s", msg);
     goto out;
   }
+  ssize_t n;
   size_t bpf_len = (size_t)c->seccomp.len * sizeof(struct sock_filter);
   char *f = malloc(bpf_len + 1);
   if (!f) {
@@ -237,6 +237,11 @@ static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct
   if (!msg) { /* init's pidfd: the zygote (and the namespace) died */
     r->broken = true;
     *status = SIGKILL; /* as if killed: the task took its zygote down */
+    return true;
+  }
+  if (len == 1 && msg[0] == 'x') { /* the child died before it took the task */
+    r->broken = true;
+    *status = SQ__JAIL_EXIT_SETUP << 8;
     return true;
   }
   long long st, ut, stime, rss;

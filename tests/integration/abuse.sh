@@ -6,6 +6,9 @@
 # `sandq-worker serve` on a real Redis and checks the worker survives and
 # records each with the same status, and the harm checks again.
 #
+# The `run` pass goes through both jail modes (`--mode spawn`, then
+# `--mode warm`); the serve pass uses the configured default.
+#
 # A payload's header:
 #   # expect: STATUS...        allowed statuses (the deep jail's, from the issue)
 #   # limits: --wall-ms N ...  flags for `sandq-worker run` (also the task's limits)
@@ -34,7 +37,11 @@ MARK="/tmp/sandq-pwned-$RUN"
 COMM="sqabuse$RUN"
 COMM=$(printf %.15s "$COMM")
 HOST_IP=$(hostname -I 2>/dev/null | tr ' ' '\n' | grep -E '^[0-9.]+$' | grep -v '^127\.' | head -1)
-[ -n "$HOST_IP" ] || HOST_IP=10.255.255.1
+# The listener binds the host's own address, not 0.0.0.0: other tests
+# running at the same time probe loopback ports (a restarted Redis), and
+# their connections must not read as the jail's.
+LISTEN_IP=$HOST_IP
+[ -n "$HOST_IP" ] || { HOST_IP=10.255.255.1; LISTEN_IP=127.0.0.1; }
 HOSTNAME0=$(cat /proc/sys/kernel/hostname)
 SHADOW_SUM=$(sha256sum /etc/shadow | cut -d' ' -f1)
 SHADOW_LINE=$(grep -m1 -E '^[^:]+:[^:*!]{8,}' /etc/shadow | cut -d: -f2)
@@ -49,21 +56,21 @@ LISTEN_PORT=$(sq_free_port)
 : >"$SQ_TMP/listener.log"
 sq_bg listener $PY -c '
 import socket, sys, threading
-port, log = int(sys.argv[1]), sys.argv[2]
+port, log, ip = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 def note(what):
     with open(log, "a") as f:
         f.write(what + "\n")
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("0.0.0.0", port))
-t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); t.bind(("0.0.0.0", port)); t.listen(8)
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind((ip, port))
+t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); t.bind((ip, port)); t.listen(8)
 threading.Thread(target=lambda: [note("udp from %s:%d" % u.recvfrom(512)[1]) for _ in iter(int, 1)], daemon=True).start()
 while True:
     c, a = t.accept(); note("tcp from %s:%d" % a); c.close()
-' "$LISTEN_PORT" "$SQ_TMP/listener.log"
+' "$LISTEN_PORT" "$SQ_TMP/listener.log" "$LISTEN_IP"
 # A process of the jail's own uid that must survive every payload (with an
 # empty environment: it is not the worker, its secrets are not the point).
 sq_bg sentinel env -i setpriv --reuid=65534 --regid=65534 --clear-groups sleep 3600
 SENTINEL=$SQ_PID_sentinel
-sq_wait_for "$PY -c 'import socket; socket.create_connection((\"127.0.0.1\", $LISTEN_PORT)).close()'" 10 \
+sq_wait_for "$PY -c 'import socket; socket.create_connection((\"$LISTEN_IP\", $LISTEN_PORT)).close()'" 10 \
   || sq_fail "the listener did not start"
 : >"$SQ_TMP/listener.log" # forget the readiness probe
 sleep 0.2
@@ -142,6 +149,7 @@ skipped=""
 harmed_skipped=""
 n_run=0
 : >"$SQ_TMP/tasks.jsonl"
+for MODE in spawn warm; do
 for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   name=$(basename "$f" .py)
   case "$name" in "${SANDQ_ABUSE_ONLY:-$name}"*) ;; *) continue ;; esac
@@ -153,7 +161,7 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   forced=""
   if [ -n "$requires" ] && ! has_layer "$requires"; then
     if [ -z "${SANDQ_ABUSE_FORCE:-}" ]; then
-      skipped="$skipped $name($requires)"
+      [ "$MODE" = warm ] || skipped="$skipped $name($requires)"
       continue
     fi
     forced=1
@@ -161,7 +169,7 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   substitute <"$f" >"$SQ_TMP/payloads/$name.py"
   OUT="$SQ_TMP/out/$name.json"
   # shellcheck disable=SC2086 # limits are flags
-  "$W" run --policy all=record $limits "$SQ_TMP/payloads/$name.py" >"$OUT" 2>"$SQ_TMP/out/$name.err"
+  "$W" run --mode "$MODE" --policy all=record $limits "$SQ_TMP/payloads/$name.py" >"$OUT" 2>"$SQ_TMP/out/$name.err"
   rc=$?
   status=$( [ $rc -eq 0 ] && json status)
   verdict=ok
@@ -171,16 +179,17 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   [ -z "$harm_text" ] || verdict="$harm_text"
   n_run=$((n_run + 1))
   if [ -n "$forced" ]; then
-    echo "FORCED $name (jail lacks $requires): status=$status; ${verdict}"
-    [ "$verdict" = ok ] || harmed_skipped="$harmed_skipped $name"
+    echo "FORCED $MODE $name (jail lacks $requires): status=$status; ${verdict}"
+    [ "$verdict" = ok ] || harmed_skipped="$harmed_skipped $MODE:$name"
   elif [ "$verdict" = ok ]; then
-    echo "ok   $name: $status"
+    echo "ok   $MODE $name: $status"
   else
-    echo "FAIL $name: $verdict"
+    echo "FAIL $MODE $name: $verdict"
     head -c 600 "$OUT"; echo
     failures=$((failures + 1))
   fi
   # the same payload as a task for the serve pass
+  [ "$MODE" = spawn ] || continue
   $PY -c 'import json,sys,shlex
 f, name, limits, expect = sys.argv[1:5]
 lim, args = {}, shlex.split(limits)
@@ -189,6 +198,7 @@ for k, v in zip(args[::2], args[1::2]):
 t = {"id": name, "code": open(f).read(), "metadata": {"allowed": expect.split()}}
 if lim: t["limits"] = lim
 print(json.dumps(t))' "$SQ_TMP/payloads/$name.py" "$name" "$limits" "$expect" >>"$SQ_TMP/tasks.jsonl"
+done
 done
 [ -z "$skipped" ] || echo "skipped, layer missing in this jail:$skipped"
 [ -z "$harmed_skipped" ] || echo "HARM with the layer missing (forced runs):$harmed_skipped"
@@ -242,4 +252,4 @@ sentinel_alive || failures=$((failures + 1))
 canary_in_results=$(grep -c "$CANARY" "$SQ_TMP/results.bson")
 [ "$canary_in_results" -eq 0 ] || { echo "HARM: the key is in the results"; failures=$((failures + 1)); }
 [ $failures -eq 0 ] || sq_fail "$failures abuse check(s) failed"
-echo "abuse: $n_run payloads, every status as expected and no harm, through run and through a worker"
+echo "abuse: $n_run payload runs (spawn and warm), every status as expected and no harm, through run and through a worker"

@@ -78,7 +78,11 @@ o = json.load(open(sys.argv[1]))
 assert o["status"] == "passed" and o["mode"] == "warm", o
 assert "seccomp" in o["layers"] and "rlimits" in o["layers"], o
 ' "$SQ_TMP/warm.json" || sq_fail "warm: $(cat "$SQ_TMP/warm.json")"
-[ "$(field "$SQ_TMP/good.json" mode)" = spawn ] || sq_fail "spawn run does not say so: $(cat "$SQ_TMP/good.json")"
+[ "$(field "$SQ_TMP/good.json" mode)" = warm ] || sq_fail "the default (warm) run does not say so: $(cat "$SQ_TMP/good.json")"
+"$W" run --mode spawn --tests "$SQ_TMP/tests.py" --entry-point add "$SQ_TMP/good.py" >"$SQ_TMP/spawn.json" \
+  || sq_fail "spawn run exited $?"
+[ "$(field "$SQ_TMP/spawn.json" status)" = passed ] && [ "$(field "$SQ_TMP/spawn.json" mode)" = spawn ] \
+  || sq_fail "spawn run: $(cat "$SQ_TMP/spawn.json")"
 printf 'import ctypes\nctypes.CDLL(None).ptrace(0, 0, 0, 0)\n' >"$SQ_TMP/ptrace.py"
 for mode in spawn warm; do
   "$W" run --mode $mode "$SQ_TMP/ptrace.py" >"$SQ_TMP/ptrace.json" || sq_fail "ptrace run exited $?"

@@ -7,8 +7,9 @@
 # The batch is 2,000 tasks by default (~40 s and ~100 kills on a loaded
 # 2-core box); SQ_STORM_TASKS=5000 runs the full 5,000 (~100 s).
 # SQ_STORM_EXEC=noop stubs execution (a test hook), which finishes before
-# the storm gets going: the jail's ~40 ms per task is what keeps tasks in
-# flight when the kills land.
+# the storm gets going: each task sleeps 40 ms in the jail (the warm jail
+# itself takes about 1 ms), which is what keeps tasks in flight when the
+# kills land.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 . "$SQ_SRC/tests/lib/queue_env.sh"
@@ -18,7 +19,7 @@ N=${SQ_STORM_TASKS:-2000}
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_TEST_HOOKS=1 SANDQ_LOG_LEVEL=warn \
   SANDQ_LEASE_MS=2000 SANDQ_HEARTBEAT_MS=500 SANDQ_MAX_STALLS=50
 [ "${SQ_STORM_EXEC:-jail}" = noop ] && export SANDQ_TEST_EXEC=noop
-sq_tasks "$SQ_TMP/tasks.jsonl" "$N"
+sq_tasks "$SQ_TMP/tasks.jsonl" "$N" 'import time; time.sleep(0.04); print(1)'
 for i in 1 2 3; do sq_worker "storm-$i"; done
 "$SQ_BIN/sandq-producer" push --batch storm "$SQ_TMP/tasks.jsonl" >/dev/null
 

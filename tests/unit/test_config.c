@@ -137,17 +137,17 @@ int main(void) {
   CHECK(c.providers[0].price_in_usd_per_mtok == 0.5);
 
   /* the jail's mode and pool */
-  CHECK_EQ((int)c.jail_mode, (int)SQ_JAIL_MODE_SPAWN);
-  CHECK_EQ(c.jail_pool_size, 2);
-  CHECK_EQ(sq_config_set(&c, "jail_mode", "warm", err, sizeof err), 0);
   CHECK_EQ((int)c.jail_mode, (int)SQ_JAIL_MODE_WARM);
+  CHECK_EQ(c.jail_pool_size, 2);
+  CHECK_EQ(sq_config_set(&c, "jail_mode", "spawn", err, sizeof err), 0);
+  CHECK_EQ((int)c.jail_mode, (int)SQ_JAIL_MODE_SPAWN);
   CHECK(sq_config_set(&c, "jail_mode", "fast", err, sizeof err) != 0);
   CHECK_CONTAINS(err, "jail_mode");
   CHECK(sq_config_set(&c, "jail_pool_size", "0", err, sizeof err) != 0);
   CHECK_CONTAINS(err, "jail_pool_size");
-  setenv("SANDQ_JAIL_MODE", "spawn", 1);
+  setenv("SANDQ_JAIL_MODE", "warm", 1);
   CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
-  CHECK_EQ((int)c.jail_mode, (int)SQ_JAIL_MODE_SPAWN);
+  CHECK_EQ((int)c.jail_mode, (int)SQ_JAIL_MODE_WARM);
   unsetenv("SANDQ_JAIL_MODE");
 
   /* env over file, flags over env */

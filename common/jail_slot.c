@@ -1,0 +1,407 @@
+/* jail_slot.c: spawn mode with namespaces. Each slot has a holder: a small
+ * process cloned from the worker once, moved into the slot's cgroups once,
+ * in a network namespace of its own (only a down lo) and a mount namespace
+ * in which it built the jail's read-only root and pivoted into it. Per run
+ * the holder clones the run's init into fresh pid, mount, IPC, UTS and
+ * cgroup namespaces: the init is born in the slot's cgroups, its mount
+ * table is a copy of the prepared root's dozen mounts, and it only mounts a
+ * fresh scratch tmpfs before the checklist goes on as before
+ * (jail_contain.c). Moving a process into a v1 cgroup waits for an RCU
+ * grace period (5-10 ms on this class of host) and building the root in a
+ * copy of the host's mount table costs more than the interpreter: the
+ * holder pays both once per slot, not per run.
+ *
+ * Protocol on the holder's socket (SOCK_SEQPACKET):
+ *   in  hold_req + python path, with [stdout, stderr, status, result, ctl, program memfd]
+ *   out 'p' + init's pid, with [init's pidfd]          right after the clone
+ * The run's end is the init's report on the result pipe (written once the
+ * payload's whole tree is dead, before the namespaces are torn down); the
+ * holder reaps the init. The holder exits when its socket closes; a run's
+ * init dies with the holder (PR_SET_PDEATHSIG). Holder code is
+ * async-signal-safe: it is a copy of a threaded worker. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "jail_internal.h"
+#include "log.h"
+#include "util.h"
+
+#define HOLDER_REPLY_TIMEOUT_MS 5000
+#define HOLDER_FDS 6
+/* Namespaces a run gets fresh (the holder keeps the slot's net ns). */
+#define RUN_NS_FLAGS (CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)
+
+typedef struct {
+  uint32_t layers;
+  unsigned uid;
+  sq_jail_limits lim;
+} hold_req;
+
+typedef struct {
+  pid_t pid;  /* 0: no holder */
+  int pidfd;
+  int sock;
+} holder;
+
+/* Slot s's holder; only the slot's owner touches holders[s]. */
+static holder holders[SQ__JAIL_MAX_SLOTS];
+
+/* ---- the holder (child side) ---- */
+
+/* Fixed descriptors in the holder. */
+enum { H_SOCK = 3, H_STATUS = 4, H_SYNC = 5, H_FIRST_FREE = 6 };
+
+static _Noreturn void h_die(const char *what) { sq__jail_die(what, errno, NULL); }
+
+/* Sends 'p' + pid with the init's pidfd. */
+static int h_send_pidfd(pid_t pid, int pidfd) {
+  char m[1 + sizeof pid];
+  m[0] = 'p';
+  memcpy(m + 1, &pid, sizeof pid);
+  return sq__jail_send_fds(H_SOCK, m, sizeof m, &pidfd, 1);
+}
+
+/* Reaps the init; if the worker goes away first, kills it. */
+static void h_wait(pid_t pid, int pidfd) {
+  struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = H_SOCK, .events = 0}};
+  for (;;) {
+    if (poll(p, 2, -1) < 0 && errno != EINTR) break;
+    if (p[0].revents) break;
+    if (p[1].revents & (POLLHUP | POLLERR)) {
+      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+      break;
+    }
+  }
+  while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {
+  }
+}
+
+/* One run: clone the init, hand its pidfd over, reap it. */
+static void h_run(const struct sock_fprog *seccomp, const hold_req *rq, const char *python, const int *fds) {
+  char *argv[] = {"python3", "-I", "-S", "main.py", NULL};
+  char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
+                  "PYTHONIOENCODING=utf-8", NULL};
+  sq__jail_child child = {.python_path = python, .program_fd = fds[5], .root_prepared = true,
+                          .argv = argv, .envp = envp, .stdout_fd = fds[0], .stderr_fd = fds[1],
+                          .status_fd = fds[2], .result_fd = fds[3], .notify_sock = fds[4], .sync_fd = -1,
+                          .lim = &rq->lim, .layers = rq->layers, .uid = rq->uid, .drop_uid = true,
+                          .seccomp = seccomp};
+  unsigned long flags = RUN_NS_FLAGS | (rq->layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0);
+  int pidfd = -1;
+  pid_t pid = (pid_t)syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
+  if (pid == 0) sq__jail_contain(&child);
+  for (int i = 0; i < HOLDER_FDS; i++) close(fds[i]);
+  if (pid < 0) h_die("slot holder: clone of a run's init"); /* the supervisor sees the socket close */
+  if (h_send_pidfd(pid, pidfd) != 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  h_wait(pid, pidfd);
+  close(pidfd);
+}
+
+static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const char *root_dir,
+                                  const struct sock_fprog *seccomp) {
+  if (dup3(sock, H_SOCK, O_CLOEXEC) < 0 || dup3(status_fd, H_STATUS, O_CLOEXEC) < 0 ||
+      dup3(sync_fd, H_SYNC, O_CLOEXEC) < 0)
+    _exit(SQ__JAIL_EXIT_SETUP);
+  sq__jail_die_to(H_STATUS, -1);
+  if (close_range(H_FIRST_FREE, ~0u, 0) != 0)
+    for (int fd = H_FIRST_FREE; fd < 65536; fd++) close(fd);
+  /* Nothing of the worker's signal handling: default actions (a run's init,
+   * pid 1 of its namespace, then ignores every signal sent from inside),
+   * nothing blocked, and a session of its own, away from the terminal's. */
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, NULL); /* SIGKILL/SIGSTOP fail: fine */
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  if (setsid() < 0) h_die("slot holder: setsid");
+  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0) h_die("slot holder: /dev/null");
+  close(devnull);
+  char b;
+  if (read(H_SYNC, &b, 1) != 1) h_die("slot holder: waiting for the cgroups");
+  close(H_SYNC);
+  if (sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1) != 0) h_die("slot holder: sethostname");
+  if (sq__jail_mnt_build(root_dir, 0, false) != 0) h_die("slot holder: building the root");
+  if (chdir("/") != 0) h_die("slot holder: chdir /");
+  close(H_STATUS); /* EOF: ready */
+  sq__jail_die_to(-1, -1); /* descriptor 4 may be a run's from here on */
+  for (;;) {
+    char buf[sizeof(hold_req) + 4096];
+    struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
+    union {
+      char b[CMSG_SPACE(HOLDER_FDS * sizeof(int))];
+      struct cmsghdr align;
+    } u;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+    ssize_t n = recvmsg(H_SOCK, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) _exit(0);
+    int fds[HOLDER_FDS], nfds = 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+        nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        if (nfds > HOLDER_FDS) nfds = HOLDER_FDS;
+        memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
+      }
+    if (nfds != HOLDER_FDS || (size_t)n <= sizeof(hold_req) || (msg.msg_flags & MSG_CTRUNC)) {
+      for (int i = 0; i < nfds; i++) close(fds[i]);
+      _exit(SQ__JAIL_EXIT_SETUP); /* a broken request: the supervisor replaces us */
+    }
+    buf[n] = '\0';
+    hold_req rq;
+    memcpy(&rq, buf, sizeof rq);
+    h_run(seccomp, &rq, buf + sizeof rq, fds);
+  }
+}
+
+/* ---- the supervisor's side ---- */
+
+static void holder_stop(holder *h) {
+  if (h->sock >= 0) close(h->sock);
+  if (h->pid > 0) {
+    kill(h->pid, SIGKILL);
+    while (waitpid(h->pid, NULL, __WALL) < 0 && errno == EINTR) {
+    }
+  }
+  if (h->pidfd >= 0) close(h->pidfd);
+  *h = (holder){.pid = 0, .pidfd = -1, .sock = -1};
+}
+
+static bool holder_alive(const holder *h) {
+  if (h->pid <= 0) return false;
+  struct pollfd p = {.fd = h->pidfd, .events = POLLIN};
+  return poll(&p, 1, 0) == 0;
+}
+
+/* Starts slot's holder in cg. Returns 0 or SQ_EJAIL (error says why). */
+static int holder_start(holder *h, const sq__jail_common *c, const sq__jail_cgroup *cg, char *error, size_t len) {
+  int sock[2] = {-1, -1}, st[2] = {-1, -1}, sy[2] = {-1, -1}, ret = SQ_EJAIL;
+  *h = (holder){.pid = 0, .pidfd = -1, .sock = -1};
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0 || pipe2(st, O_CLOEXEC) != 0 ||
+      pipe2(sy, O_CLOEXEC) != 0) {
+    snprintf(error, len, "slot holder: pipes: %s", strerror(errno));
+    goto out;
+  }
+  int pidfd = -1;
+  pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWUTS | CLONE_PIDFD | SIGCHLD, NULL,
+                             &pidfd, NULL, 0);
+  if (pid < 0) {
+    snprintf(error, len, "slot holder: clone: %s", strerror(errno));
+    goto out;
+  }
+  if (pid == 0) holder_main(sock[1], st[1], sy[0], c->root_dir, &c->seccomp);
+  h->pid = pid;
+  h->pidfd = pidfd;
+  close(st[1]);
+  close(sy[0]);
+  close(sock[1]);
+  st[1] = sy[0] = sock[1] = -1;
+  if (sq__jail_cgroup_attach(cg, pid) != 0) SQ_PERROR("jail: moving a slot holder into its cgroups");
+  if (write(sy[1], "g", 1) != 1) {
+    snprintf(error, len, "slot holder: died at start");
+    goto out;
+  }
+  char msg[256];
+  if (sq__jail_read_status(st[0], msg, sizeof msg) > 0) {
+    snprintf(error, len, "%s", msg);
+    goto out;
+  }
+  h->sock = sock[0];
+  sock[0] = -1;
+  ret = 0;
+out:
+  int fds[] = {sock[0], sock[1], st[0], st[1], sy[0], sy[1]};
+  for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+    if (fds[i] >= 0) close(fds[i]);
+  if (ret != 0) holder_stop(h);
+  return ret;
+}
+
+/* Sends the request; waits for the init's pidfd. */
+static int holder_request(holder *h, const hold_req *rq, const char *python, const int *fds, pid_t *init_pid,
+                          int *init_pidfd) {
+  char buf[sizeof *rq + 4096];
+  size_t plen = strlen(python);
+  if (plen >= 4096) return -1;
+  memcpy(buf, rq, sizeof *rq);
+  memcpy(buf + sizeof *rq, python, plen);
+  if (sq__jail_send_fds(h->sock, buf, sizeof *rq + plen, fds, HOLDER_FDS) != 0) return -1;
+
+  struct pollfd p = {.fd = h->sock, .events = POLLIN};
+  if (poll(&p, 1, HOLDER_REPLY_TIMEOUT_MS) != 1) return -1;
+  char reply[1 + sizeof(pid_t)];
+  union {
+    char b[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } v;
+  struct iovec riov = {.iov_base = reply, .iov_len = sizeof reply};
+  struct msghdr rmsg = {.msg_iov = &riov, .msg_iovlen = 1, .msg_control = v.b, .msg_controllen = sizeof v.b};
+  ssize_t n = recvmsg(h->sock, &rmsg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+  int fd = -1;
+  for (struct cmsghdr *c = CMSG_FIRSTHDR(&rmsg); c; c = CMSG_NXTHDR(&rmsg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  if (n != (ssize_t)sizeof reply || reply[0] != 'p' || fd < 0) {
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  memcpy(init_pid, reply + 1, sizeof *init_pid);
+  *init_pidfd = fd;
+  return 0;
+}
+
+/* What the end check needs. */
+typedef struct {
+  int result_fd;   /* the init's report of the payload's wait status */
+  int init_pidfd;
+  bool broken;     /* the holder died: replace it */
+} slot_run;
+
+/* The result pipe is readable: the init's report, or EOF when the init
+ * died without one (the holder died, and the init with it). */
+static bool slot_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
+  slot_run *r = arg;
+  (void)len;
+  if (msg) return false; /* nothing but 'n' is expected on ctl */
+  sq__jail_init_report rep;
+  ssize_t n;
+  while ((n = read(r->result_fd, &rep, sizeof rep)) < 0 && errno == EINTR) {
+  }
+  if (n < 0 && errno == EAGAIN) return false;
+  if (n != (ssize_t)sizeof rep) {
+    r->broken = true;
+    *status = SIGKILL; /* as if killed */
+    return true;
+  }
+  *status = rep.status;
+  *ru = rep.ru;
+  return true;
+}
+
+static void slot_kill(void *arg) {
+  slot_run *r = arg;
+  if (r->init_pidfd >= 0) syscall(SYS_pidfd_send_signal, r->init_pidfd, SIGKILL, NULL, 0);
+}
+
+/* A memfd holding the program (the holder's root cannot see host files). */
+static int program_memfd(const char *program, size_t len) {
+  int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (sq__jail_write_all(fd, program, len) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* A run's descriptors: pipes for stdout, stderr, setup status and the
+ * init's report, the ctl socket (seccomp listener), the program's memfd. */
+typedef struct {
+  int out[2], err[2], st[2], res[2], ctl[2], prog;
+} run_fds;
+
+static void run_fds_close(run_fds *f) {
+  int *all[] = {&f->out[0], &f->out[1], &f->err[0], &f->err[1], &f->st[0], &f->st[1],
+                &f->res[0], &f->res[1], &f->ctl[0], &f->ctl[1], &f->prog};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+    if (*all[i] >= 0) close(*all[i]);
+    *all[i] = -1;
+  }
+}
+
+static int run_fds_open(run_fds *f, const char *program, size_t len) {
+  *f = (run_fds){{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1};
+  if (pipe2(f->out, O_CLOEXEC) != 0 || pipe2(f->err, O_CLOEXEC) != 0 || pipe2(f->st, O_CLOEXEC) != 0 ||
+      pipe2(f->res, O_CLOEXEC) != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->ctl) != 0 ||
+      (f->prog = program_memfd(program, len)) < 0)
+    return -1;
+  int one = 1;
+  setsockopt(f->ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
+  return 0;
+}
+
+int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
+                      size_t len, const sq_jail_limits *lim, sq_jail_outcome *o) {
+  holder *h = &holders[slot];
+  int ret = SQ_EJAIL;
+  run_fds f;
+  slot_run r = {.result_fd = -1, .init_pidfd = -1};
+  hold_req rq = {.layers = layers, .uid = sq__jail_slot_uid(slot), .lim = *lim};
+  int64_t start_ms = 0;
+  /* A holder that died just now (its pidfd not yet readable) fails the
+   * request: replace it and try once more, with fresh descriptors. */
+  for (int attempt = 0;; attempt++) {
+    if (!holder_alive(h)) {
+      if (h->pid > 0) holder_stop(h);
+      if (holder_start(h, c, cg, o->error, sizeof o->error) != 0) return SQ_EJAIL;
+    }
+    if (run_fds_open(&f, program, len) != 0) {
+      snprintf(o->error, sizeof o->error, "pipe2/socketpair/memfd: %s", strerror(errno));
+      run_fds_close(&f);
+      return SQ_EJAIL;
+    }
+    int fds[HOLDER_FDS] = {f.out[1], f.err[1], f.st[1], f.res[1], f.ctl[1], f.prog};
+    start_ms = sq_now_mono_ms();
+    pid_t init_pid;
+    if (holder_request(h, &rq, c->python_path, fds, &init_pid, &r.init_pidfd) == 0) break;
+    holder_stop(h);
+    run_fds_close(&f);
+    if (attempt == 1) {
+      snprintf(o->error, sizeof o->error, "slot holder did not start the run");
+      return SQ_EJAIL;
+    }
+  }
+  int *child_ends[] = {&f.out[1], &f.err[1], &f.st[1], &f.res[1], &f.ctl[1], &f.prog};
+  for (size_t i = 0; i < sizeof child_ends / sizeof *child_ends; i++) {
+    close(*child_ends[i]);
+    *child_ends[i] = -1;
+  }
+  char setup_msg[sizeof o->error];
+  size_t setup_len = sq__jail_read_status(f.st[0], setup_msg, sizeof setup_msg);
+  r.result_fd = f.res[0];
+  sq__jail_watch w = {.out_fd = f.out[0], .err_fd = f.err[0], .ctl_fd = f.ctl[0], .done_fd = f.res[0],
+                      .kill_pid = -1, .end_check = slot_end, .kill_fallback = slot_kill, .arg = &r,
+                      .start_ms = start_ms, .lim = lim};
+  f.out[0] = f.err[0] = -1; /* sq__jail_supervise closes them */
+  sq_jail_end killed_for;
+  int status;
+  ret = sq__jail_supervise(&w, o, &killed_for, &status);
+  if (ret == SQ_EJAIL) r.broken = true;
+  if (cg->mem[0]) {
+    int64_t peak = sq__jail_cgroup_peak_kib(cg);
+    if (peak > 0) o->memory_kib = peak;
+    o->oom_killed = sq__jail_cgroup_oom_fired(cg);
+  }
+  if (ret == SQ_ENOMEM) snprintf(o->error, sizeof o->error, "out of memory while capturing output");
+  else if (ret == SQ_EJAIL) snprintf(o->error, sizeof o->error, "the run's init did not report its end");
+  else if (setup_len > 0) {
+    snprintf(o->error, sizeof o->error, "%s", setup_msg);
+    ret = SQ_EJAIL;
+  } else o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
+  if (r.broken) holder_stop(h);
+  run_fds_close(&f);
+  if (r.init_pidfd >= 0) close(r.init_pidfd);
+  return ret;
+}
+
+void sq__jail_slot_stop(int slot) {
+  if (holders[slot].pid > 0) holder_stop(&holders[slot]);
+}
