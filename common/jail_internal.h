@@ -171,6 +171,10 @@ typedef struct {
    * (status and ru filled). */
   bool (*end_check)(void *arg, const char *msg, size_t len, int *status, struct rusage *ru);
   void (*kill_fallback)(void *arg); /* when there is nothing else to kill */
+  /* Or NULL. Called once, when stdout and stderr are both at EOF before the
+   * end, with kill_pid and a pidfd of it opened when kill_pid was learned;
+   * returns true when the kernel shows the run ended (status and ru filled). */
+  bool (*early_check)(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru);
   void *arg;
   int64_t start_ms;
   const sq_jail_limits *lim;

@@ -1,7 +1,8 @@
 /* jail_supervise.c: the supervising side of one run, shared by spawn and
  * warm mode: the wall clock kills the whole tree, stdout and stderr are
  * kept up to their cap (then output_limit), a seccomp notification names
- * the blocked call and kills the tree, and CPU time is recorded. */
+ * the blocked call and kills the tree, and CPU time is recorded. A warm
+ * run whose output closed may end early, as the kernel shows its exit. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -60,7 +62,7 @@ static void kill_run(sq__jail_watch *w) {
 
 /* Receives one control message. Returns 1 with an end, 0 otherwise, -1 when
  * the socket is closed. A listener descriptor replaces *notify_fd. */
-static int ctl_read(sq__jail_watch *w, int *notify_fd, int *status, struct rusage *ru) {
+static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *status, struct rusage *ru) {
   char buf[512];
   struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
   union {
@@ -88,7 +90,10 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *status, struct rusag
       if (*notify_fd >= 0) close(*notify_fd);
       *notify_fd = got_fd;
     }
-    if (w->kill_pid == 0 && sender > 0) w->kill_pid = sender;
+    if (w->kill_pid == 0 && sender > 0) {
+      w->kill_pid = sender;
+      if (w->early_check && *kill_pidfd < 0) *kill_pidfd = (int)syscall(SYS_pidfd_open, sender, 0);
+    }
     return 0;
   }
   if (got_fd >= 0) close(got_fd);
@@ -99,12 +104,12 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
   const sq_jail_limits *lim = w->lim;
   stream s[2] = {{.fd = w->out_fd, .cap = (size_t)lim->output_kib * 1024},
                  {.fd = w->err_fd, .cap = (size_t)lim->output_kib * 1024}};
-  int notify_fd = -1, status = 0, ret = 0;
+  int notify_fd = -1, kill_pidfd = -1, status = 0, ret = 0;
   struct rusage ru = {0};
   int64_t deadline_ms = w->start_ms + lim->wall_ms;
   sq_jail_end killed_for = SQ_JAIL_EXITED_OK; /* EXITED_OK: we did not kill it */
   int64_t killed_at_ms = 0, drain_until_ms = 0;
-  bool ended = false, oom = false, ctl_open = w->ctl_fd >= 0;
+  bool ended = false, oom = false, ctl_open = w->ctl_fd >= 0, early_tried = false;
 
   for (;;) {
     int64_t now = sq_now_mono_ms();
@@ -151,7 +156,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       if (!pfd[k].revents) continue;
       if (map[k] == 2) check = true;
       else if (map[k] == 3) {
-        int r = ctl_read(w, &notify_fd, &status, &ru);
+        int r = ctl_read(w, &notify_fd, &kill_pidfd, &status, &ru);
         if (r < 0) ctl_open = false;
         if (r > 0) ended = true;
       } else if (map[k] == 4) {
@@ -177,6 +182,10 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       }
     }
     if (check && !ended && w->end_check(w->arg, NULL, 0, &status, &ru)) ended = true;
+    if (!ended && !early_tried && s[0].fd < 0 && s[1].fd < 0 && kill_pidfd >= 0) {
+      early_tried = true; /* the task closed its output: it may be exiting */
+      if (w->early_check(w->arg, w->kill_pid, kill_pidfd, &status, &ru)) ended = true;
+    }
     if (ended && !drain_until_ms) {
       o->wall_ms = sq_now_mono_ms() - w->start_ms;
       kill_run(w); /* what the program left behind */
@@ -184,6 +193,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
     }
   }
   if (notify_fd >= 0) close(notify_fd);
+  if (kill_pidfd >= 0) close(kill_pidfd);
 
   o->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;

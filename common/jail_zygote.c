@@ -5,7 +5,9 @@
  * the seccomp filter, waits for its task, applies the task's rlimits and
  * runs the program (jail_zygote_py.c); each child is a fresh copy, so
  * nothing one task changes reaches the next. A zygote that
- * died, was killed by a task, or stopped answering is replaced. */
+ * died, was killed by a task, or stopped answering is replaced. A task
+ * ends when the kernel shows its child exiting (warm_early), before the
+ * zygote has reaped it; its next task waits for that reaping. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -31,6 +33,8 @@
 
 #define READY_TIMEOUT_MS 10000
 #define CTL_SNDBUF_BYTES (32 << 20)
+#define REAP_TIMEOUT_MS 5000 /* a task that ended early: its reaping, before the next */
+#define EARLY_SPIN_MS 2      /* from the task closing its output to its exit in the kernel */
 
 typedef struct {
   int slot;           /* uid and cgroup name; -1 when none */
@@ -41,6 +45,7 @@ typedef struct {
   sq__jail_cgroup cg;
   uint32_t layers;
   bool busy;
+  bool reap_pending; /* the last task ended early: its "r" report is still to come */
 } zygote;
 
 struct sq__jail_pool {
@@ -58,6 +63,7 @@ static void zygote_stop(zygote *z) {
     }
   }
   z->init = 0;
+  z->reap_pending = false;
   int fds[] = {z->pidfd, z->ctl, z->result_fd};
   for (size_t i = 0; i < 3; i++)
     if (fds[i] >= 0) close(fds[i]);
@@ -229,7 +235,8 @@ static void release(sq__jail_pool *p, zygote *z) {
 
 typedef struct {
   zygote *z;
-  bool broken; /* the zygote died or misbehaved: replace it */
+  bool broken;   /* the zygote died or misbehaved: replace it */
+  bool reported; /* the zygote's "r" (or "x") report was read */
 } warm_run;
 
 static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
@@ -244,6 +251,7 @@ static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct
     *status = SQ__JAIL_EXIT_SETUP << 8;
     return true;
   }
+  r->reported = true;
   long long st, ut, stime, rss;
   if (len < 2 || msg[0] != 'r' || sscanf(msg, "r %lld %lld %lld %lld", &st, &ut, &stime, &rss) != 4) {
     r->broken = true;
@@ -256,6 +264,65 @@ static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct
   ru->ru_stime.tv_usec = (suseconds_t)(stime % 1000000);
   ru->ru_maxrss = (long)rss;
   return true;
+}
+
+/* Reads the flags, virtual size, CPU ticks (with waited-for children) and
+ * exit status of pid from /proc/PID/stat, checking afterwards that pidfd (of
+ * the same process) shows it not yet reaped, so the pid named it. */
+static bool proc_stat(pid_t pid, int pidfd, unsigned long *flags, long long *vsize, long long *ticks,
+                      int *exit_code) {
+  char path[64], buf[2048];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+  if (n <= 0 || poll(&pf, 1, 0) != 0) return false; /* gone: the pid may name another process */
+  buf[n] = '\0';
+  char *p = strrchr(buf, ')');
+  if (!p) return false;
+  /* Fields from 3 (state): 9 flags, 14-17 utime stime cutime cstime, 23 vsize, 52 exit_code. */
+  long long v[53] = {0};
+  int field = 3;
+  char *save = NULL;
+  for (char *tok = strtok_r(p + 1, " \n", &save); tok && field <= 52; tok = strtok_r(NULL, " \n", &save), field++)
+    if (field > 3) v[field] = strtoll(tok, NULL, 10);
+  if (field <= 52) return false;
+  *flags = (unsigned long)v[9];
+  *vsize = v[23];
+  *ticks = v[14] + v[15] + v[16] + v[17];
+  *exit_code = (int)v[52];
+  return true;
+}
+
+/* The task closed its stdout and stderr, as its last act does: if the
+ * kernel shows it exiting (PF_EXITING) and past setting its exit status (its
+ * memory already detached: do_exit sets exit_code before exit_mm), the run
+ * has ended with that status, without waiting for the teardown and the
+ * zygote's report. Otherwise the zygote's report ends it, as before. Only
+ * the status and CPU time come from here; the memory peak is the cgroup's. */
+static bool warm_early(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru) {
+  warm_run *r = arg;
+  if (pid <= 0 || !r->z->cg.mem[0]) return false;
+  int64_t until_ms = sq_now_mono_ms() + EARLY_SPIN_MS;
+  for (;;) {
+    unsigned long flags;
+    long long vsize, ticks;
+    int exit_code;
+    if (!proc_stat(pid, pidfd, &flags, &vsize, &ticks, &exit_code)) return false;
+    if ((flags & 0x4 /* PF_EXITING */) && vsize == 0) {
+      long tck = sysconf(_SC_CLK_TCK);
+      long long us = ticks * 1000000 / (tck > 0 ? tck : 100);
+      *status = exit_code;
+      memset(ru, 0, sizeof *ru);
+      ru->ru_utime.tv_sec = (time_t)(us / 1000000);
+      ru->ru_utime.tv_usec = (suseconds_t)(us % 1000000);
+      return true;
+    }
+    if (sq_now_mono_ms() > until_ms) return false;
+    usleep(20);
+  }
 }
 
 static void warm_kill_zygote(void *arg) {
@@ -302,6 +369,20 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const s
       goto out;
     }
   }
+  if (z->reap_pending) { /* the last task's process must be gone first */
+    char msg[256];
+    ssize_t n = recv_timed(z->ctl, msg, sizeof msg, REAP_TIMEOUT_MS);
+    z->reap_pending = false;
+    if (n < 1 || msg[0] != 'r') {
+      SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d did not report the last task's end; replacing it",
+              z->slot);
+      zygote_stop(z);
+      if ((ret = zygote_start(p, z)) != 0) {
+        snprintf(o->error, sizeof o->error, "warm pool: cannot restart a zygote");
+        goto out;
+      }
+    }
+  }
   o->layers = z->layers;
   sq__jail_cgroup_reset(&z->cg, lim->memory_mib);
   if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) {
@@ -322,7 +403,8 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const s
   out_p[1] = err_p[1] = -1;
   sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = z->ctl, .done_fd = z->pidfd,
                       .kill_pid = 0, .kill_group = true, .end_check = warm_end,
-                      .kill_fallback = warm_kill_zygote, .arg = &r, .start_ms = start_ms, .lim = lim};
+                      .kill_fallback = warm_kill_zygote, .early_check = warm_early, .arg = &r,
+                      .start_ms = start_ms, .lim = lim};
   out_p[0] = err_p[0] = -1;
   sq_jail_end killed_for;
   int status;
@@ -345,6 +427,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const s
     o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
   }
   if (r.broken) zygote_stop(z); /* replaced at its next use */
+  else if (!r.reported) z->reap_pending = true;
 out:
   {
     int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1]};

@@ -18,7 +18,9 @@
  * descriptor 5, so a task's critical path holds no fork, no filter load and
  * few page faults. Then it writes main.py, sets its rlimits and runs the program as
  * `python3 -I -S /scratch/main.py` would (a fresh __main__, the same
- * traceback and exit status 1 for an uncaught exception). */
+ * traceback and exit status 1 for an uncaught exception). Its last act closes
+ * its stdout and stderr: the supervisor, seeing both at EOF, may learn the
+ * exit status from the kernel before the task's memory is torn down. */
 #include "jail_internal.h"
 
 const char sq__jail_zygote_py[] =
@@ -74,6 +76,9 @@ const char sq__jail_zygote_py[] =
     "            os.write(2, b'MemoryError\\n' if isinstance(e, MemoryError) else b'uncaught exception\\n')\n"
     "    for s in (sys.stdout, sys.stderr):\n"
     "        try: s.flush()\n"
+    "        except BaseException: pass\n"
+    "    for fd in (1, 2):\n"
+    "        try: os.close(fd)\n"
     "        except BaseException: pass\n"
     "    os._exit(code)\n"
     "def rehearse():\n"

@@ -1,6 +1,7 @@
 /* test_jail_warm.c: the warm pool: each verdict mapped as in spawn mode,
  * no state leaking from one task to the next, a killed zygote replaced,
- * concurrent runs from several threads, and the cgroup OOM verdict. */
+ * concurrent runs from several threads, the cgroup OOM verdict, and a task's
+ * end taken early only as the kernel shows it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -68,6 +69,36 @@ static void test_verdicts(void) {
     /* A socket outside AF_UNIX: EPERM, the program carries on. */
     expect(mode, "import socket\ntry:\n    socket.socket()\nexcept PermissionError:\n    print('eperm')\n", NULL,
            SQ_JAIL_EXITED_OK, NULL);
+  }
+}
+
+/* A task's last act closes its stdout and stderr, so the run can end from
+ * the kernel's view of its exit before its memory is torn down. A program
+ * that closes them itself and carries on gets the verdict of what it did. */
+#define CLOSED "import os, time\nos.close(1)\nos.close(2)\ntime.sleep(0.2)\n"
+static void test_early_end(void) {
+  sq_jail_limits cpu = base;
+  cpu.cpu_ms = 1000;
+  sq_jail_outcome o;
+  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, CLOSED "os._exit(3)\n", NULL, &o), 0);
+  CHECK_STR(sq_jail_end_name(o.end), sq_jail_end_name(SQ_JAIL_EXITED_ERROR));
+  CHECK_EQ(o.exit_code, 3);
+  CHECK(o.wall_ms >= 150);
+  sq_jail_outcome_clear(&o);
+  expect(SQ_JAIL_MODE_WARM, CLOSED "os.kill(os.getpid(), 9)\n", NULL, SQ_JAIL_SIGNALED, NULL);
+  expect(SQ_JAIL_MODE_WARM, CLOSED "while True:\n    pass\n", &cpu, SQ_JAIL_CPU_LIMIT, NULL);
+  /* The usual path: statuses, output and CPU time as before, task after task. */
+  for (int i = 0; i < 4; i++) {
+    char prog[120];
+    snprintf(prog, sizeof prog, "import sys, time\nprint(%d)\nt = time.process_time()\n"
+             "while time.process_time() - t < 0.05 * %d: pass\nsys.exit(%d)\n", i, i, i * 7);
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, prog, NULL, &o), 0);
+    CHECK_EQ(o.exit_code, i * 7);
+    char want[16];
+    snprintf(want, sizeof want, "%d\n", i);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", want);
+    CHECK(o.cpu_ms >= 50 * i - 10);
+    sq_jail_outcome_clear(&o);
   }
 }
 
@@ -196,6 +227,8 @@ int main(void) {
   if (rc != 0) return sq_check_done("test_jail_warm");
   fprintf(stderr, "verdicts\n");
   test_verdicts();
+  fprintf(stderr, "early end\n");
+  test_early_end();
   fprintf(stderr, "no leak\n");
   test_no_leak();
   fprintf(stderr, "zygote replaced\n");
