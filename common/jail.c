@@ -101,7 +101,8 @@ void sq_jail_limits_apply(sq_jail_limits *lim, const sq_jail_limits *defaults,
   apply_one(&lim->output_kib, defaults->output_kib, max->output_kib);
 }
 
-void sq__jail_limits_builtin(sq_jail_limits *lim) { sq_jail_limits_apply(lim, &builtin_limits, NULL); }
+/* Fills the builtin defaults into lim (runs whose caller set no limits). */
+static void limits_builtin(sq_jail_limits *lim) { sq_jail_limits_apply(lim, &builtin_limits, NULL); }
 
 /* Clones a child with flags that exits at once: whether the kernel (and
  * our privileges) allow those namespaces. */
@@ -505,7 +506,7 @@ int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t 
     return SQ_EINVAL;
   }
   sq_jail_limits lim = *lim_in;
-  sq__jail_limits_builtin(&lim);
+  limits_builtin(&lim);
   int ret;
   if (mode == SQ_JAIL_MODE_WARM) {
     if (!j->pool) {

@@ -223,8 +223,6 @@ unsigned sq__jail_slot_uid(int slot);
 /* Maps a wait status plus what the supervisor did to an end. */
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
                              const sq_jail_limits *lim, bool oom_killed);
-/* Fills the builtin defaults into lim. */
-void sq__jail_limits_builtin(sq_jail_limits *lim);
 
 /* The zygote loop (warm pool), passed to the interpreter with -c. */
 extern const char sq__jail_zygote_py[];
