@@ -1,5 +1,6 @@
 /* jail_bench.c: per-task cost of the jail against the usual alternatives,
- * interleaved in one run so they share the machine's load: bare
+ * interleaved in one run so they share the machine's load (in an order
+ * shuffled afresh every round: see way_order), bare
  * `python3 -I -S -c`, bubblewrap with comparable isolation, firejail,
  * sandq spawn mode and sandq warm mode; for a trivial program and a
  * HumanEval-sized one. Not a test: prints a table and the ratios.
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <time.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,24 @@ static const char humaneval[] =
 enum { BARE, BWRAP, FIREJAIL, SPAWN, WARM, N_WAYS };
 static const char *const way_names[N_WAYS] = {"bare python3 -I -S", "bubblewrap", "firejail", "sandq spawn",
                                               "sandq warm"};
+
+/* The order of one round: a fresh shuffle (fixed seed, so runs repeat).
+ * A fixed order gives every way the same predecessor, and what a
+ * predecessor leaves behind lands on it: firejail's namespaces are torn
+ * down by kernel workers after it exits, and whatever runs next pays
+ * 0.5-1 ms of that (docs/benchmarks.md). Shuffled, each way follows each
+ * other way about equally often. */
+static void way_order(int order[N_WAYS]) {
+  static uint64_t x = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < N_WAYS; i++) order[i] = i;
+  for (int i = N_WAYS - 1; i > 0; i--) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+    int k = (int)(x % (uint64_t)(i + 1));
+    int t = order[i];
+    order[i] = order[k];
+    order[k] = t;
+  }
+}
 
 /* Runs argv to completion, output to /dev/null; returns ms or -1. */
 static double run_cmd(char *const argv[]) {
@@ -115,8 +135,11 @@ int main(int argc, char **argv) {
     run_cmd(bare);
     run_jail(j, SQ_JAIL_MODE_SPAWN, code);
     run_jail(j, SQ_JAIL_MODE_WARM, code);
-    for (int r = 0; r < rounds; r++)
-      for (int w = 0; w < N_WAYS; w++) {
+    for (int r = 0; r < rounds; r++) {
+      int order[N_WAYS];
+      way_order(order);
+      for (int k = 0; k < N_WAYS; k++) {
+        int w = order[k];
         double ms = -1;
         if (!have[w]) continue;
         switch (w) {
@@ -128,7 +151,8 @@ int main(int argc, char **argv) {
         }
         t[w * rounds + r] = ms;
       }
-    printf("\n%s program, %d rounds interleaved (ms per task)\n", prog_names[p], rounds);
+    }
+    printf("\n%s program, %d rounds interleaved, order shuffled per round (ms per task)\n", prog_names[p], rounds);
     printf("%-20s %9s %9s %9s %12s\n", "", "median", "mean", "p90", "vs bare");
     double bare_median = 0;
     for (int w = 0; w < N_WAYS; w++) {

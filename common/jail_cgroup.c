@@ -58,28 +58,6 @@ static int write_file(const char *dir, const char *file, const char *value) {
   return n == (ssize_t)strlen(value) ? 0 : -1;
 }
 
-/* Reads "key N" out of a flat keyed file, or the single number when key is NULL. */
-static int64_t read_num(const char *dir, const char *file, const char *key) {
-  char path[512], line[256];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  FILE *f = fopen(path, "re");
-  if (!f) return -1;
-  int64_t v = -1;
-  size_t klen = key ? strlen(key) : 0;
-  while (fgets(line, sizeof line, f)) {
-    if (!key) {
-      v = strtoll(line, NULL, 10);
-      break;
-    }
-    if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
-      v = strtoll(line + klen + 1, NULL, 10);
-      break;
-    }
-  }
-  fclose(f);
-  return v;
-}
-
 static bool is_v2_only(void) {
   struct stat st;
   return stat(CG_ROOT "/cgroup.controllers", &st) == 0;
@@ -98,11 +76,35 @@ static void dir_for(const char *ctl, const char *name, char *out, size_t len) {
   snprintf(out, len, "%s/sandq-%s", base, name);
 }
 
+/* The number after "key " in the flat keyed file open at fd (pread from
+ * the start: the kernel renders it afresh), or the single number when key
+ * is NULL; -1 when unreadable. */
+static int64_t pread_num(int fd, const char *key) {
+  char buf[1024];
+  ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  if (!key) return strtoll(buf, NULL, 10);
+  size_t klen = strlen(key);
+  for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+    if (strncmp(line, key, klen) == 0 && line[klen] == ' ') return strtoll(line + klen + 1, NULL, 10);
+  return -1;
+}
+
 static int64_t oom_kills(const sq__jail_cgroup *cg) {
   if (!cg->mem[0]) return 0;
-  int64_t v = cg->v2 ? read_num(cg->mem, "memory.events", "oom_kill")
-                     : read_num(cg->mem, "memory.oom_control", "oom_kill");
+  int64_t v = pread_num(cg->oom_fd, "oom_kill");
   return v < 0 ? 0 : v;
+}
+
+/* Keeps the files read (or reset) on every run open: a run then costs two
+ * or three system calls on them, not a path walk and an open each. */
+static void open_run_files(sq__jail_cgroup *cg) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", cg->mem, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes");
+  cg->peak_fd = open(path, (cg->v2 ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+  snprintf(path, sizeof path, "%s/%s", cg->mem, cg->v2 ? "memory.events" : "memory.oom_control");
+  cg->oom_fd = open(path, O_RDONLY | O_CLOEXEC);
 }
 
 static int set_mem(const sq__jail_cgroup *cg, int64_t memory_mib) {
@@ -123,14 +125,17 @@ static int set_mem(const sq__jail_cgroup *cg, int64_t memory_mib) {
 
 uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t memory_mib, int pids_max) {
   memset(cg, 0, sizeof *cg);
+  cg->peak_fd = cg->oom_fd = -1;
   cg->v2 = is_v2_only();
   uint32_t layers = 0;
   dir_for("memory", name, cg->mem, sizeof cg->mem);
   dir_for("pids", name, cg->pids, sizeof cg->pids);
   if (cg->v2) snprintf(cg->pids, sizeof cg->pids, "%s", cg->mem);
-  if (cg->mem[0] && (mkdir(cg->mem, 0700) == 0 || errno == EEXIST) && set_mem(cg, memory_mib) == 0)
+  if (cg->mem[0] && (mkdir(cg->mem, 0700) == 0 || errno == EEXIST) && set_mem(cg, memory_mib) == 0) {
     layers |= SQ_JAIL_LAYER_CGROUP_MEMORY;
-  else
+    cg->limit_mib = memory_mib;
+    open_run_files(cg);
+  } else
     cg->mem[0] = '\0';
   char v[32];
   snprintf(v, sizeof v, "%d", pids_max);
@@ -144,8 +149,8 @@ uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t m
 
 void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib) {
   if (!cg->mem[0]) return;
-  set_mem(cg, memory_mib);
-  if (!cg->v2) write_file(cg->mem, "memory.max_usage_in_bytes", "0");
+  if (memory_mib != cg->limit_mib && set_mem(cg, memory_mib) == 0) cg->limit_mib = memory_mib;
+  if (!cg->v2 && pwrite(cg->peak_fd, "0", 1, 0) != 1) write_file(cg->mem, "memory.max_usage_in_bytes", "0");
   cg->oom_kills_before = oom_kills(cg);
 }
 
@@ -160,7 +165,7 @@ int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid) {
 
 int64_t sq__jail_cgroup_peak_kib(const sq__jail_cgroup *cg) {
   if (!cg->mem[0]) return 0;
-  int64_t v = read_num(cg->mem, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes", NULL);
+  int64_t v = pread_num(cg->peak_fd, NULL);
   return v > 0 ? v / 1024 : 0;
 }
 
@@ -193,6 +198,11 @@ static void remove_dir(const char *dir) {
 
 void sq__jail_cgroup_destroy(sq__jail_cgroup *cg) {
   if (!cg) return;
+  if (cg->mem[0]) {
+    if (cg->peak_fd >= 0) close(cg->peak_fd);
+    if (cg->oom_fd >= 0) close(cg->oom_fd);
+    cg->peak_fd = cg->oom_fd = -1;
+  }
   remove_dir(cg->mem);
   if (strcmp(cg->pids, cg->mem) != 0) remove_dir(cg->pids);
   cg->mem[0] = cg->pids[0] = '\0';

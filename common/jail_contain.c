@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdint.h>
@@ -75,8 +76,24 @@ _Noreturn void sq__jail_die(const char *step, int err, const char *hint) {
   _exit(SQ__JAIL_EXIT_SETUP);
 }
 
+/* A standby init (sq__jail_standby) prepares before it has anywhere to
+ * report to: while deferring, a failed step is remembered (the first one)
+ * and reported once the run's status pipe has arrived. */
+static bool deferring;
+static struct {
+  const char *name;
+  const char *hint;
+  int err;
+} deferred;
+
 static void step(int rc, const char *name, const char *hint) {
-  if (rc != 0) sq__jail_die(name, errno, hint);
+  if (rc == 0) return;
+  if (!deferring) sq__jail_die(name, errno, hint);
+  if (!deferred.name) {
+    deferred.name = name;
+    deferred.hint = hint;
+    deferred.err = errno;
+  }
 }
 
 /* A session (and process group) of its own: the parent kills the whole
@@ -170,14 +187,14 @@ static int copy_program(int fd) {
   return close(FD_PROGRAM);
 }
 
-/* main.py into the scratch tmpfs, owned by the run's uid: from the
- * program's memfd (a holder's run) or from memory. */
+/* main.py into the scratch tmpfs, written as the run's uid (the init has
+ * dropped to it; the scratch is its own): from the program's memfd (a
+ * holder's run) or from memory. */
 static int write_program(const sq__jail_child *c) {
   if (c->warm) return 0; /* the zygote's child writes each task's program */
   int fd = open(SQ__JAIL_SCRATCH "/main.py", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return -1;
   int rc = c->program_fd >= 0 ? copy_program(fd) : sq__jail_write_all(fd, c->program, c->program_len);
-  if (rc == 0) rc = fchown(fd, c->uid, c->uid);
   close(fd);
   return rc;
 }
@@ -274,6 +291,34 @@ int sq__jail_send_fds(int sock, const void *data, size_t len, const int *fds, in
   return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
 }
 
+ssize_t sq__jail_recv_run(int sock, char *buf, size_t cap, int *fds) {
+  struct iovec iov = {.iov_base = buf, .iov_len = cap - 1};
+  union {
+    char b[CMSG_SPACE(SQ__JAIL_MAX_SEND_FDS * sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+  ssize_t n;
+  while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  if (n <= 0) return n;
+  int got[SQ__JAIL_MAX_SEND_FDS], nfds = 0;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+      nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      if (nfds > SQ__JAIL_MAX_SEND_FDS) nfds = SQ__JAIL_MAX_SEND_FDS;
+      memcpy(got, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
+    }
+  if (nfds != SQ__JAIL_RUN_FDS || (size_t)n <= sizeof(sq__jail_hold_req) || (msg.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+    for (int i = 0; i < nfds; i++) close(got[i]);
+    errno = EPROTO;
+    return -1;
+  }
+  memcpy(fds, got, sizeof(int) * SQ__JAIL_RUN_FDS);
+  buf[n] = '\0';
+  return n;
+}
+
 /* The filter, its listener handed to the supervisor; the last step before
  * exec. In warm mode the zygote's children install it per task instead. */
 static int load_seccomp(const sq__jail_child *c) {
@@ -330,6 +375,42 @@ static _Noreturn void init_reap(pid_t child) {
   _exit(0);
 }
 
+/* The payload shares the init's memory until it execs (vfork-style: no
+ * copy of the init's page tables, and the init waits meanwhile); it runs on
+ * this stack and touches nothing else but its own descriptor table. */
+static char payload_stack[64 * 1024] __attribute__((aligned(16)));
+
+static int payload_entry(void *arg) { payload(arg); }
+
+/* pid 1's steps before it has a run: what needs no descriptor of the run,
+ * so a standby init does them ahead. */
+static void prepare_init(const sq__jail_child *c) {
+  step(die_with_parent(c), "PR_SET_PDEATHSIG", NULL);
+  step(wait_for_parent(c), "waiting for the supervisor (cgroups)", NULL);
+  step(set_hostname(), "sethostname in the UTS namespace", NULL);
+  step(build_root(c), "building the new root",
+       "the scratch root must be on a local filesystem; see docs/security.md");
+  step(set_umask(), "umask", NULL);
+  step(enter_scratch(c), "chdir to the scratch dir", NULL);
+  step(drop_bounding_set(c), "emptying the capability bounding set", NULL);
+}
+
+/* pid 1 with its run: the identity (a standby stays root until it has a
+ * run: no process runs as a slot's uid between runs), the program, the
+ * payload, the reaping. */
+static _Noreturn void run_init(const sq__jail_child *c) {
+  step(drop_privileges(c), "dropping to the run's uid", NULL);
+  step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
+  step(write_program(c), "writing main.py", NULL);
+  pid_t child = (pid_t)clone(payload_entry, payload_stack + sizeof payload_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                             (void *)c);
+  if (child < 0) sq__jail_die("fork of the payload", errno, NULL);
+  close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
+  close(1);         /* and the output pipes reach EOF when the payload's tree is gone */
+  close(2);
+  init_reap(child);
+}
+
 _Noreturn void sq__jail_contain(const sq__jail_child *c) {
   sq__jail_die_to(c->status_fd, c->stderr_fd);
   bool ns = c->layers & SQ_JAIL_LAYER_PID_NS;
@@ -342,24 +423,45 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c) {
     step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
     payload(c);
   }
-  step(die_with_parent(c), "PR_SET_PDEATHSIG", NULL);
-  step(wait_for_parent(c), "waiting for the supervisor (cgroups)", NULL);
-  step(set_hostname(), "sethostname in the UTS namespace", NULL);
-  step(build_root(c), "building the new root",
-       "the scratch root must be on a local filesystem; see docs/security.md");
-  step(write_program(c), "writing main.py", NULL);
-  step(set_umask(), "umask", NULL);
-  step(enter_scratch(c), "chdir to the scratch dir", NULL);
-  step(drop_bounding_set(c), "emptying the capability bounding set", NULL);
-  step(drop_privileges(c), "dropping to the run's uid", NULL);
-  step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
-  /* Raw clone, not fork(): glibc's fork takes locks that another thread of
-   * the worker may have held when we were cloned. */
-  pid_t child = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
-  if (child < 0) sq__jail_die("fork of the payload", errno, NULL);
-  if (child == 0) payload(c);
-  close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
-  close(1);         /* and the output pipes reach EOF when the payload's tree is gone */
-  close(2);
-  init_reap(child);
+  prepare_init(c);
+  run_init(c);
+}
+
+/* Receives a run (sq__jail_hold_req, python path, SQ__JAIL_RUN_FDS
+ * descriptors) on sock into c; static storage, as c points into it. */
+static int receive_run(int sock, sq__jail_child *c) {
+  static char buf[sizeof(sq__jail_hold_req) + SQ__JAIL_PATH_MAX + 1];
+  static sq__jail_hold_req rq;
+  int fds[SQ__JAIL_RUN_FDS];
+  ssize_t n = sq__jail_recv_run(sock, buf, sizeof buf, fds);
+  if (n < 0) return -1;
+  memcpy(&rq, buf, sizeof rq);
+  c->python_path = buf + sizeof rq;
+  c->lim = &rq.lim;
+  c->stdout_fd = fds[0];
+  c->stderr_fd = fds[1];
+  c->status_fd = fds[2];
+  c->result_fd = fds[3];
+  c->notify_sock = fds[4];
+  c->program_fd = fds[5];
+  if (sq__jail_write_all(sock, "a", 1) != 0) return -1; /* the holder may go on */
+  return close(sock);
+}
+
+_Noreturn void sq__jail_standby(sq__jail_child *c, int sock) {
+  sq__jail_die_to(-1, -1);
+  if (dup3(sock, FD_STATUS, O_CLOEXEC) < 0) _exit(SQ__JAIL_EXIT_SETUP);
+  if (close_range(FD_STATUS + 1, ~0u, 0) != 0)
+    for (int fd = FD_STATUS + 1; fd < 65536; fd++) close(fd);
+  deferring = true;
+  prepare_init(c);
+  if (receive_run(FD_STATUS, c) != 0) _exit(SQ__JAIL_EXIT_SETUP); /* the holder is gone or broken */
+  deferring = false;
+  sq__jail_die_to(c->status_fd, c->stderr_fd);
+  step(set_up_descriptors(c), "descriptors", NULL);
+  if (deferred.name) {
+    errno = deferred.err;
+    step(-1, deferred.name, deferred.hint);
+  }
+  run_init(c);
 }

@@ -86,10 +86,31 @@ typedef struct {
  * writes an sq__jail_init_report to result_fd. */
 _Noreturn void sq__jail_contain(const sq__jail_child *c);
 
+/* A standby init (spawn mode's holders, jail_slot.c): cloned into the
+ * run's fresh namespaces before there is a run, it runs every step that
+ * needs no descriptor of the run (a failure is kept for the run's status
+ * pipe), then waits on sock for the run: an sq__jail_hold_req with the
+ * python path after it, and the SQ__JAIL_RUN_FDS descriptors [stdout,
+ * stderr, status, result, ctl, program memfd]. c holds the rest (root
+ * prepared, uid, layers, argv, envp, seccomp). Never returns. */
+typedef struct {
+  uint32_t layers;
+  unsigned uid;
+  sq_jail_limits lim;
+} sq__jail_hold_req;
+#define SQ__JAIL_RUN_FDS 6
+#define SQ__JAIL_PATH_MAX 4096
+_Noreturn void sq__jail_standby(sq__jail_child *c, int sock);
+
 /* Sends len bytes of data with nfds descriptors (SCM_RIGHTS, at most
  * SQ__JAIL_MAX_SEND_FDS) in one message; async-signal-safe. 0 or -1. */
 #define SQ__JAIL_MAX_SEND_FDS 8
 int sq__jail_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds);
+/* Receives one run message (sq__jail_hold_req + a path; descriptors
+ * close-on-exec) into buf, NUL-terminated, and its SQ__JAIL_RUN_FDS
+ * descriptors into fds. Returns the length, 0 on EOF, or -1 (a short or
+ * truncated message: whatever descriptors came are closed). AS-safe. */
+ssize_t sq__jail_recv_run(int sock, char *buf, size_t cap, int *fds);
 
 /* Where sq__jail_die writes (-1: nowhere), and the death itself:
  * "sandq-jail: <step> failed: <ERRNAME> (errno N); hint" on both, then
@@ -134,6 +155,9 @@ typedef struct {
   char pids[256];
   bool v2;
   int64_t oom_kills_before;
+  int64_t limit_mib;   /* the memory limit last written (memory_mib asked for) */
+  int peak_fd;         /* open while mem[0]: the peak file (v1: reset by writing 0) */
+  int oom_fd;          /* and the file that counts OOM kills */
 } sq__jail_cgroup;
 
 /* Which controllers this host offers to us: SQ_JAIL_LAYER_CGROUP_MEMORY |

@@ -1,24 +1,33 @@
 /* jail_slot.c: spawn mode with namespaces. Each slot has a holder: a small
  * process cloned from the worker once, moved into the slot's cgroups once,
  * in a network namespace of its own (only a down lo) and a mount namespace
- * in which it built the jail's read-only root and pivoted into it. Per run
- * the holder clones the run's init into fresh pid, mount, IPC, UTS and
- * cgroup namespaces: the init is born in the slot's cgroups, its mount
- * table is a copy of the prepared root's dozen mounts, and it only mounts a
- * fresh scratch tmpfs before the checklist goes on as before
- * (jail_contain.c). Moving a process into a v1 cgroup waits for an RCU
- * grace period (5-10 ms on this class of host) and building the root in a
- * copy of the host's mount table costs more than the interpreter: the
- * holder pays both once per slot, not per run.
+ * in which it built the jail's read-only root and pivoted into it. Moving a
+ * process into a v1 cgroup waits for an RCU grace period (5-10 ms on this
+ * class of host) and building the root in a copy of the host's mount table
+ * costs more than the interpreter: the holder pays both once per slot.
+ *
+ * Every run gets an init of its own in fresh pid, mount, IPC, UTS and
+ * cgroup namespaces, born in the slot's cgroups, its mount table a copy of
+ * the prepared root's dozen mounts. The holder clones it ahead, as a
+ * standby (sq__jail_standby in jail_contain.c): while nothing runs in the
+ * slot, it sets its hostname, mounts its fresh scratch tmpfs and empties its
+ * capability bounding set, then waits, still root, for a run. A run hands
+ * the standby its descriptors; it drops to the slot's uid, writes main.py
+ * and starts the payload, and the holder prepares the next standby once
+ * this run's init has exited. The first run of a slot, or one after the
+ * standby died, waits for a standby made on the spot.
  *
  * Protocol on the holder's socket (SOCK_SEQPACKET):
  *   in  hold_req + python path, with [stdout, stderr, status, result, ctl, program memfd]
- *   out 'p' + init's pid, with [init's pidfd]          right after the clone
+ *   out 'p' + init's pid, with [init's pidfd]          once the init has the run
+ * and between the holder and a standby init (its own socketpair):
+ *   in  the request as received                        (its descriptors passed on)
+ *   out 'a'                                            the init took the run
  * The run's end is the init's report on the result pipe (written once the
  * payload's whole tree is dead, before the namespaces are torn down); the
- * holder reaps the init. The holder exits when its socket closes; a run's
- * init dies with the holder (PR_SET_PDEATHSIG). Holder code is
- * async-signal-safe: it is a copy of a threaded worker. */
+ * holder reaps the init. The holder exits when its socket closes, killing
+ * its inits; they would die with it anyway (PR_SET_PDEATHSIG). Holder code
+ * is async-signal-safe: it is a copy of a threaded worker. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -43,16 +52,17 @@
 #include "log.h"
 #include "util.h"
 
+
 #define HOLDER_REPLY_TIMEOUT_MS 5000
-#define HOLDER_FDS 6
+#define HOLDER_FDS SQ__JAIL_RUN_FDS
+/* Inits that took a run and are not reaped yet: a run has ended for the
+ * supervisor when its init reported, which is before the init has exited,
+ * so the next run may start while the last one's namespaces are torn down. */
+#define HOLDER_MAX_ENDING 4
 /* Namespaces a run gets fresh (the holder keeps the slot's net ns). */
 #define RUN_NS_FLAGS (CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS)
 
-typedef struct {
-  uint32_t layers;
-  unsigned uid;
-  sq_jail_limits lim;
-} hold_req;
+typedef sq__jail_hold_req hold_req;
 
 typedef struct {
   pid_t pid;  /* 0: no holder */
@@ -70,6 +80,32 @@ enum { H_SOCK = 3, H_STATUS = 4, H_SYNC = 5, H_FIRST_FREE = 6 };
 
 static _Noreturn void h_die(const char *what) { sq__jail_die(what, errno, NULL); }
 
+/* An init of the holder's: the standby (sock: where its run goes) or one
+ * that took a run (sock -1). pid 0: none. */
+typedef struct {
+  pid_t pid;
+  int pidfd;
+  int sock;
+  uint32_t layers; /* what the standby was prepared for */
+  unsigned uid;
+} h_init;
+
+static h_init standby;
+static h_init ending[HOLDER_MAX_ENDING];
+
+static void h_reap(h_init *p) {
+  while (waitpid(p->pid, NULL, __WALL) < 0 && errno == EINTR) {
+  }
+  close(p->pidfd);
+  if (p->sock >= 0) close(p->sock);
+  *p = (h_init){.pid = 0, .pidfd = -1, .sock = -1};
+}
+
+static void h_kill(h_init *p) {
+  syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+  h_reap(p);
+}
+
 /* Sends 'p' + pid with the init's pidfd. */
 static int h_send_pidfd(pid_t pid, int pidfd) {
   char m[1 + sizeof pid];
@@ -78,40 +114,120 @@ static int h_send_pidfd(pid_t pid, int pidfd) {
   return sq__jail_send_fds(H_SOCK, m, sizeof m, &pidfd, 1);
 }
 
-/* Reaps the init; if the worker goes away first, kills it. */
-static void h_wait(pid_t pid, int pidfd) {
-  struct pollfd p[2] = {{.fd = pidfd, .events = POLLIN}, {.fd = H_SOCK, .events = 0}};
-  for (;;) {
-    if (poll(p, 2, -1) < 0 && errno != EINTR) break;
-    if (p[0].revents) break;
-    if (p[1].revents & (POLLHUP | POLLERR)) {
-      syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-      break;
-    }
+/* Clones the next run's init into fresh namespaces, where it prepares
+ * everything it can (sq__jail_standby) and waits for its run. */
+static int h_standby_start(const struct sock_fprog *seccomp, uint32_t layers, unsigned uid) {
+  static char *argv[] = {"python3", "-I", "-S", "main.py", NULL};
+  static char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH,
+                         "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8", NULL};
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) return -1;
+  unsigned long flags = RUN_NS_FLAGS | (layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0);
+  int pidfd = -1;
+  pid_t pid = (pid_t)syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
+  if (pid == 0) {
+    sq__jail_child child = {.program_fd = -1, .root_prepared = true, .argv = argv, .envp = envp,
+                            .stdout_fd = -1, .stderr_fd = -1, .status_fd = -1, .result_fd = -1,
+                            .notify_sock = -1, .sync_fd = -1, .layers = layers, .uid = uid, .drop_uid = true,
+                            .seccomp = seccomp};
+    sq__jail_standby(&child, sp[1]);
   }
-  while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR) {
+  close(sp[1]);
+  if (pid < 0) {
+    close(sp[0]);
+    return -1;
+  }
+  standby = (h_init){.pid = pid, .pidfd = pidfd, .sock = sp[0], .layers = layers, .uid = uid};
+  return 0;
+}
+
+static bool h_exited(const h_init *p) {
+  struct pollfd q = {.fd = p->pidfd, .events = POLLIN};
+  return poll(&q, 1, 0) != 0;
+}
+
+/* Whether the init took its run: its 'a' on the socket, not its death. */
+static bool h_acked(const h_init *p) {
+  struct pollfd q[2] = {{.fd = p->sock, .events = POLLIN}, {.fd = p->pidfd, .events = POLLIN}};
+  for (;;) {
+    if (poll(q, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    char a;
+    return (q[0].revents & POLLIN) && read(p->sock, &a, 1) == 1 && a == 'a';
   }
 }
 
-/* One run: clone the init, hand its pidfd over, reap it. */
-static void h_run(const struct sock_fprog *seccomp, const hold_req *rq, const char *python, const int *fds) {
-  char *argv[] = {"python3", "-I", "-S", "main.py", NULL};
-  char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
-                  "PYTHONIOENCODING=utf-8", NULL};
-  sq__jail_child child = {.python_path = python, .program_fd = fds[5], .root_prepared = true,
-                          .argv = argv, .envp = envp, .stdout_fd = fds[0], .stderr_fd = fds[1],
-                          .status_fd = fds[2], .result_fd = fds[3], .notify_sock = fds[4], .sync_fd = -1,
-                          .lim = &rq->lim, .layers = rq->layers, .uid = rq->uid, .drop_uid = true,
-                          .seccomp = seccomp};
-  unsigned long flags = RUN_NS_FLAGS | (rq->layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0);
-  int pidfd = -1;
-  pid_t pid = (pid_t)syscall(SYS_clone, flags | CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
-  if (pid == 0) sq__jail_contain(&child);
+/* One run (msg is the request as received): hand it to the standby init
+ * (one made on the spot if there is none; a standby that died meanwhile is
+ * replaced once), hand the init's pidfd to the supervisor. The next standby
+ * is made once this init has exited (h_serve). */
+static void h_run(const struct sock_fprog *seccomp, const char *msg, size_t len, const int *fds) {
+  hold_req rq;
+  memcpy(&rq, msg, sizeof rq);
+  h_init run;
+  for (int attempt = 0;; attempt++) {
+    if (standby.pid > 0 && (h_exited(&standby) || standby.layers != rq.layers || standby.uid != rq.uid))
+      h_kill(&standby);
+    if (standby.pid == 0 && h_standby_start(seccomp, rq.layers, rq.uid) != 0)
+      h_die("slot holder: clone of a run's init"); /* the supervisor sees the socket close */
+    run = standby;
+    standby = (h_init){.pid = 0, .pidfd = -1, .sock = -1};
+    if (sq__jail_send_fds(run.sock, msg, len, fds, HOLDER_FDS) == 0 && h_acked(&run)) break;
+    h_kill(&run);
+    if (attempt == 1) h_die("slot holder: handing a run to its init");
+  }
   for (int i = 0; i < HOLDER_FDS; i++) close(fds[i]);
-  if (pid < 0) h_die("slot holder: clone of a run's init"); /* the supervisor sees the socket close */
-  if (h_send_pidfd(pid, pidfd) != 0) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-  h_wait(pid, pidfd);
-  close(pidfd);
+  close(run.sock);
+  run.sock = -1;
+  if (h_send_pidfd(run.pid, run.pidfd) != 0) syscall(SYS_pidfd_send_signal, run.pidfd, SIGKILL, NULL, 0);
+  int free_at = 0;
+  while (ending[free_at].pid != 0 && free_at < HOLDER_MAX_ENDING - 1) free_at++;
+  if (ending[free_at].pid != 0) h_reap(&ending[free_at]); /* never expected: wait for the oldest */
+  ending[free_at] = run;
+}
+
+/* Every init goes when the supervisor does (they would with the holder's
+ * death too: PR_SET_PDEATHSIG). */
+static _Noreturn void h_exit(void) {
+  if (standby.pid > 0) h_kill(&standby);
+  for (int i = 0; i < HOLDER_MAX_ENDING; i++)
+    if (ending[i].pid > 0) h_kill(&ending[i]);
+  _exit(0);
+}
+
+/* The holder's loop: requests on H_SOCK; standby and ending inits reaped
+ * as they exit. */
+static _Noreturn void h_serve(const struct sock_fprog *seccomp) {
+  standby = (h_init){.pid = 0, .pidfd = -1, .sock = -1};
+  for (int i = 0; i < HOLDER_MAX_ENDING; i++) ending[i] = standby;
+  for (;;) {
+    struct pollfd p[2 + HOLDER_MAX_ENDING];
+    p[0] = (struct pollfd){.fd = H_SOCK, .events = POLLIN};
+    p[1] = (struct pollfd){.fd = standby.pid > 0 ? standby.pidfd : -1, .events = POLLIN};
+    for (int i = 0; i < HOLDER_MAX_ENDING; i++)
+      p[2 + i] = (struct pollfd){.fd = ending[i].pid > 0 ? ending[i].pidfd : -1, .events = POLLIN};
+    if (poll(p, 2 + HOLDER_MAX_ENDING, -1) < 0) {
+      if (errno == EINTR) continue;
+      h_exit();
+    }
+    if (p[1].revents) h_reap(&standby); /* it died waiting: a new one at the next run */
+    for (int i = 0; i < HOLDER_MAX_ENDING; i++)
+      if (p[2 + i].revents) {
+        /* The next run's init, prepared while nothing runs here. */
+        if (standby.pid == 0 && h_standby_start(seccomp, ending[i].layers, ending[i].uid) != 0) {
+        }
+        h_reap(&ending[i]);
+      }
+    if (!p[0].revents) continue;
+    char buf[sizeof(hold_req) + SQ__JAIL_PATH_MAX + 1];
+    int fds[HOLDER_FDS];
+    ssize_t n = sq__jail_recv_run(H_SOCK, buf, sizeof buf, fds);
+    if (n == 0) h_exit();
+    if (n < 0) _exit(SQ__JAIL_EXIT_SETUP); /* a broken request: the supervisor replaces us */
+    h_run(seccomp, buf, (size_t)n, fds);
+  }
 }
 
 static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const char *root_dir,
@@ -144,33 +260,7 @@ static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const ch
   if (chdir("/") != 0) h_die("slot holder: chdir /");
   close(H_STATUS); /* EOF: ready */
   sq__jail_die_to(-1, -1); /* descriptor 4 may be a run's from here on */
-  for (;;) {
-    char buf[sizeof(hold_req) + 4096];
-    struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
-    union {
-      char b[CMSG_SPACE(HOLDER_FDS * sizeof(int))];
-      struct cmsghdr align;
-    } u;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-    ssize_t n = recvmsg(H_SOCK, &msg, MSG_CMSG_CLOEXEC);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) _exit(0);
-    int fds[HOLDER_FDS], nfds = 0;
-    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
-      if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-        nfds = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-        if (nfds > HOLDER_FDS) nfds = HOLDER_FDS;
-        memcpy(fds, CMSG_DATA(cm), (size_t)nfds * sizeof(int));
-      }
-    if (nfds != HOLDER_FDS || (size_t)n <= sizeof(hold_req) || (msg.msg_flags & MSG_CTRUNC)) {
-      for (int i = 0; i < nfds; i++) close(fds[i]);
-      _exit(SQ__JAIL_EXIT_SETUP); /* a broken request: the supervisor replaces us */
-    }
-    buf[n] = '\0';
-    hold_req rq;
-    memcpy(&rq, buf, sizeof rq);
-    h_run(seccomp, &rq, buf + sizeof rq, fds);
-  }
+  h_serve(seccomp);
 }
 
 /* ---- the supervisor's side ---- */
@@ -239,9 +329,9 @@ out:
 /* Sends the request; waits for the init's pidfd. */
 static int holder_request(holder *h, const hold_req *rq, const char *python, const int *fds, pid_t *init_pid,
                           int *init_pidfd) {
-  char buf[sizeof *rq + 4096];
+  char buf[sizeof *rq + SQ__JAIL_PATH_MAX];
   size_t plen = strlen(python);
-  if (plen >= 4096) return -1;
+  if (plen >= SQ__JAIL_PATH_MAX) return -1;
   memcpy(buf, rq, sizeof *rq);
   memcpy(buf + sizeof *rq, python, plen);
   if (sq__jail_send_fds(h->sock, buf, sizeof *rq + plen, fds, HOLDER_FDS) != 0) return -1;

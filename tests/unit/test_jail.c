@@ -427,6 +427,52 @@ static void test_holder_replaced(void) {
   }
 }
 
+/* SIGKILL to every child of pid still running as root (a standby init:
+ * a run's init has dropped to its slot's uid); returns how many. */
+static int kill_root_children(int pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", pid, pid);
+  FILE *f = fopen(path, "re");
+  int child, n = 0;
+  while (f && fscanf(f, "%d", &child) == 1) {
+    char status[64], line[256];
+    snprintf(status, sizeof status, "/proc/%d/status", child);
+    FILE *st = fopen(status, "re");
+    long uid = -1;
+    while (st && fgets(line, sizeof line, st))
+      if (sscanf(line, "Uid: %ld", &uid) == 1) break;
+    if (st) fclose(st);
+    if (uid == 0) n += kill(child, SIGKILL) == 0;
+  }
+  if (f) fclose(f);
+  return n;
+}
+
+/* Once a run's init has exited, its holder keeps the next run's init
+ * standing by (the holder's only child then). Killed, it is replaced: the
+ * next run makes one on the spot. */
+static void test_standby_replaced(void) {
+  sq_jail_outcome o;
+  CHECK_EQ(run("print('one')\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  sq_jail_outcome_clear(&o);
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+  int killed = 0;
+  for (int tries = 0; tries < 200 && killed == 0; tries++) {
+    FILE *f = fopen(path, "re");
+    int holder;
+    while (f && fscanf(f, "%d", &holder) == 1) killed += kill_root_children(holder);
+    if (f) fclose(f);
+    if (killed == 0) usleep(10000);
+  }
+  CHECK(killed >= 1);
+  CHECK_EQ(run("print('two')\n", NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  CHECK_STR(o.stdout_buf, "two\n");
+  sq_jail_outcome_clear(&o);
+}
+
 int main(void) {
   if (access(python, X_OK) != 0) {
     fprintf(stderr, "SKIP: %s is not installed\n", python);
@@ -453,6 +499,7 @@ int main(void) {
   test_scratch_and_uid();
   test_daemon();
   test_holder_replaced();
+  if (geteuid() == 0) test_standby_replaced();
   test_setup_error();
 
   sq_jail_free(jail);
