@@ -5,13 +5,17 @@
  * sandq spawn mode and sandq warm mode; for a trivial program and a
  * HumanEval-sized one. Not a test: prints a table and the ratios.
  *
- *   build/bin/sandq-jail-bench [ROUNDS]      (root; see docs/benchmarks.md) */
+ *   build/bin/sandq-jail-bench [ROUNDS] [shuffled|fixed]   (root; see docs/benchmarks.md)
+ *
+ * "fixed" keeps the old order (bare, bubblewrap, firejail, spawn, warm) to
+ * show what a fixed predecessor does to the figures. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
 #include <spawn.h>
 #include <time.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,9 +64,10 @@ static const char *const way_names[N_WAYS] = {"bare python3 -I -S", "bubblewrap"
  * down by kernel workers after it exits, and whatever runs next pays
  * 0.5-1 ms of that (docs/benchmarks.md). Shuffled, each way follows each
  * other way about equally often. */
-static void way_order(int order[N_WAYS]) {
+static void way_order(int order[N_WAYS], bool shuffled) {
   static uint64_t x = 0x9e3779b97f4a7c15u;
   for (int i = 0; i < N_WAYS; i++) order[i] = i;
+  if (!shuffled) return;
   for (int i = N_WAYS - 1; i > 0; i--) {
     x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
     int k = (int)(x % (uint64_t)(i + 1));
@@ -104,9 +109,32 @@ static int cmp(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Medians of a way's runs split by what ran just before: firejail (its
+ * namespaces still being torn down) or anything else. */
+typedef struct {
+  double fj, other;
+  int n_fj, n_other;
+} split_t;
+
+static void predecessor_split(const double *v, const int *after, int rounds, split_t *out) {
+  double *a = calloc((size_t)rounds, sizeof *a), *b = calloc((size_t)rounds, sizeof *b);
+  int na = 0, nb = 0;
+  for (int r = 0; a && b && r < rounds; r++) {
+    if (v[r] < 0) continue;
+    if (after[r] == FIREJAIL) a[na++] = v[r];
+    else b[nb++] = v[r];
+  }
+  if (na) qsort(a, (size_t)na, sizeof *a, cmp);
+  if (nb) qsort(b, (size_t)nb, sizeof *b, cmp);
+  *out = (split_t){.fj = na ? a[na / 2] : 0, .other = nb ? b[nb / 2] : 0, .n_fj = na, .n_other = nb};
+  free(a);
+  free(b);
+}
+
 int main(int argc, char **argv) {
   int rounds = argc > 1 ? atoi(argv[1]) : 50;
   if (rounds < 1) rounds = 1;
+  bool shuffled = !(argc > 2 && strcmp(argv[2], "fixed") == 0);
   sq_jail *j = NULL;
   sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = "/tmp/sandq-bench",
                         .mode = SQ_JAIL_MODE_WARM, .pool_size = 1};
@@ -117,6 +145,7 @@ int main(int argc, char **argv) {
   const char *progs[2] = {"pass\n", humaneval};
   const char *prog_names[2] = {"trivial", "humaneval-sized"};
   double *t = calloc((size_t)rounds * N_WAYS, sizeof *t);
+  int *after = calloc((size_t)rounds * N_WAYS, sizeof *after); /* the way run just before */
   for (int p = 0; p < 2; p++) {
     char *code = (char *)progs[p];
     char *bare[] = {"/usr/bin/python3", "-I", "-S", "-c", code, NULL};
@@ -135,9 +164,10 @@ int main(int argc, char **argv) {
     run_cmd(bare);
     run_jail(j, SQ_JAIL_MODE_SPAWN, code);
     run_jail(j, SQ_JAIL_MODE_WARM, code);
+    int last = -1;
     for (int r = 0; r < rounds; r++) {
       int order[N_WAYS];
-      way_order(order);
+      way_order(order, shuffled);
       for (int k = 0; k < N_WAYS; k++) {
         int w = order[k];
         double ms = -1;
@@ -150,17 +180,22 @@ int main(int argc, char **argv) {
         case WARM: ms = run_jail(j, SQ_JAIL_MODE_WARM, code); break;
         }
         t[w * rounds + r] = ms;
+        after[w * rounds + r] = last;
+        last = w;
       }
     }
-    printf("\n%s program, %d rounds interleaved, order shuffled per round (ms per task)\n", prog_names[p], rounds);
+    printf("\n%s program, %d rounds interleaved, %s (ms per task)\n", prog_names[p], rounds,
+           shuffled ? "order shuffled per round" : "fixed order");
     printf("%-20s %9s %9s %9s %12s\n", "", "median", "mean", "p90", "vs bare");
     double bare_median = 0;
+    split_t split[N_WAYS] = {{0}};
     for (int w = 0; w < N_WAYS; w++) {
       if (!have[w]) {
         printf("%-20s %9s (did not run on this host)\n", way_names[w], "-");
         continue;
       }
       double *v = &t[w * rounds], sum = 0;
+      predecessor_split(v, &after[w * rounds], rounds, &split[w]);
       int failed = 0;
       for (int r = 0; r < rounds; r++) {
         if (v[r] < 0) failed++;
@@ -172,7 +207,13 @@ int main(int argc, char **argv) {
       printf("%-20s %9.2f %9.2f %9.2f %11.2fx%s\n", way_names[w], median, sum / rounds, p90,
              bare_median > 0 ? median / bare_median : 0, failed ? "  (some runs failed)" : "");
     }
+    printf("%-20s %14s %14s   (median ms, by the way run just before)\n", "", "after firejail", "after others");
+    for (int w = 0; w < N_WAYS; w++)
+      if (have[w] && w != FIREJAIL && split[w].n_fj > 0)
+        printf("%-20s %9.2f (%2d) %9.2f (%2d)\n", way_names[w], split[w].fj, split[w].n_fj, split[w].other,
+               split[w].n_other);
   }
+  free(after);
   free(t);
   sq_jail_free(j);
   return 0;
