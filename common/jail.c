@@ -171,6 +171,10 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
     return rc;
   }
   j->c.layers = host_layers();
+  if (j->c.layers & SQ_JAIL_LAYER_PID_NS) {
+    int swept = sq__jail_cgroup_sweep();
+    if (swept > 0) SQ_INFO("jail: removed %d empty cgroups left by workers that were killed", swept);
+  }
   for (int i = 0; i < SQ_JAIL_LAYER_COUNT; i++)
     if (!(j->c.layers & (1u << i)))
       SQ_WARN("jail: layer %s is not available on this host: runs go without it "
@@ -271,7 +275,7 @@ static bool slot_cg_made[SQ__JAIL_MAX_SLOTS];
 static uint32_t slot_cgroup(int slot, int64_t memory_mib, sq__jail_cgroup **out) {
   if (!slot_cg_made[slot]) {
     char name[64];
-    snprintf(name, sizeof name, "%d-%d", (int)getpid(), slot);
+    snprintf(name, sizeof name, "s%d-%d", (int)getpid(), slot); /* s: spawn, z: warm pool */
     slot_cg_layers[slot] = sq__jail_cgroup_create(&slot_cg[slot], name, memory_mib, SQ__JAIL_NPROC_MAX + 2);
     slot_cg_made[slot] = true;
   } else {

@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -64,7 +65,8 @@ static bool is_v2_only(void) {
 }
 
 /* dir for controller ctl and run name; "" when the hierarchy is absent. */
-static void dir_for(const char *ctl, const char *name, char *out, size_t len) {
+/* The directory our runs' cgroups go in, for controller ctl; "" when absent. */
+static void base_for(const char *ctl, char *out, size_t len) {
   char own[128];
   out[0] = '\0';
   bool v2 = is_v2_only();
@@ -72,8 +74,44 @@ static void dir_for(const char *ctl, const char *name, char *out, size_t len) {
   char base[200];
   snprintf(base, sizeof base, v2 ? CG_ROOT "%s" : CG_ROOT "/%s%s", v2 ? own : ctl, v2 ? "" : own);
   struct stat st;
-  if (stat(base, &st) != 0) return;
-  snprintf(out, len, "%s/sandq-%s", base, name);
+  if (stat(base, &st) == 0) snprintf(out, len, "%s", base);
+}
+
+static void dir_for(const char *ctl, const char *name, char *out, size_t len) {
+  char base[200];
+  base_for(ctl, base, sizeof base);
+  if (base[0]) snprintf(out, len, "%s/sandq-%s", base, name);
+  else out[0] = '\0';
+}
+
+/* The pid in a run cgroup's name: sandq-[letters-]PID[-slot]; 0 if none. */
+static pid_t owner_of(const char *name) {
+  if (strncmp(name, "sandq-", 6) != 0) return 0;
+  const char *p = name + 6;
+  while ((*p >= 'a' && *p <= 'z') || *p == '-') p++;
+  long v = 0;
+  for (; *p >= '0' && *p <= '9' && v < 1 << 30; p++) v = v * 10 + (*p - '0');
+  return (pid_t)v;
+}
+
+int sq__jail_cgroup_sweep(void) {
+  const char *ctls[] = {"memory", "pids"};
+  int removed = 0;
+  for (int i = 0; i < (is_v2_only() ? 1 : 2); i++) {
+    char base[200];
+    base_for(ctls[i], base, sizeof base);
+    DIR *d = base[0] ? opendir(base) : NULL;
+    if (!d) continue;
+    for (struct dirent *e; (e = readdir(d));) {
+      pid_t pid = owner_of(e->d_name);
+      if (pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+      char path[512];
+      snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+      removed += rmdir(path) == 0; /* only an empty one: a live run's is never */
+    }
+    closedir(d);
+  }
+  return removed;
 }
 
 /* The number after "key " in the flat keyed file open at fd (pread from

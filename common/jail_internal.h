@@ -177,6 +177,9 @@ int64_t sq__jail_cgroup_peak_kib(const sq__jail_cgroup *cg);
 bool sq__jail_cgroup_oom_fired(const sq__jail_cgroup *cg);
 /* Kills what is left inside and removes the directories. */
 void sq__jail_cgroup_destroy(sq__jail_cgroup *cg);
+/* Removes the empty run cgroups (beside ours) whose owner process is gone:
+ * a worker killed with SIGKILL cannot remove its own. Returns how many. */
+int sq__jail_cgroup_sweep(void);
 
 /* Supervision of one run: the wall clock, the output caps, the seccomp
  * listener. The caller started the run; its end is found by end_check. */

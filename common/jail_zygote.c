@@ -98,7 +98,7 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   setsockopt(ctl[0], SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf);
   setsockopt(ctl[1], SOL_SOCKET, SO_RCVBUFFORCE, &sndbuf, sizeof sndbuf);
   char name[64];
-  snprintf(name, sizeof name, "%d-%d", (int)getpid(), z->slot);
+  snprintf(name, sizeof name, "z%d-%d", (int)getpid(), z->slot); /* z: warm pool, s: spawn */
   z->layers = (c->layers & ~(SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS)) |
               (sq__jail_cgroup_create(&z->cg, name, 512, SQ__JAIL_NPROC_MAX + 4) & c->layers);
   char nr[16];

@@ -10,11 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "errors.h"
 #include "jail.h"
+#include "jail_internal.h"
 #include "util.h"
 
 static sq_jail *jail;
@@ -473,7 +475,52 @@ static void test_standby_replaced(void) {
   sq_jail_outcome_clear(&o);
 }
 
-int main(void) {
+/* How many cgroup directories (any hierarchy) carry pid's run names. */
+static int cgroups_of(pid_t pid) {
+  char cmd[160];
+  snprintf(cmd, sizeof cmd, "find /sys/fs/cgroup -maxdepth 6 -type d -name 'sandq-s%d-*' 2>/dev/null | wc -l",
+           (int)pid);
+  FILE *p = popen(cmd, "r");
+  int n = -1;
+  if (p && fscanf(p, "%d", &n) != 1) n = -1;
+  if (p) pclose(p);
+  return n;
+}
+
+/* A worker killed outright leaves its slots' cgroups behind, empty once its
+ * holders noticed; the next jail to start removes them. */
+static void test_stale_cgroups_swept(void) {
+  pid_t child = fork();
+  if (child == 0) {
+    execl("/proc/self/exe", "test_jail", "--leave-cgroups", scratch_root, (char *)NULL);
+    _exit(127);
+  }
+  int status = -1;
+  waitpid(child, &status, 0);
+  CHECK_EQ(status, 0);
+  CHECK(cgroups_of(child) >= 1);
+  int left = -1;
+  for (int tries = 0; tries < 200 && left != 0; tries++) { /* the holder exits once it sees its socket close */
+    sq__jail_cgroup_sweep();
+    if ((left = cgroups_of(child)) != 0) usleep(10000);
+  }
+  CHECK_EQ(left, 0);
+}
+
+/* The process test_stale_cgroups_swept leaves behind: one spawn run, then
+ * an exit without sq_jail_free, as if killed. */
+static int leave_cgroups(const char *root) {
+  sq_jail *mine = NULL;
+  sq_jail_config cfg = {.python_path = python, .scratch_root = root};
+  sq_jail_limits lim = {.wall_ms = 5000, .cpu_ms = 2000, .memory_mib = 256, .output_kib = 64};
+  sq_jail_outcome o;
+  if (sq_jail_new(&cfg, &mine) != 0 || sq_jail_run_mode(mine, SQ_JAIL_MODE_SPAWN, "pass\n", 5, &lim, NULL, &o) != 0)
+    return 1;
+  _exit(o.end == SQ_JAIL_EXITED_OK ? 0 : 1);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && strcmp(argv[1], "--leave-cgroups") == 0) return leave_cgroups(argv[2]);
   if (access(python, X_OK) != 0) {
     fprintf(stderr, "SKIP: %s is not installed\n", python);
     return 77;
@@ -500,6 +547,7 @@ int main(void) {
   test_daemon();
   test_holder_replaced();
   if (geteuid() == 0) test_standby_replaced();
+  if (geteuid() == 0) test_stale_cgroups_swept();
   test_setup_error();
 
   sq_jail_free(jail);
