@@ -129,8 +129,10 @@ typedef struct {
 
 /* Stores the result and acknowledges the claim in one atomic step, if the
  * claim is still this worker's. Returns 0 stored, SQ_EEXISTS (a result for
- * this id was there already; the claim is acknowledged), SQ_EFENCED (lease
- * lost; nothing written; counted in stats "fenced"), or SQ_EREDIS*. */
+ * this id was there already; the claim is acknowledged; also when the claim
+ * is gone but the stored result is this very one, sent again after a lost
+ * reply), SQ_EFENCED (lease lost; nothing written; counted in stats
+ * "fenced"), or SQ_EREDIS*. */
 int sq_queue_complete(sq_queue *q, const sq_completion *c);
 /* The same for n completions in one round trip; rcs[i] gets each code.
  * Returns 0, or the connection error that stopped it. */

@@ -261,7 +261,12 @@ local function complete(keys, args)
   local P = prefix(keys[1])
   local w, tok, batch, id, status, doc, ret = args[1], args[2], args[3], args[4], args[5], args[6],
                                               tonumber(args[7])
+  local rk, bk = P .. 'results:' .. batch, P .. 'batch:' .. batch
   if not owned(P, tok, w) then
+    if redis.call('HGET', rk, id) == doc then -- our own result, sent again after a lost reply
+      stat(P, 'duplicate')
+      return 0
+    end
     stat(P, 'fenced')
     return -1
   end
@@ -269,7 +274,6 @@ local function complete(keys, args)
   if payload and (redis.call('HLEN', P .. 'stalls') > 0 or redis.call('HLEN', P .. 'attempts') > 0) then
     forget(P, redis.sha1hex(payload))
   end
-  local rk, bk = P .. 'results:' .. batch, P .. 'batch:' .. batch
   if redis.call('HSETNX', rk, id, doc) == 0 then
     stat(P, 'duplicate')
     return 0

@@ -274,6 +274,9 @@ static void test_lease_fencing(void) {
   CHECK(b.token > a.token);
   CHECK_EQ(complete(q, &a, "fb", "t1", "failed"), SQ_EFENCED);
   CHECK_EQ(complete(q, &b, "fb", "t1", "passed"), 0);
+  /* b's reply was lost (a Redis restart) and it sends the same result
+   * again: its own, already stored, not a fenced one. */
+  CHECK_EQ(complete(q, &b, "fb", "t1", "passed"), SQ_EEXISTS);
   CHECK_EQ(complete(q, &a, "fb", "t1", "failed"), SQ_EFENCED);
   sq_batch_stats st;
   CHECK_EQ(sq_queue_batch_stats(q, "fb", &st), 0);
