@@ -2,7 +2,6 @@
  * health and rollout modules: pipelined increments with TTLs, reads and
  * sums, a compare-and-set through the functions library, a lock, and the
  * fleet's worker list. The meaning of the fields lives in those modules. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +40,7 @@ int sq_queue_hash_incr(sq_queue *q, const char *const *names, const int64_t *ttl
         snprintf(val, sizeof val, "%.17g", items[i].delta);
         redisAppendCommand(q->ctx, "HINCRBYFLOAT %s %s %s", key, items[i].field, val);
       } else {
-        redisAppendCommand(q->ctx, "HINCRBY %s %s %lld", key, items[i].field, (long long)llround(items[i].delta));
+        redisAppendCommand(q->ctx, "HINCRBY %s %s %lld", key, items[i].field, (long long)(items[i].delta < 0 ? items[i].delta - 0.5 : items[i].delta + 0.5));
       }
     }
     if (ttl_s[k] > 0) {
