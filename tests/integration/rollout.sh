@@ -4,6 +4,7 @@
 #   1. a healthy candidate climbs 10 -> 30 -> 70 -> 100 % and the rollout ends done;
 #   2. a candidate that starts failing (restarted answering 5xx) is rolled
 #      back to 0 % by the controller on its own, and gets no more traffic;
+#   3. a candidate that turns slow is rolled back on its p95;
 # and across both, every pushed task has exactly one result (none lost,
 # none doubled), as the workers' own metrics confirm.
 set -eu
@@ -52,7 +53,7 @@ batch() { # batch NAME: 20 prompt tasks, waits for every result
 }
 
 # A plan that cannot work is refused, naming the key.
-if SANDQ_CONFIG_ERR=1 $P rollout $cfg start cand cand 2>"$SQ_TMP/err"; then sq_fail "rollout of a provider against itself accepted"; fi
+if $P rollout $cfg start cand cand 2>"$SQ_TMP/err"; then sq_fail "rollout of a provider against itself accepted"; fi
 grep -q "two different" "$SQ_TMP/err" || sq_fail "unclear refusal: $(cat "$SQ_TMP/err")"
 
 # 1. Healthy: 10 -> 30 -> 70 -> 100, then done.
@@ -108,7 +109,23 @@ batch after
 c1=$(curl -s "http://127.0.0.1:$cand_port/stats" | $PY -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
 [ "$c0" = "$c1" ] || sq_fail "the rolled-back candidate still got $((c1 - c0)) requests"
 
-# 3. No task lost or doubled: one result per pushed task, and the workers'
+# 3. Slow: a candidate that answers correctly but slowly is rolled back on
+#    its p95 (the baseline's p95 x 150 % + 100 ms is the bound).
+$P rollout $cfg clear
+kill "$SQ_PID_cand"; wait "$SQ_PID_cand" 2>/dev/null || true
+llm cand "$cand_port" --latency-ms 700 >/dev/null
+sleep 7 # the failing phase's errors leave the 5 s window, so only slowness can decide
+$P rollout $cfg start cand base
+n=0
+while [ "$(state state)" = running ]; do
+  n=$((n + 1)); [ $n -le 60 ] || { $P rollout $cfg status >&2; sq_fail "slow candidate never rolled back"; }
+  batch "slow$n"
+done
+[ "$(state state)" = rolled_back ] && [ "$(state pct)" = 0 ] || sq_fail "slow candidate ended $(state state) at $(state pct)%"
+state reason | grep -q "p95" || sq_fail "slow rollback reason does not name p95: $(state reason)"
+echo "slow candidate: $(state reason)"
+
+# 4. No task lost or doubled: one result per pushed task, and the workers'
 #    own count agrees once their last flush landed.
 $PY - "$SQ_TMP" "$SQ_REDIS_PORT" "$pushed" <<'PY' || sq_fail "results do not match the tasks pushed"
 import bson, glob, sys, redis, time
@@ -135,6 +152,6 @@ assert errs > 0, "the candidate's failures were not counted"
 print(f"rollout: {pushed} tasks, {pushed} results, {int(errs)} candidate errors counted")
 PY
 grep -q "rollout of cand rolled back" "$SQ_TMP/w1.log" "$SQ_TMP/w2.log" || sq_fail "no worker logged the rollback"
-[ "$(grep -h "rollout of cand rolled back" "$SQ_TMP/w1.log" "$SQ_TMP/w2.log" | wc -l)" = 1 ] ||
-  sq_fail "more than one controller decided the rollback"
+[ "$(grep -h "rollout of cand rolled back" "$SQ_TMP/w1.log" "$SQ_TMP/w2.log" | wc -l)" = 2 ] ||
+  sq_fail "each of the two rollbacks must be decided by exactly one controller"
 echo "rollout: all checks passed"
