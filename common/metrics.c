@@ -181,6 +181,11 @@ static void field_hist(char *f, const char *name, const char *suffix, const char
     snprintf(f, FIELD_MAX, "%s_%s", name, suffix);
 }
 
+/* sandq_llm_<family>{provider="<pl>",<label>="<value>"}; pl already escaped. */
+static void field_llm(char *f, const char *family, const char *pl, const char *label, const char *value) {
+  snprintf(f, FIELD_MAX, "sandq_llm_%s{provider=\"%s\",%s=\"%s\"}", family, pl, label, value);
+}
+
 /* ---- flush ---- */
 
 typedef struct {
@@ -197,6 +202,12 @@ static void add(batch *b, double delta, bool is_float, const char *fmt, ...) {
   va_end(ap);
   b->m->items[b->n] = (sq_queue_incr){.field = b->m->fields[b->n], .delta = delta, .is_float = is_float};
   b->n++;
+}
+
+static void add_llm(batch *b, double delta, const char *family, const char *pl, const char *label, const char *value) {
+  char f[FIELD_MAX];
+  field_llm(f, family, pl, label, value);
+  add(b, delta, false, "%s", f);
 }
 
 static void add_hist(batch *b, const char *name, const char *labels, const hist *cur, const hist *sent) {
@@ -235,17 +246,12 @@ int sq_metrics_flush(sq_metrics *m, sq_queue *q, int64_t now_wall_ms) {
     const char *pl = m->prov_label[i];
     snprintf(labels, sizeof labels, "provider=\"%s\"", pl);
     add_hist(&b, "sandq_llm_request_duration_seconds", labels, &pc->latency, &ps->latency);
-    add(&b, (double)(pc->requests[0] - ps->requests[0]), false,
-        "sandq_llm_requests_total{provider=\"%s\",outcome=\"ok\"}", pl);
-    add(&b, (double)(pc->requests[1] - ps->requests[1]), false,
-        "sandq_llm_requests_total{provider=\"%s\",outcome=\"error\"}", pl);
+    add_llm(&b, (double)(pc->requests[0] - ps->requests[0]), "requests_total", pl, "outcome", "ok");
+    add_llm(&b, (double)(pc->requests[1] - ps->requests[1]), "requests_total", pl, "outcome", "error");
     for (int k = 0; k < SQ_METRICS_LLM__COUNT; k++)
-      add(&b, (double)(pc->errors[k] - ps->errors[k]), false, "sandq_llm_errors_total{provider=\"%s\",kind=\"%s\"}",
-          pl, llm_error_names[k]);
-    add(&b, (double)(pc->tokens[0] - ps->tokens[0]), false, "sandq_llm_tokens_total{provider=\"%s\",kind=\"prompt\"}",
-        pl);
-    add(&b, (double)(pc->tokens[1] - ps->tokens[1]), false,
-        "sandq_llm_tokens_total{provider=\"%s\",kind=\"completion\"}", pl);
+      add_llm(&b, (double)(pc->errors[k] - ps->errors[k]), "errors_total", pl, "kind", llm_error_names[k]);
+    add_llm(&b, (double)(pc->tokens[0] - ps->tokens[0]), "tokens_total", pl, "kind", "prompt");
+    add_llm(&b, (double)(pc->tokens[1] - ps->tokens[1]), "tokens_total", pl, "kind", "completion");
     add(&b, pc->cost_usd - ps->cost_usd, true, "sandq_llm_cost_usd_total{provider=\"%s\"}", pl);
   }
   if (b.n == 0) return 0;
@@ -294,10 +300,9 @@ int sq_metrics_read_window(sq_queue *q, const sq_metrics_options *o, const char 
   const char *fields[N_FIELDS];
   sq_metrics_escape(provider, pl, sizeof pl);
   snprintf(labels, sizeof labels, "provider=\"%s\"", pl);
-  snprintf(fbuf[0], FIELD_MAX, "sandq_llm_requests_total{provider=\"%s\",outcome=\"ok\"}", pl);
-  snprintf(fbuf[1], FIELD_MAX, "sandq_llm_requests_total{provider=\"%s\",outcome=\"error\"}", pl);
-  for (int k = 0; k < SQ_METRICS_LLM__COUNT; k++)
-    snprintf(fbuf[2 + k], FIELD_MAX, "sandq_llm_errors_total{provider=\"%s\",kind=\"%s\"}", pl, llm_error_names[k]);
+  field_llm(fbuf[0], "requests_total", pl, "outcome", "ok");
+  field_llm(fbuf[1], "requests_total", pl, "outcome", "error");
+  for (int k = 0; k < SQ_METRICS_LLM__COUNT; k++) field_llm(fbuf[2 + k], "errors_total", pl, "kind", llm_error_names[k]);
   for (int i = 0; i < SQ_METRICS_N_BUCKETS; i++)
     field_hist(fbuf[2 + SQ_METRICS_LLM__COUNT + i], "sandq_llm_request_duration_seconds", "", labels, i);
   for (int i = 0; i < N_FIELDS; i++) fields[i] = fbuf[i];
@@ -313,8 +318,8 @@ int sq_metrics_read_window(sq_queue *q, const sq_metrics_options *o, const char 
 int sq_metrics_read_requests(sq_queue *q, const char *provider, double *out) {
   char pl[160], f0[FIELD_MAX], f1[FIELD_MAX];
   sq_metrics_escape(provider, pl, sizeof pl);
-  snprintf(f0, sizeof f0, "sandq_llm_requests_total{provider=\"%s\",outcome=\"ok\"}", pl);
-  snprintf(f1, sizeof f1, "sandq_llm_requests_total{provider=\"%s\",outcome=\"error\"}", pl);
+  field_llm(f0, "requests_total", pl, "outcome", "ok");
+  field_llm(f1, "requests_total", pl, "outcome", "error");
   const char *names[] = {SQ_METRICS_TOTALS}, *fields[] = {f0, f1};
   double sums[2];
   int rc = sq_queue_hash_sum(q, names, 1, fields, 2, sums);

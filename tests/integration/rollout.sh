@@ -41,6 +41,10 @@ cat >"$SQ_TMP/fleet.json" <<JSON
 JSON
 for w in w1 w2; do sq_bg "$w" "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/fleet.json" --worker-id "$w"; done
 cfg="--config $SQ_TMP/fleet.json"
+served() { # requests a fake LLM has answered
+  $PY -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["requests"])' \
+    "http://127.0.0.1:$1/stats"
+}
 state() { sq_redis_cli hget 'sq:{default}:rollout' "$1"; }
 pushed=0
 batch() { # batch NAME: 20 prompt tasks, waits for every result
@@ -79,11 +83,9 @@ assert seen[-1] == 100, seen
 PY
 # at 100 % every worker sends the candidate everything
 batch full
-cand_before=$(curl -s "http://127.0.0.1:$cand_port/stats" | $PY -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
-base_before=$(curl -s "http://127.0.0.1:$base_port/stats" | $PY -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+cand_before=$(served "$cand_port"); base_before=$(served "$base_port")
 batch full2
-cand_after=$(curl -s "http://127.0.0.1:$cand_port/stats" | $PY -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
-base_after=$(curl -s "http://127.0.0.1:$base_port/stats" | $PY -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+cand_after=$(served "$cand_port"); base_after=$(served "$base_port")
 [ $((cand_after - cand_before)) -ge 20 ] && [ "$base_after" = "$base_before" ] ||
   sq_fail "at 100% the candidate got $((cand_after - cand_before)) and the baseline $((base_after - base_before)) requests"
 for w in w1 w2; do grep -q "cand gets 100% of LLM traffic" "$SQ_TMP/$w.log" || sq_fail "worker $w never followed the rollout to 100%"; done
@@ -104,9 +106,9 @@ $P rollout $cfg status
 state reason | grep -q "error rate" || sq_fail "rollback reason does not name the error rate: $(state reason)"
 sq_wait_for "grep -q 'cand gets 0%' $SQ_TMP/w1.log && grep -q 'cand gets 0%' $SQ_TMP/w2.log" 10 ||
   sq_fail "a worker did not follow the rollback"
-c0=$(curl -s "http://127.0.0.1:$cand_port/stats" | $PY -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+c0=$(served "$cand_port")
 batch after
-c1=$(curl -s "http://127.0.0.1:$cand_port/stats" | $PY -c 'import json,sys; print(json.load(sys.stdin)["requests"])')
+c1=$(served "$cand_port")
 [ "$c0" = "$c1" ] || sq_fail "the rolled-back candidate still got $((c1 - c0)) requests"
 
 # 3. Slow: a candidate that answers correctly but slowly is rolled back on
