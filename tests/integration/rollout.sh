@@ -17,16 +17,17 @@ P="$SQ_BIN/sandq-producer"
 
 # Two providers: the baseline on a free port, the candidate on a port we
 # keep, so it can be restarted misbehaving.
-llm() { # llm NAME PORT [ARGS...]
+# (not in a $(...) subshell: sq_bg must record the pid where the cleanup trap sees it)
+llm() { # llm NAME PORT [ARGS...]: starts it; the bound port is in $SQ_TMP/NAME.port
   name=$1 port=$2; shift 2
   rm -f "$SQ_TMP/$name.port"
   sq_bg "$name" "$SQ_BIN/sandq-fake-llm" --port "$port" --port-file "$SQ_TMP/$name.port" "$@"
   sq_wait_for "test -s $SQ_TMP/$name.port" 10 || { cat "$SQ_TMP/$name.log" >&2; sq_fail "fake LLM $name did not start"; }
-  cat "$SQ_TMP/$name.port"
 }
-base_port=$(llm base 0)
+llm base 0
+base_port=$(cat "$SQ_TMP/base.port")
 cand_port=$(sq_free_port)
-llm cand "$cand_port" >/dev/null
+llm cand "$cand_port"
 cat >"$SQ_TMP/fleet.json" <<JSON
 {"providers": [
    {"name": "base", "base_url": "http://127.0.0.1:$base_port/v1", "model": "fake-coder", "weight": 1,
@@ -95,7 +96,7 @@ $P rollout $cfg clear
 $P rollout $cfg start cand base
 batch pre
 kill "$SQ_PID_cand"; wait "$SQ_PID_cand" 2>/dev/null || true
-llm cand "$cand_port" --error-rate 1.0 >/dev/null
+llm cand "$cand_port" --error-rate 1.0
 n=0
 while [ "$(state state)" = running ]; do
   n=$((n + 1)); [ $n -le 60 ] || { $P rollout $cfg status >&2; sq_fail "failing candidate never rolled back"; }
@@ -115,7 +116,7 @@ c1=$(served "$cand_port")
 #    its p95 (the baseline's p95 x 150 % + 100 ms is the bound).
 $P rollout $cfg clear
 kill "$SQ_PID_cand"; wait "$SQ_PID_cand" 2>/dev/null || true
-llm cand "$cand_port" --latency-ms 700 >/dev/null
+llm cand "$cand_port" --latency-ms 700
 sleep 7 # the failing phase's errors leave the 5 s window, so only slowness can decide
 $P rollout $cfg start cand base
 n=0
