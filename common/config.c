@@ -51,6 +51,10 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->risk_cache_ttl_s = 7 * 24 * 3600;
   cfg->max_repairs = 0;
   cfg->repair_error_kib = 2;
+  cfg->metrics_flush_ms = 1000;
+  cfg->metrics = (sq_metrics_options){.window_s = 10, .retention_s = 900};
+  cfg->health_stale_ms = 15000;
+  sq_rollout_plan_defaults(&cfg->rollout);
 }
 
 /* ---- scalar fields, addressed by their config-file key ---- */
@@ -115,6 +119,20 @@ static const field fields[] = {
     I64("risk_cache_ttl_s", risk_cache_ttl_s, 0, 365LL * 24 * 3600),
     I64("max_repairs", max_repairs, 0, 10),
     I64("repair_error_kib", repair_error_kib, 1, 64),
+    I64("metrics_flush_ms", metrics_flush_ms, 100, 60000),
+    I64("metrics_window_s", metrics.window_s, 1, 3600),
+    I64("metrics_retention_s", metrics.retention_s, 10, 7 * 24 * 3600),
+    I64("health_stale_ms", health_stale_ms, 1000, 24 * 3600 * 1000),
+    STR("rollout_stages", rollout.stages),
+    I64("rollout_hold_s", rollout.hold_s, 1, 7 * 24 * 3600),
+    I64("rollout_min_requests", rollout.min_requests, 1, 1000000000),
+    I64("rollout_min_samples", rollout.min_samples, 1, 1000000000),
+    I64("rollout_window_s", rollout.window_s, 1, 24 * 3600),
+    I64("rollout_max_error_pct", rollout.max_error_pct, 0, 100),
+    I64("rollout_error_margin_pct", rollout.error_margin_pct, 0, 100),
+    I64("rollout_p95_ratio_pct", rollout.p95_ratio_pct, 100, 100000),
+    I64("rollout_p95_margin_ms", rollout.p95_margin_ms, 0, 3600 * 1000),
+    I64("rollout_max_p95_ms", rollout.max_p95_ms, 0, 3600 * 1000),
 };
 
 /* policy.actions.<kind> (or .all) = record | block */
@@ -426,6 +444,17 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
                 cfg->risk_block_level);
   if (cfg->llm.backoff_base_ms > cfg->llm.backoff_cap_ms)
     return fail(err, errlen, "llm_backoff_base_ms: above llm_backoff_cap_ms");
+  const sq_metrics_options *mo = &cfg->metrics;
+  if (mo->retention_s < 2 * mo->window_s)
+    return fail(err, errlen, "metrics_retention_s: %lld must be at least twice metrics_window_s (%lld)",
+                (long long)mo->retention_s, (long long)mo->window_s);
+  if (cfg->rollout.window_s < mo->window_s || cfg->rollout.window_s > mo->retention_s)
+    return fail(err, errlen, "rollout_window_s: %lld must lie between metrics_window_s (%lld) and "
+                "metrics_retention_s (%lld)", (long long)cfg->rollout.window_s, (long long)mo->window_s,
+                (long long)mo->retention_s);
+  if ((rc = sq_rollout_plan_validate(&cfg->rollout, err, errlen))) return rc;
+  if (cfg->n_providers > SQ_METRICS_MAX_PROVIDERS)
+    return fail(err, errlen, "providers: at most %d", SQ_METRICS_MAX_PROVIDERS);
   int weight = 0;
   for (int i = 0; i < cfg->n_providers; i++) {
     const sq_llm_provider *p = &cfg->providers[i];

@@ -13,8 +13,10 @@
 #include "jail.h"
 #include "llm.h"
 #include "log.h"
+#include "metrics.h"
 #include "policy.h"
 #include "queue.h"
+#include "rollout.h"
 
 #define SQ_CONFIG_MAX_PROVIDERS 8
 
@@ -55,6 +57,11 @@ typedef struct {
   int64_t risk_cache_ttl_s;    /* verdicts cached in Redis by sha256 of the code */
   int64_t max_repairs;         /* self-repair rounds after failed/runtime_error */
   int64_t repair_error_kib;    /* the error sent back is trimmed to this */
+  /* Metrics, health and the provider rollout (docs/operations.md). */
+  int64_t metrics_flush_ms;    /* a worker sends its metrics at most this often */
+  sq_metrics_options metrics;  /* window width (fleet-wide) and the windows' TTL */
+  int64_t health_stale_ms;     /* a worker silent this long is reported stale */
+  sq_rollout_plan rollout;     /* the plan `sandq-producer rollout start` writes */
 } sq_config;
 
 /* Fills cfg with the defaults. */

@@ -30,7 +30,8 @@
   X(JAIL, "jail setup failed")                                                 \
   X(BSON, "bson encoding failed")                                              \
   X(UNSUPPORTED, "not supported on this host")                                 \
-  X(INTERRUPTED, "interrupted")
+  X(INTERRUPTED, "interrupted")                                                \
+  X(CONFLICT, "changed by someone else meanwhile")
 
 typedef enum {
   SQ_OK = 0,

@@ -111,6 +111,7 @@ int sq_llm_new(const sq_llm_provider *providers, int n, sq_llm **out) {
     if (p->max_retries > LLM_MAX_RETRIES_CAP) p->max_retries = LLM_MAX_RETRIES_CAP;
     if (p->max_in_flight <= 0) p->max_in_flight = 1;
     if (p->weight < 0) p->weight = 0;
+    c->prov[i].weight = p->weight;
     if (!p->name[0]) snprintf(p->name, sizeof p->name, "provider%d", i);
     max_conns += p->max_in_flight;
   }

@@ -101,6 +101,35 @@ int sq_llm_complete(sq_llm *c, const char *system, const char *user, const char 
 /* Frees out's content and zeroes it; safe on a zeroed reply. */
 void sq_llm_reply_clear(sq_llm_reply *r);
 
+/* How one HTTP exchange (one attempt) with a provider ended, for metrics. */
+typedef enum {
+  SQ_LLM_OUTCOME_OK,        /* a 2xx with a usable body */
+  SQ_LLM_OUTCOME_TRANSPORT, /* connect, timeout, reset, truncated body */
+  SQ_LLM_OUTCOME_HTTP_429,
+  SQ_LLM_OUTCOME_HTTP_5XX,
+  SQ_LLM_OUTCOME_HTTP_4XX,  /* other non-2xx */
+  SQ_LLM_OUTCOME_BAD_REPLY, /* a 2xx whose body is not a usable completion, or too large */
+} sq_llm_outcome;
+
+/* Called once per exchange, from sq_llm_poll, before the request's own
+ * callback: the provider's name (borrowed for the call), how it ended and
+ * how long that attempt took (retries are separate exchanges). */
+typedef void (*sq_llm_exchange_fn)(const char *provider, sq_llm_outcome outcome, int64_t latency_ms, void *ud);
+
+/* Sets (fn NULL: removes) the exchange observer. */
+void sq_llm_set_observer(sq_llm *c, sq_llm_exchange_fn fn, void *ud);
+
+/* Sets the weight of the provider named name for requests routed from now
+ * on (0: never chosen); a gradual rollout moves traffic this way. Returns 0,
+ * SQ_EINVAL (weight < 0) or SQ_ENOTFOUND (no such provider). */
+int sq_llm_set_weight(sq_llm *c, const char *name, int weight);
+/* Puts every provider's weight back to its configured value. */
+void sq_llm_reset_weights(sq_llm *c);
+
+/* The number of providers and the name of provider i (NULL when out of range). */
+int sq_llm_n_providers(const sq_llm *c);
+const char *sq_llm_provider_name(const sq_llm *c, int i);
+
 /* The breaker state of provider i ("closed", "open", "half_open"), for
  * tests and logs; NULL when i is out of range. */
 const char *sq_llm_breaker_state(sq_llm *c, int i);

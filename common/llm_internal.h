@@ -61,6 +61,7 @@ typedef struct sq__llm_call sq__llm_call;
 
 typedef struct {
   sq_llm_provider cfg;
+  int weight;                     /* in force now (cfg.weight unless a rollout moved it) */
   int active;                     /* on the wire */
   sq__breaker br;
   sq__llm_call *pend_head, *pend_tail; /* waiting for a free slot */
@@ -76,6 +77,7 @@ struct sq__llm_call {
   void *ud;
   int attempt;                    /* exchanges finished so far */
   int64_t t0_ms, due_ms;
+  int64_t attempt_t0_ms;          /* this exchange went on the wire */
   CURL *easy;
   struct curl_slist *headers;
   char *body;
@@ -96,6 +98,8 @@ struct sq_llm {
   sq__llm_call *waiting;          /* retries, unsorted: few at a time */
   sq__llm_call *all;              /* every live call, for sq_llm_free */
   int outstanding;
+  sq_llm_exchange_fn observe;     /* may be NULL */
+  void *observe_ud;
 };
 
 uint64_t sq__llm_rand(sq_llm *c);

@@ -53,13 +53,13 @@ static void finish(sq__llm_call *x, int rc) {
 static int pick_provider(sq_llm *c, int64_t now_ms) {
   int64_t total = 0;
   for (int i = 0; i < c->n; i++)
-    if (c->prov[i].cfg.weight > 0 && sq__breaker_available(&c->prov[i].br, now_ms)) total += c->prov[i].cfg.weight;
+    if (c->prov[i].weight > 0 && sq__breaker_available(&c->prov[i].br, now_ms)) total += c->prov[i].weight;
   if (total == 0) return -1;
   int64_t r = (int64_t)(sq__llm_rand(c) % (uint64_t)total);
   for (int i = 0; i < c->n; i++) {
-    if (c->prov[i].cfg.weight <= 0 || !sq__breaker_available(&c->prov[i].br, now_ms)) continue;
-    if (r < c->prov[i].cfg.weight) return i;
-    r -= c->prov[i].cfg.weight;
+    if (c->prov[i].weight <= 0 || !sq__breaker_available(&c->prov[i].br, now_ms)) continue;
+    if (r < c->prov[i].weight) return i;
+    r -= c->prov[i].weight;
   }
   return -1; /* unreachable */
 }
@@ -74,6 +74,7 @@ static void start(sq__llm_call *x) {
     finish(x, rc);
     return;
   }
+  x->attempt_t0_ms = sq_now_mono_ms();
   p->active++;
 }
 
@@ -141,6 +142,16 @@ static void drain_pending(sq_llm *c, int i) {
   }
 }
 
+/* How an exchange ended, for the observer; rc is sq__llm_judge's. */
+static sq_llm_outcome outcome_of(CURLcode crc, long status, bool too_big, int rc) {
+  if (too_big) return SQ_LLM_OUTCOME_BAD_REPLY;
+  if (crc != CURLE_OK) return SQ_LLM_OUTCOME_TRANSPORT;
+  if (status == 429) return SQ_LLM_OUTCOME_HTTP_429;
+  if (status >= 500) return SQ_LLM_OUTCOME_HTTP_5XX;
+  if (status < 200 || status > 299) return SQ_LLM_OUTCOME_HTTP_4XX;
+  return rc == 0 ? SQ_LLM_OUTCOME_OK : SQ_LLM_OUTCOME_BAD_REPLY;
+}
+
 /* One exchange ended: judge it, then retry, or finish. */
 static void on_done(sq_llm *c, CURL *easy, CURLcode crc) {
   sq__llm_call *x = NULL;
@@ -155,6 +166,7 @@ static void on_done(sq_llm *c, CURL *easy, CURLcode crc) {
   int64_t now = sq_now_mono_ms();
   sq__breaker_record(&p->br, now, sq__llm_provider_failure(crc, status));
   int rc = sq__llm_judge(x, crc, status);
+  if (c->observe) c->observe(p->cfg.name, outcome_of(crc, status, x->too_big, rc), now - x->attempt_t0_ms, c->observe_ud);
   int64_t retry_after = x->retry_after_ms;
   sq__llm_unprepare(x);
   sq_buf_clear(&x->resp);
@@ -218,6 +230,31 @@ int sq_llm_poll(sq_llm *c, int timeout_ms, int wake_fd) {
     if (m->msg == CURLMSG_DONE) on_done(c, m->easy_handle, m->data.result);
   fire_due(c);
   return 0;
+}
+
+void sq_llm_set_observer(sq_llm *c, sq_llm_exchange_fn fn, void *ud) {
+  c->observe = fn;
+  c->observe_ud = ud;
+}
+
+int sq_llm_set_weight(sq_llm *c, const char *name, int weight) {
+  if (weight < 0) return SQ_EINVAL;
+  for (int i = 0; i < c->n; i++)
+    if (strcmp(c->prov[i].cfg.name, name) == 0) {
+      c->prov[i].weight = weight;
+      return 0;
+    }
+  return SQ_ENOTFOUND;
+}
+
+void sq_llm_reset_weights(sq_llm *c) {
+  for (int i = 0; i < c->n; i++) c->prov[i].weight = c->prov[i].cfg.weight;
+}
+
+int sq_llm_n_providers(const sq_llm *c) { return c ? c->n : 0; }
+
+const char *sq_llm_provider_name(const sq_llm *c, int i) {
+  return c && i >= 0 && i < c->n ? c->prov[i].cfg.name : NULL;
 }
 
 int sq_llm_outstanding(const sq_llm *c) { return c ? c->outstanding : 0; }

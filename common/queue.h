@@ -228,4 +228,57 @@ int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, doubl
 int sq_queue_cache_get(sq_queue *q, const char *ns, const char *key, char **out, size_t *len);
 int sq_queue_cache_set(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s);
 
+/* ---- metrics, health and rollout state (queue_kv.c) ------------------
+ * Generic hashes under the queue's prefix, sq:{Q}:<name>; the metrics,
+ * health and rollout modules give them meaning. */
+
+/* One increment: field += delta (HINCRBYFLOAT when is_float, else HINCRBY
+ * of the rounded delta). field is borrowed. */
+typedef struct {
+  const char *field;
+  double delta;
+  bool is_float;
+} sq_queue_incr;
+
+/* Applies items[0..n) to each hash names[0..n_names) and sets each hash's
+ * TTL to ttl_s[k] seconds (0: none), all in one pipelined round trip.
+ * Returns 0 or SQ_EREDIS*. */
+int sq_queue_hash_incr(sq_queue *q, const char *const *names, const int64_t *ttl_s, size_t n_names,
+                       const sq_queue_incr *items, size_t n);
+
+/* Calls fn(field, value, ud) for every field of hash sq:{Q}:<name> (both
+ * borrowed for the call). A non-zero return from fn stops and is returned. */
+typedef int (*sq_queue_field_fn)(const char *field, const char *value, void *ud);
+int sq_queue_hash_get_all(sq_queue *q, const char *name, sq_queue_field_fn fn, void *ud);
+
+/* sums[i] = the sum over hashes names[0..n_names) of fields[i] (missing: 0),
+ * read with one pipelined HMGET per hash. */
+int sq_queue_hash_sum(sq_queue *q, const char *const *names, size_t n_names, const char *const *fields, size_t n,
+                      double *sums);
+
+/* HSET / HDEL of one field of sq:{Q}:<name>. */
+int sq_queue_hash_set(sq_queue *q, const char *name, const char *field, const char *value);
+int sq_queue_hash_del(sq_queue *q, const char *name, const char *field);
+/* DEL of sq:{Q}:<name>. */
+int sq_queue_hash_clear(sq_queue *q, const char *name);
+
+/* Writes fields[i] = values[i] into sq:{Q}:<name> and bumps its "version"
+ * field, atomically, only if the version is still expected_version (< 0:
+ * any) and, when lock is not NULL, the lock sq:{Q}:<lock> is still held by
+ * owner. Returns 0 with *version (may be NULL) the new version,
+ * SQ_ECONFLICT (someone changed it or the lock was lost) or SQ_EREDIS*. */
+int sq_queue_hash_cas(sq_queue *q, const char *name, int64_t expected_version, const char *lock, const char *owner,
+                      const char *const *fields, const char *const *values, size_t n, int64_t *version);
+
+/* Takes the lock sq:{Q}:<name> for owner for ttl_ms if nobody holds it
+ * (SET NX PX; never released early, it just expires, so at most one holder
+ * acts per ttl_ms). *got says whether this call took it. */
+int sq_queue_lock(sq_queue *q, const char *name, const char *owner, int64_t ttl_ms, bool *got);
+
+/* Calls fn(worker_id, last_seen_ms, ud) for every worker of the queue
+ * (sq:{Q}:workers: the server time of its last claim or heartbeat), and
+ * sets *server_now_ms to the server's time. */
+typedef int (*sq_queue_worker_fn)(const char *worker_id, int64_t last_seen_ms, void *ud);
+int sq_queue_workers(sq_queue *q, sq_queue_worker_fn fn, void *ud, int64_t *server_now_ms);
+
 #endif

@@ -395,6 +395,22 @@ local function dead_requeue(keys, args)
   return n
 end
 
+-- hash_cas: ARGV hash name (a key under the queue's prefix), expected
+-- version ('*': any), lock name ('' none), lock owner, then field, value
+-- pairs. Writes the fields and bumps the hash's 'version' field only if the
+-- version is still the expected one and (with a lock) the lock is still the
+-- owner's, so an operator's abort is never overwritten by a controller that
+-- decided on older state. Returns the new version, -1 (version moved) or -2
+-- (lock lost). Used by the provider rollout (common/rollout_ctl.c).
+local function hash_cas(keys, args)
+  local P = prefix(keys[1])
+  local k, want, lock, owner = P .. args[1], args[2], args[3], args[4]
+  if want ~= '*' and (redis.call('HGET', k, 'version') or '0') ~= want then return -1 end
+  if lock ~= '' and redis.call('GET', P .. lock) ~= owner then return -2 end
+  for i = 5, #args, 2 do redis.call('HSET', k, args[i], args[i + 1]) end
+  return redis.call('HINCRBY', k, 'version', 1)
+end
+
 redis.register_function('sq1_push', push)
 redis.register_function('sq1_claim', claim)
 redis.register_function('sq1_claim_undo', claim_undo)
@@ -406,3 +422,4 @@ redis.register_function('sq1_release_all', release_all)
 redis.register_function('sq1_recover', recover)
 redis.register_function('sq1_reap', reap)
 redis.register_function('sq1_dead_requeue', dead_requeue)
+redis.register_function('sq1_hash_cas', hash_cas)

@@ -16,6 +16,9 @@ static void usage(FILE *f) {
   fputs("usage: sandq-producer push [options] TASKS.jsonl\n"
         "       sandq-producer status [options] BATCH\n"
         "       sandq-producer dead [options] list | show ID | requeue ID | requeue --all\n"
+        "       sandq-producer metrics [options] [FILE]      Prometheus text, fleet-wide\n"
+        "       sandq-producer health [options] [WORKER]     exit 0 healthy, 1 not\n"
+        "       sandq-producer rollout [options] start CANDIDATE BASELINE | status | abort | clear\n"
         "\n"
         "common options:\n"
         "  --redis URL       redis://[:password@]host[:port][/db] or unix:///path (SANDQ_REDIS_URL)\n"
@@ -71,7 +74,15 @@ int main(int argc, char **argv) {
     return argc < 2 ? SQ_EXIT_USAGE : SQ_EXIT_OK;
   }
   const char *cmd = argv[1];
-  bool is_push = strcmp(cmd, "push") == 0, is_dead = strcmp(cmd, "dead") == 0;
+  static const struct {
+    const char *name;
+    int (*run)(const sq_config *, int, char **);
+  } ops[] = {{"dead", sq__dead_run}, {"metrics", sq__metrics_run}, {"health", sq__health_run},
+             {"rollout", sq__rollout_run}};
+  int (*op)(const sq_config *, int, char **) = NULL;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (strcmp(cmd, ops[i].name) == 0) op = ops[i].run;
+  bool is_push = strcmp(cmd, "push") == 0, is_dead = op != NULL;
   if (!is_push && !is_dead && strcmp(cmd, "status") != 0) {
     fprintf(stderr, "sandq-producer: unknown command '%s'\n", cmd);
     usage(stderr);
@@ -122,7 +133,7 @@ int main(int argc, char **argv) {
     sq_config cfg;
     if (build_config(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
     sq_log_init("sandq-producer", cfg.log_level);
-    return sq__dead_run(&cfg, argc - optind, argv + optind);
+    return op(&cfg, argc - optind, argv + optind);
   }
   if (optind != argc - 1) {
     fprintf(stderr, "sandq-producer: %s takes exactly one %s\n", cmd, is_push ? "TASKS.jsonl file" : "BATCH id");

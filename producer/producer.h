@@ -41,6 +41,14 @@ int sq__status_run(const sq_config *cfg, const char *batch);
 /* `dead list|show ID|requeue ID|requeue --all`: args after "dead". */
 int sq__dead_run(const sq_config *cfg, int argc, char **argv);
 
+/* `metrics [FILE]`, `health [WORKER]`, `rollout start C B|status|abort|clear`:
+ * args after the command's name. */
+int sq__metrics_run(const sq_config *cfg, int argc, char **argv);
+int sq__health_run(const sq_config *cfg, int argc, char **argv);
+int sq__rollout_run(const sq_config *cfg, int argc, char **argv);
+/* Counts workers whose health is fresh (live) and stale (metrics_cmd.c). */
+int sq__health_count(sq_queue *q, const sq_config *cfg, int *live, int *stale);
+
 /* Opens the configured queue, explaining a failure on stderr. */
 int sq__open_queue(const sq_config *cfg, sq_queue **q);
 

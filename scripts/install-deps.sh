@@ -5,7 +5,11 @@ set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
 libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
-redis-server redis-tools python3 python3-pymongo python3-redis docker-compose"
+redis-server redis-tools python3 python3-pymongo python3-redis docker-compose
+prometheus"
+
+# prometheus is here for promtool only: the tests check the metrics'
+# exposition (promtool check metrics) and compose/'s alert rules with it.
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).

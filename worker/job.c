@@ -37,6 +37,7 @@ static void done(job *j) {
   worker *w = j->w;
   j->r.total_ms = sq_now_mono_ms() - j->t0_ms;
   j->r.finished_at_ms = sq_now_wall_ms();
+  sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_TOTAL, j->r.total_ms);
   j->next = NULL;
   if (w->done_tail) w->done_tail->next = j;
   else w->done_head = j;
@@ -72,6 +73,8 @@ static void account(job *j, const sq_llm_reply *rep) {
   l->usage_estimated = l->usage_estimated || rep->usage_estimated;
   j->r.llm_ms += rep->latency_ms;
   sq__wq_add_cost(j->w, j->r.batch, rep->cost_usd);
+  sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_LLM, rep->latency_ms);
+  sq_metrics_llm_usage(j->w->metrics, rep->provider, rep->prompt_tokens, rep->completion_tokens, rep->cost_usd);
 }
 
 static int submit(job *j, const char *system, const char *user, sq_llm_done_fn fn) {
@@ -94,6 +97,7 @@ static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
   }
   char err[256] = "";
   if (sq_reply_extract_code(rep->content, &j->code, err, sizeof err) != 0) {
+    sq_metrics_llm_error(j->w->metrics, rep->provider, SQ_METRICS_LLM_NO_CODE);
     end_with(j, SQ_STATUS_LLM_ERROR, "llm reply: %s", err);
     return;
   }
@@ -149,6 +153,7 @@ static void on_risk(sq_llm_reply *rep, int rc, void *ud) {
     snprintf(err, sizeof err, "llm: %s", rep->error);
     sq_risk_fallback(&j->risk, err, &w->risk_policy);
   } else if (sq_reply_parse_risk(rep->content, &j->risk.v, err, sizeof err) != 0) {
+    sq_metrics_llm_error(w->metrics, rep->provider, SQ_METRICS_LLM_BAD_VERDICT);
     sq_risk_fallback(&j->risk, err, &w->risk_policy);
   } else {
     j->risk.source = SQ_RISK_FROM_MODEL;
@@ -203,7 +208,9 @@ static void exec_start(job *j) {
   }
   j->r.code = j->program;
   /* The static pre-check: findings are recorded; a blocking one skips the jail. */
+  int64_t t0 = sq_now_mono_ms();
   sq_policy_check(&w->cfg.policy, j->program, strlen(j->program), &j->findings);
+  sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_PRECHECK, sq_now_mono_ms() - t0);
   j->r.findings = &j->findings;
   if (j->findings.blocked) {
     char why[sizeof j->reason];
@@ -220,6 +227,7 @@ static void exec_start(job *j) {
   j->lim = j->task->limits;
   sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
   sq_jail_outcome_clear(&j->out);
+  j->jail_t0_ms = sq_now_mono_ms();
   sq__pool_submit(w->pool, j);
 }
 
@@ -320,6 +328,7 @@ void sq__job_executed(job *j) {
     sq__job_free(j);
     return;
   }
+  sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_JAIL, sq_now_mono_ms() - j->jail_t0_ms);
   take_outcome(j);
   if (j->n_repairs > 0) j->repairs[j->n_repairs - 1].status = sq_status_name(j->r.status);
   if ((j->r.status == SQ_STATUS_FAILED || j->r.status == SQ_STATUS_RUNTIME_ERROR) && repair(j)) return;
@@ -362,6 +371,7 @@ void sq__job_begin(worker *w, sq_claim *claim) {
     if (j->task->enqueued_at_ms > 0) {
       int64_t q = sq_now_wall_ms() - j->task->enqueued_at_ms;
       r->queue_ms = q > 0 ? q : 0;
+      sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_QUEUE, r->queue_ms);
     }
   } else {
     raw_id(payload, len, j->raw_id, sizeof j->raw_id);

@@ -83,6 +83,7 @@ int sq__worker_loop(worker *w) {
     if (sq__worker_stop && w->in_flight == 0) break;
     int timeout = sq__worker_stop ? IDLE_WAIT_MS : claim_more(w, claims, &empty_until);
     store_done(w, js);
+    sq__tick(w);
     if (w->in_flight == 0) continue;
     wait_events(w, w->done_head ? 0 : timeout);
     job *j;

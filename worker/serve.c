@@ -109,6 +109,10 @@ int sq_cmd_serve(int argc, char **argv) {
   sq_risk_level_parse(w.cfg.risk_block_level, &w.risk_policy.block_level);
   w.risk_policy.fallback = strcmp(w.cfg.risk_fallback, "block") == 0 ? SQ_RISK_BLOCK : SQ_RISK_WARN;
   if (!w.llm) SQ_WARN("no LLM provider configured: tasks without code will end as llm_error");
+  if ((rc = sq__tick_init(&w)) != 0) {
+    SQ_ERROR("metrics: %s", sq_strerror(rc));
+    goto out;
+  }
   sq__test_hooks_init();
   if (sq_queue_new_opts(w.cfg.redis_url, w.cfg.queue, &w.cfg.queue_opts, &w.queue) != 0) {
     SQ_WARN("redis at start-up unreachable; retrying with backoff");
@@ -128,12 +132,14 @@ int sq_cmd_serve(int argc, char **argv) {
           (long long)w.cfg.heartbeat_ms, w.cfg.risk, (long long)w.cfg.max_repairs);
   exit_code = sq__worker_loop(&w);
   if (exit_code != 0) sq__wq_hand_back(&w);
+  sq__tick_final(&w);
   SQ_INFO("worker %s stopping", w.cfg.worker_id);
 out:
   sq_heartbeat_stop(w.heartbeat);
   sq__pool_free(w.pool); /* waits for runs in progress */
   sq_queue_free(w.queue);
   sq_llm_free(w.llm);
+  sq_metrics_free(w.metrics);
   sq_jail_free(w.jail);
   return exit_code;
 }

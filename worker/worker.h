@@ -15,10 +15,12 @@
 #include "heartbeat.h"
 #include "jail.h"
 #include "llm.h"
+#include "metrics.h"
 #include "policy.h"
 #include "queue.h"
 #include "result.h"
 #include "risk.h"
+#include "rollout.h"
 #include "task.h"
 
 typedef struct jail_pool jail_pool;
@@ -36,6 +38,11 @@ typedef struct {
   job *done_head, *done_tail; /* finished, waiting to be stored */
   bool fatal;             /* the jail cannot run: stop and hand everything back */
   char lost_claim[24];    /* a claim whose reply was lost, undone before the next one */
+  sq_metrics *metrics;    /* this worker's counters, flushed by tick.c */
+  int64_t next_flush_ms, next_rollout_ms; /* monotonic */
+  int64_t started_ms, last_claim_ms;      /* wall clock; 0: never */
+  int64_t rollout_version;                /* the rollout state the weights follow; -1: none yet */
+  int rollout_pct;                        /* the candidate's share in force (-1: configured weights) */
 } worker;
 
 /* One claimed task on its way to a result; owns every string it points to. */
@@ -62,6 +69,7 @@ struct job {
   char **repair_code;
   int n_repairs;
   int64_t t0_ms;
+  int64_t jail_t0_ms;     /* handed to the pool */
 };
 
 /* job.c */
@@ -105,6 +113,15 @@ bool sq__wq_budget_spent(worker *w, const char *batch);
 void sq__wq_add_cost(worker *w, const char *batch, double usd);
 int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len);
 void sq__wq_cache_set(worker *w, const char *ns, const char *key, const char *val, int64_t ttl_s);
+
+/* tick.c: the worker's periodic chores on its own event loop. */
+/* Creates w->metrics and hooks the LLM client's exchanges into it. */
+int sq__tick_init(worker *w);
+/* At most every metrics_flush_ms: flush metrics and write this worker's
+ * health; about once a second: follow (and maybe step) the provider rollout. */
+void sq__tick(worker *w);
+/* The last flush, and this worker's health entry removed (a clean stop). */
+void sq__tick_final(worker *w);
 
 /* loop.c */
 extern volatile sig_atomic_t sq__worker_stop;

@@ -45,7 +45,12 @@ int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n
       w->lost_claim[0] = 0;
     }
   }
+  int64_t t0 = sq_now_mono_ms();
   if (rc == 0) rc = sq_queue_claim_many(w->queue, w->cfg.worker_id, timeout_ms, out, max, n);
+  if (rc == 0 && *n > 0) {
+    sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_CLAIM, sq_now_mono_ms() - t0);
+    w->last_claim_ms = sq_now_wall_ms();
+  }
   if (rc && rc != SQ_EEMPTY && rc != SQ_EINTERRUPTED) {
     if (!w->lost_claim[0]) sq_queue_lost_claim(w->queue, w->lost_claim, sizeof w->lost_claim);
     SQ_WARN("claim failed: %s; reconnecting", sq_queue_errstr(w->queue));
@@ -62,6 +67,7 @@ static bool retry_later(worker *w, job *j) {
   int64_t delay_ms = 0;
   int rc = sq_queue_retry(w->queue, &j->claim, -1, j->reason, &delay_ms);
   if (rc == 0) {
+    sq_metrics_task_retried(w->metrics);
     SQ_LOGT(SQ_LOG_WARN, j->r.id, "transient failure, retrying in %lld ms: %s", (long long)delay_ms, j->reason);
     return true;
   }
@@ -90,6 +96,8 @@ static int encode(const job *j, bson_t *doc, sq_completion *c) {
  * refused: a result existed, or the lease was lost and another worker owns
  * the task), else the Redis error. */
 static int settled(const job *j, int rc) {
+  if (rc == 0) sq_metrics_task(j->w->metrics, j->r.status);
+  if (rc == SQ_EEXISTS || rc == SQ_EFENCED) sq_metrics_result_refused(j->w->metrics, rc == SQ_EFENCED);
   if (rc == SQ_EEXISTS) {
     SQ_LOGT(SQ_LOG_WARN, j->r.id, "a result for this task already exists in batch %s; kept the first", j->r.batch);
     return 0;
@@ -107,7 +115,9 @@ static int complete(worker *w, job *j) {
   bson_t doc;
   sq_completion done;
   int rc = encode(j, &doc, &done);
+  int64_t t0 = sq_now_mono_ms();
   if (rc == 0) rc = settled(j, sq_queue_complete(w->queue, &done));
+  if (rc == 0) sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_STORE, sq_now_mono_ms() - t0);
   bson_destroy(&doc);
   return rc;
 }
@@ -149,7 +159,9 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
       piped[m++] = js[i];
     }
   }
+  int64_t t0 = sq_now_mono_ms();
   int rc = m ? sq_queue_complete_many(w->queue, c, m, rcs) : 0;
+  if (m) sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_STORE, sq_now_mono_ms() - t0);
   for (size_t i = 0; i < m; i++) {
     /* A Redis error (for one, or the whole pipeline): that job again, alone,
      * through the reconnecting path; its claim is still fenced by its token,

@@ -36,6 +36,16 @@ expect 2 "jail_mode" env SANDQ_JAIL_MODE=fast "$W" serve
 expect 2 "--budget-usd 'abc'" "$P" push --budget-usd abc "$SQ_SRC/samples/batch.jsonl"
 expect 2 "--budget-usd '-1'" "$P" push --budget-usd -1 "$SQ_SRC/samples/batch.jsonl"
 expect 2 "unrecognized option '--frobnicate'" "$P" push --frobnicate "$SQ_SRC/samples/batch.jsonl"
+# Metrics, health and rollout: bad plans and bad usage, refused before Redis is asked.
+echo '{"rollout_stages": "10,30,70"}' >"$SQ_TMP/stages.json"
+echo '{"metrics_window_s": 30, "metrics_retention_s": 40}' >"$SQ_TMP/window.json"
+expect 2 "rollout_stages: '10,30,70' must be" "$P" rollout --config "$SQ_TMP/stages.json" start a b
+expect 2 "rollout_stages" "$W" serve --config "$SQ_TMP/stages.json"
+expect 2 "metrics_retention_s: 40 must be at least twice metrics_window_s" "$W" serve --config "$SQ_TMP/window.json"
+expect 2 "usage: sandq-producer rollout" "$P" rollout start onlyone
+expect 2 "usage: sandq-producer rollout" "$P" rollout promote
+expect 2 "usage: sandq-producer metrics" "$P" metrics a b
+expect 2 "usage: sandq-producer health" "$P" health a b
 # A Redis that is not there: a clear error, nothing pushed, exit 1.
 expect 1 "cannot connect to redis" "$P" push --redis "redis://127.0.0.1:1" "$SQ_SRC/samples/batch.jsonl"
 echo "cli_errors: every bad setting refused with a message naming it"

@@ -109,6 +109,46 @@ static void test_llm_settings(void) {
   bad_value("{\"llm_backoff_base_ms\": 9000}", "llm_backoff_base_ms: above llm_backoff_cap_ms");
 }
 
+/* Metrics, health and rollout settings: defaults, a good file, and refusals naming the key. */
+static void test_metrics_settings(void) {
+  sq_config c;
+  char err[512] = "";
+  sq_config_defaults(&c);
+  CHECK_EQ(c.metrics_flush_ms, 1000);
+  CHECK_EQ(c.metrics.window_s, 10);
+  CHECK_STR(c.rollout.stages, "10,30,70,100");
+  CHECK_EQ(c.rollout.hold_s, 300);
+  write_file("{\"metrics_flush_ms\": 250, \"metrics_window_s\": 5, \"metrics_retention_s\": 600,"
+             " \"health_stale_ms\": 5000, \"rollout_stages\": \"5, 50,100\", \"rollout_hold_s\": 60,"
+             " \"rollout_min_requests\": 50, \"rollout_min_samples\": 10, \"rollout_window_s\": 30,"
+             " \"rollout_max_error_pct\": 5, \"rollout_error_margin_pct\": 1, \"rollout_p95_ratio_pct\": 200,"
+             " \"rollout_p95_margin_ms\": 50, \"rollout_max_p95_ms\": 20000}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  CHECK_EQ(c.metrics_flush_ms, 250);
+  CHECK_EQ(c.metrics.retention_s, 600);
+  CHECK_EQ(c.health_stale_ms, 5000);
+  CHECK_EQ(c.rollout.p95_ratio_pct, 200);
+  CHECK_EQ(c.rollout.max_p95_ms, 20000);
+  CHECK_EQ(sq_config_set(&c, "rollout_stages", "20,100", err, sizeof err), 0);
+  CHECK_STR(c.rollout.stages, "20,100");
+  bad_value("{\"metrics_flush_ms\": 10}", "metrics_flush_ms");
+  bad_value("{\"metrics_window_s\": 0}", "metrics_window_s");
+  bad_value("{\"metrics_window_s\": 60, \"metrics_retention_s\": 100}",
+            "metrics_retention_s: 100 must be at least twice metrics_window_s");
+  bad_value("{\"rollout_window_s\": 5}", "rollout_window_s: 5 must lie between metrics_window_s");
+  bad_value("{\"rollout_window_s\": 1000}", "rollout_window_s");
+  bad_value("{\"rollout_stages\": \"10,30,70\"}", "rollout_stages: '10,30,70' must be");
+  bad_value("{\"rollout_stages\": \"30,10,100\"}", "rollout_stages");
+  bad_value("{\"rollout_stages\": \"0,100\"}", "rollout_stages");
+  bad_value("{\"rollout_stages\": \"10,x,100\"}", "rollout_stages");
+  bad_value("{\"rollout_hold_s\": 0}", "rollout_hold_s");
+  bad_value("{\"rollout_max_error_pct\": 101}", "rollout_max_error_pct");
+  bad_value("{\"rollout_p95_ratio_pct\": 99}", "rollout_p95_ratio_pct");
+  bad_value("{\"rollout_min_samples\": 500}", "rollout_min_samples: 500 is above rollout_min_requests");
+  bad_value("{\"rollout_hold\": 5}", "rollout_hold: unknown setting");
+}
+
 int main(void) {
   snprintf(path, sizeof path, "/tmp/sq-test-config-%d.json", (int)getpid());
   sq_config c;
@@ -117,6 +157,7 @@ int main(void) {
   unsetenv("SANDQ_REDIS_URL");
 
   test_llm_settings();
+  test_metrics_settings();
   sq_config_defaults(&c);
   CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
   CHECK_STR(c.queue, "default");

@@ -1,0 +1,196 @@
+/* health.c: `sandq-producer health [WORKER]`: the fleet's health from what
+ * every worker writes each metrics flush (sq:{Q}:health) and the queue's
+ * own record of heartbeats (sq:{Q}:workers, server time). Exit 0 when
+ * healthy, 1 when not (docs/operations.md says what counts). */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "producer.h"
+#include "rollout.h"
+#include "util.h"
+
+#define HEALTH_KEY "health"
+#define FORGET_MS (3600 * 1000) /* a worker silent this long is dropped from the view */
+#define MAX_WORKERS 1024
+
+typedef struct {
+  char id[128];
+  int64_t beat_ms; /* server time of its last claim or heartbeat; 0: none */
+  char *json;
+} entry;
+
+typedef struct {
+  entry *v;
+  size_t n;
+} fleet;
+
+static entry *find(fleet *f, const char *id, bool add) {
+  for (size_t i = 0; i < f->n; i++)
+    if (strcmp(f->v[i].id, id) == 0) return &f->v[i];
+  if (!add || f->n >= MAX_WORKERS) return NULL;
+  entry *e = &f->v[f->n++];
+  memset(e, 0, sizeof *e);
+  snprintf(e->id, sizeof e->id, "%s", id);
+  return e;
+}
+
+static int on_health(const char *field, const char *value, void *ud) {
+  entry *e = find(ud, field, true);
+  if (e && !e->json) e->json = strdup(value);
+  return 0;
+}
+
+static int on_worker(const char *id, int64_t at_ms, void *ud) {
+  entry *e = find(ud, id, false); /* workers that never reported health are old or pre-metrics */
+  if (e) e->beat_ms = at_ms;
+  return 0;
+}
+
+static void fleet_free(fleet *f) {
+  for (size_t i = 0; i < f->n; i++) free(f->v[i].json);
+  free(f->v);
+}
+
+static int load(sq_queue *q, fleet *f, int64_t *now_ms) {
+  f->n = 0;
+  f->v = calloc(MAX_WORKERS, sizeof *f->v);
+  if (!f->v) return SQ_ENOMEM;
+  int rc = sq_queue_hash_get_all(q, HEALTH_KEY, on_health, f);
+  if (!rc) rc = sq_queue_workers(q, on_worker, f, now_ms);
+  return rc;
+}
+
+static double num(const cJSON *o, const char *k) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+/* Judges one worker: problems (unhealthy) and notes into buf. Returns
+ * 0 healthy, 1 unhealthy, 2 stale, 3 forgotten. */
+static int judge(const sq_config *cfg, const entry *e, int64_t now_ms, char *buf, size_t n) {
+  cJSON *o = e->json ? cJSON_Parse(e->json) : NULL;
+  size_t off = 0;
+  int verdict = 0;
+  buf[0] = '\0';
+#define SAY(...) (off += (size_t)snprintf(buf + off, off < n ? n - off : 0, __VA_ARGS__))
+  if (!o) {
+    cJSON_Delete(o);
+    snprintf(buf, n, "health entry unreadable");
+    return 1;
+  }
+  double age_s = (double)(now_ms - (int64_t)num(o, "updated_ms")) / 1000.0;
+  if (age_s * 1000 > FORGET_MS) verdict = 3;
+  else if (age_s * 1000 > (double)cfg->health_stale_ms) {
+    SAY("stale: no report for %.0f s (stopped, dead, or cut off from redis)", age_s);
+    verdict = 2;
+  }
+  double beat_s = e->beat_ms ? (double)(now_ms - e->beat_ms) / 1000.0 : -1;
+  if (verdict == 0 && beat_s * 1000 > (double)cfg->queue_opts.lease_ms) {
+    SAY("%sheartbeat %.0f s old (lease %lld ms): its tasks will be reaped", off ? "; " : "", beat_s,
+        (long long)cfg->queue_opts.lease_ms);
+    verdict = 1;
+  }
+  bool seccomp = false;
+  const cJSON *l;
+  cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(o, "jail_layers"))
+    seccomp = seccomp || (cJSON_IsString(l) && strcmp(l->valuestring, "seccomp") == 0);
+  if (verdict == 0 && !seccomp) {
+    SAY("%sthe seccomp layer is not in force", off ? "; " : "");
+    verdict = 1;
+  }
+  int n_prov = 0, n_open = 0;
+  const cJSON *b;
+  cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(o, "breakers")) {
+    n_prov++;
+    if (cJSON_IsString(b) && strcmp(b->valuestring, "open") == 0) n_open++;
+  }
+  if (verdict == 0 && n_prov > 0 && n_open == n_prov) {
+    SAY("%severy LLM provider's circuit breaker is open", off ? "; " : "");
+    verdict = 1;
+  } else if (n_open > 0) {
+    SAY("%s%d of %d LLM breaker(s) open", off ? "; " : "", n_open, n_prov);
+  }
+  double claim = num(o, "last_claim_ms");
+  SAY("%sin flight %.0f, last claim %s", off ? "; " : "", num(o, "in_flight"), claim > 0 ? "" : "never");
+  if (claim > 0) SAY("%.0f s ago", (double)(now_ms - (int64_t)claim) / 1000.0);
+  if (beat_s >= 0) SAY(", heartbeat %.1f s ago", beat_s);
+#undef SAY
+  cJSON_Delete(o);
+  return verdict;
+}
+
+int sq__health_count(sq_queue *q, const sq_config *cfg, int *live, int *stale) {
+  fleet f;
+  int64_t now = 0;
+  *live = *stale = 0;
+  int rc = load(q, &f, &now);
+  for (size_t i = 0; rc == 0 && i < f.n; i++) {
+    char why[512];
+    int v = judge(cfg, &f.v[i], now, why, sizeof why);
+    if (v == 2) (*stale)++;
+    else if (v != 3) (*live)++;
+  }
+  fleet_free(&f);
+  return rc;
+}
+
+int sq__health_run(const sq_config *cfg, int argc, char **argv) {
+  if (argc > 1 || (argc == 1 && argv[0][0] == '-')) {
+    fprintf(stderr, "usage: sandq-producer health [WORKER]\n");
+    return SQ_EXIT_USAGE;
+  }
+  const char *only = argc ? argv[0] : NULL;
+  sq_queue *q = NULL;
+  if (sq__open_queue(cfg, &q) != 0) {
+    printf("UNHEALTHY redis unreachable\n");
+    return SQ_EXIT_ERROR;
+  }
+  fleet f;
+  int64_t now = 0;
+  int rc = load(q, &f, &now);
+  if (rc) {
+    printf("UNHEALTHY redis: %s\n", sq_queue_errstr(q));
+    fleet_free(&f);
+    sq_queue_free(q);
+    return SQ_EXIT_ERROR;
+  }
+  int live = 0, bad = 0, seen = 0;
+  static const char *const word[] = {"ok", "UNHEALTHY", "stale", "gone"};
+  for (size_t i = 0; i < f.n; i++) {
+    const entry *e = &f.v[i];
+    if (only && strcmp(only, e->id) != 0) continue;
+    char why[512];
+    int v = judge(cfg, e, now, why, sizeof why);
+    if (v == 3) {
+      sq_queue_hash_del(q, HEALTH_KEY, e->id); /* long gone: forget it */
+      if (!only) continue;
+    }
+    seen++;
+    live += v == 0 || v == 1;
+    bad += v == 1 || (only && v != 0);
+    printf("worker %-32s %-9s %s\n", e->id, word[v], why);
+  }
+  sq_rollout r;
+  if (!only && sq_rollout_load(q, &r) == 0 && r.state != SQ_ROLLOUT_NONE)
+    printf("rollout %s vs %s: %s at %d%%: %s\n", r.candidate, r.baseline, sq_rollout_state_name(r.state), r.pct,
+           r.reason);
+  int code = SQ_EXIT_OK;
+  if (only && seen == 0) {
+    printf("UNHEALTHY worker %s has not reported\n", only);
+    code = SQ_EXIT_ERROR;
+  } else if (!only && live == 0) {
+    printf("UNHEALTHY no live worker\n");
+    code = SQ_EXIT_ERROR;
+  } else if (bad) {
+    printf("UNHEALTHY %d worker(s) with problems\n", bad);
+    code = SQ_EXIT_ERROR;
+  } else {
+    printf("HEALTHY %d live worker(s)\n", live);
+  }
+  fleet_free(&f);
+  sq_queue_free(q);
+  return code;
+}
