@@ -34,6 +34,17 @@ fi
 
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+# No service starts from these packages (a Prometheus server, a system
+# Redis): sandq starts its own Redis on a private port, and uses only
+# promtool of prometheus. policy-rc.d is Debian's switch for that; one the
+# host already has is left alone.
+policy=""
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	policy=/usr/sbin/policy-rc.d
+	printf '#!/bin/sh\nexit 101\n' >"$policy"
+	chmod 755 "$policy"
+	trap 'rm -f "$policy"' EXIT
+fi
 log=$(mktemp)
 # shellcheck disable=SC2086
 if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } >"$log" 2>&1; then
