@@ -38,4 +38,11 @@ set +e
 rc=$?
 set -e
 echo "demo: results in $out"
+# What an operator's dashboard and health check see (docs/operations.md):
+# the workers flush their metrics about once a second.
+sleep 1.5
+echo "demo: sandq-producer health"
+"$SQ_BIN/sandq-producer" health || true
+echo "demo: sandq-producer metrics (an excerpt)"
+"$SQ_BIN/sandq-producer" metrics | grep -E '^sandq_(tasks_total|llm_requests_total|llm_cost_usd_total|workers)' || true
 exit $rc
