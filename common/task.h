@@ -12,6 +12,9 @@
 #include "jail.h"
 
 #define SQ_TASK_ID_MAX 128 /* bytes in an id or batch name */
+/* The batch of results for payloads whose own batch cannot be read (not a
+ * JSON object, or no valid id): docs/formats.md. */
+#define SQ_TASK_INVALID_BATCH "_invalid"
 #define SQ_TASK_IDEM_MAX 256 /* bytes in an idempotency_key */
 
 /* Which list a task waits in; the queue claims high before normal before low. */

@@ -151,22 +151,36 @@ static void push_fields(const char *payload, size_t len, sq_priority *prio, char
 }
 
 /* Stamps each line with the batch and the enqueue time. With no_validate a
- * line that is not a JSON object goes out as it is. Fills payloads/lens
- * (malloc'd strings the caller frees) and items (pointing into them, with
- * malloc'd idempotency keys). */
+ * line that is not a JSON object goes out as it is, counted in batch
+ * SQ_TASK_INVALID_BATCH, where its result will be filed (no worker can read
+ * another batch out of it): such lines are put last in items, and *n_raw
+ * says how many. Fills payloads/lens (malloc'd strings the caller frees)
+ * and items (pointing into them, with malloc'd idempotency keys). */
 static int stamp_lines(const task_file *tf, const char *batch, bool no_validate, char **payloads,
-                       size_t *lens, sq_push_item *items) {
+                       size_t *lens, sq_push_item *items, size_t *n_raw) {
   int64_t now_ms = sq_now_wall_ms();
+  size_t front = 0, back = tf->n; /* stamped lines fill from the front, raw ones from the back */
   for (size_t i = 0; i < tf->n; i++) {
     const task_line *l = &tf->lines[i];
-    int rc = sq_task_stamp(l->text, l->len, batch, now_ms, &payloads[i]);
-    if (rc == SQ_EPARSE && no_validate) {
-      if (!(payloads[i] = strdup(l->text))) return SQ_ENOMEM;
-      lens[i] = l->len;
+    char *stamped = NULL;
+    int rc = sq_task_stamp(l->text, l->len, batch, now_ms, &stamped);
+    bool raw = rc == SQ_EPARSE && no_validate;
+    size_t at = raw ? --back : front++;
+    if (raw) {
+      if (!(payloads[at] = strdup(l->text))) return SQ_ENOMEM;
+      lens[at] = l->len;
       continue;
     }
     if (rc) return rc;
-    lens[i] = strlen(payloads[i]);
+    payloads[at] = stamped;
+    lens[at] = strlen(stamped);
+  }
+  *n_raw = tf->n - front;
+  for (size_t a = front, b = tf->n - 1; a < b && b < tf->n; a++, b--) { /* raw ones back in file order */
+    char *p = payloads[a];
+    size_t n = lens[a];
+    payloads[a] = payloads[b], lens[a] = lens[b];
+    payloads[b] = p, lens[b] = n;
   }
   for (size_t i = 0; i < tf->n; i++) {
     char *idem = NULL;
@@ -254,7 +268,8 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   lens = calloc(tf.n, sizeof *lens);
   items = calloc(tf.n, sizeof *items);
   if (!payloads || !lens || !items) goto out;
-  int rc = stamp_lines(&tf, batch, o->no_validate, payloads, lens, items);
+  size_t n_raw = 0;
+  int rc = stamp_lines(&tf, batch, o->no_validate, payloads, lens, items, &n_raw);
   if (rc) {
     fprintf(stderr, "sandq-producer: stamping tasks: %s\n", sq_strerror(rc));
     goto out;
@@ -265,12 +280,20 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
     fprintf(stderr, "sandq-producer: setting the budget failed: %s\n", sq_queue_errstr(q));
     goto out;
   }
-  size_t pushed = 0, dups = 0;
-  if ((rc = push_all(q, batch, items, tf.n, o->block, &pushed, &dups))) {
-    fprintf(stderr, "sandq-producer: push failed after %zu of %zu task(s): %s%s\n", pushed + dups, tf.n,
-            sq_queue_errstr(q), rc == SQ_EFULL ? " (--block waits for room)" : "");
+  size_t pushed = 0, dups = 0, raw_pushed = 0, raw_dups = 0, n_stamped = tf.n - n_raw;
+  if ((rc = push_all(q, batch, items, n_stamped, o->block, &pushed, &dups)) == 0 && n_raw > 0)
+    rc = push_all(q, SQ_TASK_INVALID_BATCH, items + n_stamped, n_raw, o->block, &raw_pushed, &raw_dups);
+  if (rc) {
+    fprintf(stderr, "sandq-producer: push failed after %zu of %zu task(s): %s%s\n",
+            pushed + dups + raw_pushed + raw_dups, tf.n, sq_queue_errstr(q),
+            rc == SQ_EFULL ? " (--block waits for room)" : "");
     goto out;
   }
+  if (n_raw > 0)
+    fprintf(stderr, "sandq-producer: %zu line(s) are not JSON objects: pushed as they are, counted in batch %s "
+            "(where their invalid_task results go)\n", n_raw, SQ_TASK_INVALID_BATCH);
+  pushed += raw_pushed;
+  dups += raw_dups;
   printf("%s\n", batch);
   fflush(stdout);
   if (dups) fprintf(stderr, "sandq-producer: %zu task(s) skipped: their idempotency_key was already pushed\n", dups);

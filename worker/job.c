@@ -376,7 +376,7 @@ void sq__job_begin(worker *w, sq_claim *claim) {
   } else {
     raw_id(payload, len, j->raw_id, sizeof j->raw_id);
     r->id = j->raw_id;
-    r->batch = "_invalid";
+    r->batch = SQ_TASK_INVALID_BATCH;
   }
   if (rc) {
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);

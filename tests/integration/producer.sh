@@ -67,6 +67,11 @@ grep -qx '\[1, 2, 3\]' "$SQ_TMP/garb.list" || sq_fail "array line not pushed as-
 grep -qx '{"truncated": ' "$SQ_TMP/garb.list" || sq_fail "truncated line not pushed as-is"
 grep -q '"id":"obj".*"batch":"g1"' "$SQ_TMP/garb.list" || sq_fail "object line not stamped"
 grep -q '"id":7.*"batch":"g1"' "$SQ_TMP/garb.list" || sq_fail "invalid object line not stamped"
+# The three that are not JSON objects count in batch _invalid, where a worker
+# files their results, so --wait on g1 waits for the two it will get.
+has garb.err "3 line(s) are not JSON objects"
+eq "$(sq_redis_cli HGET 'sq:{garb}:batch:g1' total)" 2 "g1 total"
+eq "$(sq_redis_cli HGET 'sq:{garb}:batch:_invalid' total)" 3 "_invalid total"
 
 # 5. status prints the counters; an unknown batch is an error.
 run st "$P" status good-1
