@@ -8,8 +8,11 @@
  * before clone, since the worker may have threads.
  *
  * With namespaces the cloned child is pid 1 of a new pid namespace: it
- * builds the root, drops its identity, forks the payload and reaps until
- * the payload ends, then exits, which kills whatever the payload left. */
+ * builds the root, drops its identity, starts the payload and reaps until
+ * the payload ends, then exits, which kills whatever the payload left. A
+ * spawn slot's init is cloned ahead as a standby (sq__jail_standby): it
+ * runs the steps that need no descriptor of the run before the run exists,
+ * and the rest once the run's descriptors arrive. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -377,7 +380,9 @@ static _Noreturn void init_reap(pid_t child) {
 
 /* The payload shares the init's memory until it execs (vfork-style: no
  * copy of the init's page tables, and the init waits meanwhile); it runs on
- * this stack and touches nothing else but its own descriptor table. */
+ * this stack and touches nothing else but its own descriptor table. glibc's
+ * clone() is a bare wrapper: unlike fork() it takes no lock that another
+ * thread of the worker may have held when the init was cloned. */
 static char payload_stack[64 * 1024] __attribute__((aligned(16)));
 
 static int payload_entry(void *arg) { payload(arg); }
@@ -434,7 +439,7 @@ static int receive_run(int sock, sq__jail_child *c) {
   static sq__jail_hold_req rq;
   int fds[SQ__JAIL_RUN_FDS];
   ssize_t n = sq__jail_recv_run(sock, buf, sizeof buf, fds);
-  if (n < 0) return -1;
+  if (n <= 0) return -1; /* 0: the holder closed our socket */
   memcpy(&rq, buf, sizeof rq);
   c->python_path = buf + sizeof rq;
   c->lim = &rq.lim;
