@@ -88,6 +88,7 @@ static const field fields[] = {
     I64("retention_s", queue_opts.retention_s, 1, 10LL * 365 * 24 * 3600),
     I64("max_queue_len", queue_opts.max_queue_len, 0, INT64_MAX),
     I64("reap_interval_ms", queue_opts.reap_interval_ms, 10, 3600 * 1000),
+    I64("dead_retention_s", queue_opts.dead_retention_s, 0, 10LL * 365 * 24 * 3600),
     I64("shutdown_grace_ms", shutdown_grace_ms, 0, 3600 * 1000),
     STR("python", python_path),
     STR("scratch_root", scratch_root),

@@ -32,7 +32,8 @@ void sq_queue_options_default(sq_queue_options *o) {
                           .backoff_max_ms = 60000,
                           .retention_s = 7 * 24 * 3600,
                           .max_queue_len = 1000000,
-                          .reap_interval_ms = 1000};
+                          .reap_interval_ms = 1000,
+                          .dead_retention_s = 30 * 24 * 3600};
 }
 
 /* ---- URL parsing ---------------------------------------------------- */

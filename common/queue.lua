@@ -351,13 +351,16 @@ local function recover(keys, args)
   return {r, d}
 end
 
--- reap: ARGV worker, lock_ms, max_stalls, limit, retention_s. One reaper
--- per lock_ms across the fleet (SET NX PX); requeues expired leases and
--- trims indexes past retention. Returns {ran 0/1, requeued, dead}.
+-- reap: ARGV worker, lock_ms, max_stalls, limit, retention_s,
+-- dead_retention_s (0: keep dead letters). One reaper per lock_ms across
+-- the fleet (SET NX PX); requeues expired leases, trims indexes past
+-- retention and drops up to limit dead-letter entries past theirs.
+-- Returns {ran 0/1, requeued, dead}.
 local function reap(keys, args)
   local P = prefix(keys[1])
   local w, lock_ms, max_stalls, limit, ret = args[1], tonumber(args[2]), tonumber(args[3]),
                                              tonumber(args[4]), tonumber(args[5])
+  local dead_ret = tonumber(args[6]) or 0
   if not redis.call('SET', P .. 'reaper', w, 'NX', 'PX', lock_ms) then return {0, 0, 0} end
   local now = now_ms()
   local r, d = 0, 0
@@ -368,6 +371,13 @@ local function reap(keys, args)
   promote(P, now)
   redis.call('ZREMRANGEBYSCORE', P .. 'batches', '-inf', now - ret * 1000)
   redis.call('ZREMRANGEBYSCORE', P .. 'workers', '-inf', now - ret * 1000)
+  if dead_ret > 0 then
+    local old = redis.call('ZRANGEBYSCORE', P .. 'dead:index', '-inf', now - dead_ret * 1000, 'LIMIT', 0, limit)
+    for _, id in ipairs(old) do
+      redis.call('HDEL', P .. 'dead', id)
+      redis.call('ZREM', P .. 'dead:index', id)
+    end
+  end
   return {1, r, d}
 end
 

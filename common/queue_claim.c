@@ -13,7 +13,7 @@
 #include "util.h"
 
 #define WAIT_SLICE_MS 100 /* how long one blocking wait lasts before polling again */
-#define REAP_LIMIT "1000" /* expired leases handled per reaper run */
+#define REAP_LIMIT "1000" /* expired leases (and old dead letters) handled per reaper run */
 
 void sq_claim_clear(sq_claim *c) {
   if (!c) return;
@@ -285,14 +285,15 @@ int sq_queue_recover(sq_queue *q, const char *worker_id, size_t *requeued, size_
 }
 
 int sq_queue_reap(sq_queue *q, const char *worker_id, bool *ran, size_t *requeued, size_t *dead) {
-  char lock[24], stalls[24], ret[24];
+  char lock[24], stalls[24], ret[24], dead_ret[24];
   int64_t v[3] = {0, 0, 0};
   int rc;
   i64_text(lock, sizeof lock, q->opts.reap_interval_ms);
   i64_text(stalls, sizeof stalls, q->opts.max_stalls);
   i64_text(ret, sizeof ret, q->opts.retention_s);
-  const char *argv[] = {worker_id, lock, stalls, REAP_LIMIT, ret};
-  redisReply *r = sq__queue_fcall(q, "sq1_reap", 5, argv, NULL, &rc);
+  i64_text(dead_ret, sizeof dead_ret, q->opts.dead_retention_s);
+  const char *argv[] = {worker_id, lock, stalls, REAP_LIMIT, ret, dead_ret};
+  redisReply *r = sq__queue_fcall(q, "sq1_reap", 6, argv, NULL, &rc);
   if (!rc) rc = int_array(q, r, "sq1_reap", v, 3);
   freeReplyObject(r);
   if (ran) *ran = v[0] == 1;

@@ -264,6 +264,9 @@ int main(void) {
   CHECK_EQ(c.heartbeat_ms, 10000);
   CHECK_EQ(c.queue_opts.max_stalls, 3);
   CHECK_EQ(c.queue_opts.retention_s, 7 * 24 * 3600);
+  CHECK_EQ(c.queue_opts.dead_retention_s, 30 * 24 * 3600);
+  bad_value("{\"dead_retention_s\": -1}", "dead_retention_s");
+  sq_config_defaults(&c);
   write_file("{\"lease_ms\":4000,\"heartbeat_ms\":1000,\"max_attempts\":2,\"max_queue_len\":0,"
              "\"backoff_base_ms\":10,\"backoff_max_ms\":20,\"shutdown_grace_ms\":0}");
   CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);

@@ -420,6 +420,30 @@ static void test_dead_letter(void) {
   CHECK_EQ(sq_queue_length(q, &n), 0);
   CHECK_EQ(n, 2);
   sq_queue_free(q);
+
+  /* Dead letters older than dead_retention_s are dropped by the reaper. */
+  o.dead_retention_s = 1;
+  o.reap_interval_ms = 10;
+  q = open_opts("dead-old", &o);
+  CHECK_EQ(push1(q, "db3", "garbage-3", SQ_PRIORITY_NORMAL, NULL), 0);
+  for (int i = 0; i < 2; i++) {
+    sq_claim c3 = {0};
+    CHECK_EQ(sq_queue_claim(q, "wd", 100, &c3), 0);
+    sq_claim_clear(&c3);
+    CHECK_EQ(sq_queue_recover(q, "wd", NULL, NULL), 0);
+  }
+  bool ran = false;
+  CHECK_EQ(sq_queue_reap(q, "wr", &ran, NULL, NULL), 0);
+  d = (dead_seen){0};
+  CHECK_EQ(sq_queue_dead_list(q, on_dead, &d), 0);
+  CHECK_EQ(d.n, 1); /* not old yet */
+  sleep_ms(1200);
+  CHECK_EQ(sq_queue_reap(q, "wr", &ran, NULL, NULL), 0);
+  CHECK(ran);
+  d = (dead_seen){0};
+  CHECK_EQ(sq_queue_dead_list(q, on_dead, &d), 0);
+  CHECK_EQ(d.n, 0);
+  sq_queue_free(q);
 }
 
 /* Retries go through the delayed set with backoff and are bounded. */
