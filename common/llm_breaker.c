@@ -12,6 +12,7 @@ void sq__breaker_init(sq__breaker *b, const sq_llm_options *o) {
   b->min_samples = o->breaker_min_samples;
   b->error_pct = o->breaker_error_pct;
   b->open_ms = o->breaker_open_ms;
+  b->slice_ms = b->window_ms / SQ__BREAKER_SLICES > 0 ? b->window_ms / SQ__BREAKER_SLICES : 1;
   b->state = SQ__BREAKER_CLOSED;
 }
 
@@ -41,22 +42,23 @@ void sq__breaker_record(sq__breaker *b, int64_t now_ms, bool failed) {
       trip(b, now_ms);
     } else { /* the probe came back: start afresh */
       b->state = SQ__BREAKER_CLOSED;
-      b->count = b->head = 0;
+      memset(b->slice, 0, sizeof b->slice);
       b->probe_out = false;
     }
     return;
   }
   if (b->state == SQ__BREAKER_OPEN) return; /* stragglers sent before it opened */
-  b->at_ms[b->head] = now_ms;
-  b->failed[b->head] = failed;
-  b->head = (b->head + 1) % SQ__BREAKER_RING;
-  if (b->count < SQ__BREAKER_RING) b->count++;
+  int64_t e = now_ms / b->slice_ms;
+  sq__breaker_slice *s = &b->slice[e % SQ__BREAKER_SLICES];
+  if (s->epoch != e) *s = (sq__breaker_slice){.epoch = e};
+  s->n++;
+  s->bad += failed;
   int64_t n = 0, bad = 0;
-  for (int i = 0; i < b->count; i++) {
-    if (now_ms - b->at_ms[i] > b->window_ms) continue;
-    n++;
-    bad += b->failed[i];
-  }
+  for (int i = 0; i < SQ__BREAKER_SLICES; i++)
+    if (e - b->slice[i].epoch < SQ__BREAKER_SLICES) { /* within the window */
+      n += b->slice[i].n;
+      bad += b->slice[i].bad;
+    }
   if (n >= b->min_samples && bad * 100 >= b->error_pct * n) trip(b, now_ms);
 }
 

@@ -16,15 +16,21 @@
 
 /* ---- circuit breaker (llm_breaker.c) ---- */
 
-#define SQ__BREAKER_RING 256 /* the last exchanges remembered */
+#define SQ__BREAKER_SLICES 20 /* the window is counted in this many time slices */
 
 typedef enum { SQ__BREAKER_CLOSED, SQ__BREAKER_OPEN, SQ__BREAKER_HALF_OPEN } sq__breaker_state;
 
+/* Exchanges and failures in one slice of time (window_ms / SQ__BREAKER_SLICES
+ * wide): the window holds every exchange of its span, whatever the rate. */
+typedef struct {
+  int64_t epoch; /* now_ms / slice_ms when the slice was last reset */
+  int64_t n, bad;
+} sq__breaker_slice;
+
 typedef struct {
   int64_t window_ms, min_samples, error_pct, open_ms;
-  int64_t at_ms[SQ__BREAKER_RING];
-  bool failed[SQ__BREAKER_RING];
-  int head, count;
+  int64_t slice_ms;
+  sq__breaker_slice slice[SQ__BREAKER_SLICES];
   sq__breaker_state state;
   int64_t opened_at_ms;
   bool probe_out; /* half-open: the one probe is on its way */

@@ -85,7 +85,7 @@ static void test_breaker(void) {
   sq__breaker_acquire(&b, t + 1200);
   sq__breaker_record(&b, t + 1300, false); /* the probe succeeded: closed, fresh */
   CHECK_EQ(b.state, SQ__BREAKER_CLOSED);
-  CHECK_EQ(b.count, 0);
+  for (int i = 0; i < SQ__BREAKER_SLICES; i++) CHECK_EQ(b.slice[i].n, 0);
   /* Old failures fall out of the window. */
   t = 50000;
   sq__breaker_record(&b, t, true);
@@ -99,6 +99,19 @@ static void test_breaker(void) {
   sq__breaker_record(&b, t + 2000, true);
   sq__breaker_record(&b, t + 2000, true);
   CHECK_EQ(b.state, SQ__BREAKER_OPEN);   /* 3 of 6: 50% */
+
+  /* The window is time, not a number of exchanges: at a high rate, 1,000
+   * successes of the last two seconds still count against 999 failures
+   * (under 50%), and the 1,000th failure (50%) opens it. A window of the
+   * last 256 exchanges would have opened at about the 128th. */
+  o.breaker_window_ms = 10000;
+  sq__breaker_init(&b, &o);
+  t = 100000;
+  for (int i = 0; i < 1000; i++) sq__breaker_record(&b, t + i, false);
+  for (int i = 0; i < 999; i++) sq__breaker_record(&b, t + 1000 + i / 2, true);
+  CHECK_EQ(b.state, SQ__BREAKER_CLOSED);
+  sq__breaker_record(&b, t + 1600, true);
+  CHECK_EQ(b.state, SQ__BREAKER_OPEN);
 }
 
 typedef struct {
