@@ -72,7 +72,7 @@ static void account(job *j, const sq_llm_reply *rep) {
   l->cost_usd += rep->cost_usd;
   l->usage_estimated = l->usage_estimated || rep->usage_estimated;
   j->r.llm_ms += rep->latency_ms;
-  sq__wq_add_cost(j->w, j->r.batch, rep->cost_usd);
+  sq__spend_add(j->w, j->r.batch, rep->cost_usd);
   sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_LLM, rep->latency_ms);
   sq_metrics_llm_usage(j->w->metrics, rep->provider, rep->prompt_tokens, rep->completion_tokens, rep->cost_usd);
 }
@@ -114,7 +114,7 @@ static void generate(job *j) {
              "(set SANDQ_LLM_BASE_URL and SANDQ_LLM_MODEL, or providers in the config file)");
     return;
   }
-  if (sq__wq_budget_spent(w, j->r.batch)) {
+  if (sq__spend_exhausted(w, j->r.batch)) {
     end_with(j, SQ_STATUS_LLM_ERROR, "budget exhausted: batch %s has spent its --budget-usd", j->r.batch);
     return;
   }
@@ -184,7 +184,7 @@ static void risk_start(job *j) {
   }
   if (!w->llm) {
     sq_risk_fallback(&j->risk, "no LLM provider configured", &w->risk_policy);
-  } else if (sq__wq_budget_spent(w, j->r.batch)) {
+  } else if (sq__spend_exhausted(w, j->r.batch)) {
     sq_risk_fallback(&j->risk, "budget exhausted", &w->risk_policy);
   } else {
     char *user = sq_risk_user_prompt(j->code);
@@ -302,7 +302,7 @@ static bool repair(job *j) {
     j->repair_code = calloc((size_t)w->cfg.max_repairs, sizeof *j->repair_code);
     if (!j->repairs || !j->repair_code) return false;
   }
-  if (sq__wq_budget_spent(w, j->r.batch)) {
+  if (sq__spend_exhausted(w, j->r.batch)) {
     SQ_LOGT(SQ_LOG_WARN, j->r.id, "no repair: batch budget exhausted");
     return false;
   }

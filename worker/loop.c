@@ -54,6 +54,9 @@ static void wait_events(worker *w, int timeout_ms) {
 
 /* Stores the finished jobs, cfg.claim_batch at a time through js. */
 static void store_done(worker *w, job **js) {
+  /* A batch's cost counter holds every call of a result before the result
+   * is stored (a reader who sees the batch done sees its whole cost). */
+  if (w->done_head) sq__spend_flush(w, true);
   while (w->done_head) {
     size_t n = 0;
     while (w->done_head && n < (size_t)w->cfg.claim_batch) {

@@ -97,6 +97,7 @@ static void follow(worker *w, const sq_rollout *r) {
 void sq__tick(worker *w) {
   int64_t now = sq_now_mono_ms();
   if (!w->queue) return;
+  sq__spend_flush(w, false);
   if (now >= w->next_flush_ms) {
     w->next_flush_ms = now + w->cfg.metrics_flush_ms;
     int64_t wall = sq_now_wall_ms();
@@ -118,6 +119,7 @@ void sq__tick(worker *w) {
 
 void sq__tick_final(worker *w) {
   if (!w->queue) return;
+  sq__spend_flush(w, true);
   sq_metrics_flush(w->metrics, w->queue, sq_now_wall_ms());
   sq_queue_hash_del(w->queue, HEALTH_KEY, w->cfg.worker_id);
 }

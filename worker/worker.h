@@ -26,6 +26,16 @@
 typedef struct jail_pool jail_pool;
 typedef struct job job;
 
+/* One batch's spend as this worker knows it (spend.c). */
+#define SQ__SPEND_BATCHES 32
+typedef struct {
+  char batch[SQ_TASK_ID_MAX + 1]; /* "" : a free entry */
+  double cost_usd;     /* the batch's counter when read, plus what we flushed since */
+  double budget_usd;   /* -1: none */
+  double pending_usd;  /* spent here, not yet added to the counter */
+  int64_t read_ms, used_ms; /* monotonic; read_ms 0: never read */
+} sq__spend_entry;
+
 typedef struct {
   sq_config cfg;
   sq_queue *queue;
@@ -43,6 +53,8 @@ typedef struct {
   int64_t started_ms, last_claim_ms;      /* wall clock; 0: never */
   int64_t rollout_version;                /* the rollout state the weights follow; -1: none yet */
   int rollout_pct;                        /* the candidate's share in force (-1: configured weights) */
+  sq__spend_entry spend[SQ__SPEND_BATCHES];
+  int64_t next_spend_flush_ms;            /* monotonic */
 } worker;
 
 /* One claimed task on its way to a result; owns every string it points to. */
@@ -108,11 +120,17 @@ void sq__wq_store_many(worker *w, job **js, size_t n);
 int sq__wq_reconnect(worker *w);
 /* Hands every task this worker holds back to the queue. */
 void sq__wq_hand_back(worker *w);
-/* Whether batch has spent its budget (false when unknown). */
-bool sq__wq_budget_spent(worker *w, const char *batch);
-void sq__wq_add_cost(worker *w, const char *batch, double usd);
 int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len);
 void sq__wq_cache_set(worker *w, const char *ns, const char *key, const char *val, int64_t ttl_s);
+
+/* spend.c: batch spend and budgets, cached (see there for the bounds). */
+/* Counts usd against batch (reaches Redis with the next flush). */
+void sq__spend_add(worker *w, const char *batch, double usd);
+/* Whether batch has spent its budget (false when unknown or none). */
+bool sq__spend_exhausted(worker *w, const char *batch);
+/* Adds every batch's pending spend to its counter: when due (now false:
+ * every SPEND_FLUSH_MS), or at once. */
+void sq__spend_flush(worker *w, bool now);
 
 /* tick.c: the worker's periodic chores on its own event loop. */
 /* Creates w->metrics and hooks the LLM client's exchanges into it. */

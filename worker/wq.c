@@ -1,7 +1,7 @@
 /* wq.c: every word the worker says to the queue, in one place, so a new
  * queue protocol (leases, fencing tokens, heartbeats) changes this file and
  * not the loop: claim, store + acknowledge, hand back, reconnect, and the
- * LLM side's batch spend and verdict cache. */
+ * LLM side's verdict cache (batch spend: spend.c). */
 #include <bson/bson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,17 +179,6 @@ void sq__wq_hand_back(worker *w) {
   size_t n = 0;
   if (w->queue && sq_queue_release_all(w->queue, w->cfg.worker_id, &n) == 0 && n)
     SQ_WARN("handed %zu task(s) back to the queue", n);
-}
-
-bool sq__wq_budget_spent(worker *w, const char *batch) {
-  double cost = 0, budget = -1;
-  if (!w->queue || sq_queue_batch_spend(w->queue, batch, &cost, &budget) != 0) return false;
-  return budget >= 0 && cost >= budget;
-}
-
-void sq__wq_add_cost(worker *w, const char *batch, double usd) {
-  if (usd > 0 && w->queue && sq_queue_batch_add_cost(w->queue, batch, usd) != 0)
-    SQ_WARN("batch %s: adding $%.6f to its cost failed: %s", batch, usd, sq_queue_errstr(w->queue));
 }
 
 int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len) {

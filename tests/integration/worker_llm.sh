@@ -97,6 +97,31 @@ assert total > 0 and abs(float(h["cost_usd"]) - total) < 1e-9, (h, total)
 assert d["c2"]["llm"]["usage_estimated"] is True and d["c1"]["llm"]["usage_estimated"] is False
 '
 
+# 4b. Spend accounting costs no Redis round trip per task: 40 prompt tasks
+#     with a (generous) budget; the worker reads the batch's spend and budget
+#     at most every 250 ms and adds its cost once per stored group of
+#     results, not once per call (watched with MONITOR), and the counter is
+#     still exact when the batch is done.
+i=0; : >"$SQ_TMP/spend.in"
+while [ $i -lt 40 ]; do echo "{\"id\": \"s$i\", \"prompt\": \"[w:safe] task $i\"}" >>"$SQ_TMP/spend.in"; i=$((i + 1)); done
+redis-cli -p "$SQ_REDIS_PORT" MONITOR >"$SQ_TMP/monitor.txt" 2>/dev/null &
+mon=$!
+sleep 0.2
+push spend --budget-usd 100 <"$SQ_TMP/spend.in"
+sleep 0.2
+kill $mon 2>/dev/null || true
+wait $mon 2>/dev/null || true
+reads=$(grep -c '"HMGET" "sq:{default}:batch:spend" "cost_usd" "budget_usd"' "$SQ_TMP/monitor.txt" || true)
+adds=$(grep -c '"HINCRBYFLOAT" "sq:{default}:batch:spend" "cost_usd"' "$SQ_TMP/monitor.txt" || true)
+echo "40 prompt tasks: $reads budget read(s), $adds cost write(s)"
+[ "$reads" -ge 1 ] && [ "$reads" -le 10 ] || sq_fail "budget reads for 40 tasks: $reads (want 1..10)"
+[ "$adds" -ge 1 ] && [ "$adds" -le 20 ] || sq_fail "cost writes for 40 tasks and 80 calls: $adds (want 1..20)"
+check spend '
+total = sum(x["llm"]["cost_usd"] for x in d.values())
+assert len(d) == 40 and all(x["status"] == "ok" for x in d.values()), [(k, x["status"]) for k, x in d.items()]
+assert total > 0 and abs(float(h["cost_usd"]) - total) < 1e-9, (h, total)
+'
+
 # 5. A spent budget: no LLM work starts; code-only tasks still run.
 sq_redis_cli hset 'sq:{default}:batch:budget' cost_usd 0.5 >/dev/null
 push budget --budget-usd 0.25 <<'T'

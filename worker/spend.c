@@ -1,0 +1,88 @@
+/* spend.c: each batch's LLM spend and budget as this worker sees them,
+ * without a Redis round trip per LLM call. A batch's cost grows here first
+ * (pending) and reaches its counter before this worker stores any result
+ * (loop.c), and at most SPEND_FLUSH_MS later anyway (the tick); a budget
+ * check reads the batch's counter (its own pending flushed
+ * first) at most every SPEND_REFRESH_MS and otherwise answers from what it
+ * read plus what this worker has spent since. Other workers' spend is seen
+ * within SPEND_REFRESH_MS: a batch can overshoot its budget by that much of
+ * the fleet's spend, on top of what is already in flight (docs/llm.md). */
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "util.h"
+#include "worker.h"
+
+#define SPEND_REFRESH_MS 250
+#define SPEND_FLUSH_MS 250
+
+/* The entry for batch, a new one (evicting the least recently used, its
+ * pending cost flushed first), or NULL when none can be had. */
+static sq__spend_entry *entry_for(worker *w, const char *batch, bool create) {
+  sq__spend_entry *lru = NULL;
+  for (int i = 0; i < SQ__SPEND_BATCHES; i++) {
+    sq__spend_entry *e = &w->spend[i];
+    if (e->batch[0] && strcmp(e->batch, batch) == 0) return e;
+    if (!lru || !e->batch[0] || (lru->batch[0] && e->used_ms < lru->used_ms)) lru = e;
+  }
+  if (!create || strlen(batch) >= sizeof lru->batch) return NULL;
+  if (lru->batch[0] && lru->pending_usd > 0 && sq_queue_batch_add_cost(w->queue, lru->batch, lru->pending_usd) != 0)
+    return NULL; /* keep it: its spend must not be lost */
+  *lru = (sq__spend_entry){.budget_usd = -1};
+  snprintf(lru->batch, sizeof lru->batch, "%s", batch);
+  return lru;
+}
+
+static int flush_one(worker *w, sq__spend_entry *e) {
+  if (e->pending_usd <= 0) return 0;
+  int rc = sq_queue_batch_add_cost(w->queue, e->batch, e->pending_usd);
+  if (rc) {
+    SQ_WARN("batch %s: adding $%.6f to its cost failed (kept for the next try): %s", e->batch, e->pending_usd,
+            sq_queue_errstr(w->queue));
+    return rc;
+  }
+  e->cost_usd += e->pending_usd;
+  e->pending_usd = 0;
+  return 0;
+}
+
+void sq__spend_add(worker *w, const char *batch, double usd) {
+  if (usd <= 0 || !w->queue) return;
+  sq__spend_entry *e = entry_for(w, batch, true);
+  if (!e) { /* no room: straight to Redis, as before */
+    if (sq_queue_batch_add_cost(w->queue, batch, usd) != 0)
+      SQ_WARN("batch %s: adding $%.6f to its cost failed: %s", batch, usd, sq_queue_errstr(w->queue));
+    return;
+  }
+  e->pending_usd += usd;
+  e->used_ms = sq_now_mono_ms();
+}
+
+bool sq__spend_exhausted(worker *w, const char *batch) {
+  if (!w->queue) return false;
+  int64_t now = sq_now_mono_ms();
+  sq__spend_entry *e = entry_for(w, batch, true);
+  if (!e) {
+    double cost = 0, budget = -1;
+    return sq_queue_batch_spend(w->queue, batch, &cost, &budget) == 0 && budget >= 0 && cost >= budget;
+  }
+  e->used_ms = now;
+  if (!e->read_ms || now - e->read_ms >= SPEND_REFRESH_MS) {
+    double cost = 0, budget = -1;
+    if (flush_one(w, e) == 0 && sq_queue_batch_spend(w->queue, batch, &cost, &budget) == 0) {
+      e->cost_usd = cost;
+      e->budget_usd = budget;
+      e->read_ms = now;
+    }
+  }
+  return e->budget_usd >= 0 && e->cost_usd + e->pending_usd >= e->budget_usd;
+}
+
+void sq__spend_flush(worker *w, bool now) {
+  int64_t t = sq_now_mono_ms();
+  if (!w->queue || (!now && t < w->next_spend_flush_ms)) return;
+  w->next_spend_flush_ms = t + SPEND_FLUSH_MS;
+  for (int i = 0; i < SQ__SPEND_BATCHES; i++)
+    if (w->spend[i].batch[0]) flush_one(w, &w->spend[i]);
+}
