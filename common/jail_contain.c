@@ -378,6 +378,18 @@ static _Noreturn void init_reap(pid_t child) {
   _exit(0);
 }
 
+/* AddressSanitizer cannot follow a jump to a stack of our own (it warns on
+ * the payload's stderr, and may report falsely after): its builds start the
+ * payload as a plain fork-style copy instead. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SQ__JAIL_PAYLOAD_COPIES 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SQ__JAIL_PAYLOAD_COPIES 1
+#endif
+#endif
+
+#ifndef SQ__JAIL_PAYLOAD_COPIES
 /* The payload shares the init's memory until it execs (vfork-style: no
  * copy of the init's page tables, and the init waits meanwhile); it runs on
  * this stack and touches nothing else but its own descriptor table. glibc's
@@ -386,6 +398,18 @@ static _Noreturn void init_reap(pid_t child) {
 static char payload_stack[64 * 1024] __attribute__((aligned(16)));
 
 static int payload_entry(void *arg) { payload(arg); }
+#endif
+
+static pid_t start_payload(const sq__jail_child *c) {
+#ifdef SQ__JAIL_PAYLOAD_COPIES
+  pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
+  if (pid == 0) payload(c);
+  return pid;
+#else
+  return (pid_t)clone(payload_entry, payload_stack + sizeof payload_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
+                      (void *)c);
+#endif
+}
 
 /* pid 1's steps before it has a run: what needs no descriptor of the run,
  * so a standby init does them ahead. */
@@ -407,8 +431,7 @@ static _Noreturn void run_init(const sq__jail_child *c) {
   step(drop_privileges(c), "dropping to the run's uid", NULL);
   step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
   step(write_program(c), "writing main.py", NULL);
-  pid_t child = (pid_t)clone(payload_entry, payload_stack + sizeof payload_stack, CLONE_VM | CLONE_VFORK | SIGCHLD,
-                             (void *)c);
+  pid_t child = start_payload(c);
   if (child < 0) sq__jail_die("fork of the payload", errno, NULL);
   close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
   close(1);         /* and the output pipes reach EOF when the payload's tree is gone */
