@@ -17,16 +17,16 @@
 #define SPEND_REFRESH_MS 250
 #define SPEND_FLUSH_MS 250
 
-/* The entry for batch, a new one (evicting the least recently used, its
+/* The entry for batch, or a new one (evicting the least recently used, its
  * pending cost flushed first), or NULL when none can be had. */
-static sq__spend_entry *entry_for(worker *w, const char *batch, bool create) {
+static sq__spend_entry *entry_for(worker *w, const char *batch) {
   sq__spend_entry *lru = NULL;
   for (int i = 0; i < SQ__SPEND_BATCHES; i++) {
     sq__spend_entry *e = &w->spend[i];
     if (e->batch[0] && strcmp(e->batch, batch) == 0) return e;
     if (!lru || !e->batch[0] || (lru->batch[0] && e->used_ms < lru->used_ms)) lru = e;
   }
-  if (!create || strlen(batch) >= sizeof lru->batch) return NULL;
+  if (strlen(batch) >= sizeof lru->batch) return NULL;
   if (lru->batch[0] && lru->pending_usd > 0 && sq_queue_batch_add_cost(w->queue, lru->batch, lru->pending_usd) != 0)
     return NULL; /* keep it: its spend must not be lost */
   *lru = (sq__spend_entry){.budget_usd = -1};
@@ -49,7 +49,7 @@ static int flush_one(worker *w, sq__spend_entry *e) {
 
 void sq__spend_add(worker *w, const char *batch, double usd) {
   if (usd <= 0 || !w->queue) return;
-  sq__spend_entry *e = entry_for(w, batch, true);
+  sq__spend_entry *e = entry_for(w, batch);
   if (!e) { /* no room: straight to Redis, as before */
     if (sq_queue_batch_add_cost(w->queue, batch, usd) != 0)
       SQ_WARN("batch %s: adding $%.6f to its cost failed: %s", batch, usd, sq_queue_errstr(w->queue));
@@ -62,7 +62,7 @@ void sq__spend_add(worker *w, const char *batch, double usd) {
 bool sq__spend_exhausted(worker *w, const char *batch) {
   if (!w->queue) return false;
   int64_t now = sq_now_mono_ms();
-  sq__spend_entry *e = entry_for(w, batch, true);
+  sq__spend_entry *e = entry_for(w, batch);
   if (!e) {
     double cost = 0, budget = -1;
     return sq_queue_batch_spend(w->queue, batch, &cost, &budget) == 0 && budget >= 0 && cost >= budget;
