@@ -266,9 +266,28 @@ static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct
   return true;
 }
 
+/* Whether the process behind pidfd is still there to read about (running,
+ * or exited but not reaped): the kernel shows its pid in the pidfd's fdinfo
+ * until it is reaped (-1 after), so a pid read before this check named it. */
+static bool pidfd_unreaped(int pidfd, pid_t pid) {
+  struct pollfd pf = {.fd = pidfd, .events = POLLIN};
+  if (poll(&pf, 1, 0) == 0) return true; /* still running */
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  const char *p = strstr(buf, "\nPid:");
+  return p && strtol(p + 5, NULL, 10) == (long)pid;
+}
+
 /* Reads the flags, virtual size, CPU ticks (with waited-for children) and
  * exit status of pid from /proc/PID/stat, checking afterwards that pidfd (of
- * the same process) shows it not yet reaped, so the pid named it. */
+ * the same process) shows it not yet reaped (a zombie will do), so the pid
+ * named it. */
 static bool proc_stat(pid_t pid, int pidfd, unsigned long *flags, long long *vsize, long long *ticks,
                       int *exit_code) {
   char path[64], buf[2048];
@@ -277,8 +296,7 @@ static bool proc_stat(pid_t pid, int pidfd, unsigned long *flags, long long *vsi
   if (fd < 0) return false;
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
-  struct pollfd pf = {.fd = pidfd, .events = POLLIN};
-  if (n <= 0 || poll(&pf, 1, 0) != 0) return false; /* gone: the pid may name another process */
+  if (n <= 0 || !pidfd_unreaped(pidfd, pid)) return false; /* reaped: the pid may name another process */
   buf[n] = '\0';
   char *p = strrchr(buf, ')');
   if (!p) return false;
