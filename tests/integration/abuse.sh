@@ -72,8 +72,10 @@ sq_bg sentinel env -i setpriv --reuid=65534 --regid=65534 --clear-groups sleep 3
 SENTINEL=$SQ_PID_sentinel
 sq_wait_for "$PY -c 'import socket; socket.create_connection((\"$LISTEN_IP\", $LISTEN_PORT)).close()'" 10 \
   || sq_fail "the listener did not start"
-: >"$SQ_TMP/listener.log" # forget the readiness probe
-sleep 0.2
+# Forget the readiness probe, once the listener has noted it (it may note
+# it after the probe returned: truncating before that left a stray line).
+sq_wait_for "grep -q 'tcp from' $SQ_TMP/listener.log" 10 || sq_fail "the listener did not note the probe"
+: >"$SQ_TMP/listener.log"
 kill -0 "$SENTINEL" || sq_fail "the sentinel did not start"
 WORKER_PID=""
 
