@@ -52,6 +52,17 @@ static void wait_events(worker *w, int timeout_ms) {
   if (w->llm) sq_llm_poll(w->llm, 0, -1);
 }
 
+void sq__loop_service(worker *w, int timeout_ms) {
+  if (!w->pool) {
+    if (timeout_ms > 0) poll(NULL, 0, timeout_ms);
+    return;
+  }
+  wait_events(w, timeout_ms);
+  job *j;
+  while ((j = sq__pool_take(w->pool)) != NULL)
+    sq__job_executed(j);
+}
+
 /* Stores the finished jobs, cfg.claim_batch at a time through js. */
 static void store_done(worker *w, job **js) {
   /* A batch's cost counter holds every call of a result before the result
@@ -88,10 +99,7 @@ int sq__worker_loop(worker *w) {
     store_done(w, js);
     sq__tick(w);
     if (w->in_flight == 0) continue;
-    wait_events(w, w->done_head ? 0 : timeout);
-    job *j;
-    while ((j = sq__pool_take(w->pool)) != NULL)
-      sq__job_executed(j);
+    sq__loop_service(w, w->done_head ? 0 : timeout);
     store_done(w, js);
   }
   free(claims);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errors.h"
 #include "log.h"
 #include "util.h"
 #include "worker.h"
@@ -17,25 +18,34 @@
 #define SPEND_REFRESH_MS 250
 #define SPEND_FLUSH_MS 250
 
-/* The entry for batch, or a new one (evicting the least recently used, its
- * pending cost flushed first), or NULL when none can be had. */
+/* Whether a is a better entry to give up than b: a free one first, then
+ * one with nothing pending, then the least recently used. */
+static bool evict_before(const sq__spend_entry *a, const sq__spend_entry *b) {
+  if (!a->batch[0] || !b->batch[0]) return !a->batch[0] && b->batch[0];
+  if ((a->pending_usd > 0) != (b->pending_usd > 0)) return a->pending_usd <= 0;
+  return a->used_ms < b->used_ms;
+}
+
+/* The entry for batch, or a new one in place of the best one to give up
+ * (its pending cost flushed first, which needs Redis), or NULL when none
+ * can be had. */
 static sq__spend_entry *entry_for(worker *w, const char *batch) {
-  sq__spend_entry *lru = NULL;
+  sq__spend_entry *out = NULL;
   for (int i = 0; i < SQ__SPEND_BATCHES; i++) {
     sq__spend_entry *e = &w->spend[i];
     if (e->batch[0] && strcmp(e->batch, batch) == 0) return e;
-    if (!lru || !e->batch[0] || (lru->batch[0] && e->used_ms < lru->used_ms)) lru = e;
+    if (!out || evict_before(e, out)) out = e;
   }
-  if (strlen(batch) >= sizeof lru->batch) return NULL;
-  if (lru->batch[0] && lru->pending_usd > 0 && sq_queue_batch_add_cost(w->queue, lru->batch, lru->pending_usd) != 0)
+  if (strlen(batch) >= sizeof out->batch) return NULL;
+  if (out->pending_usd > 0 && (!w->queue || sq_queue_batch_add_cost(w->queue, out->batch, out->pending_usd) != 0))
     return NULL; /* keep it: its spend must not be lost */
-  *lru = (sq__spend_entry){.budget_usd = -1};
-  snprintf(lru->batch, sizeof lru->batch, "%s", batch);
-  return lru;
+  *out = (sq__spend_entry){.budget_usd = -1};
+  snprintf(out->batch, sizeof out->batch, "%s", batch);
+  return out;
 }
 
 static int flush_one(worker *w, sq__spend_entry *e) {
-  if (e->pending_usd <= 0) return 0;
+  if (e->pending_usd <= 0 || !w->queue) return e->pending_usd <= 0 ? 0 : SQ_EREDIS;
   int rc = sq_queue_batch_add_cost(w->queue, e->batch, e->pending_usd);
   if (rc) {
     SQ_WARN("batch %s: adding $%.6f to its cost failed (kept for the next try): %s", e->batch, e->pending_usd,
@@ -48,11 +58,12 @@ static int flush_one(worker *w, sq__spend_entry *e) {
 }
 
 void sq__spend_add(worker *w, const char *batch, double usd) {
-  if (usd <= 0 || !w->queue) return;
-  sq__spend_entry *e = entry_for(w, batch);
+  if (usd <= 0) return;
+  sq__spend_entry *e = entry_for(w, batch); /* also while Redis is away: counted once it is back */
   if (!e) { /* no room: straight to Redis, as before */
-    if (sq_queue_batch_add_cost(w->queue, batch, usd) != 0)
-      SQ_WARN("batch %s: adding $%.6f to its cost failed: %s", batch, usd, sq_queue_errstr(w->queue));
+    if (!w->queue || sq_queue_batch_add_cost(w->queue, batch, usd) != 0)
+      SQ_WARN("batch %s: adding $%.6f to its cost failed: %s", batch, usd,
+              w->queue ? sq_queue_errstr(w->queue) : "redis unreachable");
     return;
   }
   e->pending_usd += usd;
@@ -60,15 +71,16 @@ void sq__spend_add(worker *w, const char *batch, double usd) {
 }
 
 bool sq__spend_exhausted(worker *w, const char *batch) {
-  if (!w->queue) return false;
   int64_t now = sq_now_mono_ms();
   sq__spend_entry *e = entry_for(w, batch);
   if (!e) {
     double cost = 0, budget = -1;
-    return sq_queue_batch_spend(w->queue, batch, &cost, &budget) == 0 && budget >= 0 && cost >= budget;
+    return w->queue && sq_queue_batch_spend(w->queue, batch, &cost, &budget) == 0 && budget >= 0 &&
+           cost >= budget;
   }
   e->used_ms = now;
-  if (!e->read_ms || now - e->read_ms >= SPEND_REFRESH_MS) {
+  /* Without Redis: what was read last (a batch never read: no budget known). */
+  if (w->queue && (!e->read_ms || now - e->read_ms >= SPEND_REFRESH_MS)) {
     double cost = 0, budget = -1;
     if (flush_one(w, e) == 0 && sq_queue_batch_spend(w->queue, batch, &cost, &budget) == 0) {
       e->cost_usd = cost;

@@ -144,5 +144,10 @@ void sq__tick_final(worker *w);
 /* loop.c */
 extern volatile sig_atomic_t sq__worker_stop;
 int sq__worker_loop(worker *w);
+/* Moves the tasks in hand for up to timeout_ms without the queue: LLM
+ * transfers, finished jail runs (their jobs end on the done list, or go on
+ * to a repair). Also what a wait for Redis does (wq.c), so an outage stalls
+ * only claiming and storing. */
+void sq__loop_service(worker *w, int timeout_ms);
 
 #endif

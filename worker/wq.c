@@ -18,14 +18,17 @@ int sq__wq_reconnect(worker *w) {
   sq_queue_free(w->queue);
   w->queue = NULL;
   /* With tasks in hand we keep trying after a stop request: the heartbeat
-   * thread's grace clock ends the process if Redis never comes back. */
+   * thread's grace clock ends the process if Redis never comes back. The
+   * waits between tries keep the tasks in hand moving (LLM replies, jail
+   * runs); what finishes waits on the done list for Redis. */
   while (sq__worker_stop < 2 && (!sq__worker_stop || w->in_flight > 0)) {
     if (sq_queue_new_opts(w->cfg.redis_url, w->cfg.queue, &w->cfg.queue_opts, &w->queue) == 0) {
       sq_queue_set_stop(w->queue, &sq__worker_stop);
       SQ_INFO("reconnected to redis");
       return 0;
     }
-    usleep((useconds_t)delay_ms * 1000);
+    for (int64_t until = sq_now_mono_ms() + delay_ms, now; (now = sq_now_mono_ms()) < until && sq__worker_stop < 2;)
+      sq__loop_service(w, (int)(until - now));
     delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
   }
   return SQ_EINTERRUPTED;

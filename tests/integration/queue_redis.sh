@@ -52,3 +52,34 @@ after=$(sq_redis_cli INFO memory | awk -F: '/^used_memory:/ {print $2+0}')
 echo "redis: memory base=$base peak=$peak after retention=$after bytes"
 [ "$peak" -gt $((base + 2000000)) ] || sq_fail "the 50k batch did not grow memory; the test proves nothing"
 [ "$after" -lt $((base + 1000000)) ] || sq_fail "memory not back near base after retention: $after vs $base"
+
+# 3. An outage stalls claiming and storing, not the tasks in hand: 20 prompt
+#    tasks wait on an LLM that answers after 1.5 s; redis is killed while
+#    they wait. The replies still arrive and the programs still run while it
+#    is down (the worker's debug log counts the jail runs), and once redis is
+#    back every task has its result.
+kill -TERM "$(sq_wpid m-1)" "$(sq_wpid m-2)"
+unset SANDQ_TEST_HOOKS SANDQ_TEST_EXEC
+export SANDQ_RETENTION_S=604800
+SQ_FAKE_LLM_ARGS="--latency-ms 1500" sq_start_fake_llm "$SQ_SRC/tests/fake_llm/worker-replies.jsonl"
+cat >"$SQ_TMP/outage.json" <<JSON
+{"providers": [{"name": "fake", "base_url": "$SANDQ_LLM_BASE_URL", "model": "fake-coder", "timeout_ms": 10000,
+  "max_in_flight": 50}], "risk": "off", "scratch_root": "$SQ_TMP/scratch"}
+JSON
+sq_bg outage "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/outage.json" --worker-id o-1 --log-level debug
+i=0; : >"$SQ_TMP/outage.jsonl"
+while [ $i -lt 20 ]; do echo "{\"id\": \"o$i\", \"prompt\": \"[w:safe] $i\"}" >>"$SQ_TMP/outage.jsonl"; i=$((i + 1)); done
+"$P" push --batch outage "$SQ_TMP/outage.jsonl" >/dev/null
+sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:processing:o-1')\" = 20" 20 ||
+  sq_fail "the worker did not claim the 20 tasks"
+kill -KILL "$SQ_PID_redis2"
+sleep 3.5 # the replies come 1.5 s after the requests
+runs=$(grep -c "jail run (warm) ended" "$SQ_TMP/outage.log" || true)
+sq_bg redis3 redis-server --port "$SQ_REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly yes \
+  --appendfsync always --dir "$SQ_TMP/redis" --daemonize no
+sq_wait_for "redis-cli -p $SQ_REDIS_PORT ping | grep -q PONG" 10 || sq_fail "redis did not restart"
+echo "redis: $runs of 20 programs ran while redis was down"
+[ "$runs" -eq 20 ] || { tail -20 "$SQ_TMP/outage.log" >&2; sq_fail "only $runs of 20 programs ran during the outage"; }
+sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HLEN 'sq:{default}:results:outage')\" = 20" 30 ||
+  sq_fail "results after the outage: $(sq_redis_cli HLEN 'sq:{default}:results:outage') of 20"
+[ "$(sq_batch_field outage done)" = 20 ] || sq_fail "outage batch done=$(sq_batch_field outage done)"
