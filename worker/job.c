@@ -248,8 +248,7 @@ static void take_outcome(job *j) {
   r->exec_ms += o->wall_ms;
   r->blocked_syscall = o->blocked_syscall;
   r->jail = (sq_result_jail){.ran = true, .mode = sq_jail_mode_name(o->mode), .oom_killed = o->oom_killed};
-  for (int i = 0, n = 0; i < SQ_JAIL_LAYER_COUNT && n < SQ_RESULT_MAX_LAYERS; i++)
-    if (o->layers & (1u << i)) r->jail.layers[n++] = sq_jail_layer_name(1u << i);
+  sq_jail_layers_names(o->layers, r->jail.layers, SQ_RESULT_MAX_LAYERS);
   r->reason = NULL;
   if (r->status == SQ_STATUS_POLICY_VIOLATION) {
     snprintf(j->reason, sizeof j->reason, "killed by the seccomp policy%s%s", o->blocked_syscall[0] ? ": " : "",

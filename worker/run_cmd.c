@@ -217,9 +217,9 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_po
     goto out;
   cJSON *layers = cJSON_AddArrayToObject(root, "layers");
   if (!layers) goto out;
-  for (int i = 0; i < SQ_JAIL_LAYER_COUNT; i++) {
-    if (!(o->layers & (1u << i))) continue;
-    cJSON *name = cJSON_CreateString(sq_jail_layer_name(1u << i));
+  const char *names[SQ_JAIL_LAYER_COUNT];
+  for (int i = 0, n = sq_jail_layers_names(o->layers, names, SQ_JAIL_LAYER_COUNT); i < n; i++) {
+    cJSON *name = cJSON_CreateString(names[i]);
     if (!name || !cJSON_AddItemToArray(layers, name)) {
       cJSON_Delete(name);
       goto out;

@@ -54,8 +54,9 @@ static char *health_json(worker *w, int64_t now_ms) {
   cJSON_AddStringToObject(o, "jail_mode", sq_jail_mode_name(w->cfg.jail_mode));
   cJSON *layers = cJSON_AddArrayToObject(o, "jail_layers");
   uint32_t have = w->jail ? sq_jail_layers(w->jail) : 0;
-  for (int i = 0; i < SQ_JAIL_LAYER_COUNT; i++)
-    if (have & (1u << i)) cJSON_AddItemToArray(layers, cJSON_CreateString(sq_jail_layer_name(1u << i)));
+  const char *names[SQ_JAIL_LAYER_COUNT];
+  for (int i = 0, n = sq_jail_layers_names(have, names, SQ_JAIL_LAYER_COUNT); i < n; i++)
+    cJSON_AddItemToArray(layers, cJSON_CreateString(names[i]));
   cJSON *br = cJSON_AddObjectToObject(o, "breakers");
   for (int i = 0; w->llm && i < sq_llm_n_providers(w->llm); i++)
     cJSON_AddStringToObject(br, sq_llm_provider_name(w->llm, i), sq_llm_breaker_state(w->llm, i));

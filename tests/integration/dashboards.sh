@@ -14,7 +14,7 @@ promtool check rules "$d/alerts.yml" || sq_fail "alerts.yml"
 /usr/bin/python3 - "$SQ_SRC" <<'PY' || sq_fail "the dashboard or the alerts query unknown metrics"
 import json, re, sys
 src = sys.argv[1]
-known = set(re.findall(r'"(sandq_[a-z_]+)"', open(src + "/common/metrics_text.c").read()))
+known = set(re.findall(r'"(sandq_[a-z_]+)"', open(src + "/common/fleet/metrics_text.c").read()))
 known |= set(re.findall(r'"(sandq_[a-z_]+)"', open(src + "/producer/metrics_cmd.c").read()))
 known |= {k + s for k in list(known) for s in ("_bucket", "_sum", "_count")}
 known.add("node_textfile_mtime_seconds")

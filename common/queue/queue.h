@@ -18,25 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "options.h"
+
 typedef struct sq_queue sq_queue;
 
-/* Lease, retry and retention policy of a handle (config: docs/configuration.md). */
-typedef struct {
-  int64_t lease_ms;         /* a claim not heartbeaten for this long is reaped */
-  int64_t max_stalls;       /* stalls (lease lost, worker died) before the dead letter */
-  int64_t max_attempts;     /* runs of a task that asks for retries, first one included */
-  int64_t backoff_base_ms;  /* first retry delay; doubles per attempt, with jitter */
-  int64_t backoff_max_ms;   /* cap on one retry delay */
-  int64_t retention_s;      /* results, batch counters and task records expire after this */
-  int64_t max_queue_len;    /* push refuses (SQ_EFULL) beyond this many waiting tasks; 0: no cap */
-  int64_t reap_interval_ms; /* at most one reaper run per interval across the fleet */
-  int64_t dead_retention_s; /* the reaper drops dead-letter entries older than this; 0: keep them */
-} sq_queue_options;
-
-/* Fills o with the defaults (lease 30 s, 3 stalls, 5 attempts, backoff 1 s
- * to 60 s, retention 7 days, 1,000,000 tasks, reaper every 1 s, dead
- * letters kept 30 days). */
-void sq_queue_options_default(sq_queue_options *o);
 
 /* Connects to redis_url (redis://[:password@]host[:port][/db] or
  * unix:///path) and loads the functions library. queue is the queue name.

@@ -18,7 +18,7 @@
 #include "status.h"
 #include "util.h"
 
-#define SQ_METRICS_MAX_PROVIDERS 8
+
 #define SQ_METRICS_N_BUCKETS 15 /* latency buckets, the last one +Inf */
 
 /* Where a task spends its time. */
@@ -55,10 +55,6 @@ typedef enum {
   SQ_METRICS_LLM__COUNT
 } sq_metrics_llm_kind;
 
-typedef struct {
-  int64_t window_s;    /* width of one time window (fleet-wide: every process must agree) */
-  int64_t retention_s; /* how long a window's hash lives (its TTL) */
-} sq_metrics_options;
 
 typedef struct sq_metrics sq_metrics;
 

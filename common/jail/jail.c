@@ -50,57 +50,6 @@ struct sq_jail {
   sq__jail_pool *pool;
 };
 
-static const char *const layer_names[SQ_JAIL_LAYER_COUNT] = {
-    "pid_ns", "net_ns", "mount_ns", "ipc_ns", "uts_ns", "cgroup_ns", "new_root", "uid", "caps",
-    "no_new_privs", "rlimits", "cgroup_memory", "cgroup_pids", "seccomp", "seccomp_notify"};
-
-const char *sq_jail_layer_name(uint32_t layer) {
-  for (int i = 0; i < SQ_JAIL_LAYER_COUNT; i++)
-    if (layer == 1u << i) return layer_names[i];
-  return NULL;
-}
-
-const char *sq_jail_mode_name(sq_jail_mode m) { return m == SQ_JAIL_MODE_WARM ? "warm" : "spawn"; }
-
-int sq_jail_mode_parse(const char *s, sq_jail_mode *out) {
-  if (s && strcmp(s, "spawn") == 0) *out = SQ_JAIL_MODE_SPAWN;
-  else if (s && strcmp(s, "warm") == 0) *out = SQ_JAIL_MODE_WARM;
-  else return SQ_EINVAL;
-  return 0;
-}
-
-const char *sq_jail_end_name(sq_jail_end e) {
-  switch (e) {
-  case SQ_JAIL_EXITED_OK: return "exited_ok";
-  case SQ_JAIL_EXITED_ERROR: return "exited_error";
-  case SQ_JAIL_ASSERTION: return "assertion";
-  case SQ_JAIL_SIGNALED: return "signaled";
-  case SQ_JAIL_TIMEOUT: return "timeout";
-  case SQ_JAIL_CPU_LIMIT: return "cpu_limit";
-  case SQ_JAIL_MEMORY_LIMIT: return "memory_limit";
-  case SQ_JAIL_OUTPUT_LIMIT: return "output_limit";
-  case SQ_JAIL_POLICY: return "policy";
-  case SQ_JAIL_SETUP_ERROR: return "setup_error";
-  }
-  return "unknown";
-}
-
-static void apply_one(int64_t *v, int64_t dflt, int64_t max) {
-  if (*v <= 0) *v = dflt;
-  if (max > 0 && *v > max) *v = max;
-}
-
-void sq_jail_limits_apply(sq_jail_limits *lim, const sq_jail_limits *defaults,
-                          const sq_jail_limits *max) {
-  static const sq_jail_limits none = {0};
-  if (!defaults) defaults = &none;
-  if (!max) max = &none;
-  apply_one(&lim->wall_ms, defaults->wall_ms, max->wall_ms);
-  apply_one(&lim->cpu_ms, defaults->cpu_ms, max->cpu_ms);
-  apply_one(&lim->memory_mib, defaults->memory_mib, max->memory_mib);
-  apply_one(&lim->output_kib, defaults->output_kib, max->output_kib);
-}
-
 /* Fills the builtin defaults into lim (runs whose caller set no limits). */
 static void limits_builtin(sq_jail_limits *lim) { sq_jail_limits_apply(lim, &builtin_limits, NULL); }
 
@@ -175,10 +124,11 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
     int swept = sq__jail_cgroup_sweep();
     if (swept > 0) SQ_INFO("jail: removed %d empty cgroups left by workers that were killed", swept);
   }
-  for (int i = 0; i < SQ_JAIL_LAYER_COUNT; i++)
-    if (!(j->c.layers & (1u << i)))
-      SQ_WARN("jail: layer %s is not available on this host: runs go without it "
-              "(see `sandq-worker check` and docs/security.md)", layer_names[i]);
+  const char *missing[SQ_JAIL_LAYER_COUNT];
+  int n_missing = sq_jail_layers_names(~j->c.layers, missing, SQ_JAIL_LAYER_COUNT);
+  for (int i = 0; i < n_missing; i++)
+    SQ_WARN("jail: layer %s is not available on this host: runs go without it "
+            "(see `sandq-worker check` and docs/security.md)", missing[i]);
   if (cfg->mode == SQ_JAIL_MODE_WARM) {
     rc = sq__jail_pool_new(j, cfg->pool_size > 0 ? cfg->pool_size : 1, &j->pool);
     if (rc != 0) {
@@ -295,13 +245,6 @@ static void slot_cgroups_destroy(void) {
       slot_cg_made[s] = false;
     }
   pthread_mutex_unlock(&slots_lock);
-}
-
-void sq_jail_outcome_clear(sq_jail_outcome *o) {
-  if (!o) return;
-  free(o->stdout_buf);
-  free(o->stderr_buf);
-  memset(o, 0, sizeof *o);
 }
 
 /* Formats the outcome's error (truncated to fit). */

@@ -10,13 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jail.h"
-#include "llm.h"
 #include "log.h"
-#include "metrics.h"
+#include "options.h"
 #include "policy.h"
-#include "queue.h"
-#include "rollout.h"
+#include "run.h"
 
 #define SQ_CONFIG_MAX_PROVIDERS 8
 

@@ -24,17 +24,6 @@ void sq__queue_err(sq_queue *q, const char *fmt, ...) {
   SQ_ERROR("%s", q->errstr);
 }
 
-void sq_queue_options_default(sq_queue_options *o) {
-  *o = (sq_queue_options){.lease_ms = 30000,
-                          .max_stalls = 3,
-                          .max_attempts = 5,
-                          .backoff_base_ms = 1000,
-                          .backoff_max_ms = 60000,
-                          .retention_s = 7 * 24 * 3600,
-                          .max_queue_len = 1000000,
-                          .reap_interval_ms = 1000,
-                          .dead_retention_s = 30 * 24 * 3600};
-}
 
 /* ---- URL parsing ---------------------------------------------------- */
 

@@ -18,31 +18,9 @@
 #include "metrics.h"
 #include "queue.h"
 
-#define SQ_ROLLOUT_MAX_STAGES 8
 #define SQ_ROLLOUT_KEY "rollout"           /* hash under the queue's prefix */
 #define SQ_ROLLOUT_LOCK "rollout:lock"     /* the controller's lock */
 
-/* The plan (config keys rollout_*; docs/configuration.md). Written into
- * Redis by `rollout start`, so the whole fleet follows one plan. */
-typedef struct {
-  char stages[64];            /* candidate percentages, increasing, ending at 100: "10,30,70,100" */
-  int64_t hold_s;             /* at least this long at a stage before advancing */
-  int64_t min_requests;       /* and at least this many candidate requests at the stage */
-  int64_t min_samples;        /* candidate requests in the window before it is judged at all */
-  int64_t window_s;           /* error rate and p95 are measured over the last window_s */
-  int64_t max_error_pct;      /* absolute: candidate error rate above this rolls back */
-  int64_t error_margin_pct;   /* relative: above the baseline's error rate + this rolls back */
-  int64_t p95_ratio_pct;      /* relative: p95 above baseline p95 x this / 100 + p95_margin_ms rolls back */
-  int64_t p95_margin_ms;
-  int64_t max_p95_ms;         /* absolute: p95 above this rolls back; 0: no absolute bound */
-} sq_rollout_plan;
-
-void sq_rollout_plan_defaults(sq_rollout_plan *p);
-/* Parses "10,30,70,100" into pct[0..*n). Returns 0, or SQ_EINVAL when not
- * 1..SQ_ROLLOUT_MAX_STAGES strictly increasing integers in 1..100 ending at 100. */
-int sq_rollout_stages_parse(const char *s, int *pct, int *n);
-/* Checks a plan; returns 0 or SQ_ECONFIG with err naming the bad key. */
-int sq_rollout_plan_validate(const sq_rollout_plan *p, char *err, size_t errlen);
 
 typedef enum {
   SQ_ROLLOUT_NONE,        /* no rollout: configured weights */

@@ -11,32 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct {
-  char name[64];
-  char base_url[512];     /* e.g. https://api.openai.com/v1 ; /chat/completions is appended */
-  char model[128];
-  char api_key_env[64];   /* variable holding the key; empty: no Authorization header */
-  double price_in_usd_per_mtok;
-  double price_out_usd_per_mtok;
-  int64_t timeout_ms;     /* one attempt, connect to last byte */
-  int max_retries;        /* attempts after the first, for retryable failures */
-  int max_in_flight;      /* requests on the wire at once; more wait in a FIFO */
-  int weight;             /* weighted random choice; 0 is never chosen */
-} sq_llm_provider;
+#include "options.h"
 
-/* Client-wide retry and circuit-breaker settings (config keys of the same
- * names, docs/llm.md). Zero fields take the defaults of sq_llm_options_defaults. */
-typedef struct {
-  int64_t backoff_base_ms;    /* first retry waits base..2*base/2 jittered; doubles per attempt */
-  int64_t backoff_cap_ms;     /* exponential backoff never waits longer */
-  int64_t retry_after_cap_ms; /* a provider's Retry-After is honoured up to this */
-  int64_t breaker_window_ms;  /* the error rate is measured over this window... */
-  int64_t breaker_min_samples;/* ...once it holds at least this many exchanges */
-  int64_t breaker_error_pct;  /* opens at or above this percentage of failures */
-  int64_t breaker_open_ms;    /* stays open this long, then lets one probe through */
-} sq_llm_options;
-
-void sq_llm_options_defaults(sq_llm_options *o);
 
 typedef struct sq_llm sq_llm;
 

@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "jail.h"
+#include "run.h"
 #include "status.h"
 
 /* has_tests: the task had tests or an entry_point. expected_stdout may be

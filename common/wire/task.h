@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jail.h"
+#include "run.h"
 
 #define SQ_TASK_ID_MAX 128 /* bytes in an id or batch name */
 /* The batch of results for payloads whose own batch cannot be read (not a

@@ -31,15 +31,6 @@ static CURLcode curl_init_rc = CURLE_OK;
 
 static void curl_init_once(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT); }
 
-void sq_llm_options_defaults(sq_llm_options *o) {
-  *o = (sq_llm_options){.backoff_base_ms = 200,
-                        .backoff_cap_ms = 5000,
-                        .retry_after_cap_ms = 30000,
-                        .breaker_window_ms = 30000,
-                        .breaker_min_samples = 20,
-                        .breaker_error_pct = 50,
-                        .breaker_open_ms = 10000};
-}
 
 void sq_llm_set_options(sq_llm *c, const sq_llm_options *o) {
   sq_llm_options d;

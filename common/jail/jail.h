@@ -1,0 +1,70 @@
+/* jail.h: run one Python program under limits and report what happened.
+ *
+ * The jail takes a program, limits and a scratch root, and nothing else: it
+ * knows nothing of Redis, HTTP, the LLM or the task format, so it can be
+ * tested, fuzzed and benchmarked alone. The containment steps live in
+ * jail_contain.c and run in order from one function that reads as a
+ * checklist. */
+#ifndef SQ_JAIL_H
+#define SQ_JAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "run.h"
+
+/* What sq_jail_probe found for one layer. */
+typedef struct {
+  uint32_t layer;
+  bool ok;
+  char detail[160]; /* why not, or how */
+} sq_jail_probe_line;
+
+typedef struct {
+  const char *python_path; /* interpreter, e.g. /usr/bin/python3 */
+  const char *scratch_root; /* per-run scratch dirs (and the roots' mount point) below it */
+  sq_jail_mode mode;        /* default for runs */
+  int pool_size;            /* warm zygotes (0: none started; warm runs then fail) */
+} sq_jail_config;
+
+typedef struct sq_jail sq_jail;
+
+/* Creates a jail runner. cfg strings are copied. Probes which layers the
+ * host enforces and logs a warning naming each missing one. In warm mode
+ * starts cfg->pool_size zygotes: each is started by execve with the fixed
+ * environment, so it carries nothing of the caller's memory or secrets;
+ * still, create the runner before loading secrets where you can.
+ * Returns 0, SQ_ENOMEM, SQ_EINVAL, or SQ_EJAIL (scratch root unusable, or
+ * the pool could not start). */
+int sq_jail_new(const sq_jail_config *cfg, sq_jail **out);
+/* Frees the runner; NULL is a no-op. */
+void sq_jail_free(sq_jail *j);
+
+
+/* Runs program (Python source, program_len bytes) under lim, in the
+ * runner's mode. Thread-safe: several threads may call it at once on one
+ * runner (each run takes a slot: its own uid, cgroups and, in warm mode,
+ * its own zygote); at most 64 runs at once (more fail with SQ_EJAIL);
+ * warm runs beyond pool_size wait for a zygote. The outcome's buffers are owned by the caller. The outcome's
+ * buffers are owned by the caller: release with sq_jail_outcome_clear.
+ * Returns 0 when the program ran (whatever its end), or a negative SQ_E*
+ * code when the jail could not be set up (outcome->end is then
+ * SQ_JAIL_SETUP_ERROR and outcome->error says why). task_id is used for
+ * logging only and may be NULL. */
+int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim,
+                const char *task_id, sq_jail_outcome *outcome);
+/* Same, in the mode given (warm needs a pool: pool_size > 0). */
+int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
+                     const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *outcome);
+
+/* Layers this runner enforces (spawn mode). */
+uint32_t sq_jail_layers(const sq_jail *j);
+
+/* Probes each layer on this host for `sandq-worker check`: fills up to max
+ * lines (one per layer, SQ_JAIL_LAYER_COUNT suffices) and returns how many.
+ * python_path is used to try a real run of the interpreter's needs. */
+int sq_jail_probe(const char *python_path, sq_jail_probe_line *lines, int max);
+
+
+#endif

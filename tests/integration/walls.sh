@@ -1,0 +1,61 @@
+#!/bin/sh
+# walls.sh: the dependency walls of common/CMakeLists.txt hold in the built
+# binaries (docs/architecture.md, "Walls"):
+#   - sandq-producer links neither libseccomp nor libcurl, and carries no
+#     symbol defined by the jail, the LLM client or the reply/risk modules;
+#   - each library's archive needs nothing from a library it does not link
+#     (sq_core needs nothing of sq_redis, sq_llm, sq_jail, sq_reply; those
+#     need nothing of each other).
+set -eu
+: "${SQ_BIN:?}"
+lib="$SQ_BIN/../common"
+for a in core reply redis llm jail; do
+  [ -f "$lib/libsq_$a.a" ] || { echo "FAIL: $lib/libsq_$a.a is missing" >&2; exit 1; }
+done
+fail=0
+prod="$SQ_BIN/sandq-producer"
+
+# 1. What the producer's dynamic linker loads.
+deps=$(ldd "$prod")
+for bad in libseccomp libcurl libcrypto; do
+  if printf '%s\n' "$deps" | grep -q "$bad"; then
+    echo "FAIL: sandq-producer links $bad" >&2
+    fail=1
+  fi
+done
+
+# 2. Code: symbols defined in the walled-off libraries must not be in the producer.
+defined() { nm --defined-only -g "$lib/libsq_$1.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /[TDRB]/ {print $3}' | sort -u; }
+undefined() { nm -u "$lib/libsq_$1.a" 2>/dev/null | awk '{print $NF}' | sort -u; }
+nm --defined-only "$prod" | awk '{print $3}' | sort -u >/tmp/sq-walls-prod.$$
+trap 'rm -f /tmp/sq-walls-*.$$' EXIT
+for a in jail llm reply; do
+  n=$(defined "$a" | wc -l)
+  [ "$n" -gt 5 ] || { echo "FAIL: libsq_$a.a defines only $n symbols: nm could not read it" >&2; fail=1; }
+  leak=$(defined "$a" | comm -12 - /tmp/sq-walls-prod.$$)
+  if [ -n "$leak" ]; then
+    echo "FAIL: sandq-producer carries code of sq_$a:" $leak >&2
+    fail=1
+  fi
+done
+
+# 3. Link walls between the libraries themselves.
+check_needs() { # check_needs LIB OTHER...: LIB needs no symbol that an OTHER defines
+  l=$1; shift
+  for o in "$@"; do
+    hit=$(undefined "$l" | comm -12 - "$(defined "$o" >/tmp/sq-walls-def.$$; echo /tmp/sq-walls-def.$$)")
+    if [ -n "$hit" ]; then
+      echo "FAIL: sq_$l needs symbols of sq_$o, which it must not link:" $hit >&2
+      fail=1
+    fi
+  done
+}
+check_needs core redis llm jail reply
+check_needs redis llm jail reply
+check_needs llm redis jail reply
+check_needs jail redis llm reply
+check_needs reply redis llm jail
+
+[ "$fail" -eq 0 ] || exit 1
+size=$(stat -c %s "$prod")
+echo "walls hold: sandq-producer is $size bytes and loads:" $(printf '%s\n' "$deps" | awk '{print $1}' | sed 's/\.so.*//')
