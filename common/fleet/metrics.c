@@ -226,8 +226,9 @@ static void add_hist(batch *b, const char *name, const char *labels, const hist 
   add(b, (double)(cur->count - sent->count), false, "%s", f);
 }
 
-int sq_metrics_flush(sq_metrics *m, sq_queue *q, int64_t now_wall_ms) {
-  if (!m || !q) return 0;
+/* Fills m's scratch with the changes since the last successful flush;
+ * returns how many series changed. */
+static size_t collect(sq_metrics *m) {
   const tally *c = &m->cur, *s = &m->sent;
   batch b = {.m = m};
   for (int i = 0; i < SQ_STATUS__COUNT; i++)
@@ -254,13 +255,26 @@ int sq_metrics_flush(sq_metrics *m, sq_queue *q, int64_t now_wall_ms) {
     add_llm(&b, (double)(pc->tokens[1] - ps->tokens[1]), "tokens_total", pl, "kind", "completion");
     add(&b, pc->cost_usd - ps->cost_usd, true, "sandq_llm_cost_usd_total{provider=\"%s\"}", pl);
   }
-  if (b.n == 0) return 0;
+  return b.n;
+}
+
+size_t sq_metrics_pending(sq_metrics *m, const sq_queue_incr **items) {
+  *items = NULL;
+  if (!m) return 0;
+  *items = m->items;
+  return collect(m);
+}
+
+int sq_metrics_flush(sq_metrics *m, sq_queue *q, int64_t now_wall_ms) {
+  if (!m || !q) return 0;
+  size_t n = collect(m);
+  if (n == 0) return 0;
   char window[64];
   snprintf(window, sizeof window, "metrics:w%lld:%lld", (long long)m->opt.window_s,
            (long long)(now_wall_ms / 1000 / m->opt.window_s));
   const char *names[] = {SQ_METRICS_TOTALS, window};
   const int64_t ttl[] = {0, m->opt.retention_s};
-  int rc = sq_queue_hash_incr(q, names, ttl, 2, m->items, b.n);
+  int rc = sq_queue_hash_incr(q, names, ttl, 2, m->items, n);
   if (rc == 0) m->sent = m->cur;
   /* On failure nothing is known to have landed... or part of it: a flush
    * that failed half-way may count some deltas twice. Rare (Redis died

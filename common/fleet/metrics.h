@@ -84,6 +84,11 @@ void sq_metrics_llm_usage(sq_metrics *m, const char *provider, int64_t prompt_to
  * the window of now_wall_ms, in one pipelined round trip. On failure the
  * changes are kept and go with the next flush. Returns 0 or SQ_EREDIS*. */
 int sq_metrics_flush(sq_metrics *m, sq_queue *q, int64_t now_wall_ms);
+/* What the next flush would send: the series changed since the last
+ * successful flush, each with its delta (fields as in Redis, e.g.
+ * sandq_tasks_total{status="passed"}). *items points into m, valid until
+ * the next call on m; m NULL: 0 and NULL. Sends nothing, changes nothing. */
+size_t sq_metrics_pending(sq_metrics *m, const sq_queue_incr **items);
 
 /* ---- reading the fleet's figures ---- */
 

@@ -1,14 +1,13 @@
-/* test_metrics.c: the pure parts of metrics and rollout: the quantile of a
- * bucketed histogram, label escaping, stage lists, and every branch of the
- * rollout's decision (advance, hold, roll back on each bound). The Redis
- * side is tested by tests/integration/metrics.sh and rollout.sh. */
+/* test_metrics.c: the pure parts of metrics: the quantile of a bucketed
+ * histogram, label escaping, and what recording leaves for the next flush
+ * (sq_metrics_pending): out-of-range and unknown input ignored, negative
+ * durations clamped. The Redis side is tested by tests/integration/metrics.sh. */
 #include <stdio.h>
 #include <string.h>
 
 #include "check.h"
 #include "errors.h"
 #include "metrics.h"
-#include "rollout.h"
 
 static void test_quantile(void) {
   double cum[SQ_METRICS_N_BUCKETS] = {0};
@@ -36,127 +35,62 @@ static void test_escape_and_registry(void) {
   sq_metrics_options o = {.window_s = 10, .retention_s = 100};
   CHECK_EQ(sq_metrics_new(names, 9, &o, &m), SQ_EINVAL);
   CHECK_EQ(sq_metrics_new(names, 2, &o, &m), 0);
-  sq_metrics_llm_exchange(m, "unknown", true, SQ_METRICS_LLM_TRANSPORT, 5); /* ignored, no crash */
-  sq_metrics_stage(m, SQ_METRICS_STAGE_TOTAL, -3);                           /* clamped to 0 */
-  sq_metrics_task(m, SQ_STATUS__COUNT);                                      /* out of range: ignored */
+  const sq_queue_incr *it;
+  CHECK_EQ(sq_metrics_pending(m, &it), 0); /* nothing recorded yet */
+  /* A provider not named at creation: ignored, no series for anyone. */
+  sq_metrics_llm_exchange(m, "unknown", true, SQ_METRICS_LLM_TRANSPORT, 5);
+  sq_metrics_llm_exchange(m, "unknown", false, SQ_METRICS_LLM_TRANSPORT, 5);
+  sq_metrics_llm_usage(m, "unknown", 10, 20, 0.5);
+  sq_metrics_llm_error(m, "unknown", SQ_METRICS_LLM_NO_CODE);
+  CHECK_EQ(sq_metrics_pending(m, &it), 0);
+  /* A status or stage out of range: ignored (no series, nothing written
+   * next to the arrays: tasks[] is followed by the retried counter). */
+  sq_metrics_task(m, SQ_STATUS__COUNT);
+  sq_metrics_task(m, (sq_status)-1);
+  sq_metrics_stage(m, SQ_METRICS_STAGE__COUNT, 1);
+  sq_metrics_stage(m, (sq_metrics_stage_id)-1, 1);
+  CHECK_EQ(sq_metrics_pending(m, &it), 0);
+  /* A negative duration is clamped to 0: one observation in the first
+   * bucket (cumulative: every bucket counts it) and a sum of 0, which is
+   * no change and so no series; unclamped, the sum would be -0.003. */
+  sq_metrics_stage(m, SQ_METRICS_STAGE_TOTAL, -3);
+  size_t n = sq_metrics_pending(m, &it);
+  CHECK_EQ(n, SQ_METRICS_N_BUCKETS + 1);
+  for (size_t i = 0; i < n; i++) {
+    char want[128];
+    if (i < SQ_METRICS_N_BUCKETS)
+      snprintf(want, sizeof want, "sandq_stage_duration_seconds_bucket{stage=\"total\",le=\"%s\"}",
+               sq_metrics_bucket_le((int)i));
+    else
+      snprintf(want, sizeof want, "sandq_stage_duration_seconds_count{stage=\"total\"}");
+    CHECK_STR(it[i].field, want);
+    CHECK(it[i].delta == 1.0);
+  }
+  /* A known provider's exchange is counted (the control for "unknown"). */
+  sq_metrics_llm_exchange(m, "b", false, SQ_METRICS_LLM_TRANSPORT, 5);
+  n = sq_metrics_pending(m, &it);
+  int found = 0;
+  for (size_t i = 0; i < n; i++) {
+    found += strcmp(it[i].field, "sandq_llm_requests_total{provider=\"b\",outcome=\"error\"}") == 0;
+    found += strcmp(it[i].field, "sandq_llm_errors_total{provider=\"b\",kind=\"transport\"}") == 0;
+    CHECK(strstr(it[i].field, "unknown") == NULL);
+    CHECK(strstr(it[i].field, "provider=\"a\"") == NULL);
+  }
+  CHECK_EQ(found, 2);
+  /* No queue: nothing sent, the changes stay pending. */
   CHECK_EQ(sq_metrics_flush(m, NULL, 0), 0);
-  sq_metrics_stage(NULL, SQ_METRICS_STAGE_TOTAL, 1); /* NULL registry: a no-op */
+  CHECK_EQ(sq_metrics_pending(m, &it), n);
+  /* A NULL registry: recording is a no-op, nothing pending. */
+  sq_metrics_stage(NULL, SQ_METRICS_STAGE_TOTAL, 1);
+  sq_metrics_task(NULL, SQ_STATUS_PASSED);
+  CHECK_EQ(sq_metrics_pending(NULL, &it), 0);
+  CHECK(it == NULL);
   sq_metrics_free(m);
   sq_metrics_free(NULL);
-}
-
-static void test_stages(void) {
-  int pct[SQ_ROLLOUT_MAX_STAGES], n;
-  CHECK_EQ(sq_rollout_stages_parse("10,30,70,100", pct, &n), 0);
-  CHECK_EQ(n, 4);
-  CHECK_EQ(pct[1], 30);
-  CHECK_EQ(sq_rollout_stages_parse("100", pct, &n), 0);
-  CHECK_EQ(sq_rollout_stages_parse("10, 30 ,100", pct, &n), 0);
-  CHECK_EQ(sq_rollout_stages_parse("", pct, &n), SQ_EINVAL);
-  CHECK_EQ(sq_rollout_stages_parse("10,10,100", pct, &n), SQ_EINVAL);
-  CHECK_EQ(sq_rollout_stages_parse("10,50", pct, &n), SQ_EINVAL);
-  CHECK_EQ(sq_rollout_stages_parse("10,101", pct, &n), SQ_EINVAL);
-  CHECK_EQ(sq_rollout_stages_parse("1,2,3,4,5,6,7,8,100", pct, &n), SQ_EINVAL);
-}
-
-/* A running rollout at stage 0 (10 %), started at t = 0 with 0 requests. */
-static sq_rollout running(void) {
-  sq_rollout r = {.state = SQ_ROLLOUT_RUNNING, .pct = 10, .stage = 0, .version = 3};
-  sq_rollout_plan_defaults(&r.plan);
-  r.plan.hold_s = 60;
-  r.plan.min_requests = 100;
-  r.plan.min_samples = 20;
-  snprintf(r.candidate, sizeof r.candidate, "cand");
-  snprintf(r.baseline, sizeof r.baseline, "base");
-  return r;
-}
-
-/* Healthy figures at t = 61 s: 200 candidate requests at this stage. */
-static sq_rollout_input healthy(void) {
-  return (sq_rollout_input){.cand = {.requests = 50, .errors = 1, .p95_ms = 300},
-                            .base = {.requests = 450, .errors = 9, .p95_ms = 280},
-                            .cand_requests_total = 200,
-                            .now_ms = 61000};
-}
-
-static void expect(const sq_rollout *r, const sq_rollout_input *in, sq_rollout_action want, const char *needle) {
-  char why[256];
-  sq_rollout_action got = sq_rollout_decide(r, in, why, sizeof why);
-  CHECK_EQ(got, want);
-  CHECK_CONTAINS(why, needle);
-}
-
-static void test_decide(void) {
-  sq_rollout r = running();
-  sq_rollout_input in = healthy();
-  expect(&r, &in, SQ_ROLLOUT_ADVANCE, "healthy at 10%");
-  /* hold time, stage requests and window samples each hold it back */
-  in.now_ms = 30000;
-  expect(&r, &in, SQ_ROLLOUT_HOLD, "30/60 s");
-  in = healthy();
-  in.cand_requests_total = 99;
-  expect(&r, &in, SQ_ROLLOUT_HOLD, "99/100 requests");
-  in = healthy();
-  in.cand.requests = 19, in.cand.errors = 19; /* all failing, but too few to judge */
-  expect(&r, &in, SQ_ROLLOUT_HOLD, "19/20 in the window");
-  /* absolute error bound */
-  in = healthy();
-  in.cand.errors = 6; /* 12 % > 10 % */
-  expect(&r, &in, SQ_ROLLOUT_ROLLBACK, "above the bound of 10%");
-  /* relative error bound: baseline 2 %, margin 2 -> 5 % is too much */
-  in = healthy();
-  in.cand.errors = 2.5;
-  expect(&r, &in, SQ_ROLLOUT_ROLLBACK, "above the baseline's 2.0% + 2");
-  /* relative p95: 280 x 1.5 + 100 = 520 */
-  in = healthy();
-  in.cand.p95_ms = 521;
-  expect(&r, &in, SQ_ROLLOUT_ROLLBACK, "p95 521 ms is above the baseline's 280 ms");
-  in.cand.p95_ms = 519;
-  expect(&r, &in, SQ_ROLLOUT_ADVANCE, "healthy");
-  /* ...which needs baseline samples to apply */
-  in.cand.p95_ms = 5000;
-  in.base.requests = 0, in.base.errors = 0;
-  expect(&r, &in, SQ_ROLLOUT_ADVANCE, "healthy");
-  /* absolute p95 cap */
-  r.plan.max_p95_ms = 4000;
-  expect(&r, &in, SQ_ROLLOUT_ROLLBACK, "p95 5000 ms is above the bound of 4000 ms");
-  /* not running: nothing to decide */
-  r = running();
-  r.state = SQ_ROLLOUT_ROLLED_BACK;
-  in = healthy();
-  in.cand.errors = 50;
-  expect(&r, &in, SQ_ROLLOUT_HOLD, "not running");
-}
-
-static void test_apply(void) {
-  sq_rollout r = running();
-  sq_rollout_input in = healthy();
-  int want[] = {30, 70, 100};
-  for (int i = 0; i < 3; i++) {
-    sq_rollout_apply(&r, SQ_ROLLOUT_ADVANCE, &in, "ok");
-    CHECK_EQ(r.pct, want[i]);
-    CHECK_EQ(r.state, SQ_ROLLOUT_RUNNING);
-    CHECK_EQ(r.stage_started_ms, in.now_ms);
-    CHECK_EQ((long long)r.stage_requests0, 200);
-  }
-  sq_rollout_apply(&r, SQ_ROLLOUT_ADVANCE, &in, "all good");
-  CHECK_EQ(r.state, SQ_ROLLOUT_DONE);
-  CHECK_EQ(r.pct, 100);
-  CHECK_STR(r.reason, "all good");
-  r = running();
-  sq_rollout_apply(&r, SQ_ROLLOUT_HOLD, &in, "x");
-  CHECK_EQ(r.pct, 10);
-  sq_rollout_apply(&r, SQ_ROLLOUT_ROLLBACK, &in, "bad");
-  CHECK_EQ(r.pct, 0);
-  CHECK_EQ(r.state, SQ_ROLLOUT_ROLLED_BACK);
-  CHECK_STR(sq_rollout_state_name(r.state), "rolled_back");
 }
 
 int main(void) {
   test_quantile();
   test_escape_and_registry();
-  test_stages();
-  test_decide();
-  test_apply();
   return sq_check_done("test_metrics");
 }
