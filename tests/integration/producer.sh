@@ -99,8 +99,24 @@ has idle.err "4 of 4"
 eq "$(cat "$SQ_TMP/idle.out")" idle-1 "batch id before the wait"
 [ $(( $(date +%s) - t0 )) -le 5 ] || sq_fail "--timeout-s 1 took too long"
 
+# store_result BATCH ID STATUS FILE: stores the BSON result in FILE the way
+# a worker's sq1_complete does (common/queue/queue.lua): the result (first
+# one per id wins) and the batch's done and status:STATUS counters in one
+# atomic step, so `push --wait` never sees done = total before the status
+# count (three separate commands let it print a summary missing a row).
+# Prints HSETNX's answer: 1 stored, 0 a result existed.
+STORE_LUA="local n = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[3])
+if n == 1 then
+  redis.call('HINCRBY', KEYS[2], 'done', 1)
+  redis.call('HINCRBY', KEYS[2], 'status:' .. ARGV[2], 1)
+end
+return n"
+store_result() {
+  sq_redis_cli -x EVAL "$STORE_LUA" 2 "sq:{sim}:results:$1" "sq:{sim}:batch:$1" "$2" "$3" <"$4"
+}
+
 # 8. --wait --out --table while results arrive the way a worker writes them
-#    (HSETNX of the BSON, then the done and status counters).
+#    (store_result above).
 put_result() { # ID STATUS EXPECT(or -) TOTAL_MS
   $PY - "$1" "$2" "$3" "$4" >"$SQ_TMP/r.bson" <<'EOF' || sq_fail "bson encode"
 import sys, bson
@@ -111,9 +127,7 @@ if ex != "-":
     doc["metadata"] = {"expect": ex}
 sys.stdout.buffer.write(bson.encode(doc))
 EOF
-  eq "$(sq_redis_cli -x HSETNX 'sq:{sim}:results:sim-1' "$1" <"$SQ_TMP/r.bson")" 1 "HSETNX $1"
-  sq_redis_cli HINCRBY 'sq:{sim}:batch:sim-1' done 1 >/dev/null
-  sq_redis_cli HINCRBY 'sq:{sim}:batch:sim-1' "status:$2" 1 >/dev/null
+  eq "$(store_result sim-1 "$1" "$2" "$SQ_TMP/r.bson")" 1 "result $1 stored"
 }
 "$P" push --queue sim --batch sim-1 --out "$SQ_TMP/out.bson" --table "$D/producer-good.jsonl" \
   >"$SQ_TMP/sim.out" 2>"$SQ_TMP/sim.err" &
@@ -134,6 +148,7 @@ has sim.err "1 of 3 expectation(s) differed"
 has sim.out "sim-1"
 grep -Eq '^ *passed +2$' "$SQ_TMP/sim.out" || sq_fail "summary: $(cat "$SQ_TMP/sim.out")"
 grep -Eq '^ *failed +1$' "$SQ_TMP/sim.out" || sq_fail "summary: $(cat "$SQ_TMP/sim.out")"
+grep -Eq '^ *ok +1$' "$SQ_TMP/sim.out" || sq_fail "summary: $(cat "$SQ_TMP/sim.out")"
 has sim.out "elapsed:"
 # the table: one row per task, sorted by id, with marks and total time
 grep -E '^(add|crash|hello|plain) ' "$SQ_TMP/sim.out" | awk '{print $1}' | tr '\n' ' ' >"$SQ_TMP/sim.ids"
@@ -156,11 +171,11 @@ SQ_PIDS="$SQ_PIDS $ok_pid"
 sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{sim}:batch:sim-2' total | grep -qx 1" 10 || sq_fail "sim-2 not pushed"
 $PY -c 'import sys, bson; sys.stdout.buffer.write(bson.encode({"_id": "add", "status": "passed", "metadata": {"expect": ["passed", "ok"]}}))' \
   >"$SQ_TMP/r2.bson"
-sq_redis_cli -x HSETNX 'sq:{sim}:results:sim-2' add <"$SQ_TMP/r2.bson" >/dev/null
-sq_redis_cli HINCRBY 'sq:{sim}:batch:sim-2' done 1 >/dev/null
+eq "$(store_result sim-2 add passed "$SQ_TMP/r2.bson")" 1 "result add stored"
 wait $ok_pid
 rc=$?
 expect_rc 0 ok
 has ok.out "expectations: 1/1 matched"
+grep -Eq '^ *passed +1$' "$SQ_TMP/ok.out" || sq_fail "summary: $(cat "$SQ_TMP/ok.out")"
 
 echo "producer: all checks passed"
