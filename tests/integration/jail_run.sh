@@ -7,6 +7,7 @@ set -u
 sq_env_init
 PY=/usr/bin/python3
 [ -x $PY ] || sq_skip "$PY is not installed"
+[ "$(id -u)" -eq 0 ] || sq_skip "needs root (run's default warm mode needs pid and mount namespaces)"
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
 unset SANDQ_LLM_BASE_URL SANDQ_LLM_MODEL
 W="$SQ_BIN/sandq-worker"
@@ -90,13 +91,11 @@ for mode in spawn warm; do
   [ "$(field "$SQ_TMP/ptrace.json" blocked_syscall)" = ptrace ] || sq_fail "ptrace ($mode): $(cat "$SQ_TMP/ptrace.json")"
 done
 
-# `check`: one line per layer; on this host (root) every layer is enforced.
-if [ "$(id -u)" -eq 0 ]; then
-  "$W" check >"$SQ_TMP/check.out" 2>&1 || sq_fail "check exited $?: $(cat "$SQ_TMP/check.out")"
-  for layer in pid_ns net_ns mount_ns new_root uid caps no_new_privs rlimits seccomp run_spawn run_warm; do
-    grep -q "^ok  *$layer " "$SQ_TMP/check.out" || sq_fail "check: no ok line for $layer: $(cat "$SQ_TMP/check.out")"
-  done
-fi
+# `check`: one line per layer; as root every layer is enforced.
+"$W" check >"$SQ_TMP/check.out" 2>&1 || sq_fail "check exited $?: $(cat "$SQ_TMP/check.out")"
+for layer in pid_ns net_ns mount_ns new_root uid caps no_new_privs rlimits seccomp run_spawn run_warm; do
+  grep -q "^ok  *$layer " "$SQ_TMP/check.out" || sq_fail "check: no ok line for $layer: $(cat "$SQ_TMP/check.out")"
+done
 
 # Usage errors: exit 2 and a message naming the flag.
 usage() {

@@ -7,7 +7,8 @@
 #   sq_start_fake_llm [REPLIES]  # sets SQ_LLM_PORT, SANDQ_LLM_BASE_URL
 #   sq_bg NAME CMD...            # start a background process, killed on exit
 #
-# A test that cannot run here exits 77 (ctest's skip) saying why.
+# A test that cannot run here exits 77 (ctest's skip) saying why (sq_skip);
+# a part that cannot run is never a pass (the rule: tests/unit/check.h).
 
 : "${SQ_BIN:?SQ_BIN must name the build's bin directory}"
 : "${SQ_SRC:?SQ_SRC must name the source tree}"

@@ -1,21 +1,24 @@
 /* check.h: the assertions unit tests use. A failed check prints both sides
  * and the location; the test's exit code says how it went.
  *
- * SKIP rule (one for every unit test and script, ctest's SKIP_RETURN_CODE
- * is 77):
+ * SKIP rule (for every unit test and script; ctest's SKIP_RETURN_CODE is 77):
  *  - A ctest test reports Passed only when every case in it ran and passed.
  *    A case that cannot run here calls sq_check_skip(case, why), which
  *    prints "SKIP: <case>: <why>"; sq_check_done then returns 1 if any check
  *    failed, else 77 if any case was skipped, else 0. A skipped case is never
- *    counted as passed. (Scripts: sq_skip_case and sq_done in tests/lib/env.sh.)
+ *    counted as passed.
  *  - So that a missing capability does not hide the cases that do run, cases
  *    needing a capability the rest do not (root, a memory cgroup) form a
  *    group of their own: the binary runs only that group when given its name
  *    (sq_check_group), and tests/CMakeLists.txt registers it as a ctest test
- *    of its own (sq_unit_group). Its 77 then means "this machine lacks the
- *    capability", and the main test still reports Passed for the rest.
- *  - A binary whose every case needs what is missing (python3, a server,
- *    data) prints "SKIP: <why>" and returns 77 from main. */
+ *    of its own (sq_unit_group: test_jail_root, test_jail_warm_memory_cgroup).
+ *    Its 77 then means "this machine lacks the capability", and the main
+ *    test still reports Passed for the rest.
+ *  - A binary or script whose every case needs what is missing (python3, a
+ *    server, root, data) prints "SKIP: <why>" and exits 77 (scripts:
+ *    sq_skip in tests/lib/env.sh); one that skips some cases for a reason
+ *    that varies per case (abuse.sh's payloads, each needing a jail layer)
+ *    lists them and exits 77 after the rest passed. */
 #ifndef SQ_CHECK_H
 #define SQ_CHECK_H
 
