@@ -13,8 +13,11 @@ $PY -c 'import bson, redis' 2>/dev/null || sq_skip "python3-pymongo or python3-r
 command -v promtool >/dev/null || sq_skip "promtool is not installed (Debian package prometheus; scripts/install-deps.sh)"
 sq_start_redis
 sq_start_fake_llm "$SQ_SRC/tests/fake_llm/worker-replies.jsonl"
+# A key in the workers' environment, so the leak check at the end can fail.
+export SQ_METRICS_LLM_KEY="sk-metrics-secret-$$-do-not-leak"
 cat >"$SQ_TMP/w.json" <<JSON
 {"providers": [{"name": "fake \"one\"", "base_url": "$SANDQ_LLM_BASE_URL", "model": "fake-coder",
+   "api_key_env": "SQ_METRICS_LLM_KEY",
    "price_in_usd_per_mtok": 1.5, "price_out_usd_per_mtok": 4.0, "max_retries": 0, "timeout_ms": 3000}],
  "scratch_root": "$SQ_TMP/scratch", "risk": "generated", "max_attempts": 1,
  "metrics_flush_ms": 200, "metrics_window_s": 2, "metrics_retention_s": 60, "health_stale_ms": 2000}
@@ -43,7 +46,9 @@ cat >>"$SQ_TMP/t.jsonl" <<'T'
 {"id": "no-limits", "code": "print(1)", "limits": {"wall_ms": "soon"}}
 T
 n=$(wc -l <"$SQ_TMP/t.jsonl")
-$P push $cfg --no-validate --batch m1 --wait --timeout-s 60 --out "$SQ_TMP/m1.bson" "$SQ_TMP/t.jsonl" >"$SQ_TMP/push.out" 2>&1 || true
+# No metadata.expect and nothing dead-lettered: push --wait exits 0.
+$P push $cfg --no-validate --batch m1 --wait --timeout-s 60 --out "$SQ_TMP/m1.bson" "$SQ_TMP/t.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
+  { cat "$SQ_TMP/push.out" >&2; sq_fail "push --wait of m1 exited $?"; }
 $PY -c "import bson,sys; d=bson.decode_all(open('$SQ_TMP/m1.bson','rb').read()); sys.exit(len(d) != $n)" ||
   { cat "$SQ_TMP/push.out" >&2; sq_fail "not every task of m1 has a result"; }
 
@@ -122,5 +127,9 @@ sq_wait_for "! kill -0 $SQ_PID_w1" 20 || sq_fail "w1 did not stop"
 if $P health $cfg >"$SQ_TMP/h2.txt"; then sq_fail "health passed with no live worker"; fi
 grep -q "UNHEALTHY no live worker" "$SQ_TMP/h2.txt" || sq_fail "health after stop: $(cat "$SQ_TMP/h2.txt")"
 grep -q "w1" "$SQ_TMP/h2.txt" && sq_fail "a cleanly stopped worker is still listed"
-grep -rqa "sk-" "$SQ_TMP/m.txt" "$SQ_TMP/w1.log" && sq_fail "a key-like string in metrics or logs"
+grep -qa -- "$SQ_METRICS_LLM_KEY" "$SQ_TMP/m.txt" "$SQ_TMP/sandq.prom" "$SQ_TMP/w1.log" "$SQ_TMP/w2.log" &&
+  sq_fail "the LLM API key appears in the metrics or a worker's log"
+[ "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["authorization_headers"])' \
+    "http://127.0.0.1:$SQ_LLM_PORT/stats")" -gt 0 ] ||
+  sq_fail "no request carried the key: the leak check above proves nothing"
 echo "metrics: all checks passed"

@@ -33,7 +33,6 @@ sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HEXISTS 'sq:{default}:results
 kill -CONT "$(sq_wpid stop-a)"
 sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HGET 'sq:{default}:stats' fenced)\" = 1" 15 ||
   sq_fail "stop-a's late result was not refused (fenced=$(sq_stat fenced))"
-sq_redis_cli HGET 'sq:{default}:results:stop' slow >/dev/null
 /usr/bin/python3 - "$SQ_REDIS_PORT" <<'PY'
 import sys, redis, bson
 r = redis.Redis(port=int(sys.argv[1]))
@@ -97,7 +96,8 @@ printf '\377\376\000binary' | sq_redis_cli -x LPUSH 'sq:{default}:tasks' >/dev/n
 sq_tasks "$SQ_TMP/after.jsonl" 5
 "$P" push --batch after --wait --timeout-s 60 "$SQ_TMP/after.jsonl" >/dev/null 2>&1 ||
   sq_fail "the workers did not keep going after the garbage"
-sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:tasks')\" = 0" 10
+sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:tasks')\" = 0" 10 ||
+  sq_fail "the garbage was not all taken off the list"
 /usr/bin/python3 - "$SQ_REDIS_PORT" <<'PY'
 import sys, redis, bson
 r = redis.Redis(port=int(sys.argv[1]))
@@ -117,7 +117,8 @@ PY
 kill -TERM "$(sq_wpid garb-1)" "$(sq_wpid garb-2)"
 SANDQ_LLM_BASE_URL="http://127.0.0.1:$(sq_free_port)/v1" SANDQ_LLM_MODEL=m SANDQ_MAX_ATTEMPTS=3 sq_worker llm-1
 echo '{"id":"gen","prompt":"write hello world"}' >"$SQ_TMP/gen.jsonl"
-"$P" push --batch gen --wait --timeout-s 60 "$SQ_TMP/gen.jsonl" >/dev/null 2>&1 || true
+"$P" push --batch gen --wait --timeout-s 60 "$SQ_TMP/gen.jsonl" >"$SQ_TMP/gen.out" 2>&1 ||
+  { cat "$SQ_TMP/gen.out" >&2; sq_fail "push --wait of gen exited $? (an llm_error result is still a result: 0)"; }
 /usr/bin/python3 - "$SQ_REDIS_PORT" <<'PY'
 import sys, redis, bson
 r = redis.Redis(port=int(sys.argv[1]))

@@ -42,7 +42,10 @@ done
 # 3. Link walls between the libraries themselves.
 check_needs() { # check_needs LIB OTHER...: LIB needs no symbol that an OTHER defines
   l=$1; shift
+  # an archive nm cannot read gives empty lists, and an empty list proves nothing
+  [ "$(undefined "$l" | wc -l)" -gt 5 ] || { echo "FAIL: nm -u of libsq_$l.a gave next to nothing" >&2; fail=1; }
   for o in "$@"; do
+    [ "$(defined "$o" | wc -l)" -gt 5 ] || { echo "FAIL: nm of libsq_$o.a gave next to nothing" >&2; fail=1; }
     hit=$(undefined "$l" | comm -12 - "$(defined "$o" >/tmp/sq-walls-def.$$; echo /tmp/sq-walls-def.$$)")
     if [ -n "$hit" ]; then
       echo "FAIL: sq_$l needs symbols of sq_$o, which it must not link:" $hit >&2

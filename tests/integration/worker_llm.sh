@@ -10,8 +10,11 @@ PY=/usr/bin/python3
 $PY -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson module) is not installed"
 sq_start_redis
 sq_start_fake_llm "$SQ_SRC/tests/fake_llm/worker-replies.jsonl"
+# A key in the worker's environment, so the leak check at the end can fail.
+export SQ_WORKER_LLM_KEY="sk-worker-llm-secret-$$-do-not-leak"
 cat >"$SQ_TMP/worker.json" <<JSON
 {"providers": [{"name": "fake", "base_url": "$SANDQ_LLM_BASE_URL", "model": "fake-coder",
+  "api_key_env": "SQ_WORKER_LLM_KEY",
   "price_in_usd_per_mtok": 1.0, "price_out_usd_per_mtok": 2.0, "timeout_ms": 1500,
   "max_retries": 1, "max_in_flight": 100}],
  "max_tasks_in_flight": 100, "max_repairs": 1, "risk": "generated", "risk_fallback": "warn",
@@ -163,5 +166,8 @@ check many 'assert len(d) == 40 and all(x["status"] == "ok" for x in d.values())
 [ "$took" -lt 20 ] || sq_fail "40 tasks with 1 s LLM latency took ${took}s: not concurrent"
 
 kill -0 "$SQ_PID_worker" || sq_fail "the worker died"
-grep -q "sk-" "$SQ_TMP/worker.log" && sq_fail "a key-like string in the worker log"
+grep -qa -- "$SQ_WORKER_LLM_KEY" "$SQ_TMP/worker.log" "$SQ_TMP"/*.bson && sq_fail "the LLM API key appears in the worker log or a result"
+[ "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["authorization_headers"])' \
+    "http://127.0.0.1:$SQ_LLM_PORT/stats")" -gt 0 ] ||
+  sq_fail "no request carried the key: the leak check above proves nothing"
 echo "worker_llm: all checks passed (40 slow tasks in ${took}s)"
