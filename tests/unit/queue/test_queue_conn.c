@@ -1,0 +1,153 @@
+/* test_queue_conn.c: the queue handle (queue.c) against a real redis-server
+ * (started by tests/integration/queue.sh, which also gives a unix socket in
+ * SQ_REDIS_SOCK): URLs good and bad, AUTH and SELECT, a connection killed
+ * under it, and keys of the wrong type. */
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "errors.h"
+#include "queue.h"
+#include "queue_fixture.h"
+
+/* Pushes one payload (NUL-terminated) at normal priority. */
+static int push1(sq_queue *q, const char *batch, const char *p) {
+  sq_push_item it = {.payload = p, .len = strlen(p), .priority = SQ_PRIORITY_NORMAL};
+  return sq_queue_push_items(q, batch, &it, 1, NULL, NULL);
+}
+
+/* Keys of the wrong type give SQ_EREDIS with a message, not a crash. */
+static void test_wrong_types(void) {
+  sq_queue *q = open_queue("wrong");
+  redisContext *c = raw();
+  raw_cmd(c, "SET sq:{wrong}:tasks %s", "a-string");
+  int64_t n;
+  CHECK_EQ(sq_queue_length(q, &n), SQ_EREDIS);
+  CHECK_CONTAINS(sq_queue_errstr(q), "WRONGTYPE");
+  sq_claim cl = {0};
+  CHECK_EQ(sq_queue_claim(q, "w", 100, &cl), SQ_EREDIS);
+  CHECK_EQ(push1(q, "b", "x"), SQ_EREDIS);
+  raw_cmd(c, "HSET sq:{wrong}:batch:b total %s", "not-a-number");
+  sq_batch_stats st;
+  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), SQ_EREDIS);
+  raw_cmd(c, "DEL sq:{wrong}:tasks%s", "");
+  CHECK_EQ(sq_queue_length(q, &n), 0);
+  CHECK_EQ(n, 0);
+  redisFree(c);
+  sq_queue_free(q);
+}
+
+/* A restarted connection (CLIENT KILL) is reopened on the next call: the
+ * call that meets the closed socket fails with SQ_EREDIS_CONN (it cannot
+ * know whether Redis ran its command, so it does not resend it), and the
+ * call after it reconnects (queue.h). */
+static void test_reconnect(void) {
+  sq_queue *q = open_queue("reconn");
+  redisContext *c = raw();
+  int64_t n;
+  CHECK_EQ(sq_queue_length(q, &n), 0);
+  raw_cmd(c, "CLIENT KILL TYPE normal SKIPME %s", "yes");
+  CHECK_EQ(sq_queue_length(q, &n), SQ_EREDIS_CONN);
+  CHECK_CONTAINS(sq_queue_errstr(q), "redis connection to 127.0.0.1:");
+  CHECK_EQ(sq_queue_length(q, &n), 0);
+  redisFree(c);
+  sq_queue_free(q);
+}
+
+static int closed_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t al = sizeof a;
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &al) != 0)
+    return 1;
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+static void test_urls(void) {
+  static const char *bad[] = {
+      "",
+      "http://127.0.0.1:6379",
+      "127.0.0.1:6379",
+      "redis://",
+      "redis://:secret@",
+      "redis://127.0.0.1:0",
+      "redis://127.0.0.1:65536",
+      "redis://127.0.0.1:port",
+      "redis://127.0.0.1:6379/db",
+      "redis://secret@127.0.0.1:6379",
+      "redis://:bad%zzescape@127.0.0.1",
+      "redis://[::1",
+      "unix://relative/path",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    sq_queue *q = (sq_queue *)&g_port;
+    int rc = sq_queue_new(bad[i], "default", &q);
+    if (rc != SQ_EINVAL) fprintf(stderr, "URL '%s'\n", bad[i]);
+    CHECK_EQ(rc, SQ_EINVAL);
+    CHECK(q == NULL);
+  }
+  sq_queue *q = NULL;
+  CHECK_EQ(sq_queue_new(g_url, "bad{name}", &q), SQ_EINVAL);
+  CHECK_EQ(sq_queue_new(g_url, "", &q), SQ_EINVAL);
+
+  char url[128];
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d", closed_port());
+  q = (sq_queue *)&g_port;
+  CHECK_EQ(sq_queue_new(url, "default", &q), SQ_EREDIS_CONN);
+  CHECK(q == NULL);
+  snprintf(url, sizeof url, "unix:///nonexistent/redis.sock");
+  CHECK_EQ(sq_queue_new(url, "default", &q), SQ_EREDIS_CONN);
+
+  /* /db selects a database: the same queue name in db 3 is separate */
+  snprintf(url, sizeof url, "redis://127.0.0.1:%d/3", g_port);
+  CHECK_EQ(sq_queue_new(url, "dbq", &q), 0);
+  const char *p = "only-in-3";
+  size_t l = strlen(p);
+  CHECK_EQ(sq_queue_push(q, "b", &p, &l, 1), 0);
+  sq_queue_free(q);
+  redisContext *c = raw();
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{dbq}:tasks"), 0);
+  raw_cmd(c, "SELECT %s", "3");
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{dbq}:tasks"), 1);
+
+  /* AUTH: an ACL user with a password; a wrong one fails to connect */
+  freeReplyObject(redisCommand(c, "ACL SETUSER alice on >s3cret ~* &* +@all"));
+  snprintf(url, sizeof url, "redis://alice:s3cret@127.0.0.1:%d", g_port);
+  q = NULL;
+  CHECK_EQ(sq_queue_new(url, "auth", &q), 0);
+  sq_queue_free(q);
+  snprintf(url, sizeof url, "redis://alice:wrong@127.0.0.1:%d", g_port);
+  q = NULL;
+  CHECK_EQ(sq_queue_new(url, "auth", &q), SQ_EREDIS_CONN);
+  CHECK(q == NULL);
+  redisFree(c);
+
+  /* unix socket, when the script gave one (queue.sh does) */
+  const char *sock = getenv("SQ_REDIS_SOCK");
+  if (!sock || !*sock) sq_check_skip("unix socket URL", "SQ_REDIS_SOCK is not set (run through tests/integration/queue.sh)");
+  if (sock && *sock) {
+    snprintf(url, sizeof url, "unix://%s", sock);
+    q = NULL;
+    CHECK_EQ(sq_queue_new(url, "unixq", &q), 0);
+    int64_t n = -1;
+    CHECK_EQ(sq_queue_length(q, &n), 0);
+    CHECK_EQ(n, 0);
+    sq_queue_free(q);
+  }
+  sq_queue_free(NULL);
+}
+
+int main(void) {
+  int rc = fixture_init("test_queue_conn");
+  if (rc) return rc;
+  test_urls();
+  test_wrong_types();
+  test_reconnect();
+  return sq_check_done("test_queue_conn");
+}
