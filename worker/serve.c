@@ -106,8 +106,7 @@ int sq_cmd_serve(int argc, char **argv) {
     goto out;
   }
   if (w.llm) sq_llm_set_options(w.llm, &w.cfg.llm);
-  sq_risk_level_parse(w.cfg.risk_block_level, &w.risk_policy.block_level);
-  w.risk_policy.fallback = strcmp(w.cfg.risk_fallback, "block") == 0 ? SQ_RISK_BLOCK : SQ_RISK_WARN;
+  w.risk_policy = w.cfg.risk_policy;
   if (!w.llm) SQ_WARN("no LLM provider configured: tasks without code will end as llm_error");
   if ((rc = sq__tick_init(&w)) != 0) {
     SQ_ERROR("metrics: %s", sq_strerror(rc));
@@ -129,7 +128,7 @@ int sq_cmd_serve(int argc, char **argv) {
   SQ_INFO("worker %s serving queue %s (up to %lld tasks in flight, lease %lld ms, heartbeat %lld ms, risk %s, "
           "max_repairs %lld)",
           w.cfg.worker_id, w.cfg.queue, (long long)w.cfg.max_tasks_in_flight, (long long)w.cfg.queue_opts.lease_ms,
-          (long long)w.cfg.heartbeat_ms, w.cfg.risk, (long long)w.cfg.max_repairs);
+          (long long)w.cfg.heartbeat_ms, sq_risk_scope_name(w.cfg.risk), (long long)w.cfg.max_repairs);
   exit_code = sq__worker_loop(&w);
   if (exit_code != 0) sq__wq_hand_back(&w);
   sq__tick_final(&w);
