@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "name.h"
 #include "util.h"
 
 #define MAX_CONFIG_FILE_BYTES (1024 * 1024)
@@ -412,14 +413,6 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
   return 0;
 }
 
-static int valid_name(const char *s, size_t max) {
-  size_t n = strlen(s);
-  if (n == 0 || n > max) return 0;
-  for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && !strchr("._:-", *s)) return 0;
-  return 1;
-}
-
 static int check_limits(const char *name, const sq_jail_limits *l, char *err, size_t errlen) {
   if (l->wall_ms <= 0 || l->cpu_ms <= 0 || l->memory_mib <= 0 || l->output_kib <= 0)
     return fail(err, errlen, "%s: every limit must be positive", name);
@@ -429,10 +422,11 @@ static int check_limits(const char *name, const sq_jail_limits *l, char *err, si
 int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
   if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0)
     return fail(err, errlen, "redis_url: must start with redis:// or unix:// (value not shown: it may hold a password)");
-  if (!valid_name(cfg->queue, 64))
-    return fail(err, errlen, "queue: '%s' must be 1-64 characters of A-Z a-z 0-9 . _ : -", cfg->queue);
-  if (cfg->worker_id[0] && !valid_name(cfg->worker_id, 127))
-    return fail(err, errlen, "worker_id: '%s' must be characters of A-Z a-z 0-9 . _ : -", cfg->worker_id);
+  if (!sq_name_ok(cfg->queue, SQ_NAME_QUEUE_MAX))
+    return fail(err, errlen, "queue: '%s' must be 1-%d characters of " SQ_NAME_CHARS, cfg->queue,
+                SQ_NAME_QUEUE_MAX);
+  if (cfg->worker_id[0] && !sq_name_ok(cfg->worker_id, SQ_NAME_WORKER_MAX))
+    return fail(err, errlen, "worker_id: '%s' must be characters of " SQ_NAME_CHARS, cfg->worker_id);
   if (cfg->python_path[0] != '/')
     return fail(err, errlen, "python: '%s' must be an absolute path", cfg->python_path);
   if (cfg->scratch_root[0] != '/')
@@ -495,7 +489,7 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     for (char *c = host; *c; c++)
-      if (!isalnum((unsigned char)*c) && !strchr("._:-", *c)) *c = '-';
+      if (!sq_name_char_ok((unsigned char)*c)) *c = '-';
     snprintf(cfg->worker_id, sizeof cfg->worker_id, "%s-%d", host, (int)getpid());
   }
   return 0;

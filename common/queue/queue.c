@@ -11,6 +11,7 @@
 
 #include "errors.h"
 #include "log.h"
+#include "name.h"
 #include "queue_internal.h"
 #include "util.h"
 
@@ -253,21 +254,13 @@ int sq__queue_ensure(sq_queue *q) {
   return do_connect(q);
 }
 
-/* Valid queue names: they sit inside the {hash tag}. */
-static int queue_name_ok(const char *s) {
-  size_t n = strlen(s);
-  if (n == 0 || n >= sizeof(((sq_queue *)0)->queue)) return 0;
-  for (const char *p = s; *p; p++)
-    if (*p == '{' || *p == '}' || isspace((unsigned char)*p) || iscntrl((unsigned char)*p)) return 0;
-  return 1;
-}
-
 int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_options *opts,
                       sq_queue **out) {
   char err[300];
   *out = NULL;
-  if (!queue || !queue_name_ok(queue)) {
-    SQ_ERROR("queue name '%s' is invalid (1..63 characters, no braces or spaces)", queue ? queue : "");
+  if (!sq_name_ok(queue, SQ_NAME_QUEUE_MAX)) {
+    SQ_ERROR("queue name '%s' is invalid (1-%d characters of " SQ_NAME_CHARS ")", queue ? queue : "",
+             SQ_NAME_QUEUE_MAX);
     return SQ_EINVAL;
   }
   sq_queue *q = calloc(1, sizeof *q);
