@@ -49,8 +49,9 @@ int main(int argc, char **argv) {
   CHECK(bson_iter_init_find(&it, &doc, "stdout"));
   uint32_t len = 0;
   const char *s = bson_iter_utf8(&it, &len);
-  CHECK(bson_utf8_validate(s, len, true));
-  CHECK_EQ(len, sizeof out - 1 + 4); /* two bad bytes became two 3-byte U+FFFD */
+  CHECK(bson_utf8_validate(s, len, false)); /* valid, and no NUL inside (utf8.h) */
+  CHECK_EQ(len, sizeof out - 1 + 6); /* two bad bytes and the NUL became three 3-byte U+FFFD */
+  CHECK_EQ(strlen(s), len);
   CHECK(bson_iter_init_find(&it, &doc, "finished_at") && bson_iter_date_time(&it) == 1700000000123LL);
   CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "jail.mode", &sub) &&
         strcmp(bson_iter_utf8(&sub, NULL), "warm") == 0);
