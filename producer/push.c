@@ -328,7 +328,8 @@ out:
 }
 
 int sq__open_queue(const sq_config *cfg, sq_queue **q) {
-  int rc = sq_queue_new_opts(cfg->redis_url, cfg->queue, &cfg->queue_opts, q);
-  if (rc) fprintf(stderr, "sandq-producer: cannot open queue '%s': %s\n", cfg->queue, sq_strerror(rc));
+  char err[300];
+  int rc = sq_queue_new_opts(cfg->redis_url, cfg->queue, &cfg->queue_opts, q, err, sizeof err);
+  if (rc) fprintf(stderr, "sandq-producer: cannot open queue '%s': %s (%s)\n", cfg->queue, sq_strerror(rc), err);
   return rc;
 }

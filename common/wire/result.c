@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "errors.h"
-#include "log.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -86,7 +85,8 @@ static bool append_jail(bson_t *doc, const sq_result_jail *jl) {
          bson_append_document_end(doc, &sub);
 }
 
-int sq_result_to_bson(const sq_result *r, bson_t *doc) {
+int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen) {
+  if (note && notelen) note[0] = '\0';
   bson_t sub;
   bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
             BSON_APPEND_UTF8(doc, "status", sq_status_name(r->status));
@@ -125,7 +125,7 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc) {
     bson_error_t berr;
     bson_t *meta = bson_new_from_json((const uint8_t *)r->metadata_json, -1, &berr);
     if (!meta) {
-      SQ_LOGT(SQ_LOG_WARN, r->id, "metadata not representable in BSON: %s", berr.message);
+      if (note && notelen) snprintf(note, notelen, "metadata not representable in BSON: %s", berr.message);
       ok = BSON_APPEND_NULL(doc, "metadata");
     } else {
       ok = BSON_APPEND_DOCUMENT(doc, "metadata", meta);

@@ -82,8 +82,10 @@ typedef struct {
 } sq_result;
 
 /* Appends r's fields to doc (an initialised, empty bson_t the caller owns).
- * Invalid UTF-8 in stdout/stderr/code is replaced, never dropped.
- * Returns 0, SQ_EBSON or SQ_ENOMEM. */
-int sq_result_to_bson(const sq_result *r, bson_t *doc);
+ * Text goes through sq_utf8_sanitize (utf8.h): invalid UTF-8 and NUL are
+ * replaced, never dropped. Metadata that BSON cannot hold is stored as null
+ * and note (notelen bytes; may be NULL) says why, for the caller to log;
+ * note is "" otherwise. Returns 0, SQ_EBSON or SQ_ENOMEM. */
+int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen);
 
 #endif

@@ -40,9 +40,18 @@ static void raw_cmd(redisContext *c, const char *fmt, const char *arg) {
   freeReplyObject(redisCommand(c, fmt, arg));
 }
 
+/* The notice hook's record of what it was told. */
+static int notices;
+static char last_notice[512];
+static void on_notice(const char *text, void *ud) {
+  (void)ud;
+  notices++;
+  snprintf(last_notice, sizeof last_notice, "%s", text);
+}
+
 static sq_queue *open_opts(const char *name, const sq_queue_options *o) {
   sq_queue *q = NULL;
-  int rc = sq_queue_new_opts(g_url, name, o, &q);
+  int rc = sq_queue_new_opts(g_url, name, o, &q, NULL, 0);
   CHECK_EQ(rc, 0);
   if (!q) exit(sq_check_done("test_queue"));
   return q;
@@ -639,7 +648,12 @@ static void test_results(void) {
 
   redisContext *r = raw();
   raw_cmd(r, "FUNCTION FLUSH%s", "");
+  notices = 0;
+  sq_queue_set_notice(on_notice, NULL); /* the library logs nothing: it tells the hook */
   CHECK_EQ(push1(q, "rb", "w", SQ_PRIORITY_NORMAL, NULL), 0);
+  CHECK_EQ(notices, 1);
+  CHECK_CONTAINS(last_notice, "redis lost the sandq functions");
+  sq_queue_set_notice(NULL, NULL);
   CHECK_EQ(sq_queue_claim(q, "w", 100, &c[0]), 0);
   raw_cmd(r, "FUNCTION FLUSH%s", "");
   CHECK_EQ(complete(q, &c[0], "rb", "t3", "timeout"), 0);
@@ -733,12 +747,20 @@ static void test_urls(void) {
   sq_queue *q = NULL;
   CHECK_EQ(sq_queue_new(g_url, "bad{name}", &q), SQ_EINVAL);
   CHECK_EQ(sq_queue_new(g_url, "", &q), SQ_EINVAL);
+  /* the reason goes to the caller's buffer (the library logs nothing) */
+  char err[300];
+  CHECK_EQ(sq_queue_new_opts(g_url, "bad{name}", NULL, &q, err, sizeof err), SQ_EINVAL);
+  CHECK_CONTAINS(err, "queue name 'bad{name}' is invalid (1-63 characters of A-Z a-z 0-9 . _ : -)");
+  CHECK_EQ(sq_queue_new_opts("http://x", "default", NULL, &q, err, sizeof err), SQ_EINVAL);
+  CHECK(err[0] != '\0');
 
   char url[128];
   snprintf(url, sizeof url, "redis://127.0.0.1:%d", closed_port());
   q = (sq_queue *)&g_port;
   CHECK_EQ(sq_queue_new(url, "default", &q), SQ_EREDIS_CONN);
   CHECK(q == NULL);
+  CHECK_EQ(sq_queue_new_opts(url, "default", NULL, &q, err, sizeof err), SQ_EREDIS_CONN);
+  CHECK_CONTAINS(err, "Connection refused");
   snprintf(url, sizeof url, "unix:///nonexistent/redis.sock");
   CHECK_EQ(sq_queue_new(url, "default", &q), SQ_EREDIS_CONN);
 
