@@ -144,9 +144,11 @@ int sq_cmd_serve(int argc, char **argv) {
     for (char *line = strtok_r(qerr, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) SQ_WARN("%s", line);
   }
   size_t requeued = 0, dead = 0;
-  if (sq_queue_recover(w.queue, w.cfg.worker_id, &requeued, &dead) == 0 && (requeued || dead))
+  int rec = sq_queue_recover(w.queue, w.cfg.worker_id, &requeued, &dead);
+  if (rec == 0 && (requeued || dead))
     SQ_WARN("an earlier run of %s left %zu task(s): %zu requeued, %zu to the dead letter", w.cfg.worker_id,
             requeued + dead, requeued, dead);
+  if (rec) SQ_WARN("recovering an earlier run's tasks failed: %s; their leases will expire", sq_queue_errstr(w.queue));
   if (sq_heartbeat_start(&w.cfg, &sq__worker_stop, &w.heartbeat) != 0) goto out;
   SQ_INFO("worker %s serving queue %s (up to %lld tasks in flight, lease %lld ms, heartbeat %lld ms, risk %s, "
           "max_repairs %lld)",

@@ -84,8 +84,8 @@ static bool retry_later(worker *w, job *j) {
     return false;
   }
   /* Fenced, or Redis trouble: the lease (or the reaper) settles it. */
-  SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not schedule a retry (%s); the lease will expire and requeue it",
-          sq_strerror(rc));
+  SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not schedule a retry (%s: %s); the lease will expire and requeue it",
+          sq_strerror(rc), sq_queue_errstr(w->queue));
   return true;
 }
 
@@ -143,7 +143,8 @@ int sq__wq_store(worker *w, job *j) {
   while (sq__worker_stop < 2) {
     if (w->queue && (rc = complete(w, j)) == 0) return 0;
     if (rc == SQ_EBSON) return rc;
-    SQ_LOGT(SQ_LOG_WARN, j->r.id, "storing the result failed (%s); retrying", sq_strerror(rc));
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "storing the result failed (%s: %s); retrying", sq_strerror(rc),
+            sq_queue_errstr(w->queue));
     if (sq__wq_reconnect(w) != 0) return rc;
   }
   return rc;
@@ -190,8 +191,9 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
 
 void sq__wq_hand_back(worker *w) {
   size_t n = 0;
-  if (w->queue && sq_queue_release_all(w->queue, w->cfg.worker_id, &n) == 0 && n)
-    SQ_WARN("handed %zu task(s) back to the queue", n);
+  int rc = w->queue ? sq_queue_release_all(w->queue, w->cfg.worker_id, &n) : SQ_EREDIS_CONN;
+  if (rc == 0 && n) SQ_WARN("handed %zu task(s) back to the queue", n);
+  if (rc) SQ_WARN("handing tasks back failed: %s; their leases will expire", sq_queue_errstr(w->queue));
 }
 
 int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len) {
