@@ -30,7 +30,7 @@ typedef struct {
 /* Client-wide retry and circuit-breaker settings (config keys of the same
  * names, docs/llm.md). Zero fields take the defaults of sq_llm_options_defaults. */
 typedef struct {
-  int64_t backoff_base_ms;    /* first retry waits base..2*base/2 jittered; doubles per attempt */
+  int64_t backoff_base_ms;    /* retry k (from 0) waits b/2..b, b = min(base * 2^k, cap), uniformly */
   int64_t backoff_cap_ms;     /* exponential backoff never waits longer */
   int64_t retry_after_cap_ms; /* a provider's Retry-After is honoured up to this */
   int64_t breaker_window_ms;  /* the error rate is measured over this window... */

@@ -1,5 +1,5 @@
 /* queue.c: the queue handle: URL parsing, connection and reconnection,
- * loading the Redis Functions library (common/queue.lua) and calling it,
+ * loading the Redis Functions library (common/queue/queue.lua) and calling it,
  * and the start-up check of Redis settings that could lose tasks. */
 #include <ctype.h>
 #include <errno.h>

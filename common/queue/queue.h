@@ -1,5 +1,5 @@
 /* queue.h: the Redis side of sandq (hiredis + a Redis Functions library,
- * common/queue.lua): push tasks, claim them under a lease and a fencing
+ * common/queue/queue.lua): push tasks, claim them under a lease and a fencing
  * token, heartbeat, complete, retry, hand back, reap, dead letter, batches.
  *
  * Knows nothing of the jail or the LLM. Every key of queue Q starts with
@@ -219,7 +219,7 @@ int sq_queue_dead_show(sq_queue *q, int64_t id, char **out);
  * counters; *n gets how many. SQ_ENOTFOUND when id named none. */
 int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n);
 
-/* ---- LLM-side state (issue 5): batch spend and budget, cached verdicts ----
+/* ---- LLM-side state: batch spend and budget, cached verdicts ----
  * Kept apart so the queue's core can change without touching them. */
 
 /* Adds usd to the batch's cost_usd (HINCRBYFLOAT on sq:{Q}:batch:<B>). */

@@ -1,7 +1,7 @@
 /* queue_claim.c: a task's life on the worker side: claim under a lease and
  * a fencing token, heartbeat, complete (result + acknowledgement in one
  * atomic step), retry through the delayed set, release, recover, reap.
- * The server side of each step is a function in common/queue.lua. */
+ * The server side of each step is a function in common/queue/queue.lua. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -24,7 +24,7 @@ typedef struct {
   int calls;                   /* code + risk + repair calls; tokens and cost are their totals */
 } sq_result_llm;
 
-/* The risk verdict (issue 5); strings borrowed. */
+/* The risk verdict (risk.h) as the result stores it; strings borrowed. */
 typedef struct {
   const char *level, *action, *reason;
   double confidence;           /* < 0: written as null */
@@ -32,7 +32,7 @@ typedef struct {
   const char *decision;        /* block, warn or allow */
 } sq_result_risk;
 
-/* One self-repair round (issue 5); strings borrowed. */
+/* One self-repair round (docs/llm.md); strings borrowed. */
 typedef struct {
   int round;                   /* 1.. */
   const char *code;            /* the repaired code (before tests are appended) */

@@ -70,7 +70,7 @@ static void bad_value(const char *json, const char *needle) {
   CHECK_CONTAINS(err, needle);
 }
 
-/* The LLM side's settings (issue 5): defaults, file, and refusals. */
+/* The LLM side's settings: defaults, file, and refusals. */
 static void test_llm_settings(void) {
   sq_config c;
   char err[512] = "";
