@@ -1,12 +1,12 @@
-/* test_queue.c: the queue module against a real redis-server (started by
- * tests/integration/queue.sh, which sets SANDQ_REDIS_URL and SQ_REDIS_SOCK). */
+/* test_queue.c: the queue's protocol (push, claim, lease, retry, dead
+ * letter, results) against a real redis-server (started by
+ * tests/integration/queue.sh, which sets SANDQ_REDIS_URL and SQ_REDIS_SOCK).
+ * The handle itself (URLs, connecting, notices) is test_queue_conn.c. */
 #include <bson/bson.h>
 #include <hiredis/hiredis.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,15 +38,6 @@ static long long raw_int(redisContext *c, const char *fmt, const char *arg) {
 
 static void raw_cmd(redisContext *c, const char *fmt, const char *arg) {
   freeReplyObject(redisCommand(c, fmt, arg));
-}
-
-/* The notice hook's record of what it was told. */
-static int notices;
-static char last_notice[512];
-static void on_notice(const char *text, void *ud) {
-  (void)ud;
-  notices++;
-  snprintf(last_notice, sizeof last_notice, "%s", text);
 }
 
 static sq_queue *open_opts(const char *name, const sq_queue_options *o) {
@@ -648,12 +639,7 @@ static void test_results(void) {
 
   redisContext *r = raw();
   raw_cmd(r, "FUNCTION FLUSH%s", "");
-  notices = 0;
-  sq_queue_set_notice(on_notice, NULL); /* the library logs nothing: it tells the hook */
   CHECK_EQ(push1(q, "rb", "w", SQ_PRIORITY_NORMAL, NULL), 0);
-  CHECK_EQ(notices, 1);
-  CHECK_CONTAINS(last_notice, "redis lost the sandq functions");
-  sq_queue_set_notice(NULL, NULL);
   CHECK_EQ(sq_queue_claim(q, "w", 100, &c[0]), 0);
   raw_cmd(r, "FUNCTION FLUSH%s", "");
   CHECK_EQ(complete(q, &c[0], "rb", "t3", "timeout"), 0);
@@ -697,111 +683,6 @@ static void test_wrong_types(void) {
   sq_queue_free(q);
 }
 
-/* A restarted connection (CLIENT KILL) is reopened on the next call. */
-static void test_reconnect(void) {
-  sq_queue *q = open_queue("reconn");
-  redisContext *c = raw();
-  int64_t n;
-  CHECK_EQ(sq_queue_length(q, &n), 0);
-  raw_cmd(c, "CLIENT KILL TYPE normal SKIPME %s", "yes");
-  int rc = sq_queue_length(q, &n);
-  CHECK(rc == SQ_EREDIS_CONN || rc == 0);
-  CHECK_EQ(sq_queue_length(q, &n), 0);
-  redisFree(c);
-  sq_queue_free(q);
-}
-
-static int closed_port(void) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t al = sizeof a;
-  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || getsockname(fd, (struct sockaddr *)&a, &al) != 0)
-    return 1;
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
-static void test_urls(void) {
-  static const char *bad[] = {
-      "",
-      "http://127.0.0.1:6379",
-      "127.0.0.1:6379",
-      "redis://",
-      "redis://:secret@",
-      "redis://127.0.0.1:0",
-      "redis://127.0.0.1:65536",
-      "redis://127.0.0.1:port",
-      "redis://127.0.0.1:6379/db",
-      "redis://secret@127.0.0.1:6379",
-      "redis://:bad%zzescape@127.0.0.1",
-      "redis://[::1",
-      "unix://relative/path",
-  };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    sq_queue *q = (sq_queue *)&g_port;
-    int rc = sq_queue_new(bad[i], "default", &q);
-    if (rc != SQ_EINVAL) fprintf(stderr, "URL '%s'\n", bad[i]);
-    CHECK_EQ(rc, SQ_EINVAL);
-    CHECK(q == NULL);
-  }
-  sq_queue *q = NULL;
-  CHECK_EQ(sq_queue_new(g_url, "bad{name}", &q), SQ_EINVAL);
-  CHECK_EQ(sq_queue_new(g_url, "", &q), SQ_EINVAL);
-  /* the reason goes to the caller's buffer (the library logs nothing) */
-  char err[300];
-  CHECK_EQ(sq_queue_new_opts(g_url, "bad{name}", NULL, &q, err, sizeof err), SQ_EINVAL);
-  CHECK_CONTAINS(err, "queue name 'bad{name}' is invalid (1-63 characters of A-Z a-z 0-9 . _ : -)");
-  CHECK_EQ(sq_queue_new_opts("http://x", "default", NULL, &q, err, sizeof err), SQ_EINVAL);
-  CHECK(err[0] != '\0');
-
-  char url[128];
-  snprintf(url, sizeof url, "redis://127.0.0.1:%d", closed_port());
-  q = (sq_queue *)&g_port;
-  CHECK_EQ(sq_queue_new(url, "default", &q), SQ_EREDIS_CONN);
-  CHECK(q == NULL);
-  CHECK_EQ(sq_queue_new_opts(url, "default", NULL, &q, err, sizeof err), SQ_EREDIS_CONN);
-  CHECK_CONTAINS(err, "Connection refused");
-  snprintf(url, sizeof url, "unix:///nonexistent/redis.sock");
-  CHECK_EQ(sq_queue_new(url, "default", &q), SQ_EREDIS_CONN);
-
-  /* /db selects a database: the same queue name in db 3 is separate */
-  snprintf(url, sizeof url, "redis://127.0.0.1:%d/3", g_port);
-  CHECK_EQ(sq_queue_new(url, "dbq", &q), 0);
-  const char *p = "only-in-3";
-  size_t l = strlen(p);
-  CHECK_EQ(sq_queue_push(q, "b", &p, &l, 1), 0);
-  sq_queue_free(q);
-  redisContext *c = raw();
-  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{dbq}:tasks"), 0);
-  raw_cmd(c, "SELECT %s", "3");
-  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{dbq}:tasks"), 1);
-
-  /* AUTH: an ACL user with a password; a wrong one fails to connect */
-  freeReplyObject(redisCommand(c, "ACL SETUSER alice on >s3cret ~* &* +@all"));
-  snprintf(url, sizeof url, "redis://alice:s3cret@127.0.0.1:%d", g_port);
-  q = NULL;
-  CHECK_EQ(sq_queue_new(url, "auth", &q), 0);
-  sq_queue_free(q);
-  snprintf(url, sizeof url, "redis://alice:wrong@127.0.0.1:%d", g_port);
-  q = NULL;
-  CHECK_EQ(sq_queue_new(url, "auth", &q), SQ_EREDIS_CONN);
-  CHECK(q == NULL);
-  redisFree(c);
-
-  /* unix socket, when the script gave one */
-  const char *sock = getenv("SQ_REDIS_SOCK");
-  if (sock && *sock) {
-    snprintf(url, sizeof url, "unix://%s", sock);
-    q = NULL;
-    CHECK_EQ(sq_queue_new(url, "unixq", &q), 0);
-    int64_t n = -1;
-    CHECK_EQ(sq_queue_length(q, &n), 0);
-    CHECK_EQ(n, 0);
-    sq_queue_free(q);
-  }
-  sq_queue_free(NULL);
-}
-
 int main(void) {
   sq_log_init("test_queue", SQ_LOG_ERROR);
   g_url = getenv("SANDQ_REDIS_URL");
@@ -811,7 +692,6 @@ int main(void) {
     return 77;
   }
   g_port = atoi(port);
-  test_urls();
   test_fifo();
   test_big_push();
   test_empty_claim();
@@ -826,6 +706,5 @@ int main(void) {
   test_release();
   test_results();
   test_wrong_types();
-  test_reconnect();
   return sq_check_done("test_queue");
 }
