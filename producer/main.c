@@ -1,6 +1,7 @@
 /* main.c: sandq-producer's command line: parse arguments, build the
  * configuration (defaults, --config file, environment, flags) and dispatch
- * to push or status. Nothing more. */
+ * to a command: push (push.c), status (progress.c, report.c), dead,
+ * metrics, health and rollout (their own files). Nothing more. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,13 @@ static const struct option long_opts[] = {
     {"budget-usd", required_argument, NULL, OPT_BUDGET}, {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* The queue library's notices (a reconnect, reloaded functions): it logs
+ * nothing itself. */
+static void queue_notice(const char *text, void *ud) {
+  (void)ud;
+  SQ_WARN("%s", text);
+}
 
 /* Defaults, file, environment, flags; validated last. */
 static int build_config(sq_config *cfg, const char *file, const char *redis, const char *queue) {
@@ -133,6 +141,7 @@ int main(int argc, char **argv) {
     sq_config cfg;
     if (build_config(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
     sq_log_init("sandq-producer", cfg.log_level);
+    sq_queue_set_notice(queue_notice, NULL);
     return op(&cfg, argc - optind, argv + optind);
   }
   if (optind != argc - 1) {
@@ -148,6 +157,7 @@ int main(int argc, char **argv) {
   sq_config cfg;
   if (build_config(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
   sq_log_init("sandq-producer", cfg.log_level);
+  sq_queue_set_notice(queue_notice, NULL);
   if (!is_push) return sq__status_run(&cfg, argv[optind]);
   o.path = argv[optind];
   return sq__push_run(&cfg, &o);

@@ -58,9 +58,6 @@ int sq__open_queue(const sq_config *cfg, sq_queue **q);
  * SQ_EXIT_TIMEOUT or SQ_EXIT_ERROR with the last counters in *st. */
 int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st);
 
-/* Whether s is a valid batch id: 1..128 characters of [A-Za-z0-9._:-]. */
-bool sq__batch_id_ok(const char *s);
-
 /* Prints a batch's counters: total, done, dead and one row per status. */
 void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st);
 

@@ -12,6 +12,7 @@
 
 #include "errors.h"
 #include "log.h"
+#include "name.h"
 #include "producer.h"
 #include "task.h"
 #include "util.h"
@@ -111,16 +112,6 @@ static long validate_lines(const char *path, const task_file *tf, size_t max_byt
   for (size_t i = 0; i < tf->n; i++) free(ids[i]);
   free(ids);
   return bad;
-}
-
-bool sq__batch_id_ok(const char *s) {
-  size_t n = strlen(s);
-  if (n == 0 || n > SQ_TASK_ID_MAX) return false;
-  for (; *s; s++)
-    if (!(*s >= 'A' && *s <= 'Z') && !(*s >= 'a' && *s <= 'z') && !(*s >= '0' && *s <= '9') &&
-        !strchr("._:-", *s))
-      return false;
-  return true;
 }
 
 /* b-YYYYmmdd-HHMMSS-<4 hex>, UTC. */
@@ -239,7 +230,7 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   int code = SQ_EXIT_ERROR;
 
   if (o->batch) {
-    if (!sq__batch_id_ok(o->batch)) {
+    if (!sq_name_ok(o->batch, SQ_NAME_BATCH_MAX)) {
       fprintf(stderr, "sandq-producer: --batch '%s' must be 1-%d characters of A-Z a-z 0-9 . _ : -\n", o->batch,
               SQ_TASK_ID_MAX);
       return SQ_EXIT_USAGE;
@@ -314,7 +305,7 @@ int sq__status_run(const sq_config *cfg, const char *batch) {
   sq_queue *q = NULL;
   sq_batch_stats st;
   int code = SQ_EXIT_ERROR;
-  if (!sq__batch_id_ok(batch)) {
+  if (!sq_name_ok(batch, SQ_NAME_BATCH_MAX)) {
     fprintf(stderr, "sandq-producer: batch '%s' must be 1-%d characters of A-Z a-z 0-9 . _ : -\n", batch,
             SQ_TASK_ID_MAX);
     return SQ_EXIT_USAGE;
@@ -337,7 +328,8 @@ out:
 }
 
 int sq__open_queue(const sq_config *cfg, sq_queue **q) {
-  int rc = sq_queue_new_opts(cfg->redis_url, cfg->queue, &cfg->queue_opts, q);
-  if (rc) fprintf(stderr, "sandq-producer: cannot open queue '%s': %s\n", cfg->queue, sq_strerror(rc));
+  char err[300];
+  int rc = sq_queue_new_opts(cfg->redis_url, cfg->queue, &cfg->queue_opts, q, err, sizeof err);
+  if (rc) fprintf(stderr, "sandq-producer: cannot open queue '%s': %s (%s)\n", cfg->queue, sq_strerror(rc), err);
   return rc;
 }

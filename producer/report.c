@@ -33,6 +33,8 @@ void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st) {
   }
   for (int i = 0; i < st->n_statuses; i++)
     fprintf(f, "  %-20s %8lld\n", st->statuses[order[i]].name, (long long)st->statuses[order[i]].count);
+  if (st->n_statuses_dropped)
+    fprintf(f, "  (%d more status counter(s) not shown)\n", st->n_statuses_dropped);
 }
 
 /* One stored result, as far as the report needs it. */

@@ -53,7 +53,7 @@ static void drop(sq_heartbeat *hb, const char *what) {
 static void give_up(sq_heartbeat *hb) {
   size_t n = 0;
   const char *id = hb->cfg.worker_id;
-  if (hb->q || sq_queue_new_opts(hb->cfg.redis_url, hb->cfg.queue, &hb->cfg.queue_opts, &hb->q) == 0)
+  if (hb->q || sq_queue_new_opts(hb->cfg.redis_url, hb->cfg.queue, &hb->cfg.queue_opts, &hb->q, NULL, 0) == 0)
     sq_queue_release_all(hb->q, id, &n);
   SQ_WARN("worker %s: shutdown grace of %lld ms ran out; handed %zu task(s) back", id,
           (long long)hb->cfg.shutdown_grace_ms, n);
@@ -69,7 +69,9 @@ static void *run(void *arg) {
     if (*hb->stop && !stop_at) stop_at = now;
     if (stop_at && now - stop_at >= c->shutdown_grace_ms) give_up(hb);
     if (now >= next_beat) {
-      if (!hb->q && sq_queue_new_opts(c->redis_url, c->queue, &c->queue_opts, &hb->q) != 0) {
+      char err[256];
+      if (!hb->q && sq_queue_new_opts(c->redis_url, c->queue, &c->queue_opts, &hb->q, err, sizeof err) != 0) {
+        if (backoff_ms == 100) SQ_WARN("heartbeat: redis: %s; retrying with backoff", err); /* once per outage */
         hb->q = NULL;
         next_beat = now + backoff_ms;
         backoff_ms = backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2;
@@ -82,7 +84,10 @@ static void *run(void *arg) {
       }
     }
     if (hb->q && !stop_at && now >= next_reap) {
-      if (sq_queue_reap(hb->q, c->worker_id, NULL, NULL, NULL) != 0) drop(hb, "reaper");
+      size_t requeued = 0, dead = 0;
+      if (sq_queue_reap(hb->q, c->worker_id, NULL, &requeued, &dead) != 0) drop(hb, "reaper");
+      else if (requeued || dead)
+        SQ_WARN("reaper: %zu expired lease(s) requeued, %zu task(s) to the dead letter", requeued, dead);
       next_reap = now + c->queue_opts.reap_interval_ms;
     }
     int64_t wake = next_beat < next_reap || stop_at ? next_beat : next_reap;

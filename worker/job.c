@@ -102,7 +102,7 @@ static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
     return;
   }
   j->generated = true;
-  if (strcmp(j->w->cfg.risk, "off") != 0) risk_start(j);
+  if (j->w->cfg.risk != SQ_RISK_SCOPE_OFF) risk_start(j);
   else exec_start(j);
 }
 
@@ -288,7 +288,7 @@ static void on_repaired(sq_llm_reply *rep, int rc, void *ud) {
     done(j);
     return;
   }
-  if (strcmp(j->w->cfg.risk, "off") != 0) risk_start(j);
+  if (j->w->cfg.risk != SQ_RISK_SCOPE_OFF) risk_start(j);
   else exec_start(j);
 }
 
@@ -390,6 +390,6 @@ void sq__job_begin(worker *w, sq_claim *claim) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory");
     return;
   }
-  if (strcmp(w->cfg.risk, "all") == 0) risk_start(j);
+  if (w->cfg.risk == SQ_RISK_SCOPE_ALL) risk_start(j);
   else exec_start(j);
 }

@@ -42,14 +42,14 @@ static int claim_more(worker *w, sq_claim *c, int64_t *empty_until) {
 static void wait_events(worker *w, int timeout_ms) {
   int fd = sq__pool_fd(w->pool);
   if (w->llm && sq_llm_outstanding(w->llm) > 0) {
-    sq_llm_poll(w->llm, timeout_ms, fd);
+    if (sq_llm_poll(w->llm, timeout_ms, fd) != 0) SQ_ERROR("llm: %s", sq_llm_errstr(w->llm));
     return;
   }
   if (timeout_ms > 0) {
     struct pollfd p = {.fd = fd, .events = POLLIN};
     poll(&p, 1, timeout_ms);
   }
-  if (w->llm) sq_llm_poll(w->llm, 0, -1);
+  if (w->llm && sq_llm_poll(w->llm, 0, -1) != 0) SQ_ERROR("llm: %s", sq_llm_errstr(w->llm));
 }
 
 void sq__loop_service(worker *w, int timeout_ms) {

@@ -21,6 +21,7 @@
 #include "policy.h"
 #include "status.h"
 #include "task.h"
+#include "utf8.h"
 #include "util.h"
 #include "verdict.h"
 
@@ -125,46 +126,11 @@ static int parse_args(int argc, char **argv, run_args *a) {
   return 0;
 }
 
-/* Copies s (len bytes) replacing invalid UTF-8 and NUL with U+FFFD, so the
- * JSON we print is valid whatever the program wrote. Returns NULL on ENOMEM. */
-static char *to_utf8(const char *s, size_t len) {
-  sq_buf b = {0};
-  const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0;
-  int rc = sq_buf_append(&b, "", 0);
-  while (rc == 0 && i < len) {
-    unsigned c = p[i];
-    size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool ok = n > 0 && i + n <= len && c != 0 && !(n == 2 && c < 0xc2);
-    for (size_t k = 1; ok && k < n; k++) ok = (p[i + k] & 0xc0) == 0x80;
-    if (ok && n == 3) {
-      unsigned cp = (c & 0x0f) << 12 | (p[i + 1] & 0x3fu) << 6 | (p[i + 2] & 0x3fu);
-      ok = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff);
-    }
-    if (ok && n == 4) {
-      unsigned cp = (c & 0x07) << 18 | (p[i + 1] & 0x3fu) << 12;
-      ok = cp >= 0x10000 && cp <= 0x10ffff;
-    }
-    if (ok) {
-      rc = sq_buf_append(&b, p + i, n);
-      i += n;
-    } else {
-      rc = sq_buf_append(&b, "\xef\xbf\xbd", 3);
-      i++;
-    }
-  }
-  if (rc != 0) {
-    sq_buf_clear(&b);
-    return NULL;
-  }
-  return b.data;
-}
-
 static int add_text(cJSON *obj, const char *key, const char *s, size_t len) {
-  char *clean = to_utf8(s ? s : "", s ? len : 0);
-  if (!clean) return SQ_ENOMEM;
-  cJSON *item = cJSON_AddStringToObject(obj, key, clean);
-  free(clean);
+  sq_buf clean = {0};
+  cJSON *item = NULL;
+  if (sq_utf8_sanitize(s, s ? len : 0, &clean) == 0) item = cJSON_AddStringToObject(obj, key, clean.data);
+  sq_buf_clear(&clean);
   return item ? 0 : SQ_ENOMEM;
 }
 

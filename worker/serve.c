@@ -28,6 +28,20 @@ static void on_stop(int sig) {
   if (sq__worker_stop < 2) sq__worker_stop++; /* once: finish what is in flight; twice: now */
 }
 
+/* The queue library's notices (a reconnect, reloaded functions): it logs
+ * nothing itself. */
+static void queue_notice(const char *text, void *ud) {
+  (void)ud;
+  SQ_WARN("%s", text);
+}
+
+/* The LLM client's retries, decided while no caller waits: it logs nothing itself. */
+static void llm_retry_note(const sq_llm_retry_note *n, void *ud) {
+  (void)ud;
+  SQ_LOGT(SQ_LOG_WARN, n->task_id, "%s; retry %d/%d in %lld ms", n->error, n->attempt, n->max_retries,
+          (long long)n->delay_ms);
+}
+
 static void usage(FILE *f) {
   fprintf(f, "usage: sandq-worker serve [--redis URL] [--queue NAME] [--config FILE] [--worker-id ID]\n"
              "                          [--log-level debug|info|warn|error]\n");
@@ -101,35 +115,45 @@ int sq_cmd_serve(int argc, char **argv) {
     SQ_ERROR("jail pool: %s", sq_strerror(rc));
     goto out;
   }
-  if (w.cfg.n_providers > 0 && (rc = sq_llm_new(w.cfg.providers, w.cfg.n_providers, &w.llm)) != 0) {
-    SQ_ERROR("llm: %s", sq_strerror(rc));
+  char lerr[256];
+  if (w.cfg.n_providers > 0 &&
+      (rc = sq_llm_new(w.cfg.providers, w.cfg.n_providers, &w.llm, lerr, sizeof lerr)) != 0) {
+    SQ_ERROR("llm: %s", lerr);
     goto out;
   }
   if (w.llm) sq_llm_set_options(w.llm, &w.cfg.llm);
-  sq_risk_level_parse(w.cfg.risk_block_level, &w.risk_policy.block_level);
-  w.risk_policy.fallback = strcmp(w.cfg.risk_fallback, "block") == 0 ? SQ_RISK_BLOCK : SQ_RISK_WARN;
+  if (w.llm) sq_llm_set_retry_observer(w.llm, llm_retry_note, NULL);
+  w.risk_policy = w.cfg.risk_policy;
   if (!w.llm) SQ_WARN("no LLM provider configured: tasks without code will end as llm_error");
   if ((rc = sq__tick_init(&w)) != 0) {
     SQ_ERROR("metrics: %s", sq_strerror(rc));
     goto out;
   }
   sq__test_hooks_init();
-  if (sq_queue_new_opts(w.cfg.redis_url, w.cfg.queue, &w.cfg.queue_opts, &w.queue) != 0) {
-    SQ_WARN("redis at start-up unreachable; retrying with backoff");
+  char qerr[512];
+  sq_queue_set_notice(queue_notice, NULL); /* before any handle: the heartbeat thread's too */
+  if (sq_queue_new_opts(w.cfg.redis_url, w.cfg.queue, &w.cfg.queue_opts, &w.queue, qerr, sizeof qerr) != 0) {
+    SQ_WARN("redis at start-up unreachable (%s); retrying with backoff", qerr);
     w.queue = NULL;
     if (sq__wq_reconnect(&w) != 0) goto out;
   }
   sq_queue_set_stop(w.queue, &sq__worker_stop);
-  sq_queue_check_server(w.queue); /* warns on an evicting maxmemory-policy or no persistence */
+  /* an evicting maxmemory-policy or no persistence: one warning line each */
+  if (sq_queue_check_server(w.queue, qerr, sizeof qerr) > 0) {
+    char *save = NULL;
+    for (char *line = strtok_r(qerr, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) SQ_WARN("%s", line);
+  }
   size_t requeued = 0, dead = 0;
-  if (sq_queue_recover(w.queue, w.cfg.worker_id, &requeued, &dead) == 0 && (requeued || dead))
+  int rec = sq_queue_recover(w.queue, w.cfg.worker_id, &requeued, &dead);
+  if (rec == 0 && (requeued || dead))
     SQ_WARN("an earlier run of %s left %zu task(s): %zu requeued, %zu to the dead letter", w.cfg.worker_id,
             requeued + dead, requeued, dead);
+  if (rec) SQ_WARN("recovering an earlier run's tasks failed: %s; their leases will expire", sq_queue_errstr(w.queue));
   if (sq_heartbeat_start(&w.cfg, &sq__worker_stop, &w.heartbeat) != 0) goto out;
   SQ_INFO("worker %s serving queue %s (up to %lld tasks in flight, lease %lld ms, heartbeat %lld ms, risk %s, "
           "max_repairs %lld)",
           w.cfg.worker_id, w.cfg.queue, (long long)w.cfg.max_tasks_in_flight, (long long)w.cfg.queue_opts.lease_ms,
-          (long long)w.cfg.heartbeat_ms, w.cfg.risk, (long long)w.cfg.max_repairs);
+          (long long)w.cfg.heartbeat_ms, sq_risk_scope_name(w.cfg.risk), (long long)w.cfg.max_repairs);
   exit_code = sq__worker_loop(&w);
   if (exit_code != 0) sq__wq_hand_back(&w);
   sq__tick_final(&w);

@@ -113,8 +113,13 @@ void sq__tick(worker *w) {
     w->next_rollout_ms = now + ROLLOUT_EVERY_MS;
     sq_rollout r;
     bool changed = false;
-    if (sq_rollout_step(w->queue, &w->cfg.metrics, w->cfg.worker_id, sq_now_wall_ms(), &r, &changed) == 0)
+    if (sq_rollout_step(w->queue, &w->cfg.metrics, w->cfg.worker_id, sq_now_wall_ms(), &r, &changed) == 0) {
+      if (changed)
+        SQ_LOGT(r.state == SQ_ROLLOUT_ROLLED_BACK ? SQ_LOG_WARN : SQ_LOG_INFO, NULL, "rollout of %s %s: now %d%% (%s): %s",
+                r.candidate, r.state == SQ_ROLLOUT_ROLLED_BACK ? "rolled back" : "advanced", r.pct,
+                sq_rollout_state_name(r.state), r.reason);
       follow(w, &r);
+    }
   }
 }
 

@@ -15,6 +15,8 @@
 
 int sq__wq_reconnect(worker *w) {
   int64_t delay_ms = 100;
+  char err[256];
+  bool told = false;
   sq_queue_free(w->queue);
   w->queue = NULL;
   /* With tasks in hand we keep trying after a stop request: the heartbeat
@@ -22,11 +24,13 @@ int sq__wq_reconnect(worker *w) {
    * waits between tries keep the tasks in hand moving (LLM replies, jail
    * runs); what finishes waits on the done list for Redis. */
   while (sq__worker_stop < 2 && (!sq__worker_stop || w->in_flight > 0)) {
-    if (sq_queue_new_opts(w->cfg.redis_url, w->cfg.queue, &w->cfg.queue_opts, &w->queue) == 0) {
+    if (sq_queue_new_opts(w->cfg.redis_url, w->cfg.queue, &w->cfg.queue_opts, &w->queue, err, sizeof err) == 0) {
       sq_queue_set_stop(w->queue, &sq__worker_stop);
       SQ_INFO("reconnected to redis");
       return 0;
     }
+    if (!told) SQ_WARN("redis: %s; retrying with backoff", err); /* once per outage */
+    told = true;
     for (int64_t until = sq_now_mono_ms() + delay_ms, now; (now = sq_now_mono_ms()) < until && sq__worker_stop < 2;)
       sq__loop_service(w, (int)(until - now));
     delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
@@ -80,8 +84,8 @@ static bool retry_later(worker *w, job *j) {
     return false;
   }
   /* Fenced, or Redis trouble: the lease (or the reaper) settles it. */
-  SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not schedule a retry (%s); the lease will expire and requeue it",
-          sq_strerror(rc));
+  SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not schedule a retry (%s: %s); the lease will expire and requeue it",
+          sq_strerror(rc), sq_queue_errstr(w->queue));
   return true;
 }
 
@@ -89,7 +93,9 @@ static bool retry_later(worker *w, job *j) {
  * and fills its completion. Returns 0 or SQ_EBSON. */
 static int encode(const job *j, bson_t *doc, sq_completion *c) {
   bson_init(doc);
-  int rc = sq_result_to_bson(&j->r, doc);
+  char note[256];
+  int rc = sq_result_to_bson(&j->r, doc, note, sizeof note);
+  if (note[0]) SQ_LOGT(SQ_LOG_WARN, j->r.id, "%s", note);
   *c = (sq_completion){.claim = &j->claim, .batch = j->r.batch, .id = j->r.id,
                        .status = sq_status_name(j->r.status), .bson = bson_get_data(doc), .bson_len = doc->len};
   return rc;
@@ -105,7 +111,11 @@ static int settled(const job *j, int rc) {
     SQ_LOGT(SQ_LOG_WARN, j->r.id, "a result for this task already exists in batch %s; kept the first", j->r.batch);
     return 0;
   }
-  if (rc == SQ_EFENCED) return 0; /* logged by the queue; the task's result comes from its new owner */
+  if (rc == SQ_EFENCED) { /* the task's result comes from its new owner */
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "result refused: the lease of claim %lld was lost and the task reclaimed",
+            (long long)j->claim.token);
+    return 0;
+  }
   if (rc == 0)
     SQ_LOGT(SQ_LOG_INFO, j->r.id, "batch=%s status=%s total_ms=%lld", j->r.batch, sq_status_name(j->r.status),
             (long long)j->r.total_ms);
@@ -133,7 +143,8 @@ int sq__wq_store(worker *w, job *j) {
   while (sq__worker_stop < 2) {
     if (w->queue && (rc = complete(w, j)) == 0) return 0;
     if (rc == SQ_EBSON) return rc;
-    SQ_LOGT(SQ_LOG_WARN, j->r.id, "storing the result failed (%s); retrying", sq_strerror(rc));
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "storing the result failed (%s: %s); retrying", sq_strerror(rc),
+            sq_queue_errstr(w->queue));
     if (sq__wq_reconnect(w) != 0) return rc;
   }
   return rc;
@@ -180,8 +191,9 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
 
 void sq__wq_hand_back(worker *w) {
   size_t n = 0;
-  if (w->queue && sq_queue_release_all(w->queue, w->cfg.worker_id, &n) == 0 && n)
-    SQ_WARN("handed %zu task(s) back to the queue", n);
+  int rc = w->queue ? sq_queue_release_all(w->queue, w->cfg.worker_id, &n) : SQ_EREDIS_CONN;
+  if (rc == 0 && n) SQ_WARN("handed %zu task(s) back to the queue", n);
+  if (rc) SQ_WARN("handing tasks back failed: %s; their leases will expire", sq_queue_errstr(w->queue));
 }
 
 int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "name.h"
 #include "util.h"
 
 #define MAX_CONFIG_FILE_BYTES (1024 * 1024)
@@ -45,9 +46,8 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->jail_threads = 0;
   cfg->claim_batch = 16;
   sq_llm_options_defaults(&cfg->llm);
-  snprintf(cfg->risk, sizeof cfg->risk, "generated");
-  snprintf(cfg->risk_fallback, sizeof cfg->risk_fallback, "warn");
-  snprintf(cfg->risk_block_level, sizeof cfg->risk_block_level, "high");
+  cfg->risk = SQ_RISK_SCOPE_GENERATED;
+  cfg->risk_policy = (sq_risk_policy){.block_level = SQ_RISK_HIGH, .fallback = SQ_RISK_WARN};
   cfg->risk_cache_ttl_s = 7 * 24 * 3600;
   cfg->max_repairs = 0;
   cfg->repair_error_kib = 2;
@@ -59,7 +59,7 @@ void sq_config_defaults(sq_config *cfg) {
 
 /* ---- scalar fields, addressed by their config-file key ---- */
 
-typedef enum { F_STR, F_I64, F_LOGLEVEL, F_JAILMODE } field_type;
+typedef enum { F_STR, F_I64, F_LOGLEVEL, F_JAILMODE, F_RISK_SCOPE, F_RISK_LEVEL, F_RISK_FALLBACK } field_type;
 
 typedef struct {
   const char *key;
@@ -114,9 +114,9 @@ static const field fields[] = {
     I64("breaker_min_samples", llm.breaker_min_samples, 1, 256),
     I64("breaker_error_pct", llm.breaker_error_pct, 1, 100),
     I64("breaker_open_ms", llm.breaker_open_ms, 1, 3600000),
-    STR("risk", risk),
-    STR("risk_fallback", risk_fallback),
-    STR("risk_block_level", risk_block_level),
+    {"risk", F_RISK_SCOPE, offsetof(sq_config, risk), 0, 0, 0},
+    {"risk_fallback", F_RISK_FALLBACK, offsetof(sq_config, risk_policy.fallback), 0, 0, 0},
+    {"risk_block_level", F_RISK_LEVEL, offsetof(sq_config, risk_policy.block_level), 0, 0, 0},
     I64("risk_cache_ttl_s", risk_cache_ttl_s, 0, 365LL * 24 * 3600),
     I64("max_repairs", max_repairs, 0, 10),
     I64("repair_error_kib", repair_error_kib, 1, 64),
@@ -183,6 +183,30 @@ int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err,
       if (sq_jail_mode_parse(value, (sq_jail_mode *)(void *)p) != 0)
         return fail(err, errlen, "%s: '%s' is not one of spawn, warm", key, value);
       return 0;
+    /* The risk settings take their exact lower-case names only (the parsers
+     * are lenient for a model's reply). */
+    case F_RISK_SCOPE: {
+      sq_risk_scope v;
+      if (sq_risk_scope_parse(value, &v) != 0 || strcmp(value, sq_risk_scope_name(v)) != 0)
+        return fail(err, errlen, "%s: '%s' must be off, generated or all", key, value);
+      *(sq_risk_scope *)(void *)p = v;
+      return 0;
+    }
+    case F_RISK_LEVEL: {
+      sq_risk_level v;
+      if (sq_risk_level_parse(value, &v) != 0 || strcmp(value, sq_risk_level_name(v)) != 0)
+        return fail(err, errlen, "%s: '%s' must be none, low, medium, high or critical", key, value);
+      *(sq_risk_level *)(void *)p = v;
+      return 0;
+    }
+    case F_RISK_FALLBACK: {
+      sq_risk_action v;
+      if (sq_risk_action_parse(value, &v) != 0 || strcmp(value, sq_risk_action_name(v)) != 0 ||
+          v == SQ_RISK_ALLOW)
+        return fail(err, errlen, "%s: '%s' must be warn or block", key, value);
+      *(sq_risk_action *)(void *)p = v;
+      return 0;
+    }
     }
   }
   return fail(err, errlen, "%s: unknown setting", key);
@@ -389,14 +413,6 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
   return 0;
 }
 
-static int valid_name(const char *s, size_t max) {
-  size_t n = strlen(s);
-  if (n == 0 || n > max) return 0;
-  for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && !strchr("._:-", *s)) return 0;
-  return 1;
-}
-
 static int check_limits(const char *name, const sq_jail_limits *l, char *err, size_t errlen) {
   if (l->wall_ms <= 0 || l->cpu_ms <= 0 || l->memory_mib <= 0 || l->output_kib <= 0)
     return fail(err, errlen, "%s: every limit must be positive", name);
@@ -406,10 +422,11 @@ static int check_limits(const char *name, const sq_jail_limits *l, char *err, si
 int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
   if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0)
     return fail(err, errlen, "redis_url: must start with redis:// or unix:// (value not shown: it may hold a password)");
-  if (!valid_name(cfg->queue, 64))
-    return fail(err, errlen, "queue: '%s' must be 1-64 characters of A-Z a-z 0-9 . _ : -", cfg->queue);
-  if (cfg->worker_id[0] && !valid_name(cfg->worker_id, 127))
-    return fail(err, errlen, "worker_id: '%s' must be characters of A-Z a-z 0-9 . _ : -", cfg->worker_id);
+  if (!sq_name_ok(cfg->queue, SQ_NAME_QUEUE_MAX))
+    return fail(err, errlen, "queue: '%s' must be 1-%d characters of " SQ_NAME_CHARS, cfg->queue,
+                SQ_NAME_QUEUE_MAX);
+  if (cfg->worker_id[0] && !sq_name_ok(cfg->worker_id, SQ_NAME_WORKER_MAX))
+    return fail(err, errlen, "worker_id: '%s' must be characters of " SQ_NAME_CHARS, cfg->worker_id);
   if (cfg->python_path[0] != '/')
     return fail(err, errlen, "python: '%s' must be an absolute path", cfg->python_path);
   if (cfg->scratch_root[0] != '/')
@@ -432,17 +449,6 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
                 "between heartbeats", (long long)cfg->heartbeat_ms, (long long)qo->lease_ms);
   if (qo->backoff_base_ms > qo->backoff_max_ms)
     return fail(err, errlen, "backoff_base_ms: above backoff_max_ms");
-  if (strcmp(cfg->risk, "off") && strcmp(cfg->risk, "generated") && strcmp(cfg->risk, "all"))
-    return fail(err, errlen, "risk: '%s' must be off, generated or all", cfg->risk);
-  if (strcmp(cfg->risk_fallback, "warn") && strcmp(cfg->risk_fallback, "block"))
-    return fail(err, errlen, "risk_fallback: '%s' must be warn or block", cfg->risk_fallback);
-  static const char *const levels[] = {"none", "low", "medium", "high", "critical"};
-  bool level_ok = false;
-  for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
-    level_ok = level_ok || strcmp(cfg->risk_block_level, levels[i]) == 0;
-  if (!level_ok)
-    return fail(err, errlen, "risk_block_level: '%s' must be none, low, medium, high or critical",
-                cfg->risk_block_level);
   if (cfg->llm.backoff_base_ms > cfg->llm.backoff_cap_ms)
     return fail(err, errlen, "llm_backoff_base_ms: above llm_backoff_cap_ms");
   const sq_metrics_options *mo = &cfg->metrics;
@@ -483,7 +489,7 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
     char host[64] = "host";
     gethostname(host, sizeof host - 1);
     for (char *c = host; *c; c++)
-      if (!isalnum((unsigned char)*c) && !strchr("._:-", *c)) *c = '-';
+      if (!sq_name_char_ok((unsigned char)*c)) *c = '-';
     snprintf(cfg->worker_id, sizeof cfg->worker_id, "%s-%d", host, (int)getpid());
   }
   return 0;

@@ -48,9 +48,9 @@ typedef struct {
   int64_t jail_threads;        /* jail runs in parallel; 0: one per core */
   int64_t claim_batch;         /* tasks claimed per round trip (and results stored per pipeline) */
   sq_llm_options llm;          /* backoff, Retry-After cap, circuit breaker */
-  char risk[16];               /* "off", "generated" (LLM-written code only) or "all" */
-  char risk_fallback[8];       /* "warn" or "block": the verdict when none can be had */
-  char risk_block_level[16];   /* a level at or above this blocks: none|low|medium|high|critical */
+  sq_risk_scope risk;          /* key risk: off, generated (LLM-written code only) or all */
+  sq_risk_policy risk_policy;  /* keys risk_block_level (none|low|medium|high|critical: at or
+                                * above blocks) and risk_fallback (warn|block: when no verdict) */
   int64_t risk_cache_ttl_s;    /* verdicts cached in Redis by sha256 of the code */
   int64_t max_repairs;         /* self-repair rounds after failed/runtime_error */
   int64_t repair_error_kib;    /* the error sent back is trimmed to this */

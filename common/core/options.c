@@ -1,8 +1,10 @@
 /* options.c: defaults and pure checks of the modules' option types. */
 #include "options.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "errors.h"
 #include "util.h"
@@ -15,6 +17,55 @@ void sq_llm_options_defaults(sq_llm_options *o) {
                         .breaker_min_samples = 20,
                         .breaker_error_pct = 50,
                         .breaker_open_ms = 10000};
+}
+
+static const char *const scope_names[] = {"off", "generated", "all"};
+static const char *const level_names[] = {"none", "low", "medium", "high", "critical"};
+static const char *const action_names[] = {"allow", "warn", "block"};
+#define N_OF(a) (int)(sizeof(a) / sizeof(a)[0])
+
+const char *sq_risk_scope_name(sq_risk_scope s) {
+  return (unsigned)s < (unsigned)N_OF(scope_names) ? scope_names[s] : "?";
+}
+const char *sq_risk_level_name(sq_risk_level l) {
+  return (unsigned)l < (unsigned)N_OF(level_names) ? level_names[l] : "?";
+}
+const char *sq_risk_action_name(sq_risk_action a) {
+  return (unsigned)a < (unsigned)N_OF(action_names) ? action_names[a] : "?";
+}
+
+/* Index of s (trimmed, any case) in names, or -1. */
+static int lookup(const char *s, const char *const *names, int n) {
+  if (!s) return -1;
+  while (isspace((unsigned char)*s))
+    s++;
+  size_t len = strlen(s);
+  while (len > 0 && isspace((unsigned char)s[len - 1]))
+    len--;
+  for (int i = 0; i < n; i++)
+    if (strlen(names[i]) == len && strncasecmp(s, names[i], len) == 0) return i;
+  return -1;
+}
+
+int sq_risk_scope_parse(const char *s, sq_risk_scope *out) {
+  int i = lookup(s, scope_names, N_OF(scope_names));
+  if (i < 0) return SQ_EINVAL;
+  *out = (sq_risk_scope)i;
+  return 0;
+}
+
+int sq_risk_level_parse(const char *s, sq_risk_level *out) {
+  int i = lookup(s, level_names, N_OF(level_names));
+  if (i < 0) return SQ_EINVAL;
+  *out = (sq_risk_level)i;
+  return 0;
+}
+
+int sq_risk_action_parse(const char *s, sq_risk_action *out) {
+  int i = lookup(s, action_names, N_OF(action_names));
+  if (i < 0) return SQ_EINVAL;
+  *out = (sq_risk_action)i;
+  return 0;
 }
 
 void sq_queue_options_default(sq_queue_options *o) {

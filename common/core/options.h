@@ -30,7 +30,7 @@ typedef struct {
 /* Client-wide retry and circuit-breaker settings (config keys of the same
  * names, docs/llm.md). Zero fields take the defaults of sq_llm_options_defaults. */
 typedef struct {
-  int64_t backoff_base_ms;    /* first retry waits base..2*base/2 jittered; doubles per attempt */
+  int64_t backoff_base_ms;    /* retry k (from 0) waits b/2..b, b = min(base * 2^k, cap), uniformly */
   int64_t backoff_cap_ms;     /* exponential backoff never waits longer */
   int64_t retry_after_cap_ms; /* a provider's Retry-After is honoured up to this */
   int64_t breaker_window_ms;  /* the error rate is measured over this window... */
@@ -40,6 +40,37 @@ typedef struct {
 } sq_llm_options;
 
 void sq_llm_options_defaults(sq_llm_options *o);
+
+/* ---- the risk check (risk.h) ---------------------------------------- */
+
+/* Which programs get a risk verdict (config key risk). */
+typedef enum {
+  SQ_RISK_SCOPE_OFF,       /* "off": none */
+  SQ_RISK_SCOPE_GENERATED, /* "generated": LLM-written code only */
+  SQ_RISK_SCOPE_ALL        /* "all": every program, a task's own code included */
+} sq_risk_scope;
+
+/* A verdict's level and action, as a model gives them and as the policy
+ * compares them (ordered: a higher value is riskier). */
+typedef enum { SQ_RISK_NONE, SQ_RISK_LOW, SQ_RISK_MEDIUM, SQ_RISK_HIGH, SQ_RISK_CRITICAL } sq_risk_level;
+typedef enum { SQ_RISK_ALLOW, SQ_RISK_WARN, SQ_RISK_BLOCK } sq_risk_action;
+
+/* What a verdict turns into (config keys risk_block_level, risk_fallback). */
+typedef struct {
+  sq_risk_level block_level;  /* a level at or above this blocks */
+  sq_risk_action fallback;    /* SQ_RISK_WARN or SQ_RISK_BLOCK: the decision when no verdict can be had */
+} sq_risk_policy;
+
+/* Stable lower-case names ("generated", "high", "block"); "?" out of range, never NULL. */
+const char *sq_risk_scope_name(sq_risk_scope s);
+const char *sq_risk_level_name(sq_risk_level l);
+const char *sq_risk_action_name(sq_risk_action a);
+/* Names to values, case-insensitive, surrounding blanks ignored (lenient:
+ * a model's reply goes through them; config takes only the exact names).
+ * Return 0, or SQ_EINVAL with *out untouched. */
+int sq_risk_scope_parse(const char *s, sq_risk_scope *out);
+int sq_risk_level_parse(const char *s, sq_risk_level *out);
+int sq_risk_action_parse(const char *s, sq_risk_action *out);
 
 /* ---- the queue (queue.h) ------------------------------------------- */
 

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "errors.h"
-#include "log.h"
 
 #define FIELD_MAX 256
 #define MAX_WINDOWS 256

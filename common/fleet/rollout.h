@@ -76,7 +76,9 @@ int sq_rollout_clear(sq_queue *q);
 /* One controller step: reads the state into r; when running and this
  * process wins the fleet-wide lock (at most one step per second across the
  * fleet), measures, decides and writes a transition (compare-and-set on
- * the version, so an abort in between wins). *changed tells whether r moved. */
+ * the version, so an abort in between wins). *changed tells whether r moved;
+ * then r->state, r->pct and r->reason say how and why, for the caller to
+ * report (this module logs nothing). */
 int sq_rollout_step(sq_queue *q, const sq_metrics_options *mo, const char *owner, int64_t now_ms, sq_rollout *r,
                     bool *changed);
 

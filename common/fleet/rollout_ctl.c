@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "errors.h"
-#include "log.h"
 #include "rollout.h"
 
 #define LOCK_MS 1000
@@ -142,16 +141,12 @@ int sq_rollout_step(sq_queue *q, const sq_metrics_options *mo, const char *owner
     return rc;
   char why[256];
   sq_rollout_action a = sq_rollout_decide(r, &in, why, sizeof why);
-  SQ_DEBUG("rollout %s vs %s: %s", r->candidate, r->baseline, why);
   if (a == SQ_ROLLOUT_HOLD) return 0;
   sq_rollout next = *r;
   sq_rollout_apply(&next, a, &in, why);
   rc = save(q, &next, r->version, SQ_ROLLOUT_LOCK, owner);
   if (rc == SQ_ECONFLICT) return 0; /* an operator (or a newer controller) moved it: theirs stands */
   if (rc) return rc;
-  SQ_LOGT(a == SQ_ROLLOUT_ROLLBACK ? SQ_LOG_WARN : SQ_LOG_INFO, NULL, "rollout of %s %s: now %d%% (%s): %s",
-          r->candidate, a == SQ_ROLLOUT_ROLLBACK ? "rolled back" : "advanced", next.pct,
-          sq_rollout_state_name(next.state), why);
   next.version = r->version + 1;
   *r = next;
   *changed = true;

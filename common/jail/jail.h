@@ -46,8 +46,8 @@ void sq_jail_free(sq_jail *j);
  * runner's mode. Thread-safe: several threads may call it at once on one
  * runner (each run takes a slot: its own uid, cgroups and, in warm mode,
  * its own zygote); at most 64 runs at once (more fail with SQ_EJAIL);
- * warm runs beyond pool_size wait for a zygote. The outcome's buffers are owned by the caller. The outcome's
- * buffers are owned by the caller: release with sq_jail_outcome_clear.
+ * warm runs beyond pool_size wait for a zygote. The outcome's buffers are
+ * owned by the caller: release with sq_jail_outcome_clear.
  * Returns 0 when the program ran (whatever its end), or a negative SQ_E*
  * code when the jail could not be set up (outcome->end is then
  * SQ_JAIL_SETUP_ERROR and outcome->error says why). task_id is used for

@@ -20,7 +20,6 @@
 
 #include "errors.h"
 #include "llm_internal.h"
-#include "log.h"
 
 #define LLM_DEFAULT_TIMEOUT_MS 60000
 #define LLM_CONNECT_TIMEOUT_CAP_MS 10000
@@ -61,32 +60,23 @@ uint64_t sq__llm_rand(sq_llm *c) {
   return x * 0x2545F4914F6CDD1DULL;
 }
 
-int sq_llm_new(const sq_llm_provider *providers, int n, sq_llm **out) {
-  if (!out) return SQ_EINVAL;
+int sq_llm_new(const sq_llm_provider *providers, int n, sq_llm **out, char *err, size_t errlen) {
+  if (err && errlen) err[0] = '\0';
+  if (!out) return sq_errf(err, errlen, SQ_EINVAL, "no place for the client");
   *out = NULL;
-  if (!providers || n <= 0) {
-    SQ_ERROR("llm: no provider configured");
-    return SQ_EINVAL;
-  }
+  if (!providers || n <= 0) return sq_errf(err, errlen, SQ_EINVAL, "no provider configured");
   int64_t total_weight = 0;
   for (int i = 0; i < n; i++) {
-    if (!providers[i].base_url[0] || !providers[i].model[0]) {
-      SQ_ERROR("llm: provider %d ('%s') needs base_url and model", i, providers[i].name);
-      return SQ_EINVAL;
-    }
+    if (!providers[i].base_url[0] || !providers[i].model[0])
+      return sq_errf(err, errlen, SQ_EINVAL, "provider %d ('%s') needs base_url and model", i, providers[i].name);
     if (providers[i].weight > 0) total_weight += providers[i].weight;
   }
-  if (total_weight <= 0) {
-    SQ_ERROR("llm: no provider has a positive weight");
-    return SQ_EINVAL;
-  }
+  if (total_weight <= 0) return sq_errf(err, errlen, SQ_EINVAL, "no provider has a positive weight");
   pthread_once(&curl_once, curl_init_once);
-  if (curl_init_rc != CURLE_OK) {
-    SQ_ERROR("llm: curl_global_init: %s", curl_easy_strerror(curl_init_rc));
-    return SQ_EHTTP;
-  }
+  if (curl_init_rc != CURLE_OK)
+    return sq_errf(err, errlen, SQ_EHTTP, "curl_global_init: %s", curl_easy_strerror(curl_init_rc));
   sq_llm *c = calloc(1, sizeof *c);
-  if (!c) return SQ_ENOMEM;
+  if (!c) return sq_errf(err, errlen, SQ_ENOMEM, "out of memory");
   c->prov = calloc((size_t)n, sizeof *c->prov);
   c->multi = curl_multi_init();
   if (!c->prov || !c->multi) {
@@ -253,8 +243,6 @@ int sq__llm_prepare(sq__llm_call *x) {
   curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->curl_err);
   curl_easy_setopt(h, CURLOPT_PRIVATE, x);
-  SQ_LOGT(SQ_LOG_DEBUG, x->task_id, "POST %s (provider '%s', model '%s', %zu bytes, attempt %d)", url, p->name,
-          p->model, strlen(x->body), x->attempt + 1);
   return 0;
 }
 

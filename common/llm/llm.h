@@ -3,8 +3,14 @@
  * a circuit breaker per provider, usage and cost.
  *
  * Knows nothing of the jail or the queue. Provider keys are read from the
- * environment variable the provider names; they are never logged and never
- * returned. One client belongs to one thread (its event loop). */
+ * environment variable the provider names; they are never returned, and
+ * every error text is redacted of them. One client belongs to one thread
+ * (its event loop).
+ *
+ * The client logs nothing. A call's failure is its reply->error; a client
+ * failure is sq_llm_errstr; what it decides on its own while no caller
+ * waits (each retry, each exchange) goes to the observers below, set by
+ * the program that wants to count or log it. */
 #ifndef SQ_LLM_H
 #define SQ_LLM_H
 
@@ -17,9 +23,12 @@
 typedef struct sq_llm sq_llm;
 
 /* Creates a client over n providers (copied) with default options. Returns
- * 0, SQ_EINVAL (no provider, empty base_url or model, no positive weight)
- * or SQ_ENOMEM. */
-int sq_llm_new(const sq_llm_provider *providers, int n, sq_llm **out);
+ * 0, SQ_EINVAL (no provider, empty base_url or model, no positive weight),
+ * SQ_EHTTP (libcurl would not initialise) or SQ_ENOMEM, with the reason in
+ * err (errlen bytes; err may be NULL). */
+int sq_llm_new(const sq_llm_provider *providers, int n, sq_llm **out, char *err, size_t errlen);
+/* Why the client's last sq_llm_poll failed (never NULL). */
+const char *sq_llm_errstr(const sq_llm *c);
 /* Replaces the retry and breaker settings (copied; zero fields: defaults). */
 void sq_llm_set_options(sq_llm *c, const sq_llm_options *o);
 /* Frees the client; calls still in flight are abandoned without their
@@ -62,7 +71,8 @@ int sq_llm_submit(sq_llm *c, const sq_llm_request *req, sq_llm_done_fn fn, void 
 
 /* Drives every transfer: waits up to timeout_ms for network activity, a due
  * retry, or wake_fd (-1: none) becoming readable, then runs callbacks of
- * finished requests. Returns 0 or SQ_EHTTP when the multi handle failed. */
+ * finished requests. Returns 0 or SQ_EHTTP when the multi handle failed
+ * (sq_llm_errstr says how). */
 int sq_llm_poll(sq_llm *c, int timeout_ms, int wake_fd);
 
 /* Requests submitted and not yet called back (on the wire, queued behind
@@ -94,6 +104,23 @@ typedef void (*sq_llm_exchange_fn)(const char *provider, sq_llm_outcome outcome,
 
 /* Sets (fn NULL: removes) the exchange observer. */
 void sq_llm_set_observer(sq_llm *c, sq_llm_exchange_fn fn, void *ud);
+
+/* A retry the client decided on its own, after a failed exchange and before
+ * the request's callback: all strings borrowed for the call; error is
+ * redacted of the provider's key. */
+typedef struct {
+  const char *task_id;  /* the request's, or NULL */
+  const char *provider; /* the provider of the failed attempt */
+  const char *error;    /* why that attempt failed */
+  int attempt;          /* exchanges made so far (1: the first failed) */
+  int max_retries;      /* the provider's */
+  int64_t delay_ms;     /* the wait before the next attempt */
+} sq_llm_retry_note;
+typedef void (*sq_llm_retry_fn)(const sq_llm_retry_note *note, void *ud);
+
+/* Sets (fn NULL: removes) the retry observer, called from sq_llm_poll: the
+ * client's one background decision a program may want in its log. */
+void sq_llm_set_retry_observer(sq_llm *c, sq_llm_retry_fn fn, void *ud);
 
 /* Sets the weight of the provider named name for requests routed from now
  * on (0: never chosen); a gradual rollout moves traffic this way. Returns 0,

@@ -106,6 +106,9 @@ struct sq_llm {
   int outstanding;
   sq_llm_exchange_fn observe;     /* may be NULL */
   void *observe_ud;
+  sq_llm_retry_fn on_retry;       /* may be NULL */
+  void *on_retry_ud;
+  char errstr[256];               /* why the last sq_llm_poll failed */
 };
 
 uint64_t sq__llm_rand(sq_llm *c);

@@ -9,7 +9,6 @@
 
 #include "errors.h"
 #include "llm_internal.h"
-#include "log.h"
 
 static void call_free(sq__llm_call *x) {
   sq_llm *c = x->c;
@@ -40,7 +39,6 @@ static void finish(sq__llm_call *x, int rc) {
     r->content = NULL;
     r->cost_usd = 0;
     sq__llm_redact(r->error, x->key);
-    SQ_LOGT(SQ_LOG_DEBUG, x->task_id, "llm call failed: %s", r->error);
   }
   r->latency_ms = sq_now_mono_ms() - x->t0_ms;
   c->outstanding--;
@@ -172,8 +170,11 @@ static void on_done(sq_llm *c, CURL *easy, CURLcode crc) {
   sq_buf_clear(&x->resp);
   if (rc == 1) {
     int64_t delay = sq__llm_backoff_ms(&c->opt, x->attempt - 1, retry_after, sq__llm_rand(c));
-    SQ_LOGT(SQ_LOG_WARN, x->task_id, "%s; retry %d/%d in %lld ms", x->reply.error, x->attempt, p->cfg.max_retries,
-            (long long)delay);
+    if (c->on_retry) {
+      sq_llm_retry_note note = {.task_id = x->task_id, .provider = p->cfg.name, .error = x->reply.error,
+                                .attempt = x->attempt, .max_retries = p->cfg.max_retries, .delay_ms = delay};
+      c->on_retry(&note, c->on_retry_ud);
+    }
     x->due_ms = now + delay;
     x->next = c->waiting;
     c->waiting = x;
@@ -221,7 +222,7 @@ int sq_llm_poll(sq_llm *c, int timeout_ms, int wake_fd) {
   int running = 0;
   if (mc == CURLM_OK) mc = curl_multi_perform(c->multi, &running);
   if (mc != CURLM_OK) {
-    SQ_ERROR("llm: curl multi: %s", curl_multi_strerror(mc));
+    snprintf(c->errstr, sizeof c->errstr, "curl multi: %s", curl_multi_strerror(mc));
     return SQ_EHTTP;
   }
   CURLMsg *m;
@@ -230,6 +231,16 @@ int sq_llm_poll(sq_llm *c, int timeout_ms, int wake_fd) {
     if (m->msg == CURLMSG_DONE) on_done(c, m->easy_handle, m->data.result);
   fire_due(c);
   return 0;
+}
+
+void sq_llm_set_retry_observer(sq_llm *c, sq_llm_retry_fn fn, void *ud) {
+  c->on_retry = fn;
+  c->on_retry_ud = ud;
+}
+
+const char *sq_llm_errstr(const sq_llm *c) {
+  if (!c) return "no LLM client";
+  return c->errstr[0] ? c->errstr : "no error";
 }
 
 void sq_llm_set_observer(sq_llm *c, sq_llm_exchange_fn fn, void *ud) {

@@ -1,5 +1,5 @@
 /* queue.c: the queue handle: URL parsing, connection and reconnection,
- * loading the Redis Functions library (common/queue.lua) and calling it,
+ * loading the Redis Functions library (common/queue/queue.lua) and calling it,
  * and the start-up check of Redis settings that could lose tasks. */
 #include <ctype.h>
 #include <errno.h>
@@ -10,7 +10,7 @@
 #include <sys/time.h>
 
 #include "errors.h"
-#include "log.h"
+#include "name.h"
 #include "queue_internal.h"
 #include "util.h"
 
@@ -21,7 +21,24 @@ void sq__queue_err(sq_queue *q, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(q->errstr, sizeof q->errstr, fmt, ap);
   va_end(ap);
-  SQ_ERROR("%s", q->errstr);
+}
+
+static sq_queue_notice_fn notice_fn;
+static void *notice_ud;
+
+void sq_queue_set_notice(sq_queue_notice_fn fn, void *ud) {
+  notice_fn = fn;
+  notice_ud = ud;
+}
+
+void sq__queue_notice(const char *fmt, ...) {
+  if (!notice_fn) return;
+  char text[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  notice_fn(text, notice_ud);
 }
 
 
@@ -249,34 +266,24 @@ static int do_connect(sq_queue *q) {
 
 int sq__queue_ensure(sq_queue *q) {
   if (q->ctx && !q->ctx->err) return 0;
-  SQ_WARN("reconnecting to redis after: %s", q->ctx ? q->ctx->errstr : "no connection");
+  sq__queue_notice("reconnecting to redis after: %s", q->ctx ? q->ctx->errstr : "no connection");
   return do_connect(q);
 }
 
-/* Valid queue names: they sit inside the {hash tag}. */
-static int queue_name_ok(const char *s) {
-  size_t n = strlen(s);
-  if (n == 0 || n >= sizeof(((sq_queue *)0)->queue)) return 0;
-  for (const char *p = s; *p; p++)
-    if (*p == '{' || *p == '}' || isspace((unsigned char)*p) || iscntrl((unsigned char)*p)) return 0;
-  return 1;
-}
-
 int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_options *opts,
-                      sq_queue **out) {
-  char err[300];
+                      sq_queue **out, char *err, size_t errlen) {
   *out = NULL;
-  if (!queue || !queue_name_ok(queue)) {
-    SQ_ERROR("queue name '%s' is invalid (1..63 characters, no braces or spaces)", queue ? queue : "");
-    return SQ_EINVAL;
-  }
+  if (err && errlen) err[0] = '\0';
+  if (!sq_name_ok(queue, SQ_NAME_QUEUE_MAX))
+    return sq_errf(err, errlen, SQ_EINVAL, "queue name '%s' is invalid (1-%d characters of " SQ_NAME_CHARS ")",
+                   queue ? queue : "", SQ_NAME_QUEUE_MAX);
   sq_queue *q = calloc(1, sizeof *q);
-  if (!q) return SQ_ENOMEM;
-  int rc = parse_url(redis_url, &q->url, err, sizeof err);
+  if (!q) return sq_errf(err, errlen, SQ_ENOMEM, "out of memory");
+  char url_err[300];
+  int rc = parse_url(redis_url, &q->url, url_err, sizeof url_err);
   if (rc) {
-    SQ_ERROR("%s", err);
     free(q);
-    return rc;
+    return sq_errf(err, errlen, rc, "%s", url_err);
   }
   if (opts)
     q->opts = *opts;
@@ -286,6 +293,7 @@ int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_o
   snprintf(q->tasks_key, sizeof q->tasks_key, "sq:{%s}:tasks", queue);
   rc = do_connect(q);
   if (rc) {
+    sq_errf(err, errlen, rc, "%s", q->errstr);
     sq_queue_free(q);
     return rc;
   }
@@ -294,7 +302,7 @@ int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_o
 }
 
 int sq_queue_new(const char *redis_url, const char *queue, sq_queue **out) {
-  return sq_queue_new_opts(redis_url, queue, NULL, out);
+  return sq_queue_new_opts(redis_url, queue, NULL, out, NULL, 0);
 }
 
 void sq_queue_free(sq_queue *q) {
@@ -374,7 +382,7 @@ redisReply *sq__queue_fcall(sq_queue *q, const char *fn, int argc, const char **
     redisReply *r = sq__queue_read(q, rc);
     if (!r || attempt > 0 || !is_missing_function(r)) return r;
     freeReplyObject(r);
-    SQ_WARN("redis lost the sandq functions (restart or FUNCTION FLUSH); reloading");
+    sq__queue_notice("redis lost the sandq functions (restart or FUNCTION FLUSH); reloading");
     if ((*rc = sq__queue_load_functions(q))) return NULL;
   }
 }
@@ -390,22 +398,26 @@ static int config_get(sq_queue *q, const char *name, char *buf, size_t n) {
   return ok ? 0 : -1;
 }
 
-int sq_queue_check_server(sq_queue *q) {
+int sq_queue_check_server(sq_queue *q, char *out, size_t outlen) {
   char policy[64], aof[16], save[256], where[300];
   int found = 0;
+  sq_buf text = {0};
+  if (out && outlen) out[0] = '\0';
   if (sq__queue_ensure(q)) return 0;
   describe(q, where, sizeof where);
   if (config_get(q, "maxmemory-policy", policy, sizeof policy) == 0 && strcmp(policy, "noeviction") != 0) {
-    SQ_WARN("redis at %s has maxmemory-policy %s: it may evict queued tasks and results; set noeviction "
-            "(docs/operations.md)", where, policy);
+    sq_buf_appendf(&text, "redis at %s has maxmemory-policy %s: it may evict queued tasks and results; set "
+                   "noeviction (docs/operations.md)\n", where, policy);
     found++;
   }
   if (config_get(q, "appendonly", aof, sizeof aof) == 0 && config_get(q, "save", save, sizeof save) == 0 &&
       strcmp(aof, "yes") != 0) {
-    SQ_WARN("redis at %s has no AOF (appendonly no%s): a restart loses %s; set appendonly yes "
-            "(docs/operations.md)", where, save[0] ? ", RDB snapshots only" : ", no snapshots",
-            save[0] ? "what changed since the last snapshot" : "every queued task and result");
+    sq_buf_appendf(&text, "redis at %s has no AOF (appendonly no%s): a restart loses %s; set appendonly yes "
+                   "(docs/operations.md)\n", where, save[0] ? ", RDB snapshots only" : ", no snapshots",
+                   save[0] ? "what changed since the last snapshot" : "every queued task and result");
     found++;
   }
+  if (out && outlen && text.data) snprintf(out, outlen, "%s", text.data);
+  sq_buf_clear(&text);
   return found;
 }

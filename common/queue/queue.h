@@ -1,5 +1,5 @@
 /* queue.h: the Redis side of sandq (hiredis + a Redis Functions library,
- * common/queue.lua): push tasks, claim them under a lease and a fencing
+ * common/queue/queue.lua): push tasks, claim them under a lease and a fencing
  * token, heartbeat, complete, retry, hand back, reap, dead letter, batches.
  *
  * Knows nothing of the jail or the LLM. Every key of queue Q starts with
@@ -24,21 +24,37 @@ typedef struct sq_queue sq_queue;
 
 
 /* Connects to redis_url (redis://[:password@]host[:port][/db] or
- * unix:///path) and loads the functions library. queue is the queue name.
- * opts may be NULL (defaults; copied). Returns 0 and a handle, or
- * SQ_EINVAL (bad URL), SQ_EREDIS_CONN (with a logged reason), SQ_ENOMEM. */
+ * unix:///path) and loads the functions library. queue is the queue name
+ * (sq_name_ok, name.h). opts may be NULL (defaults; copied). Returns 0 and
+ * a handle, or SQ_EINVAL (bad name or URL), SQ_EREDIS_CONN, SQ_ENOMEM with
+ * the reason in err (errlen bytes; err may be NULL); *out is then NULL.
+ * sq_queue_new is the same with default options and no reason. */
 int sq_queue_new(const char *redis_url, const char *queue, sq_queue **out);
 int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_options *opts,
-                      sq_queue **out);
+                      sq_queue **out, char *err, size_t errlen);
 /* Disconnects and frees; NULL is a no-op. */
 void sq_queue_free(sq_queue *q);
-/* The last error's text for this handle (never NULL). */
+/* The last error's text for this handle (never NULL). The library logs
+ * nothing: a call that fails leaves its reason here, and its caller decides
+ * whether and how to log it. */
 const char *sq_queue_errstr(const sq_queue *q);
 
-/* Logs a warning for each Redis setting that can lose tasks: an evicting
- * maxmemory-policy, no AOF and no RDB snapshots. Returns how many it found
- * (0 when CONFIG GET is not allowed). */
-int sq_queue_check_server(sq_queue *q);
+/* Notices: things a call recovered from on its own, worth an operator's
+ * eye but no error (the connection was re-established; Redis had lost the
+ * functions library and it was reloaded). This is an observer, process-wide
+ * because no caller is there to return them to: set it once before any
+ * handle is used (NULL: notices are dropped, the default). fn is called on
+ * the thread whose handle noticed, so it must be thread-safe (the logger
+ * is); text lives only for the call. */
+typedef void (*sq_queue_notice_fn)(const char *text, void *ud);
+void sq_queue_set_notice(sq_queue_notice_fn fn, void *ud);
+
+/* Checks the Redis settings that can lose tasks: an evicting
+ * maxmemory-policy, no AOF and no RDB snapshots. Writes one line (ending
+ * in a newline) per finding into out (outlen bytes, truncated; may be
+ * NULL) for the caller to report. Returns how many it found (0 when CONFIG
+ * GET is not allowed). */
+int sq_queue_check_server(sq_queue *q, char *out, size_t outlen);
 
 /* ---- producing ------------------------------------------------------ */
 
@@ -146,7 +162,8 @@ int sq_queue_recover(sq_queue *q, const char *worker_id, size_t *requeued, size_
 
 /* Runs the reaper if no one else did within reap_interval_ms: requeues
  * claims whose lease expired (a stall each). *ran tells whether this call
- * did the work. Any pointer may be NULL. */
+ * did the work, *requeued and *dead what it did (for the caller to report).
+ * Any pointer may be NULL. */
 int sq_queue_reap(sq_queue *q, const char *worker_id, bool *ran, size_t *requeued, size_t *dead);
 
 /* ---- batches -------------------------------------------------------- */
@@ -164,6 +181,7 @@ typedef struct {
     char name[32];
     int64_t count;
   } statuses[SQ_QUEUE_MAX_STATUSES];
+  int n_statuses_dropped; /* status counters past SQ_QUEUE_MAX_STATUSES or with too long a name */
 } sq_batch_stats;
 
 /* Reads a batch's counters. A batch nobody knows gives zeros. */
@@ -201,7 +219,7 @@ int sq_queue_dead_show(sq_queue *q, int64_t id, char **out);
  * counters; *n gets how many. SQ_ENOTFOUND when id named none. */
 int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n);
 
-/* ---- LLM-side state (issue 5): batch spend and budget, cached verdicts ----
+/* ---- LLM-side state: batch spend and budget, cached verdicts ----
  * Kept apart so the queue's core can change without touching them. */
 
 /* Adds usd to the batch's cost_usd (HINCRBYFLOAT on sq:{Q}:batch:<B>). */

@@ -1,6 +1,6 @@
 #!lua name=sandq_v1
 -- queue.lua: the server side of the sandq queue, a Redis 7 Functions
--- library embedded into libsandq at build time (common/embed.cmake) and
+-- library embedded into sq_redis at build time (common/embed.cmake) and
 -- loaded with FUNCTION LOAD REPLACE on every connection and again whenever
 -- a call finds it missing (a Redis restart without persistence, FUNCTION
 -- FLUSH). Every multi-key step is one function, so it is atomic.
@@ -411,7 +411,7 @@ end
 -- version is still the expected one and (with a lock) the lock is still the
 -- owner's, so an operator's abort is never overwritten by a controller that
 -- decided on older state. Returns the new version, -1 (version moved) or -2
--- (lock lost). Used by the provider rollout (common/rollout_ctl.c).
+-- (lock lost). Used by the provider rollout (common/fleet/rollout_ctl.c).
 local function hash_cas(keys, args)
   local P = prefix(keys[1])
   local k, want, lock, owner = P .. args[1], args[2], args[3], args[4]

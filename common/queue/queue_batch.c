@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "errors.h"
-#include "log.h"
 #include "queue_internal.h"
 #include "util.h"
 
@@ -136,7 +135,7 @@ int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
     } else if (strncmp(k->str, "status:", 7) == 0) {
       const char *name = k->str + 7;
       if (out->n_statuses >= SQ_QUEUE_MAX_STATUSES || strlen(name) >= sizeof out->statuses[0].name) {
-        SQ_WARN("batch %s: status counter '%.40s' dropped", batch, name);
+        out->n_statuses_dropped++;
         continue;
       }
       strcpy(out->statuses[out->n_statuses].name, name);

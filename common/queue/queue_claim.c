@@ -1,14 +1,13 @@
 /* queue_claim.c: a task's life on the worker side: claim under a lease and
  * a fencing token, heartbeat, complete (result + acknowledgement in one
  * atomic step), retry through the delayed set, release, recover, reap.
- * The server side of each step is a function in common/queue.lua. */
+ * The server side of each step is a function in common/queue/queue.lua. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "errors.h"
-#include "log.h"
 #include "queue_internal.h"
 #include "util.h"
 
@@ -158,9 +157,7 @@ static int complete_code(sq_queue *q, const redisReply *r, const sq_completion *
   if (rc) return rc;
   if (r->integer == 1) return 0;
   if (r->integer == 0) return SQ_EEXISTS;
-  SQ_LOGT(SQ_LOG_WARN, c->id, "result refused: the lease of claim %lld was lost and the task reclaimed",
-          (long long)c->claim->token);
-  return SQ_EFENCED;
+  return SQ_EFENCED; /* the lease was lost and the task reclaimed */
 }
 
 int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs) {
@@ -299,8 +296,5 @@ int sq_queue_reap(sq_queue *q, const char *worker_id, bool *ran, size_t *requeue
   if (ran) *ran = v[0] == 1;
   if (requeued) *requeued = (size_t)v[1];
   if (dead) *dead = (size_t)v[2];
-  if (!rc && (v[1] || v[2]))
-    SQ_WARN("reaper: %lld expired lease(s) requeued, %lld task(s) to the dead letter", (long long)v[1],
-            (long long)v[2]);
   return rc;
 }

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "errors.h"
-#include "log.h"
 #include "queue_internal.h"
 
 #define LIST_PAGE 100

@@ -33,8 +33,12 @@ struct sq_queue {
   char lost_claim[24];         /* a claim whose reply was lost; "" when none */
 };
 
-/* Stores a message for sq_queue_errstr and logs it at error level. */
+/* Stores a message for sq_queue_errstr (the caller of the public call
+ * decides whether to log it). */
 void sq__queue_err(sq_queue *q, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Tells the notice hook (sq_queue_set_notice), if one is set. */
+void sq__queue_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Writes sq:{Q}:<kind>[:<name>] into key. Returns 0 or SQ_EINVAL. */
 int sq__queue_key(sq_queue *q, char key[SQ__KEY_MAX], const char *kind, const char *name);

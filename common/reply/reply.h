@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "options.h"
+
 /* Extracts Python code from content: the fenced blocks (```python, ```py
  * or bare ```), joined in order; prose around them is dropped; CRLF becomes
  * LF (a lone CR too); an unterminated fence runs to the end. A reply without a fence is
@@ -14,22 +16,14 @@
  * reply, empty block). */
 int sq_reply_extract_code(const char *content, char **code, char *err, size_t errlen);
 
-/* A risk verdict as the model gave it. */
-typedef enum { SQ_RISK_NONE, SQ_RISK_LOW, SQ_RISK_MEDIUM, SQ_RISK_HIGH, SQ_RISK_CRITICAL } sq_risk_level;
-typedef enum { SQ_RISK_ALLOW, SQ_RISK_WARN, SQ_RISK_BLOCK } sq_risk_action;
-
+/* A risk verdict as the model gave it (its level and action types, with
+ * their names, are in options.h). */
 typedef struct {
   sq_risk_level level;
   sq_risk_action action;
   double confidence; /* 0..1; -1 when the model gave none */
   char reason[256];
 } sq_risk_verdict;
-
-const char *sq_risk_level_name(sq_risk_level l);
-const char *sq_risk_action_name(sq_risk_action a);
-/* Names to values, case-insensitive, surrounding blanks ignored. Return 0 or -1. */
-int sq_risk_level_parse(const char *s, sq_risk_level *out);
-int sq_risk_action_parse(const char *s, sq_risk_action *out);
 
 /* Finds the verdict object {level, reason, action, confidence} in a reply:
  * the whole text, a fenced block, or the first object with a "level" or

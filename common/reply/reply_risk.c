@@ -2,54 +2,16 @@
  * JSON in fences and prose and get types wrong; the parser takes what it
  * can and says why when it cannot. */
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "errors.h"
 #include "reply.h"
 
 #define MAX_OBJECT_STARTS 64 /* '{' positions tried: bounds the work on hostile text */
-
-static const char *const level_names[] = {"none", "low", "medium", "high", "critical"};
-static const char *const action_names[] = {"allow", "warn", "block"};
-
-const char *sq_risk_level_name(sq_risk_level l) {
-  return (unsigned)l < sizeof level_names / sizeof level_names[0] ? level_names[l] : "?";
-}
-const char *sq_risk_action_name(sq_risk_action a) {
-  return (unsigned)a < sizeof action_names / sizeof action_names[0] ? action_names[a] : "?";
-}
-
-/* Index of s (trimmed, any case) in names, or -1. */
-static int lookup(const char *s, const char *const *names, int n) {
-  while (isspace((unsigned char)*s))
-    s++;
-  size_t len = strlen(s);
-  while (len > 0 && isspace((unsigned char)s[len - 1]))
-    len--;
-  for (int i = 0; i < n; i++)
-    if (strlen(names[i]) == len && strncasecmp(s, names[i], len) == 0) return i;
-  return -1;
-}
-
-int sq_risk_level_parse(const char *s, sq_risk_level *out) {
-  int i = s ? lookup(s, level_names, 5) : -1;
-  if (i < 0) return -1;
-  *out = (sq_risk_level)i;
-  return 0;
-}
-
-int sq_risk_action_parse(const char *s, sq_risk_action *out) {
-  int i = s ? lookup(s, action_names, 3) : -1;
-  if (i < 0) return -1;
-  *out = (sq_risk_action)i;
-  return 0;
-}
 
 static int get_level(const cJSON *v, sq_risk_level *out) {
   if (cJSON_IsString(v)) return sq_risk_level_parse(v->valuestring, out);

@@ -22,11 +22,6 @@ typedef struct {
   sq_risk_action decision;
 } sq_risk_result;
 
-typedef struct {
-  sq_risk_level block_level;  /* a level at or above this blocks */
-  sq_risk_action fallback;    /* SQ_RISK_WARN or SQ_RISK_BLOCK */
-} sq_risk_policy;
-
 const char *sq_risk_source_name(sq_risk_source s);
 
 /* The system prompt of a risk request (static text). */

@@ -7,48 +7,16 @@
 #include <string.h>
 
 #include "errors.h"
-#include "log.h"
+#include "utf8.h"
 #include "util.h"
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0. */
-static size_t utf8_seq(const unsigned char *p, size_t n) {
-  unsigned c = p[0];
-  size_t len;
-  unsigned min;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) len = 2, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) len = 3, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) len = 4, min = 0x10000;
-  else return 0;
-  if (len > n) return 0;
-  unsigned cp = c & (0xFF >> (len + 1));
-  for (size_t i = 1; i < len; i++) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
-
-/* Appends s as a UTF-8 string, replacing invalid bytes with U+FFFD so that
+/* Appends s as a UTF-8 string made by sq_utf8_sanitize (utf8.h), so that
  * output from hostile programs is kept, never dropped. */
 static bool append_text(bson_t *doc, const char *key, const char *s, size_t len) {
   if (!s) return bson_append_null(doc, key, -1);
-  if (bson_utf8_validate(s, len, true)) return bson_append_utf8(doc, key, -1, s, (int)len);
+  if (sq_utf8_clean(s, len)) return bson_append_utf8(doc, key, -1, s, (int)len);
   sq_buf b = {0};
-  const unsigned char *p = (const unsigned char *)s;
-  size_t i = 0;
-  while (i < len) {
-    size_t k = utf8_seq(p + i, len - i);
-    if (k) {
-      if (sq_buf_append(&b, p + i, k)) break;
-      i += k;
-    } else {
-      if (sq_buf_append(&b, "\xEF\xBF\xBD", 3)) break;
-      i++;
-    }
-  }
-  bool ok = b.data && i == len && bson_append_utf8(doc, key, -1, b.data, (int)b.len);
+  bool ok = sq_utf8_sanitize(s, len, &b) == 0 && bson_append_utf8(doc, key, -1, b.data, (int)b.len);
   sq_buf_clear(&b);
   return ok;
 }
@@ -117,7 +85,8 @@ static bool append_jail(bson_t *doc, const sq_result_jail *jl) {
          bson_append_document_end(doc, &sub);
 }
 
-int sq_result_to_bson(const sq_result *r, bson_t *doc) {
+int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen) {
+  if (note && notelen) note[0] = '\0';
   bson_t sub;
   bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
             BSON_APPEND_UTF8(doc, "status", sq_status_name(r->status));
@@ -156,7 +125,7 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc) {
     bson_error_t berr;
     bson_t *meta = bson_new_from_json((const uint8_t *)r->metadata_json, -1, &berr);
     if (!meta) {
-      SQ_LOGT(SQ_LOG_WARN, r->id, "metadata not representable in BSON: %s", berr.message);
+      if (note && notelen) snprintf(note, notelen, "metadata not representable in BSON: %s", berr.message);
       ok = BSON_APPEND_NULL(doc, "metadata");
     } else {
       ok = BSON_APPEND_DOCUMENT(doc, "metadata", meta);

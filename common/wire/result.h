@@ -24,7 +24,7 @@ typedef struct {
   int calls;                   /* code + risk + repair calls; tokens and cost are their totals */
 } sq_result_llm;
 
-/* The risk verdict (issue 5); strings borrowed. */
+/* The risk verdict (risk.h) as the result stores it; strings borrowed. */
 typedef struct {
   const char *level, *action, *reason;
   double confidence;           /* < 0: written as null */
@@ -32,7 +32,7 @@ typedef struct {
   const char *decision;        /* block, warn or allow */
 } sq_result_risk;
 
-/* One self-repair round (issue 5); strings borrowed. */
+/* One self-repair round (docs/llm.md); strings borrowed. */
 typedef struct {
   int round;                   /* 1.. */
   const char *code;            /* the repaired code (before tests are appended) */
@@ -82,8 +82,10 @@ typedef struct {
 } sq_result;
 
 /* Appends r's fields to doc (an initialised, empty bson_t the caller owns).
- * Invalid UTF-8 in stdout/stderr/code is replaced, never dropped.
- * Returns 0, SQ_EBSON or SQ_ENOMEM. */
-int sq_result_to_bson(const sq_result *r, bson_t *doc);
+ * Text goes through sq_utf8_sanitize (utf8.h): invalid UTF-8 and NUL are
+ * replaced, never dropped. Metadata that BSON cannot hold is stored as null
+ * and note (notelen bytes; may be NULL) says why, for the caller to log;
+ * note is "" otherwise. Returns 0, SQ_EBSON or SQ_ENOMEM. */
+int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "name.h"
 #include "util.h"
 
 
@@ -18,15 +19,6 @@ static int valid_id(const char *s) {
   if (n == 0 || n > SQ_TASK_ID_MAX) return 0;
   for (; *s; s++)
     if ((unsigned char)*s < 0x20 || *s == 0x7f) return 0;
-  return 1;
-}
-
-/* Batch names end up in Redis keys: a narrower alphabet than ids. */
-static int valid_batch(const char *s) {
-  size_t n = strlen(s);
-  if (n == 0 || n > SQ_TASK_ID_MAX) return 0;
-  for (; *s; s++)
-    if (!isalnum((unsigned char)*s) && !strchr("._:-", *s)) return 0;
   return 1;
 }
 
@@ -80,7 +72,8 @@ static sq_task *salvage(const cJSON *root) {
   if (!t) return NULL;
   t->id = strdup(id->valuestring);
   const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
-  t->batch = strdup(cJSON_IsString(b) && valid_batch(b->valuestring) ? b->valuestring : "default");
+  bool batch_ok = cJSON_IsString(b) && sq_name_ok(b->valuestring, SQ_NAME_BATCH_MAX);
+  t->batch = strdup(batch_ok ? b->valuestring : "default");
   const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "metadata");
   if (cJSON_IsObject(meta)) t->metadata_json = cJSON_PrintUnformatted(meta);
   if (!t->id || !t->batch) {
@@ -116,8 +109,8 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
       break;
     case 1:
       if ((rc = take_string(m, "batch", &t->batch, err, errlen))) return rc;
-      if (!valid_batch(t->batch))
-        return sq_errf(err, errlen, SQ_ETASK, "batch: must be 1-%d characters of A-Z a-z 0-9 . _ : -", SQ_TASK_ID_MAX);
+      if (!sq_name_ok(t->batch, SQ_NAME_BATCH_MAX))
+        return sq_errf(err, errlen, SQ_ETASK, "batch: must be 1-%d characters of " SQ_NAME_CHARS, SQ_NAME_BATCH_MAX);
       break;
     case 2: rc = take_string(m, "prompt", &t->prompt, err, errlen); break;
     case 3: rc = take_string(m, "code", &t->code, err, errlen); break;

@@ -13,7 +13,7 @@ trap 'rm -rf "$out"' EXIT
 echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' >"$out/probe.c"
 "$CC" -fsanitize=fuzzer "$out/probe.c" -o "$out/probe" 2>/dev/null ||
   { echo "SKIP: clang has no libFuzzer runtime (libclang-rt-14-dev)" >&2; exit 77; }
-src="$SQ_SRC/common/reply/reply.c $SQ_SRC/common/reply/reply_risk.c $SQ_SRC/common/core/util.c $SQ_SRC/common/core/errors.c"
+src="$SQ_SRC/common/reply/reply.c $SQ_SRC/common/reply/reply_risk.c $SQ_SRC/common/core/util.c $SQ_SRC/common/core/errors.c $SQ_SRC/common/core/options.c"
 for t in code risk; do
   # shellcheck disable=SC2086
   "$CC" -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

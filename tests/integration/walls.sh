@@ -5,7 +5,10 @@
 #     symbol defined by the jail, the LLM client or the reply/risk modules;
 #   - each library's archive needs nothing from a library it does not link
 #     (sq_core needs nothing of sq_redis, sq_llm, sq_jail, sq_reply; those
-#     need nothing of each other).
+#     need nothing of each other);
+#   - library modules do not log: no object of sq_core (but log.c itself),
+#     sq_reply, sq_redis or sq_llm calls the logger; errors stay on the
+#     handle or in an err buffer and the caller logs them once.
 set -eu
 : "${SQ_BIN:?}"
 lib="$SQ_BIN/../common"
@@ -58,6 +61,18 @@ check_needs redis llm jail reply
 check_needs llm redis jail reply
 check_needs jail redis llm reply
 check_needs reply redis llm jail
+
+# 4. Library modules do not log (the jail, common/jail, is not checked yet).
+for a in core reply redis llm; do
+  loggers=$(nm -A "$lib/libsq_$a.a" 2>/dev/null | awk '$2 == "U" && $3 == "sq_log_write" {print $1}' | sort -u)
+  if [ -n "$loggers" ]; then
+    echo "FAIL: these objects of sq_$a log (sq_log_write); keep the text on the handle:" $loggers >&2
+    fail=1
+  fi
+done
+# the check reads something: log.c's object defines the logger
+nm -A "$lib/libsq_core.a" 2>/dev/null | awk '$2 == "T" && $3 == "sq_log_write" {f=1} END {exit !f}' ||
+  { echo "FAIL: nm finds no sq_log_write in libsq_core.a: the check above reads nothing" >&2; fail=1; }
 
 [ "$fail" -eq 0 ] || exit 1
 size=$(stat -c %s "$prod")

@@ -70,16 +70,16 @@ static void bad_value(const char *json, const char *needle) {
   CHECK_CONTAINS(err, needle);
 }
 
-/* The LLM side's settings (issue 5): defaults, file, and refusals. */
+/* The LLM side's settings: defaults, file, and refusals. */
 static void test_llm_settings(void) {
   sq_config c;
   char err[512] = "";
   sq_config_defaults(&c);
   CHECK_EQ(c.max_tasks_in_flight, 64);
   CHECK_EQ(c.claim_batch, 16);
-  CHECK_STR(c.risk, "generated");
-  CHECK_STR(c.risk_fallback, "warn");
-  CHECK_STR(c.risk_block_level, "high");
+  CHECK_EQ(c.risk, SQ_RISK_SCOPE_GENERATED);
+  CHECK_EQ(c.risk_policy.fallback, SQ_RISK_WARN);
+  CHECK_EQ(c.risk_policy.block_level, SQ_RISK_HIGH);
   CHECK_EQ(c.max_repairs, 0);
   CHECK_EQ(c.llm.breaker_min_samples, 20);
   write_file("{\"max_tasks_in_flight\": 500, \"jail_threads\": 3, \"claim_batch\": 50, \"risk\": \"all\", \"risk_fallback\": \"block\","
@@ -92,8 +92,9 @@ static void test_llm_settings(void) {
   CHECK_EQ(c.max_tasks_in_flight, 500);
   CHECK_EQ(c.jail_threads, 3);
   CHECK_EQ(c.claim_batch, 50);
-  CHECK_STR(c.risk, "all");
-  CHECK_STR(c.risk_fallback, "block");
+  CHECK_EQ(c.risk, SQ_RISK_SCOPE_ALL);
+  CHECK_EQ(c.risk_policy.fallback, SQ_RISK_BLOCK);
+  CHECK_EQ(c.risk_policy.block_level, SQ_RISK_MEDIUM);
   CHECK_EQ(c.max_repairs, 2);
   CHECK_EQ(c.llm.backoff_base_ms, 10);
   CHECK_EQ(c.llm.breaker_error_pct, 40);
@@ -107,6 +108,51 @@ static void test_llm_settings(void) {
   bad_value("{\"max_repairs\": 11}", "max_repairs");
   bad_value("{\"breaker_error_pct\": 101}", "breaker_error_pct");
   bad_value("{\"llm_backoff_base_ms\": 9000}", "llm_backoff_base_ms: above llm_backoff_cap_ms");
+}
+
+/* The risk settings are enums parsed once, by sq_config_set: every name of
+ * each, names back for output, and only the exact names (the lenient
+ * parsers are for a model's reply, not for config). */
+static void test_risk_settings(void) {
+  sq_config c;
+  char err[512] = "";
+  static const struct {
+    const char *name;
+    sq_risk_scope v;
+  } scopes[] = {{"off", SQ_RISK_SCOPE_OFF}, {"generated", SQ_RISK_SCOPE_GENERATED}, {"all", SQ_RISK_SCOPE_ALL}};
+  static const char *const levels[] = {"none", "low", "medium", "high", "critical"};
+  sq_config_defaults(&c);
+  for (size_t i = 0; i < sizeof scopes / sizeof scopes[0]; i++) {
+    CHECK_EQ(sq_config_set(&c, "risk", scopes[i].name, err, sizeof err), 0);
+    CHECK_EQ(c.risk, scopes[i].v);
+    CHECK_STR(sq_risk_scope_name(c.risk), scopes[i].name);
+  }
+  for (int i = 0; i < 5; i++) {
+    CHECK_EQ(sq_config_set(&c, "risk_block_level", levels[i], err, sizeof err), 0);
+    CHECK_EQ(c.risk_policy.block_level, (sq_risk_level)i);
+    CHECK_STR(sq_risk_level_name(c.risk_policy.block_level), levels[i]);
+  }
+  CHECK_EQ(sq_config_set(&c, "risk_fallback", "block", err, sizeof err), 0);
+  CHECK_EQ(c.risk_policy.fallback, SQ_RISK_BLOCK);
+  CHECK_EQ(sq_config_set(&c, "risk_fallback", "warn", err, sizeof err), 0);
+  CHECK_EQ(c.risk_policy.fallback, SQ_RISK_WARN);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  /* refused at once, naming the key, the field left as it was */
+  CHECK(sq_config_set(&c, "risk", "All", err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "risk: 'All' must be off, generated or all");
+  CHECK_EQ(c.risk, SQ_RISK_SCOPE_ALL);
+  CHECK(sq_config_set(&c, "risk_block_level", " high", err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "risk_block_level: ' high' must be none, low, medium, high or critical");
+  CHECK_EQ(c.risk_policy.block_level, SQ_RISK_CRITICAL);
+  CHECK(sq_config_set(&c, "risk_fallback", "allow", err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "risk_fallback: 'allow' must be warn or block");
+  CHECK(sq_config_set(&c, "risk_fallback", "a-much-longer-value-than-before", err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "risk_fallback: 'a-much-longer-value-than-before' must be warn or block");
+  CHECK_EQ(c.risk_policy.fallback, SQ_RISK_WARN);
+  bad_file("{\"risk\": 1}", "risk: '1' must be off, generated or all");
+  /* the names out of range never crash an output line */
+  CHECK_STR(sq_risk_scope_name((sq_risk_scope)7), "?");
+  CHECK_STR(sq_risk_level_name((sq_risk_level)-1), "?");
 }
 
 /* Metrics, health and rollout settings: defaults, a good file, and refusals naming the key. */
@@ -157,6 +203,7 @@ int main(void) {
   unsetenv("SANDQ_REDIS_URL");
 
   test_llm_settings();
+  test_risk_settings();
   test_metrics_settings();
   sq_config_defaults(&c);
   CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);

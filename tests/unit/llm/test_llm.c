@@ -85,12 +85,24 @@ static int64_t stat_hits(const char *match) {
   return n;
 }
 
+/* The retry observer: the client logs nothing, so the test logs each retry
+ * (llm_client.sh greps the log: the key must be in no line) and counts them. */
+static int retries_seen;
+static void on_retry(const sq_llm_retry_note *n, void *ud) {
+  (void)ud;
+  retries_seen++;
+  SQ_LOGT(SQ_LOG_WARN, n->task_id, "%s; retry %d/%d in %lld ms (provider %s)", n->error, n->attempt,
+          n->max_retries, (long long)n->delay_ms, n->provider);
+}
+
 /* One call through a fresh single-provider client. */
 static int call(const sq_llm_provider *p, const char *system, const char *user, sq_llm_reply *r) {
   sq_llm *c = NULL;
-  int rc = sq_llm_new(p, 1, &c);
+  char err[256];
+  int rc = sq_llm_new(p, 1, &c, err, sizeof err);
   CHECK_EQ(rc, 0);
   if (rc != 0) return rc;
+  sq_llm_set_retry_observer(c, on_retry, NULL);
   rc = sq_llm_complete(c, system, user, "task-test", r);
   sq_llm_free(c);
   return rc;
@@ -99,15 +111,19 @@ static int call(const sq_llm_provider *p, const char *system, const char *user, 
 static void test_new_invalid(void) {
   sq_llm *c = (sq_llm *)1;
   sq_llm_provider p = provider("p", base_url);
-  CHECK_EQ(sq_llm_new(&p, 0, &c), SQ_EINVAL);
+  char err[256];
+  CHECK_EQ(sq_llm_new(&p, 0, &c, err, sizeof err), SQ_EINVAL);
   CHECK(c == NULL);
+  CHECK_STR(err, "no provider configured");
   p.model[0] = '\0';
-  CHECK_EQ(sq_llm_new(&p, 1, &c), SQ_EINVAL);
+  CHECK_EQ(sq_llm_new(&p, 1, &c, err, sizeof err), SQ_EINVAL);
+  CHECK_STR(err, "provider 0 ('p') needs base_url and model");
   p = provider("p", "");
-  CHECK_EQ(sq_llm_new(&p, 1, &c), SQ_EINVAL);
+  CHECK_EQ(sq_llm_new(&p, 1, &c, NULL, 0), SQ_EINVAL);
   p = provider("p", base_url);
   p.weight = 0;
-  CHECK_EQ(sq_llm_new(&p, 1, &c), SQ_EINVAL);
+  CHECK_EQ(sq_llm_new(&p, 1, &c, err, sizeof err), SQ_EINVAL);
+  CHECK_STR(err, "no provider has a positive weight");
   sq_llm_free(NULL);
   sq_llm_reply r = {0};
   sq_llm_reply_clear(&r);
@@ -194,7 +210,9 @@ static void test_retries(void) {
   sq_llm_reply r = {0};
 
   p.max_retries = 3;
+  retries_seen = 0;
   CHECK_EQ(call(&p, NULL, "[t:500x2] go", &r), 0);
+  CHECK_EQ(retries_seen, 2); /* the observer saw each retry */
   CHECK_STR(r.content, "recovered after two 500s");
   CHECK_EQ(r.http_status, 200);
   CHECK_EQ(stat_hits("[t:500x2]"), 3);
@@ -325,7 +343,7 @@ static void test_weights(void) {
   ps[1].weight = 1;
   ps[2].weight = 3;
   sq_llm *c = NULL;
-  CHECK_EQ(sq_llm_new(ps, 3, &c), 0);
+  CHECK_EQ(sq_llm_new(ps, 3, &c, NULL, 0), 0);
   int n_a = 0, n_b = 0, n_fail = 0;
   for (int i = 0; i < 60; i++) {
     sq_llm_reply r = {0};
@@ -358,7 +376,7 @@ static void test_concurrency(void) {
   sq_llm_provider p = provider("many", base_url);
   p.max_in_flight = 100;
   sq_llm *c = NULL;
-  CHECK_EQ(sq_llm_new(&p, 1, &c), 0);
+  CHECK_EQ(sq_llm_new(&p, 1, &c, NULL, 0), 0);
   tally t = {0};
   int64_t t0 = sq_now_mono_ms();
   sq_llm_request req = {.user = "[t:concurrent] go", .task_id = "task-c"};
@@ -375,7 +393,7 @@ static void test_concurrency(void) {
 
   /* max_in_flight = 2: six 500 ms requests take three rounds. */
   p.max_in_flight = 2;
-  CHECK_EQ(sq_llm_new(&p, 1, &c), 0);
+  CHECK_EQ(sq_llm_new(&p, 1, &c, NULL, 0), 0);
   t = (tally){0};
   t0 = sq_now_mono_ms();
   for (int i = 0; i < 6; i++)
@@ -435,7 +453,7 @@ static void test_more_faults(void) {
 static void test_breaker(void) {
   sq_llm_provider ps[2] = {provider("sick", base_url), provider("well", base_url)};
   sq_llm *c = NULL;
-  CHECK_EQ(sq_llm_new(ps, 1, &c), 0);
+  CHECK_EQ(sq_llm_new(ps, 1, &c, NULL, 0), 0);
   sq_llm_options o = {.breaker_min_samples = 4, .breaker_error_pct = 50, .breaker_open_ms = 400,
                       .breaker_window_ms = 10000};
   sq_llm_set_options(c, &o);
@@ -466,7 +484,7 @@ static void test_breaker(void) {
   /* Two providers: once the sick one's breaker opens, all goes to the well one. */
   ps[0] = provider("sick2", "http://127.0.0.1:9/v1"); /* nothing listens on port 9 */
   ps[1] = provider("well", base_url);
-  CHECK_EQ(sq_llm_new(ps, 2, &c), 0);
+  CHECK_EQ(sq_llm_new(ps, 2, &c, NULL, 0), 0);
   sq_llm_set_options(c, &o);
   int n_well = 0;
   for (int i = 0; i < 40; i++) {

@@ -58,7 +58,7 @@ static inline void raw_cmd(redisContext *c, const char *fmt, const char *arg) {
  * open one ends here. */
 static inline sq_queue *open_opts(const char *name, const sq_queue_options *o) {
   sq_queue *q = NULL;
-  int rc = sq_queue_new_opts(g_url, name, o, &q);
+  int rc = sq_queue_new_opts(g_url, name, o, &q, NULL, 0);
   CHECK_EQ(rc, 0);
   if (!q) exit(sq_check_done(g_test_name));
   return q;

@@ -21,6 +21,15 @@ static int push1(sq_queue *q, const char *batch, const char *p) {
   return sq_queue_push_items(q, batch, &it, 1, NULL, NULL);
 }
 
+/* The notice hook's record of what it was told. */
+static int notices;
+static char last_notice[512];
+static void on_notice(const char *text, void *ud) {
+  (void)ud;
+  notices++;
+  snprintf(last_notice, sizeof last_notice, "%s", text);
+}
+
 /* Keys of the wrong type give SQ_EREDIS with a message, not a crash. */
 static void test_wrong_types(void) {
   sq_queue *q = open_queue("wrong");
@@ -95,12 +104,20 @@ static void test_urls(void) {
   sq_queue *q = NULL;
   CHECK_EQ(sq_queue_new(g_url, "bad{name}", &q), SQ_EINVAL);
   CHECK_EQ(sq_queue_new(g_url, "", &q), SQ_EINVAL);
+  /* the reason goes to the caller's buffer (the library logs nothing) */
+  char err[300];
+  CHECK_EQ(sq_queue_new_opts(g_url, "bad{name}", NULL, &q, err, sizeof err), SQ_EINVAL);
+  CHECK_CONTAINS(err, "queue name 'bad{name}' is invalid (1-63 characters of A-Z a-z 0-9 . _ : -)");
+  CHECK_EQ(sq_queue_new_opts("http://x", "default", NULL, &q, err, sizeof err), SQ_EINVAL);
+  CHECK(err[0] != '\0');
 
   char url[128];
   snprintf(url, sizeof url, "redis://127.0.0.1:%d", closed_port());
   q = (sq_queue *)&g_port;
   CHECK_EQ(sq_queue_new(url, "default", &q), SQ_EREDIS_CONN);
   CHECK(q == NULL);
+  CHECK_EQ(sq_queue_new_opts(url, "default", NULL, &q, err, sizeof err), SQ_EREDIS_CONN);
+  CHECK_CONTAINS(err, "Connection refused");
   snprintf(url, sizeof url, "unix:///nonexistent/redis.sock");
   CHECK_EQ(sq_queue_new(url, "default", &q), SQ_EREDIS_CONN);
 
@@ -143,11 +160,54 @@ static void test_urls(void) {
   sq_queue_free(NULL);
 }
 
+/* What a call recovered from on its own reaches the notice hook, once per
+ * event, and nothing when no hook is set. */
+static void test_notices(void) {
+  sq_queue *q = open_queue("notes");
+  redisContext *c = raw();
+  int64_t n;
+  const char *p = "x";
+  size_t l = 1;
+  sq_queue_set_notice(on_notice, NULL);
+  notices = 0;
+  raw_cmd(c, "FUNCTION FLUSH%s", "");
+  CHECK_EQ(sq_queue_push(q, "b", &p, &l, 1), 0); /* reloads the library and goes on */
+  CHECK_EQ(notices, 1);
+  CHECK_CONTAINS(last_notice, "redis lost the sandq functions");
+  raw_cmd(c, "CLIENT KILL TYPE normal SKIPME %s", "yes");
+  sq_queue_length(q, &n); /* finds the connection broken */
+  notices = 0;
+  CHECK_EQ(sq_queue_length(q, &n), 0);
+  CHECK_EQ(notices, 1);
+  CHECK_CONTAINS(last_notice, "reconnecting to redis after:");
+  sq_queue_set_notice(NULL, NULL);
+  raw_cmd(c, "FUNCTION FLUSH%s", "");
+  CHECK_EQ(sq_queue_push(q, "b", &p, &l, 1), 0);
+  CHECK_EQ(notices, 1); /* no hook: nothing told */
+  redisFree(c);
+  sq_queue_free(q);
+}
+
+/* The server check hands its findings back as lines (queue.sh starts redis
+ * with appendonly no and no snapshots: one finding). */
+static void test_check_server(void) {
+  sq_queue *q = open_queue("check");
+  char text[1024];
+  int found = sq_queue_check_server(q, text, sizeof text);
+  CHECK_EQ(found, 1);
+  CHECK_CONTAINS(text, "has no AOF (appendonly no, no snapshots)");
+  CHECK(text[0] && text[strlen(text) - 1] == '\n');
+  CHECK_EQ(sq_queue_check_server(q, NULL, 0), 1);
+  sq_queue_free(q);
+}
+
 int main(void) {
   int rc = fixture_init("test_queue_conn");
   if (rc) return rc;
   test_urls();
   test_wrong_types();
   test_reconnect();
+  test_notices();
+  test_check_server();
   return sq_check_done("test_queue_conn");
 }

@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
                  .finished_at_ms = 1700000000123LL,
                  .metadata_json = "{\"expect\":\"failed\",\"n\":[1,2]}"};
   bson_t doc = BSON_INITIALIZER;
-  CHECK_EQ(sq_result_to_bson(&r, &doc), 0);
+  CHECK_EQ(sq_result_to_bson(&r, &doc, NULL, 0), 0);
   bson_iter_t it;
   CHECK(bson_iter_init_find(&it, &doc, "_id") && strcmp(bson_iter_utf8(&it, NULL), "t-1") == 0);
   CHECK(bson_iter_init_find(&it, &doc, "status") && strcmp(bson_iter_utf8(&it, NULL), "failed") == 0);
@@ -49,8 +49,9 @@ int main(int argc, char **argv) {
   CHECK(bson_iter_init_find(&it, &doc, "stdout"));
   uint32_t len = 0;
   const char *s = bson_iter_utf8(&it, &len);
-  CHECK(bson_utf8_validate(s, len, true));
-  CHECK_EQ(len, sizeof out - 1 + 4); /* two bad bytes became two 3-byte U+FFFD */
+  CHECK(bson_utf8_validate(s, len, false)); /* valid, and no NUL inside (utf8.h) */
+  CHECK_EQ(len, sizeof out - 1 + 6); /* two bad bytes and the NUL became three 3-byte U+FFFD */
+  CHECK_EQ(strlen(s), len);
   CHECK(bson_iter_init_find(&it, &doc, "finished_at") && bson_iter_date_time(&it) == 1700000000123LL);
   CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "jail.mode", &sub) &&
         strcmp(bson_iter_utf8(&sub, NULL), "warm") == 0);
@@ -63,7 +64,7 @@ int main(int argc, char **argv) {
   sq_result inv = {.id = "raw-1", .batch = "_invalid", .status = SQ_STATUS_INVALID_TASK,
                    .reason = "task: not valid JSON", .exit_code = -1, .worker = "w"};
   bson_t doc2 = BSON_INITIALIZER;
-  CHECK_EQ(sq_result_to_bson(&inv, &doc2), 0);
+  CHECK_EQ(sq_result_to_bson(&inv, &doc2, NULL, 0), 0);
   CHECK(!bson_iter_init_find(&it, &doc2, "llm"));
   CHECK(!bson_iter_init_find(&it, &doc2, "jail"));
   CHECK(bson_iter_init_find(&it, &doc2, "exit_code") && BSON_ITER_HOLDS_NULL(&it));
@@ -76,7 +77,7 @@ int main(int argc, char **argv) {
   sq_result blk = {.id = "t-2", .batch = "b", .status = SQ_STATUS_BLOCKED, .reason = "static pre-check: x",
                    .exit_code = -1, .worker = "w", .findings = &rep};
   bson_t doc3 = BSON_INITIALIZER;
-  CHECK_EQ(sq_result_to_bson(&blk, &doc3), 0);
+  CHECK_EQ(sq_result_to_bson(&blk, &doc3, NULL, 0), 0);
   CHECK(bson_iter_init_find(&it, &doc3, "status") && strcmp(bson_iter_utf8(&it, NULL), "blocked") == 0);
   CHECK(bson_iter_init_find(&it, &doc3, "findings") && BSON_ITER_HOLDS_ARRAY(&it));
   CHECK(bson_iter_init(&it, &doc3) && bson_iter_find_descendant(&it, "findings.1.kind", &sub) &&
@@ -88,6 +89,22 @@ int main(int argc, char **argv) {
   CHECK(bson_iter_init(&it, &doc3));
   CHECK(!bson_iter_find_descendant(&it, "findings.2", &sub)); /* exactly two findings */
   bson_destroy(&doc3);
+
+  /* metadata BSON cannot hold: stored as null, and the note says why (the
+   * module logs nothing; the worker logs the note with the task id) */
+  sq_result meta = {.id = "t-3", .batch = "b", .status = SQ_STATUS_PASSED, .exit_code = 0, .worker = "w",
+                    .metadata_json = "{\"n\": {\"$numberLong\": \"not a number\"}}"};
+  bson_t doc4 = BSON_INITIALIZER;
+  char note[256] = "unset";
+  CHECK_EQ(sq_result_to_bson(&meta, &doc4, note, sizeof note), 0);
+  CHECK_CONTAINS(note, "metadata not representable in BSON");
+  CHECK(bson_iter_init_find(&it, &doc4, "metadata") && BSON_ITER_HOLDS_NULL(&it));
+  bson_destroy(&doc4);
+  meta.metadata_json = "{\"k\": 1}";
+  bson_t doc5 = BSON_INITIALIZER;
+  CHECK_EQ(sq_result_to_bson(&meta, &doc5, note, sizeof note), 0);
+  CHECK_STR(note, "");
+  bson_destroy(&doc5);
 
   if (argc > 1) {
     FILE *f = fopen(argv[1], "wb");
