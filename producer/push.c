@@ -91,7 +91,8 @@ static long validate_lines(const char *path, const task_file *tf, size_t max_byt
     char err[512] = "";
     int rc = sq_task_parse(l->text, l->len, max_bytes, &t, err, sizeof err);
     if (rc) {
-      fprintf(stderr, "%s:%zu: %s\n", path, l->lineno, err[0] ? err : sq_strerror(rc));
+      char shown[sizeof err * 4]; /* field names come from the file: no escape codes to the terminal */
+      fprintf(stderr, "%s:%zu: %s\n", path, l->lineno, err[0] ? sq_log_escape(err, shown, sizeof shown) : sq_strerror(rc));
       bad++;
     }
     if (t && t->id) {

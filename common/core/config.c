@@ -324,9 +324,16 @@ int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errl
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
     return SQ_EIO;
   }
+  rc = sq_config_load_json(cfg, text, len, path, err, errlen);
+  free(text);
+  return rc;
+}
+
+int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char *path, char *err,
+                        size_t errlen) {
+  int rc;
   cJSON *root = cJSON_ParseWithLength(text, len);
   if (!cJSON_IsObject(root)) {
-    free(text);
     cJSON_Delete(root);
     return fail(err, errlen, "%s: not a JSON object", path);
   }
@@ -334,12 +341,10 @@ int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errl
   size_t n_members = (size_t)cJSON_GetArraySize(root), idx = 0;
   bool *nul = calloc(n_members + 1, sizeof *nul);
   if (!nul) {
-    free(text);
     cJSON_Delete(root);
     return SQ_ENOMEM;
   }
   sq_json_nul_members(text, len, nul, n_members);
-  free(text);
   rc = 0;
   const cJSON *m;
   cJSON_ArrayForEach(m, root) {

@@ -34,8 +34,9 @@ static int valid_text(const char *s, size_t max) {
   size_t n = strlen(s);
   if (n == 0 || n > max) return 0;
   if (!bson_utf8_validate(s, n, false)) return 0;
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f) return 0;
+  for (; *s; s++) /* C0, DEL, and C1 (U+0080-U+009F: a terminal takes U+009B for ESC [) */
+    if ((unsigned char)*s < 0x20 || *s == 0x7f || ((unsigned char)s[0] == 0xc2 && (unsigned char)s[1] < 0xa0))
+      return 0;
   return 1;
 }
 
