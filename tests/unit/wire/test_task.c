@@ -5,6 +5,7 @@
 
 #include "check.h"
 #include "errors.h"
+#include "json_scan.h"
 #include "task.h"
 
 static int parse(const char *json, sq_task **t, char *err) {
@@ -119,6 +120,20 @@ static void test_too_big(void) {
   }
   sq_task_free(t);
   free(big);
+}
+
+/* The scanner behind the NUL checks: which top-level member holds one. */
+static void test_json_scan(void) {
+  bool nul[5];
+  const char *j = "{\"a\":{\"x\":[\"\\u0000\",{\"y\":1}]},\"b\":\"\\\\u0000\",\"c\\u0000\":1,\"d\":[1,2],\"e\":\"\\\"\\u0000\"}";
+  memset(nul, 0, sizeof nul);
+  CHECK_EQ(sq_json_nul_members(j, strlen(j), nul, 5), 3);
+  CHECK(nul[0] && !nul[1] && nul[2] && !nul[3] && nul[4]);
+  static const char raw[] = " {\"a\":1,\"b\":\"x\0\"}";
+  memset(nul, 0, sizeof nul);
+  CHECK_EQ(sq_json_nul_members(raw, sizeof raw - 1, nul, 1), 1); /* counted, not written past n */
+  CHECK(!nul[0] && !nul[1]);
+  CHECK_EQ(sq_json_nul_members("{}", 2, NULL, 0), 0);
 }
 
 /* Stamping: every batch/enqueued_at_ms goes, and NUL is refused, not cut. */
@@ -250,5 +265,6 @@ int main(void) {
   test_exact_strings();
   test_too_big();
   test_stamp();
+  test_json_scan();
   return sq_check_done("test_task");
 }
