@@ -81,7 +81,7 @@ static int judge(const sq_config *cfg, const entry *e, int64_t now_ms, char *buf
     snprintf(buf, n, "health entry unreadable");
     return 1;
   }
-  double age_s = (double)(now_ms - (int64_t)num(o, "updated_ms")) / 1000.0;
+  double age_s = ((double)now_ms - num(o, "updated_ms")) / 1000.0; /* in double: any number in the entry is safe */
   if (age_s * 1000 > FORGET_MS) verdict = 3;
   else if (age_s * 1000 > (double)cfg->health_stale_ms) {
     SAY("stale: no report for %.0f s (stopped, dead, or cut off from redis)", age_s);
@@ -115,7 +115,7 @@ static int judge(const sq_config *cfg, const entry *e, int64_t now_ms, char *buf
   }
   double claim = num(o, "last_claim_ms");
   SAY("%sin flight %.0f, last claim %s", off ? "; " : "", num(o, "in_flight"), claim > 0 ? "" : "never");
-  if (claim > 0) SAY("%.0f s ago", (double)(now_ms - (int64_t)claim) / 1000.0);
+  if (claim > 0) SAY("%.0f s ago", ((double)now_ms - claim) / 1000.0);
   if (beat_s >= 0) SAY(", heartbeat %.1f s ago", beat_s);
 #undef SAY
   cJSON_Delete(o);

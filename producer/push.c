@@ -38,9 +38,11 @@ static void task_file_clear(task_file *tf) {
   memset(tf, 0, sizeof *tf);
 }
 
+/* A line of white space only (a NUL byte is not white space: strchr would
+ * find the terminator, and a line of NUL bytes passed for blank). */
 static int is_blank(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (!strchr(" \t\r\f\v", s[i])) return 0;
+    if (!s[i] || !strchr(" \t\r\f\v", s[i])) return 0;
   return 1;
 }
 
@@ -90,7 +92,8 @@ static long validate_lines(const char *path, const task_file *tf, size_t max_byt
     char err[512] = "";
     int rc = sq_task_parse(l->text, l->len, max_bytes, &t, err, sizeof err);
     if (rc) {
-      fprintf(stderr, "%s:%zu: %s\n", path, l->lineno, err[0] ? err : sq_strerror(rc));
+      char shown[sizeof err * 4]; /* field names come from the file: no escape codes to the terminal */
+      fprintf(stderr, "%s:%zu: %s\n", path, l->lineno, err[0] ? sq_log_escape(err, shown, sizeof shown) : sq_strerror(rc));
       bad++;
     }
     if (t && t->id) {
@@ -145,12 +148,17 @@ static void push_fields(const char *payload, size_t len, sq_priority *prio, char
  * line that is not a JSON object goes out as it is, counted in batch
  * SQ_TASK_INVALID_BATCH, where its result will be filed (no worker can read
  * another batch out of it): such lines are put last in items, and *n_raw
- * says how many. Fills payloads/lens (malloc'd strings the caller frees)
- * and items (pointing into them, with malloc'd idempotency keys). */
-static int stamp_lines(const task_file *tf, const char *batch, bool no_validate, char **payloads,
-                       size_t *lens, sq_push_item *items, size_t *n_raw) {
+ * says how many. Without no_validate a line that the stamp takes past
+ * max_bytes is refused, as the worker would refuse it: each is reported as
+ * FILE:LINE and SQ_ETOOBIG returned once all were seen. A line whose
+ * strings hold NUL cannot be stamped without losing bytes: reported, and
+ * SQ_ETASK. Fills payloads/lens (malloc'd strings the caller frees) and
+ * items (pointing into them, with malloc'd idempotency keys). */
+static int stamp_lines(const char *path, const task_file *tf, const char *batch, bool no_validate,
+                       size_t max_bytes, char **payloads, size_t *lens, sq_push_item *items, size_t *n_raw) {
   int64_t now_ms = sq_now_wall_ms();
   size_t front = 0, back = tf->n; /* stamped lines fill from the front, raw ones from the back */
+  int bad = 0;
   for (size_t i = 0; i < tf->n; i++) {
     const task_line *l = &tf->lines[i];
     char *stamped = NULL;
@@ -162,10 +170,22 @@ static int stamp_lines(const task_file *tf, const char *batch, bool no_validate,
       lens[at] = l->len;
       continue;
     }
+    if (rc == SQ_ETASK) {
+      fprintf(stderr, "%s:%zu: a string holds a NUL character (\\u0000); it cannot be stamped without "
+              "losing bytes\n", path, l->lineno);
+      bad = bad ? bad : rc;
+      continue;
+    }
     if (rc) return rc;
     payloads[at] = stamped;
     lens[at] = strlen(stamped);
+    if (!no_validate && max_bytes && lens[at] > max_bytes) {
+      fprintf(stderr, "%s:%zu: task: %zu bytes once stamped with batch and enqueued_at_ms (%zu in the file), "
+              "more than the %zu allowed (max_task_kib)\n", path, l->lineno, lens[at], l->len, max_bytes);
+      bad = bad ? bad : SQ_ETOOBIG;
+    }
   }
+  if (bad) return bad;
   *n_raw = tf->n - front;
   for (size_t a = front, b = tf->n - 1; a < b && b < tf->n; a++, b--) { /* raw ones back in file order */
     char *p = payloads[a];
@@ -260,7 +280,12 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   items = calloc(tf.n, sizeof *items);
   if (!payloads || !lens || !items) goto out;
   size_t n_raw = 0;
-  int rc = stamp_lines(&tf, batch, o->no_validate, payloads, lens, items, &n_raw);
+  int rc = stamp_lines(o->path, &tf, batch, o->no_validate, (size_t)cfg->max_task_kib * 1024, payloads, lens,
+                       items, &n_raw);
+  if (rc == SQ_ETOOBIG || rc == SQ_ETASK) {
+    fprintf(stderr, "sandq-producer: %s: nothing was pushed\n", o->path);
+    goto out;
+  }
   if (rc) {
     fprintf(stderr, "sandq-producer: stamping tasks: %s\n", sq_strerror(rc));
     goto out;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "log.h"
 #include "producer.h"
 #include "util.h"
 
@@ -190,7 +191,9 @@ static void print_table(FILE *f, const row_list *l) {
     const row *r = &l->rows[i];
     char ms[24] = "-";
     if (r->total_ms >= 0) snprintf(ms, sizeof ms, "%lld", (long long)r->total_ms);
-    fprintf(f, "%-*s  %-16s  %-16s  %s  %10s\n", w, r->id, r->status, r->expect ? r->expect : "-",
+    char id[4 * 128 + 1], status[64], expect[256]; /* results are data: no escape codes to the terminal */
+    fprintf(f, "%-*s  %-16s  %-16s  %s  %10s\n", w, sq_log_escape(r->id, id, sizeof id),
+            sq_log_escape(r->status, status, sizeof status), sq_log_escape(r->expect ? r->expect : "-", expect, sizeof expect),
             r->match < 0 ? " " : r->match ? "✓" : "✗", ms);
   }
 }
@@ -217,7 +220,9 @@ int sq__report_results(sq_queue *q, const char *batch, const char *out_path, boo
     expected++;
     if (!l.rows[i].match) {
       if (!differed) fprintf(stderr, "sandq-producer: results that differ from metadata.expect:\n");
-      fprintf(stderr, "  %s: expected %s, got %s\n", l.rows[i].id, l.rows[i].expect, l.rows[i].status);
+      char id[4 * 128 + 1], status[64], expect[256];
+      fprintf(stderr, "  %s: expected %s, got %s\n", sq_log_escape(l.rows[i].id, id, sizeof id),
+              sq_log_escape(l.rows[i].expect, expect, sizeof expect), sq_log_escape(l.rows[i].status, status, sizeof status));
       differed++;
     }
   }

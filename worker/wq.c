@@ -157,7 +157,10 @@ static void store_one(worker *w, job *j) {
 
 void sq__wq_store_many(worker *w, job **js, size_t n) {
   sq_completion *c = calloc(n, sizeof *c);
-  bson_t *docs = calloc(n, sizeof *docs);
+  /* bson_t asks for 128-byte alignment, which calloc does not give (UBSan:
+   * misaligned store); sizeof is a multiple of it, as aligned_alloc wants. */
+  bson_t *docs = aligned_alloc(_Alignof(bson_t), n * sizeof *docs);
+  if (docs) memset(docs, 0, n * sizeof *docs);
   int *rcs = calloc(n, sizeof *rcs);
   job **piped = calloc(n, sizeof *piped);
   size_t m = 0;

@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,10 +15,12 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "json_scan.h"
 #include "name.h"
 #include "util.h"
 
 #define MAX_CONFIG_FILE_BYTES (1024 * 1024)
+#define MAX_PRICE_USD_PER_MTOK 1e6 /* beyond any real price: a typo */
 
 /* Every config error is SQ_ECONFIG with a message naming the field. */
 #define fail(err, errlen, ...) sq_errf(err, errlen, SQ_ECONFIG, __VA_ARGS__)
@@ -212,20 +215,26 @@ int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err,
   return fail(err, errlen, "%s: unknown setting", key);
 }
 
-/* A JSON scalar as the text sq_config_set takes. */
-static int json_scalar(const cJSON *v, char *buf, size_t len) {
-  if (cJSON_IsString(v)) {
-    if (strlen(v->valuestring) >= len) return -1;
-    snprintf(buf, len, "%s", v->valuestring);
-    return 0;
+/* A JSON scalar as the text sq_config_set takes: a string as it is (its
+ * length is judged there, against the field), a number in buf (len bytes):
+ * a whole number in the int64 range as an integer, anything else as %.17g,
+ * which sq_config_set then refuses naming the range. Returns NULL when v is
+ * neither, or (*nonfinite set) an infinity (1e309 parses as one). */
+static const char *json_scalar(const cJSON *v, char *buf, size_t len, bool *nonfinite) {
+  *nonfinite = false;
+  if (cJSON_IsString(v)) return v->valuestring;
+  if (!cJSON_IsNumber(v)) return NULL;
+  double d = v->valuedouble;
+  if (!isfinite(d)) {
+    *nonfinite = true;
+    return NULL;
   }
-  if (cJSON_IsNumber(v)) {
-    double d = v->valuedouble;
-    if (d == (double)(long long)d) snprintf(buf, len, "%lld", (long long)d);
-    else snprintf(buf, len, "%.17g", d);
-    return 0;
-  }
-  return -1;
+  /* -2^63 <= d < 2^63 before the cast: outside, the conversion is undefined */
+  if (d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0)
+    snprintf(buf, len, "%lld", (long long)d);
+  else
+    snprintf(buf, len, "%.17g", d);
+  return buf;
 }
 
 /* "policy": {"import_allowlist": "a, b" or ["a", "b"], "actions": {"import": "block", ...}} */
@@ -291,15 +300,41 @@ static int load_provider(sq_llm_provider *p, const cJSON *obj, int idx, char *er
     if (strcmp(k, "api_key") == 0)
       return fail(err, errlen, "providers[%d].api_key: keys are never read from files; name the "
                   "environment variable that holds it in api_key_env", idx);
-    if (!cJSON_IsNumber(m)) return fail(err, errlen, "providers[%d].%s: unknown key or not a number", idx, k);
-    double d = m->valuedouble;
-    if (strcmp(k, "price_in_usd_per_mtok") == 0) p->price_in_usd_per_mtok = d;
-    else if (strcmp(k, "price_out_usd_per_mtok") == 0) p->price_out_usd_per_mtok = d;
-    else if (strcmp(k, "timeout_ms") == 0) p->timeout_ms = (int64_t)d;
-    else if (strcmp(k, "max_retries") == 0) p->max_retries = (int)d;
-    else if (strcmp(k, "max_in_flight") == 0) p->max_in_flight = (int)d;
-    else if (strcmp(k, "weight") == 0) p->weight = (int)d;
-    else return fail(err, errlen, "providers[%d].%s: unknown key", idx, k);
+    /* Each number is checked as a range before it is converted. */
+    static const struct {
+      const char *key;
+      double lo, hi;
+      bool whole;
+    } nums[] = {
+        {"price_in_usd_per_mtok", 0, MAX_PRICE_USD_PER_MTOK, false},
+        {"price_out_usd_per_mtok", 0, MAX_PRICE_USD_PER_MTOK, false},
+        {"timeout_ms", 1, 3600000, true},
+        {"max_retries", 0, 20, true},
+        {"max_in_flight", 1, 10000, true},
+        {"weight", 0, 1000000, true},
+    };
+    size_t j = 0;
+    while (j < sizeof nums / sizeof nums[0] && strcmp(k, nums[j].key) != 0) j++;
+    if (j == sizeof nums / sizeof nums[0])
+      return fail(err, errlen, "providers[%d].%s: unknown key (known: name, base_url, model, api_key_env, "
+                  "price_in_usd_per_mtok, price_out_usd_per_mtok, timeout_ms, max_retries, max_in_flight, weight)",
+                  idx, k);
+    double d = cJSON_IsNumber(m) ? m->valuedouble : NAN;
+    if (!isfinite(d) || d < nums[j].lo || d > nums[j].hi || (nums[j].whole && d != floor(d))) {
+      if (nums[j].whole)
+        return fail(err, errlen, "providers[%d].%s: must be an integer in [%.0f, %.0f]", idx, k, nums[j].lo,
+                    nums[j].hi);
+      return fail(err, errlen, "providers[%d].%s: must be a finite number in [%g, %g]", idx, k, nums[j].lo,
+                  nums[j].hi);
+    }
+    switch (j) {
+    case 0: p->price_in_usd_per_mtok = d; break;
+    case 1: p->price_out_usd_per_mtok = d; break;
+    case 2: p->timeout_ms = (int64_t)d; break;
+    case 3: p->max_retries = (int)d; break;
+    case 4: p->max_in_flight = (int)d; break;
+    default: p->weight = (int)d; break;
+    }
   }
   return 0;
 }
@@ -313,16 +348,37 @@ int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errl
     snprintf(err, errlen, "%s: %s", path, strerror(errno));
     return SQ_EIO;
   }
-  cJSON *root = cJSON_ParseWithLength(text, len);
+  rc = sq_config_load_json(cfg, text, len, path, err, errlen);
   free(text);
+  return rc;
+}
+
+int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char *path, char *err,
+                        size_t errlen) {
+  int rc;
+  cJSON *root = cJSON_ParseWithLength(text, len);
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
     return fail(err, errlen, "%s: not a JSON object", path);
   }
+  /* cJSON cuts strings at a NUL: refused, naming the setting. */
+  size_t n_members = (size_t)cJSON_GetArraySize(root), idx = 0;
+  bool *nul = calloc(n_members + 1, sizeof *nul);
+  if (!nul) {
+    cJSON_Delete(root);
+    return SQ_ENOMEM;
+  }
+  sq_json_nul_members(text, len, nul, n_members);
   rc = 0;
   const cJSON *m;
   cJSON_ArrayForEach(m, root) {
-    char val[1024], key[128];
+    char val[64], key[128];
+    bool nonfinite = false;
+    const char *sval;
+    if (nul[idx++]) {
+      rc = fail(err, errlen, "%s: holds a NUL character (\\u0000), which settings cannot carry", m->string);
+      break;
+    }
     if (strcmp(m->string, "providers") == 0) {
       if (!cJSON_IsArray(m)) {
         rc = fail(err, errlen, "providers: must be an array");
@@ -347,21 +403,22 @@ int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errl
       const cJSON *l;
       cJSON_ArrayForEach(l, m) {
         snprintf(key, sizeof key, "%s.%s", m->string, l->string);
-        if (json_scalar(l, val, sizeof val) != 0) {
-          rc = fail(err, errlen, "%s: must be a number", key);
+        if (!(sval = json_scalar(l, val, sizeof val, &nonfinite))) {
+          rc = fail(err, errlen, "%s: must be %s", key, nonfinite ? "a finite number" : "a number");
           break;
         }
-        if ((rc = sq_config_set(cfg, key, val, err, errlen)) != 0) break;
+        if ((rc = sq_config_set(cfg, key, sval, err, errlen)) != 0) break;
       }
       if (rc) break;
     } else {
-      if (json_scalar(m, val, sizeof val) != 0) {
-        rc = fail(err, errlen, "%s: must be a string or a number", m->string);
+      if (!(sval = json_scalar(m, val, sizeof val, &nonfinite))) {
+        rc = fail(err, errlen, "%s: must be %s", m->string, nonfinite ? "a finite number" : "a string or a number");
         break;
       }
-      if ((rc = sq_config_set(cfg, m->string, val, err, errlen)) != 0) break;
+      if ((rc = sq_config_set(cfg, m->string, sval, err, errlen)) != 0) break;
     }
   }
+  free(nul);
   cJSON_Delete(root);
   if (rc) {
     /* prefix the file name so the operator knows where to look */
@@ -474,13 +531,19 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
     for (const char *c = p->api_key_env; *c; c++)
       if (!isalnum((unsigned char)*c) && *c != '_')
         return fail(err, errlen, "providers[%d].api_key_env: must be an environment variable name", i);
-    if (p->price_in_usd_per_mtok < 0 || p->price_out_usd_per_mtok < 0)
-      return fail(err, errlen, "providers[%d].price_*_usd_per_mtok: must not be negative", i);
-    if (p->timeout_ms <= 0) return fail(err, errlen, "providers[%d].timeout_ms: must be positive", i);
+    /* the file's ranges (load_provider), again for providers set otherwise */
+    if (!(p->price_in_usd_per_mtok >= 0 && p->price_in_usd_per_mtok <= MAX_PRICE_USD_PER_MTOK) ||
+        !(p->price_out_usd_per_mtok >= 0 && p->price_out_usd_per_mtok <= MAX_PRICE_USD_PER_MTOK))
+      return fail(err, errlen, "providers[%d].price_*_usd_per_mtok: must be a finite number in [0, %g]", i,
+                  MAX_PRICE_USD_PER_MTOK);
+    if (p->timeout_ms < 1 || p->timeout_ms > 3600000)
+      return fail(err, errlen, "providers[%d].timeout_ms: must be an integer in [1, 3600000]", i);
     if (p->max_retries < 0 || p->max_retries > 20)
-      return fail(err, errlen, "providers[%d].max_retries: must be in [0, 20]", i);
-    if (p->max_in_flight <= 0) return fail(err, errlen, "providers[%d].max_in_flight: must be positive", i);
-    if (p->weight < 0) return fail(err, errlen, "providers[%d].weight: must not be negative", i);
+      return fail(err, errlen, "providers[%d].max_retries: must be an integer in [0, 20]", i);
+    if (p->max_in_flight < 1 || p->max_in_flight > 10000)
+      return fail(err, errlen, "providers[%d].max_in_flight: must be an integer in [1, 10000]", i);
+    if (p->weight < 0 || p->weight > 1000000)
+      return fail(err, errlen, "providers[%d].weight: must be an integer in [0, 1000000]", i);
     weight += p->weight;
   }
   if (cfg->n_providers > 0 && weight == 0)

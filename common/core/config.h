@@ -68,6 +68,11 @@ void sq_config_defaults(sq_config *cfg);
  * errors naming the key. Returns 0, SQ_EIO or SQ_ECONFIG with err set. */
 int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errlen);
 
+/* The same for JSON text already in memory (len bytes, need not be
+ * NUL-terminated); name stands for the file in messages. Returns 0 or
+ * SQ_ECONFIG (SQ_ENOMEM) with err set. The fuzzer's way in. */
+int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char *name, char *err, size_t errlen);
+
 /* Applies the environment: SANDQ_REDIS_URL, SANDQ_QUEUE, SANDQ_LOG_LEVEL,
  * SANDQ_WORKER_ID, SANDQ_PYTHON, SANDQ_SCRATCH_ROOT, SANDQ_JAIL_MODE, and, when no provider
  * is configured yet, SANDQ_LLM_BASE_URL/SANDQ_LLM_MODEL (key in

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "json_scan.h"
 #include "llm_internal.h"
 
 #define LLM_DEFAULT_TIMEOUT_MS 60000
@@ -319,7 +320,32 @@ static int parse_completion(const sq_buf *body, size_t prompt_chars, sq_llm_repl
   }
   const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
   if (!cJSON_IsArray(choices) || cJSON_GetArraySize(choices) == 0) {
-    snprintf(why, whylen, "reply has no choices");
+    const cJSON *error = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (error) { /* some providers say "quota exceeded" with a 200 */
+      char detail[SQ__LLM_ERRMSG_MAX + 8];
+      error_detail(body, detail, sizeof detail);
+      snprintf(why, whylen, "an error in an HTTP 200 reply: %s", detail);
+    } else {
+      snprintf(why, whylen, "reply has no choices");
+    }
+    goto out;
+  }
+  /* cJSON would cut the content at a NUL: refused, not shortened (code
+   * cannot hold one anyway: Python source cannot contain NUL). */
+  size_t n_members = (size_t)cJSON_GetArraySize(root), i = 0;
+  bool *nul = calloc(n_members + 1, sizeof *nul);
+  if (!nul) {
+    rc = SQ_ENOMEM;
+    snprintf(why, whylen, "out of memory");
+    goto out;
+  }
+  sq_json_nul_members(body->data, body->len, nul, n_members);
+  bool choices_nul = false;
+  for (const cJSON *m = root->child; m; m = m->next, i++)
+    if (m == choices) choices_nul = nul[i];
+  free(nul);
+  if (choices_nul) {
+    snprintf(why, whylen, "choices holds a NUL character (\\u0000); refused rather than cut short");
     goto out;
   }
   const cJSON *msg = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(choices, 0), "message");
@@ -368,14 +394,15 @@ int sq__llm_judge(sq__llm_call *x, CURLcode crc, long http_status) {
   out->attempts = x->attempt;
   out->error[0] = '\0';
   if (crc == CURLE_OK && !x->too_big && !x->nomem && http_status >= 200 && http_status <= 299) {
-    char why[128];
+    char why[SQ__LLM_ERRMSG_MAX + 64];
     size_t prompt_chars = strlen(x->user) + (x->system ? strlen(x->system) : 0);
     int rc = parse_completion(&x->resp, prompt_chars, out, why, sizeof why);
     if (rc) set_error(out, "provider '%s': %s", p->name, why);
+    sq__llm_redact(out->error, x->key);
     return rc;
   }
-  char tries[32] = "";
-  if (x->attempt > 1) snprintf(tries, sizeof tries, " (after %d attempts)", x->attempt);
+  char tries[40] = ""; /* HTTP requests; the queue's attempts of the task are counted apart */
+  if (x->attempt > 1) snprintf(tries, sizeof tries, " (after %d HTTP requests)", x->attempt);
   if (x->nomem) {
     set_error(out, "out of memory reading the reply of provider '%s'", p->name);
     return SQ_ENOMEM;
@@ -386,6 +413,16 @@ int sq__llm_judge(sq__llm_call *x, CURLcode crc, long http_status) {
   int rc;
   if (x->too_big) {
     set_error(out, "reply from provider '%s' exceeds %zu MiB", p->name, SQ__LLM_MAX_BODY_BYTES >> 20);
+    return SQ_ELLM_REPLY;
+  } else if (crc == CURLE_OUT_OF_MEMORY
+#if LIBCURL_VERSION_NUM >= 0x080600
+             || crc == CURLE_TOO_LARGE
+#endif
+  ) {
+    /* curl says "Out of memory" for a response header past its 100 KiB
+     * cap, the likely cause: a reply, not a transient failure. */
+    set_error(out, "provider '%s': the response is too large for curl (a header over curl's 100 KiB limit, or "
+              "out of memory): %s", p->name, curl_easy_strerror(crc));
     return SQ_ELLM_REPLY;
   } else if (crc != CURLE_OK) {
     copy_printable(detail, sizeof detail, x->curl_err[0] ? x->curl_err : curl_easy_strerror(crc),

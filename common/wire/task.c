@@ -2,25 +2,46 @@
  * that name the field. */
 #include "task.h"
 
+#include <bson/bson.h>
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errors.h"
+#include "json_scan.h"
 #include "name.h"
 #include "util.h"
 
+/* A payload over max_bytes is still read this far to file its result under
+ * its own id and batch; past it the id is raw-<hash> (docs/formats.md). */
+#define SALVAGE_MAX_BYTES ((size_t)64 << 20)
+/* libbson's JSON reader stops near 100 levels; the margin is the result's own. */
+#define METADATA_DEPTH_MAX 64
+/* 9999-12-31T23:59:59.999Z: past it enqueued_at_ms is not a time. */
+#define ENQUEUED_AT_MS_MAX 253402300799999.0
 
-static int valid_id(const char *s) {
+static const char nul_reason[] =
+    "holds a NUL character (\\u0000); task strings are refused with one rather than cut short "
+    "(Python source cannot hold NUL)";
+
+/* Ids are compared and stored as bytes: no control characters, and valid
+ * UTF-8, since the result's BSON _id must be (a lenient copy would map
+ * different ids onto one). */
+static int valid_text(const char *s, size_t max) {
   size_t n = strlen(s);
-  if (n == 0 || n > SQ_TASK_ID_MAX) return 0;
-  for (; *s; s++)
-    if ((unsigned char)*s < 0x20 || *s == 0x7f) return 0;
+  if (n == 0 || n > max) return 0;
+  if (!bson_utf8_validate(s, n, false)) return 0;
+  for (; *s; s++) /* C0, DEL, and C1 (U+0080-U+009F: a terminal takes U+009B for ESC [) */
+    if ((unsigned char)*s < 0x20 || *s == 0x7f || ((unsigned char)s[0] == 0xc2 && (unsigned char)s[1] < 0xa0))
+      return 0;
   return 1;
 }
+
+static int valid_id(const char *s) { return valid_text(s, SQ_TASK_ID_MAX); }
 
 static int valid_identifier(const char *s) {
   if (!*s || strlen(s) > 128 || !(isalpha((unsigned char)*s) || *s == '_')) return 0;
@@ -35,10 +56,19 @@ static int take_string(const cJSON *v, const char *name, char **dst, char *err, 
   return *dst ? 0 : SQ_ENOMEM;
 }
 
-static int take_limit(const cJSON *v, const char *name, int64_t max, int64_t *dst, char *err, size_t errlen) {
-  if (!cJSON_IsNumber(v) || v->valuedouble != (double)(int64_t)v->valuedouble || v->valuedouble < 1 ||
-      v->valuedouble > (double)max)
-    return sq_errf(err, errlen, SQ_ETASK, "limits.%s: must be an integer in [1, %lld]", name, (long long)max);
+/* Whether v is a JSON number holding an integer in [lo, hi] (checked as a
+ * double before any conversion: 1e309 and 2^63 do not fit an int64_t). */
+static bool integer_in(const cJSON *v, double lo, double hi) {
+  if (!cJSON_IsNumber(v)) return false;
+  double d = v->valuedouble;
+  return isfinite(d) && d >= lo && d <= hi && d == floor(d);
+}
+
+static int take_limit(const cJSON *v, const char *name, int64_t min, int64_t max, int64_t *dst, char *err,
+                      size_t errlen) {
+  if (!integer_in(v, (double)min, (double)max))
+    return sq_errf(err, errlen, SQ_ETASK, "limits.%s: must be an integer in [%lld, %lld]", name, (long long)min,
+                   (long long)max);
   *dst = (int64_t)v->valuedouble;
   return 0;
 }
@@ -49,12 +79,12 @@ static int take_limits(const cJSON *v, sq_jail_limits *lim, char *err, size_t er
   const int64_t day_ms = 24LL * 3600 * 1000;
   cJSON_ArrayForEach(m, v) {
     int rc;
-    if (strcmp(m->string, "wall_ms") == 0) rc = take_limit(m, "wall_ms", day_ms, &lim->wall_ms, err, errlen);
-    else if (strcmp(m->string, "cpu_ms") == 0) rc = take_limit(m, "cpu_ms", day_ms, &lim->cpu_ms, err, errlen);
-    else if (strcmp(m->string, "memory_mib") == 0)
-      rc = take_limit(m, "memory_mib", 1024 * 1024, &lim->memory_mib, err, errlen);
+    if (strcmp(m->string, "wall_ms") == 0) rc = take_limit(m, "wall_ms", 1, day_ms, &lim->wall_ms, err, errlen);
+    else if (strcmp(m->string, "cpu_ms") == 0) rc = take_limit(m, "cpu_ms", 1, day_ms, &lim->cpu_ms, err, errlen);
+    else if (strcmp(m->string, "memory_mib") == 0) /* the config's floor: Python does not start in less */
+      rc = take_limit(m, "memory_mib", SQ_TASK_MEMORY_MIB_MIN, 1024 * 1024, &lim->memory_mib, err, errlen);
     else if (strcmp(m->string, "output_kib") == 0)
-      rc = take_limit(m, "output_kib", 1024 * 1024, &lim->output_kib, err, errlen);
+      rc = take_limit(m, "output_kib", 1, 1024 * 1024, &lim->output_kib, err, errlen);
     else
       rc = sq_errf(err, errlen, SQ_ETASK,
                 "limits.%s: unknown limit (known: wall_ms, cpu_ms, memory_mib, output_kib)", m->string);
@@ -63,19 +93,68 @@ static int take_limits(const cJSON *v, sq_jail_limits *lim, char *err, size_t er
   return 0;
 }
 
+/* How deep v nests (a scalar is 0, {} is 1); stops counting past limit. */
+static int depth_of(const cJSON *v, int limit) {
+  if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return 0;
+  int deepest = 0;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, v) {
+    if (deepest >= limit) break;
+    int d = depth_of(c, limit - 1);
+    if (d > deepest) deepest = d;
+  }
+  return deepest + 1;
+}
+
+/* metadata as JSON text in *out, refused (with the reason) unless the
+ * result can carry it untouched: an object, at most METADATA_DEPTH_MAX
+ * levels, valid UTF-8, readable by libbson. */
+static int take_metadata(const cJSON *m, char **out, char *err, size_t errlen) {
+  if (!cJSON_IsObject(m)) return sq_errf(err, errlen, SQ_ETASK, "metadata: must be an object");
+  if (depth_of(m, METADATA_DEPTH_MAX + 1) > METADATA_DEPTH_MAX)
+    return sq_errf(err, errlen, SQ_ETASK, "metadata: nested deeper than %d levels", METADATA_DEPTH_MAX);
+  char *json = cJSON_PrintUnformatted(m);
+  if (!json) return SQ_ENOMEM;
+  if (!bson_utf8_validate(json, strlen(json), false)) {
+    free(json);
+    return sq_errf(err, errlen, SQ_ETASK, "metadata: holds a string that is not valid UTF-8");
+  }
+  bson_error_t berr;
+  bson_t *doc = bson_new_from_json((const uint8_t *)json, -1, &berr);
+  if (!doc) {
+    free(json);
+    return sq_errf(err, errlen, SQ_ETASK, "metadata: not representable in BSON (%s)", berr.message);
+  }
+  bson_destroy(doc);
+  *out = json;
+  return 0;
+}
+
+/* The first member of root named name, or NULL when there is none or it
+ * holds a NUL character (nul[] from sq_json_nul_members). */
+static const cJSON *clean_member(const cJSON *root, const char *name, const bool *nul) {
+  size_t i = 0;
+  const cJSON *m;
+  cJSON_ArrayForEach(m, root) {
+    if (strcmp(m->string, name) == 0) return nul[i] ? NULL : m;
+    i++;
+  }
+  return NULL;
+}
+
 /* Recovers id, batch and metadata from a task that fails validation, so the
- * error can be reported against it. */
-static sq_task *salvage(const cJSON *root) {
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+ * error can be reported against it; each only when valid itself. */
+static sq_task *salvage(const cJSON *root, const bool *nul) {
+  const cJSON *id = clean_member(root, "id", nul);
   if (!cJSON_IsString(id) || !valid_id(id->valuestring)) return NULL;
   sq_task *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->id = strdup(id->valuestring);
-  const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
-  bool batch_ok = cJSON_IsString(b) && sq_name_ok(b->valuestring, SQ_NAME_BATCH_MAX);
-  t->batch = strdup(batch_ok ? b->valuestring : "default");
-  const cJSON *meta = cJSON_GetObjectItemCaseSensitive(root, "metadata");
-  if (cJSON_IsObject(meta)) t->metadata_json = cJSON_PrintUnformatted(meta);
+  const cJSON *b = clean_member(root, "batch", nul);
+  t->batch = strdup(cJSON_IsString(b) && sq_name_ok(b->valuestring, SQ_NAME_BATCH_MAX) ? b->valuestring : "default");
+  const cJSON *meta = clean_member(root, "metadata", nul);
+  char scratch[8];
+  if (meta && take_metadata(meta, &t->metadata_json, scratch, sizeof scratch) != 0) t->metadata_json = NULL;
   if (!t->id || !t->batch) {
     sq_task_free(t);
     return NULL;
@@ -83,7 +162,7 @@ static sq_task *salvage(const cJSON *root) {
   return t;
 }
 
-static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen) {
+static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *err, size_t errlen) {
   static const char *const known[] = {"id",    "batch",           "prompt", "code",     "tests",
                                       "entry_point", "expected_stdout", "limits", "metadata",
                                       "enqueued_at_ms", "priority", "idempotency_key"};
@@ -91,8 +170,10 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
   unsigned seen = 0;
   const cJSON *m;
   int rc = 0;
+  size_t idx = 0;
   cJSON_ArrayForEach(m, root) {
     size_t k;
+    if (nul[idx++]) return sq_errf(err, errlen, SQ_ETASK, "%s: %s", m->string, nul_reason);
     for (k = 0; k < n_known; k++)
       if (strcmp(m->string, known[k]) == 0) break;
     if (k == n_known)
@@ -105,7 +186,8 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
     case 0:
       if ((rc = take_string(m, "id", &t->id, err, errlen))) return rc;
       if (!valid_id(t->id))
-        return sq_errf(err, errlen, SQ_ETASK, "id: must be 1-%d bytes without control characters", SQ_TASK_ID_MAX);
+        return sq_errf(err, errlen, SQ_ETASK, "id: must be 1-%d bytes of valid UTF-8 without control characters",
+                       SQ_TASK_ID_MAX);
       break;
     case 1:
       if ((rc = take_string(m, "batch", &t->batch, err, errlen))) return rc;
@@ -122,13 +204,11 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
       break;
     case 6: rc = take_string(m, "expected_stdout", &t->expected_stdout, err, errlen); break;
     case 7: rc = take_limits(m, &t->limits, err, errlen); break;
-    case 8:
-      if (!cJSON_IsObject(m)) return sq_errf(err, errlen, SQ_ETASK, "metadata: must be an object");
-      if (!(t->metadata_json = cJSON_PrintUnformatted(m))) return SQ_ENOMEM;
-      break;
+    case 8: rc = take_metadata(m, &t->metadata_json, err, errlen); break;
     case 9:
-      if (!cJSON_IsNumber(m) || m->valuedouble < 0)
-        return sq_errf(err, errlen, SQ_ETASK, "enqueued_at_ms: must be a non-negative integer");
+      if (!integer_in(m, 0, ENQUEUED_AT_MS_MAX))
+        return sq_errf(err, errlen, SQ_ETASK, "enqueued_at_ms: must be an integer in [0, %.0f] (ms since the epoch)",
+                       ENQUEUED_AT_MS_MAX);
       t->enqueued_at_ms = (int64_t)m->valuedouble;
       break;
     case 10:
@@ -140,8 +220,8 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
       break;
     case 11:
       if ((rc = take_string(m, "idempotency_key", &t->idempotency_key, err, errlen))) return rc;
-      if (!valid_id(t->idempotency_key) || strlen(t->idempotency_key) > SQ_TASK_IDEM_MAX)
-        return sq_errf(err, errlen, SQ_ETASK, "idempotency_key: must be 1-%d bytes without control characters",
+      if (!valid_text(t->idempotency_key, SQ_TASK_IDEM_MAX))
+        return sq_errf(err, errlen, SQ_ETASK, "idempotency_key: must be 1-%d bytes of valid UTF-8 without control characters",
                     SQ_TASK_IDEM_MAX);
       break;
     }
@@ -157,8 +237,23 @@ static int parse_fields(const cJSON *root, sq_task *t, char *err, size_t errlen)
 
 int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, char *err, size_t errlen) {
   *out = NULL;
-  if (max_bytes && len > max_bytes)
-    return sq_errf(err, errlen, SQ_ETOOBIG, "task: %zu bytes, more than the %zu allowed", len, max_bytes);
+  bool too_big = max_bytes && len > max_bytes;
+  if (too_big) {
+    int rc = sq_errf(err, errlen, SQ_ETOOBIG, "task: %zu bytes, more than the %zu allowed (max_task_kib)", len,
+                     max_bytes);
+    cJSON *root = len <= SALVAGE_MAX_BYTES ? cJSON_ParseWithLength(buf, len) : NULL;
+    if (cJSON_IsObject(root)) {
+      size_t n = (size_t)cJSON_GetArraySize(root);
+      bool *nul = calloc(n + 1, sizeof *nul);
+      if (nul) {
+        sq_json_nul_members(buf, len, nul, n);
+        *out = salvage(root, nul);
+      }
+      free(nul);
+    }
+    cJSON_Delete(root);
+    return rc;
+  }
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
   if (!root) {
@@ -179,18 +274,24 @@ int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, 
     cJSON_Delete(root);
     return sq_errf(err, errlen, SQ_EPARSE, "task: must be a JSON object");
   }
+  size_t n = (size_t)cJSON_GetArraySize(root);
   sq_task *t = calloc(1, sizeof *t);
-  if (!t) {
+  bool *nul = calloc(n + 1, sizeof *nul);
+  if (!t || !nul) {
+    free(t);
+    free(nul);
     cJSON_Delete(root);
     return SQ_ENOMEM;
   }
-  int rc = parse_fields(root, t, err, errlen);
+  sq_json_nul_members(buf, len, nul, n);
+  int rc = parse_fields(root, nul, t, err, errlen);
   if (rc) {
     sq_task_free(t);
-    *out = salvage(root);
+    *out = salvage(root, nul);
   } else {
     *out = t;
   }
+  free(nul);
   cJSON_Delete(root);
   return rc;
 }
@@ -216,8 +317,13 @@ int sq_task_stamp(const char *buf, size_t len, const char *batch, int64_t now_ms
     cJSON_Delete(root);
     return SQ_EPARSE;
   }
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "batch");
-  cJSON_DeleteItemFromObjectCaseSensitive(root, "enqueued_at_ms");
+  if (sq_json_nul_members(buf, len, NULL, 0) > 0) { /* printing it again would cut it short */
+    cJSON_Delete(root);
+    return SQ_ETASK;
+  }
+  while (cJSON_GetObjectItemCaseSensitive(root, "batch")) cJSON_DeleteItemFromObjectCaseSensitive(root, "batch");
+  while (cJSON_GetObjectItemCaseSensitive(root, "enqueued_at_ms"))
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "enqueued_at_ms");
   int rc = SQ_ENOMEM;
   if (cJSON_AddStringToObject(root, "batch", batch) && cJSON_AddNumberToObject(root, "enqueued_at_ms", (double)now_ms)) {
     *out = cJSON_PrintUnformatted(root);

@@ -16,6 +16,9 @@
  * JSON object, or no valid id): docs/formats.md. */
 #define SQ_TASK_INVALID_BATCH "_invalid"
 #define SQ_TASK_IDEM_MAX 256 /* bytes in an idempotency_key */
+/* The least limits.memory_mib a task may ask for (the config's floor too:
+ * Python does not start in less). */
+#define SQ_TASK_MEMORY_MIB_MIN 16
 
 /* Which list a task waits in; the queue claims high before normal before low. */
 typedef enum { SQ_TASK_NORMAL = 0, SQ_TASK_HIGH, SQ_TASK_LOW } sq_task_priority;
@@ -39,21 +42,27 @@ typedef struct {
  * Returns 0 and a task in *out, or:
  *   SQ_ETOOBIG  len > max_bytes (when max_bytes > 0)
  *   SQ_EPARSE   not a JSON object
- *   SQ_ETASK    a field is unknown, of the wrong type, or out of range
+ *   SQ_ETASK    a field is unknown, of the wrong type, out of range, or a
+ *               string holds a NUL character (raw or \u0000: refused, never
+ *               cut short)
  * On error err names the field and the reason, and *out is still set when
  * at least the id could be recovered (with batch and metadata when valid, so
- * the error can be reported against
- * the task); otherwise *out is NULL. The caller frees *out with
- * sq_task_free. */
+ * the error can be reported against the task; a task over max_bytes is read
+ * for them too, up to 64 MiB); otherwise *out is NULL. The caller frees *out
+ * with sq_task_free. */
 int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, char *err,
                   size_t errlen);
 
 /* Frees a task; NULL is a no-op. */
 void sq_task_free(sq_task *t);
 
-/* Rewrites one task line for the wire: sets "batch" and "enqueued_at_ms".
- * The input must be a JSON object (it is not otherwise validated). Returns
- * 0 and a malloc'd NUL-terminated string in *out, or SQ_EPARSE/SQ_ENOMEM. */
+/* Rewrites one task line for the wire: sets "batch" and "enqueued_at_ms"
+ * (every earlier member of those names goes). The input must be a JSON
+ * object (it is not otherwise validated). The output may be longer than
+ * the input (the stamp, and numbers printed again): check its size against
+ * max_task_kib after stamping. Returns 0 and a malloc'd NUL-terminated
+ * string in *out, or SQ_EPARSE (not a JSON object), SQ_ETASK (a string
+ * holds a NUL character, which printing again would lose) or SQ_ENOMEM. */
 int sq_task_stamp(const char *buf, size_t len, const char *batch, int64_t now_ms, char **out);
 
 /* Assembles the program that runs: code, then tests, then

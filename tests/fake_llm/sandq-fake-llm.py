@@ -19,7 +19,9 @@
 #   "fault": "malformed_json" | "no_usage" | "truncated" | "reset" | "hang" |
 #            "retry_after" (status 429, header "retry_after_s" seconds, default 1) |
 #            "retry_after_date" (status 429, the header as an HTTP date) |
-#            "slow_drip" (the body one byte every "drip_ms", default 50)
+#            "slow_drip" (the body one byte every "drip_ms", default 50) |
+#            "error_200" (status 200 with an OpenAI-style error body, message
+#            "error_message") | "giant_header" (a 200 KB response header)
 #   "times": N  the status/fault applies to the first N matching requests only
 #   "content_repeat": N  the content is repeated N times (large replies)
 #   "default": true  the fallback rule for code/repair requests
@@ -49,7 +51,7 @@ import sys
 import time
 
 FAULTS = {"malformed_json", "no_usage", "truncated", "reset", "hang", "retry_after",
-          "retry_after_date", "slow_drip"}
+          "retry_after_date", "slow_drip", "error_200", "giant_header"}
 KINDS = {"code", "risk", "repair"}
 MAX_BODY_BYTES = 16 * 1024 * 1024
 HANG_MAX_S = 600.0
@@ -309,6 +311,9 @@ class Conn:
             msg = rule.get("error_message", f"fake-llm: simulated HTTP {status}")
             await self.send(http_response(status, error_body(status, msg), extra=extra))
             return True
+        if fault == "error_200":
+            await self.send(http_response(200, error_body(429, rule.get("error_message", "fake-llm: an error"))))
+            return True
         completion = {
             "id": "chatcmpl-fake-%016x" % st.rng.getrandbits(64),
             "object": "chat.completion", "created": int(time.time()), "model": model,
@@ -334,7 +339,8 @@ class Conn:
                 await self.send(data[i:i + 1])
                 await asyncio.sleep(drip)
             return True
-        await self.send(http_response(200, body))
+        extra = [("X-Filler", "f" * 200 * 1024)] if fault == "giant_header" else ()
+        await self.send(http_response(200, body, extra=extra))
         return True
 
 

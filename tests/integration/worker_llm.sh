@@ -150,7 +150,7 @@ T
 check faults '
 for i in ("hang", "reset", "malformed", "truncated", "bad-request", "drip"):
     assert d[i]["status"] == "llm_error", (i, d[i])
-assert "after 2 attempts" in d["hang"]["reason"], d["hang"]["reason"]
+assert "after 2 HTTP requests" in d["hang"]["reason"], d["hang"]["reason"]
 assert "not JSON" in d["malformed"]["reason"]
 assert "HTTP 400" in d["bad-request"]["reason"] and "not retried" in d["bad-request"]["reason"]
 assert d["rate-limited"]["status"] == "ok", d["rate-limited"]

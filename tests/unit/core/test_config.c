@@ -70,6 +70,38 @@ static void bad_value(const char *json, const char *needle) {
   CHECK_CONTAINS(err, needle);
 }
 
+/* Issue 16 item 13: each error says what is actually wrong; ranges are
+ * checked as ranges; no infinity is taken; a NUL is refused, not cut. */
+static void test_errors_say_why(void) {
+  char big[2200];
+  int n = snprintf(big, sizeof big, "{\"system_prompt\": \"");
+  memset(big + n, 'x', 1500);
+  snprintf(big + n + 1500, sizeof big - (size_t)n - 1500, "\"}");
+  bad_file(big, "system_prompt: longer than 1023 bytes"); /* was "must be a string or a number" */
+  n = snprintf(big, sizeof big, "{\"queue\": \"");
+  memset(big + n, 'q', 1100);
+  snprintf(big + n + 1100, sizeof big - (size_t)n - 1100, "\"}");
+  bad_file(big, "queue: longer than");
+#define PROV(extra) "{\"providers\":[{\"name\":\"a\",\"base_url\":\"http://h/v1\",\"model\":\"m\"," extra "}]}"
+  bad_value(PROV("\"weight\": 1e10"), "providers[0].weight: must be an integer in [0, 1000000]");
+  bad_value(PROV("\"weight\": -1"), "providers[0].weight: must be an integer in [0, 1000000]");
+  bad_value(PROV("\"weight\": 1.5"), "providers[0].weight: must be an integer");
+  bad_value(PROV("\"max_in_flight\": 3e9"), "providers[0].max_in_flight: must be an integer in [1, 10000]");
+  bad_value(PROV("\"timeout_ms\": 1e30"), "providers[0].timeout_ms: must be an integer in [1, 3600000]");
+  bad_value(PROV("\"max_retries\": 1e300"), "providers[0].max_retries: must be an integer in [0, 20]");
+  bad_value(PROV("\"price_in_usd_per_mtok\": 1e309"), "providers[0].price_in_usd_per_mtok: must be a finite number");
+  bad_value(PROV("\"price_out_usd_per_mtok\": -1e309"), "providers[0].price_out_usd_per_mtok: must be a finite");
+  bad_value(PROV("\"weight\": \"3\""), "providers[0].weight: must be an integer");
+  bad_value("{\"lease_ms\": 1e309}", "lease_ms: must be a finite number");
+  bad_value("{\"lease_ms\": 1e30}", "lease_ms: '1e+30' is not an integer in [100, 86400000]");
+  bad_value("{\"max_queue_len\": 9223372036854775808}", "max_queue_len: '9.2233720368547758e+18' is not an integer");
+  bad_value("{\"default_limits\": {\"wall_ms\": -1e309}}", "default_limits.wall_ms: must be a finite number");
+  bad_value("{\"default_limits\": {\"memory_mib\": 15}}", "default_limits.memory_mib");
+  bad_value("{\"queue\": \"a\\u0000b\"}", "queue: holds a NUL character");
+  bad_value("{\"providers\":[{\"name\":\"a\\u0000\"}]}", "providers: holds a NUL character");
+#undef PROV
+}
+
 /* The LLM side's settings: defaults, file, and refusals. */
 static void test_llm_settings(void) {
   sq_config c;
@@ -305,6 +337,7 @@ int main(void) {
   CHECK_CONTAINS(err, "/nonexistent/sandq.json");
 
   test_policy_config();
+  test_errors_say_why();
   /* queue settings: defaults, file, environment, validation */
   sq_config_defaults(&c);
   CHECK_EQ(c.queue_opts.lease_ms, 30000);

@@ -221,7 +221,7 @@ static void test_retries(void) {
   p.max_retries = 2;
   CHECK_EQ(call(&p, NULL, "[t:503-always] go", &r), SQ_ELLM);
   CHECK_CONTAINS(r.error, "HTTP 503 from provider 'retry'");
-  CHECK_CONTAINS(r.error, "after 3 attempts");
+  CHECK_CONTAINS(r.error, "after 3 HTTP requests");
   CHECK_EQ(r.http_status, 503);
   CHECK(r.content == NULL);
   CHECK_EQ(stat_hits("[t:503-always]"), 3);
@@ -293,7 +293,7 @@ static void test_bad_replies(void) {
   int64_t hits = stat_hits("[t:reset]");
   CHECK_EQ(call(&p, NULL, "[t:reset] go", &r), SQ_EHTTP);
   CHECK_CONTAINS(r.error, "provider 'bad'");
-  CHECK_CONTAINS(r.error, "after 2 attempts");
+  CHECK_CONTAINS(r.error, "after 2 HTTP requests");
   CHECK_EQ(stat_hits("[t:reset]"), hits + 2);
   sq_llm_reply_clear(&r);
 }
@@ -428,7 +428,7 @@ static void test_more_faults(void) {
   p.timeout_ms = 300; /* a drip slower than the timeout is a timeout, retried then given up */
   p.max_retries = 1;
   CHECK_EQ(call(&p, NULL, "[t:drip] go", &r), SQ_EHTTP);
-  CHECK_CONTAINS(r.error, "after 2 attempts");
+  CHECK_CONTAINS(r.error, "after 2 HTTP requests");
   sq_llm_reply_clear(&r);
 
   p = provider("odd", base_url);
@@ -445,6 +445,31 @@ static void test_more_faults(void) {
   CHECK_EQ(sq_reply_parse_risk(r.content, &v, err, sizeof err), 0);
   CHECK_EQ(v.level, SQ_RISK_HIGH);
   CHECK_EQ(v.action, SQ_RISK_BLOCK);
+  sq_llm_reply_clear(&r);
+}
+
+/* Issue 16 items 5 and 13: the provider's own words, a header curl cannot
+ * take, and a NUL in the content each give an error that says so, and none
+ * of them is retried. */
+static void test_reply_errors_named(void) {
+  sq_llm_provider p = provider("named", base_url);
+  sq_llm_reply r = {0};
+  p.max_retries = 2;
+  /* HTTP 200 with {"error":{"message":...}} was "reply has no choices" */
+  CHECK_EQ(call(&p, NULL, "[t:quota-200] go", &r), SQ_ELLM_REPLY);
+  CHECK_CONTAINS(r.error, "You exceeded your current quota");
+  CHECK_EQ(stat_hits("[t:quota-200]"), 1);
+  sq_llm_reply_clear(&r);
+  /* a 200 KB header was "Out of memory", retried as transient */
+  CHECK_EQ(call(&p, NULL, "[t:giant-header] go", &r), SQ_ELLM_REPLY);
+  CHECK_CONTAINS(r.error, "header over curl's 100 KiB limit");
+  CHECK(strstr(r.error, "after") == NULL);
+  CHECK_EQ(stat_hits("[t:giant-header]"), 1);
+  sq_llm_reply_clear(&r);
+  /* code after a NUL was dropped: print(2) never ran, silently */
+  CHECK_EQ(call(&p, NULL, "[t:nul-content] go", &r), SQ_ELLM_REPLY);
+  CHECK_CONTAINS(r.error, "NUL character");
+  CHECK(r.content == NULL);
   sq_llm_reply_clear(&r);
 }
 
@@ -514,6 +539,7 @@ int main(void) {
   test_weights();
   test_concurrency();
   test_more_faults();
+  test_reply_errors_named();
   test_breaker();
   return sq_check_done("test_llm");
 }
