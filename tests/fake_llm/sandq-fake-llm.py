@@ -19,7 +19,8 @@
 #   "fault": "malformed_json" | "no_usage" | "truncated" | "reset" | "hang" |
 #            "retry_after" (status 429, header "retry_after_s" seconds, default 1) |
 #            "retry_after_date" (status 429, the header as an HTTP date) |
-#            "slow_drip" (the body one byte every "drip_ms", default 50)
+#            "slow_drip" (the body one byte every "drip_ms", default 50) |
+#            "not_http" (a reply that is not HTTP: a transport error no retry fixes)
 #   "times": N  the status/fault applies to the first N matching requests only
 #   "content_repeat": N  the content is repeated N times (large replies)
 #   "default": true  the fallback rule for code/repair requests
@@ -49,7 +50,7 @@ import sys
 import time
 
 FAULTS = {"malformed_json", "no_usage", "truncated", "reset", "hang", "retry_after",
-          "retry_after_date", "slow_drip"}
+          "retry_after_date", "slow_drip", "not_http"}
 KINDS = {"code", "risk", "repair"}
 MAX_BODY_BYTES = 16 * 1024 * 1024
 HANG_MAX_S = 600.0
@@ -292,6 +293,9 @@ class Conn:
             if sock is not None:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.writer.transport.abort()
+            return False
+        if fault == "not_http":
+            await self.send(b"SANDQ-FAKE 42 this is not http\r\n\r\n")
             return False
         if fault == "hang":
             try:
