@@ -2,24 +2,25 @@
  * every worker writes each metrics flush (sq:{Q}:health) and the queue's
  * own record of heartbeats (sq:{Q}:workers, server time). Exit 0 when
  * healthy, 1 when not (docs/operations.md says what counts). */
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errors.h"
+#include "health.h"
 #include "producer.h"
 #include "rollout.h"
 #include "util.h"
 
-#define HEALTH_KEY "health"
 #define FORGET_MS (3600 * 1000) /* a worker silent this long is dropped from the view */
 #define MAX_WORKERS 1024
 
 typedef struct {
   char id[128];
   int64_t beat_ms; /* server time of its last claim or heartbeat; 0: none */
-  char *json;
+  bool readable;   /* h holds the record; else err says why not */
+  sq_health h;
+  char err[160];
 } entry;
 
 typedef struct {
@@ -37,9 +38,12 @@ static entry *find(fleet *f, const char *id, bool add) {
   return e;
 }
 
-static int on_health(const char *field, const char *value, void *ud) {
-  entry *e = find(ud, field, true);
-  if (e && !e->json) e->json = strdup(value);
+static int on_health(const char *id, const sq_health *h, const char *err, void *ud) {
+  entry *e = find(ud, id, true);
+  if (!e) return 0;
+  e->readable = h != NULL;
+  if (h) e->h = *h;
+  else snprintf(e->err, sizeof e->err, "%s", err);
   return 0;
 }
 
@@ -49,39 +53,32 @@ static int on_worker(const char *id, int64_t at_ms, void *ud) {
   return 0;
 }
 
-static void fleet_free(fleet *f) {
-  for (size_t i = 0; i < f->n; i++) free(f->v[i].json);
-  free(f->v);
-}
+static void fleet_free(fleet *f) { free(f->v); }
 
 static int load(sq_queue *q, fleet *f, int64_t *now_ms) {
   f->n = 0;
   f->v = calloc(MAX_WORKERS, sizeof *f->v);
   if (!f->v) return SQ_ENOMEM;
-  int rc = sq_queue_hash_get_all(q, HEALTH_KEY, on_health, f);
+  int rc = sq_health_each(q, on_health, f);
   if (!rc) rc = sq_queue_workers(q, on_worker, f, now_ms);
   return rc;
 }
 
-static double num(const cJSON *o, const char *k) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-  return cJSON_IsNumber(v) ? v->valuedouble : 0;
-}
-
 /* Judges one worker: problems (unhealthy) and notes into buf. Returns
- * 0 healthy, 1 unhealthy, 2 stale, 3 forgotten. */
+ * 0 healthy, 1 unhealthy, 2 stale, 3 forgotten. Every time in a record is
+ * within 0..2^53 (sq_health_parse), so the differences below cannot
+ * overflow. */
 static int judge(const sq_config *cfg, const entry *e, int64_t now_ms, char *buf, size_t n) {
-  cJSON *o = e->json ? cJSON_Parse(e->json) : NULL;
+  const sq_health *h = &e->h;
   size_t off = 0;
   int verdict = 0;
   buf[0] = '\0';
 #define SAY(...) (off += (size_t)snprintf(buf + off, off < n ? n - off : 0, __VA_ARGS__))
-  if (!o) {
-    cJSON_Delete(o);
-    snprintf(buf, n, "health entry unreadable");
+  if (!e->readable) {
+    snprintf(buf, n, "health entry unreadable: %s", e->err);
     return 1;
   }
-  double age_s = ((double)now_ms - num(o, "updated_ms")) / 1000.0; /* in double: any number in the entry is safe */
+  double age_s = ((double)now_ms - (double)h->updated_ms) / 1000.0; /* in double: no overflow */
   if (age_s * 1000 > FORGET_MS) verdict = 3;
   else if (age_s * 1000 > (double)cfg->health_stale_ms) {
     SAY("stale: no report for %.0f s (stopped, dead, or cut off from redis)", age_s);
@@ -93,32 +90,23 @@ static int judge(const sq_config *cfg, const entry *e, int64_t now_ms, char *buf
         (long long)cfg->queue_opts.lease_ms);
     verdict = 1;
   }
-  bool seccomp = false;
-  const cJSON *l;
-  cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(o, "jail_layers"))
-    seccomp = seccomp || (cJSON_IsString(l) && strcmp(l->valuestring, "seccomp") == 0);
-  if (verdict == 0 && !seccomp) {
+  if (verdict == 0 && !(h->jail_layers & SQ_JAIL_LAYER_SECCOMP)) {
     SAY("%sthe seccomp layer is not in force", off ? "; " : "");
     verdict = 1;
   }
-  int n_prov = 0, n_open = 0;
-  const cJSON *b;
-  cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(o, "breakers")) {
-    n_prov++;
-    if (cJSON_IsString(b) && strcmp(b->valuestring, "open") == 0) n_open++;
-  }
+  int n_prov = h->n_breakers, n_open = 0;
+  for (int i = 0; i < n_prov; i++)
+    n_open += strcmp(h->breakers[i].state, "open") == 0;
   if (verdict == 0 && n_prov > 0 && n_open == n_prov) {
     SAY("%severy LLM provider's circuit breaker is open", off ? "; " : "");
     verdict = 1;
   } else if (n_open > 0) {
     SAY("%s%d of %d LLM breaker(s) open", off ? "; " : "", n_open, n_prov);
   }
-  double claim = num(o, "last_claim_ms");
-  SAY("%sin flight %.0f, last claim %s", off ? "; " : "", num(o, "in_flight"), claim > 0 ? "" : "never");
-  if (claim > 0) SAY("%.0f s ago", ((double)now_ms - claim) / 1000.0);
+  SAY("%sin flight %lld, last claim %s", off ? "; " : "", (long long)h->in_flight, h->last_claim_ms > 0 ? "" : "never");
+  if (h->last_claim_ms > 0) SAY("%.0f s ago", ((double)now_ms - (double)h->last_claim_ms) / 1000.0);
   if (beat_s >= 0) SAY(", heartbeat %.1f s ago", beat_s);
 #undef SAY
-  cJSON_Delete(o);
   return verdict;
 }
 
@@ -165,7 +153,7 @@ int sq__health_run(const sq_config *cfg, int argc, char **argv) {
     char why[512];
     int v = judge(cfg, e, now, why, sizeof why);
     if (v == 3) {
-      sq_queue_hash_del(q, HEALTH_KEY, e->id); /* long gone: forget it */
+      sq_health_remove(q, e->id); /* long gone: forget it */
       if (!only) continue;
     }
     seen++;

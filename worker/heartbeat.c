@@ -1,5 +1,8 @@
 /* heartbeat.c: the lease-keeping thread (see heartbeat.h): heartbeat every
- * heartbeat_ms, reaper every reap_interval_ms, and the shutdown grace clock. */
+ * heartbeat_ms, reaper every reap_interval_ms, and the shutdown grace clock.
+ * Its connection is a link of its own (wq.h: the same reconnect and backoff
+ * as the event loop's); the reaper backs off apart, so its trouble never
+ * delays a heartbeat. */
 #include "heartbeat.h"
 
 #include <errno.h>
@@ -11,8 +14,8 @@
 
 #include "errors.h"
 #include "log.h"
-#include "queue.h"
 #include "util.h"
+#include "wq.h"
 
 #define GRACE_TICK_MS 100
 
@@ -23,7 +26,8 @@ struct sq_heartbeat {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   bool quit;
-  sq_queue *q;
+  sq__wq_link link;   /* heartbeats, and the connection the reaper shares */
+  sq__backoff reaper; /* the reaper's failures in a row */
 };
 
 /* Sleeps up to ms or until asked to quit. Returns true when asked. */
@@ -41,20 +45,12 @@ static bool nap(sq_heartbeat *hb, int64_t ms) {
   return quit;
 }
 
-/* Drops a broken connection; the next tick reopens it. */
-static void drop(sq_heartbeat *hb, const char *what) {
-  SQ_WARN("heartbeat: %s failed: %s; reconnecting", what, sq_queue_errstr(hb->q));
-  sq_queue_free(hb->q);
-  hb->q = NULL;
-}
-
 /* The grace period ran out with a task still in hand: hand everything back
  * so another worker starts it now rather than after a lease, and end. */
 static void give_up(sq_heartbeat *hb) {
   size_t n = 0;
   const char *id = hb->cfg.worker_id;
-  if (hb->q || sq_queue_new_opts(hb->cfg.redis_url, hb->cfg.queue, &hb->cfg.queue_opts, &hb->q, NULL, 0) == 0)
-    sq_queue_release_all(hb->q, id, &n);
+  sq__wq_release_all(&hb->link, &n);
   SQ_WARN("worker %s: shutdown grace of %lld ms ran out; handed %zu task(s) back", id,
           (long long)hb->cfg.shutdown_grace_ms, n);
   _exit(0);
@@ -63,32 +59,32 @@ static void give_up(sq_heartbeat *hb) {
 static void *run(void *arg) {
   sq_heartbeat *hb = arg;
   const sq_config *c = &hb->cfg;
-  int64_t next_beat = 0, next_reap = 0, stop_at = 0, backoff_ms = 100;
+  int64_t next_beat = 0, next_reap = 0, stop_at = 0;
   for (;;) {
     int64_t now = sq_now_mono_ms();
     if (*hb->stop && !stop_at) stop_at = now;
     if (stop_at && now - stop_at >= c->shutdown_grace_ms) give_up(hb);
     if (now >= next_beat) {
-      char err[256];
-      if (!hb->q && sq_queue_new_opts(c->redis_url, c->queue, &c->queue_opts, &hb->q, err, sizeof err) != 0) {
-        if (backoff_ms == 100) SQ_WARN("heartbeat: redis: %s; retrying with backoff", err); /* once per outage */
-        hb->q = NULL;
-        next_beat = now + backoff_ms;
-        backoff_ms = backoff_ms * 2 > 5000 ? 5000 : backoff_ms * 2;
-      } else if (sq_queue_heartbeat(hb->q, c->worker_id, NULL) != 0) {
-        drop(hb, "heartbeat");
-        next_beat = now + backoff_ms;
+      int rc = sq__wq_heartbeat(&hb->link);
+      if (rc) {
+        sq__wq_link_failed(&hb->link, rc, "heartbeat", NULL);
+        next_beat = hb->link.bo.next_try_ms;
       } else {
-        backoff_ms = 100;
+        sq__wq_link_ok(&hb->link, "heartbeat");
         next_beat = now + c->heartbeat_ms;
       }
     }
-    if (hb->q && !stop_at && now >= next_reap) {
-      size_t requeued = 0, dead = 0;
-      if (sq_queue_reap(hb->q, c->worker_id, NULL, &requeued, &dead) != 0) drop(hb, "reaper");
-      else if (requeued || dead)
-        SQ_WARN("reaper: %zu expired lease(s) requeued, %zu task(s) to the dead letter", requeued, dead);
+    if (hb->link.q && !stop_at && now >= next_reap && sq__backoff_due(&hb->link.bo, now)) {
+      int rc = sq__wq_reap(&hb->link);
       next_reap = now + c->queue_opts.reap_interval_ms;
+      if (rc && sq__backoff_fail(&hb->reaper, now))
+        SQ_WARN("heartbeat: reaper failed (%s); next run in %lld ms (failure %lld in a row)",
+                sq__wq_link_errstr(&hb->link),
+                (long long)(c->queue_opts.reap_interval_ms > hb->reaper.delay_ms ? c->queue_opts.reap_interval_ms
+                                                                                  : hb->reaper.delay_ms),
+                (long long)hb->reaper.failures);
+      if (rc && hb->reaper.next_try_ms > next_reap) next_reap = hb->reaper.next_try_ms;
+      if (!rc && sq__backoff_ok(&hb->reaper)) SQ_INFO("heartbeat: the reaper works again");
     }
     int64_t wake = next_beat < next_reap || stop_at ? next_beat : next_reap;
     int64_t ms = wake - sq_now_mono_ms();
@@ -104,6 +100,7 @@ int sq_heartbeat_start(const sq_config *cfg, volatile sig_atomic_t *stop, sq_hea
   if (!hb) return SQ_ENOMEM;
   hb->cfg = *cfg;
   hb->stop = stop;
+  sq__wq_link_init(&hb->link, &hb->cfg, "heartbeat", NULL);
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -128,7 +125,7 @@ void sq_heartbeat_stop(sq_heartbeat *hb) {
   pthread_cond_signal(&hb->cv);
   pthread_mutex_unlock(&hb->mu);
   pthread_join(hb->thread, NULL);
-  sq_queue_free(hb->q);
+  sq__wq_link_close(&hb->link);
   pthread_cond_destroy(&hb->cv);
   pthread_mutex_destroy(&hb->mu);
   free(hb);

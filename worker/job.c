@@ -88,10 +88,9 @@ static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
   account(j, rep);
   if (rc) {
-    /* Transport trouble, 429, 5xx and open circuit breakers (SQ_ELLM with no
-     * HTTP status) may pass: the queue schedules another attempt. */
-    int st = rep->http_status;
-    j->transient = rc == SQ_EHTTP || (rc == SQ_ELLM && (st == 0 || st == 429 || (st >= 500 && st <= 599)));
+    /* What may pass (the LLM client decides: rep->transient) gets another
+     * attempt through the queue. */
+    j->transient = rep->transient;
     end_with(j, SQ_STATUS_LLM_ERROR, "llm: %s", rep->error[0] ? rep->error : sq_strerror(rc));
     return;
   }

@@ -41,7 +41,7 @@ typedef struct {
   const char *config_path;
   const char *program_path;
   const char *mode;
-  const char *policy[16]; /* KIND=ACTION, applied over the config */
+  const char **policy; /* KIND=ACTION in order, applied over the config; room for argc */
   int n_policy;
 } run_args;
 
@@ -113,8 +113,8 @@ static int parse_args(int argc, char **argv, run_args *a) {
       if (sq_jail_mode_parse(value, &m) != 0) return usage_error("--mode: '%s' is not spawn or warm", value);
       a->mode = value;
     } else if (strcmp(name, "--policy") == 0) {
-      if (!strchr(value, '=') || a->n_policy == (int)(sizeof a->policy / sizeof *a->policy))
-        return usage_error("--policy: '%s' is not KIND=record|block (at most 16)", value);
+      if (!strchr(value, '='))
+        return usage_error("--policy: '%s' is not KIND=record|block", value);
       a->policy[a->n_policy++] = value;
     } else if (strcmp(name, "--entry-point") == 0) {
       if (!is_identifier(value))
@@ -212,8 +212,8 @@ static int read_named(const char *what, const char *path, size_t max_bytes, char
   return rc;
 }
 
-int sq_cmd_run(int argc, char **argv) {
-  run_args a = {0};
+/* The command, with a.policy allocated (a is the caller's, by value). */
+static int run(int argc, char **argv, run_args a) {
   int ret = parse_args(argc, argv, &a);
   if (ret != 0) return ret;
 
@@ -292,5 +292,17 @@ out:
   free(program);
   free(tests);
   free(code);
+  return ret;
+}
+
+int sq_cmd_run(int argc, char **argv) {
+  /* --policy may be given any number of times: room for every argument. */
+  run_args a = {.policy = calloc((size_t)argc, sizeof *a.policy)};
+  if (!a.policy) {
+    fprintf(stderr, "sandq-worker run: out of memory\n");
+    return 1;
+  }
+  int ret = run(argc, argv, a);
+  free(a.policy);
   return ret;
 }

@@ -14,7 +14,6 @@
 #include "jail.h"
 #include "llm.h"
 #include "log.h"
-#include "queue.h"
 #include "reply.h"
 #include "result.h"
 #include "task.h"
@@ -55,19 +54,21 @@ int sq_cmd_serve(int argc, char **argv) {
                                        {"log-level", required_argument, 0, 'l'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
+  /* One slot per flag, not a list: a flag given again replaces the earlier
+   * value (the last one wins), however many times it is repeated. */
   const char *config_path = NULL;
   struct flag {
     const char *key, *val;
-  } flags[8];
-  int n_flags = 0;
+  } flags[] = {{"redis_url", NULL}, {"queue", NULL}, {"worker_id", NULL}, {"log_level", NULL}};
+  enum { F_REDIS, F_QUEUE, F_WORKER_ID, F_LOG_LEVEL, N_FLAGS };
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
-    case 'r': flags[n_flags++] = (struct flag){"redis_url", optarg}; break;
-    case 'q': flags[n_flags++] = (struct flag){"queue", optarg}; break;
-    case 'w': flags[n_flags++] = (struct flag){"worker_id", optarg}; break;
-    case 'l': flags[n_flags++] = (struct flag){"log_level", optarg}; break;
+    case 'r': flags[F_REDIS].val = optarg; break;
+    case 'q': flags[F_QUEUE].val = optarg; break;
+    case 'w': flags[F_WORKER_ID].val = optarg; break;
+    case 'l': flags[F_LOG_LEVEL].val = optarg; break;
     case 'c': config_path = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -84,8 +85,9 @@ int sq_cmd_serve(int argc, char **argv) {
   sq_config_defaults(&w.cfg);
   int rc = config_path ? sq_config_load_file(&w.cfg, config_path, err, sizeof err) : 0;
   if (!rc) rc = sq_config_load_env(&w.cfg, err, sizeof err);
-  for (int i = 0; !rc && i < n_flags; i++) {
+  for (int i = 0; !rc && i < N_FLAGS; i++) {
     char inner[256];
+    if (!flags[i].val) continue;
     rc = sq_config_set(&w.cfg, flags[i].key, flags[i].val, inner, sizeof inner);
     if (rc) snprintf(err, sizeof err, "--%s", inner);
   }
@@ -130,25 +132,8 @@ int sq_cmd_serve(int argc, char **argv) {
     goto out;
   }
   sq__test_hooks_init();
-  char qerr[512];
   sq_queue_set_notice(queue_notice, NULL); /* before any handle: the heartbeat thread's too */
-  if (sq_queue_new_opts(w.cfg.redis_url, w.cfg.queue, &w.cfg.queue_opts, &w.queue, qerr, sizeof qerr) != 0) {
-    SQ_WARN("redis at start-up unreachable (%s); retrying with backoff", qerr);
-    w.queue = NULL;
-    if (sq__wq_reconnect(&w) != 0) goto out;
-  }
-  sq_queue_set_stop(w.queue, &sq__worker_stop);
-  /* an evicting maxmemory-policy or no persistence: one warning line each */
-  if (sq_queue_check_server(w.queue, qerr, sizeof qerr) > 0) {
-    char *save = NULL;
-    for (char *line = strtok_r(qerr, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) SQ_WARN("%s", line);
-  }
-  size_t requeued = 0, dead = 0;
-  int rec = sq_queue_recover(w.queue, w.cfg.worker_id, &requeued, &dead);
-  if (rec == 0 && (requeued || dead))
-    SQ_WARN("an earlier run of %s left %zu task(s): %zu requeued, %zu to the dead letter", w.cfg.worker_id,
-            requeued + dead, requeued, dead);
-  if (rec) SQ_WARN("recovering an earlier run's tasks failed: %s; their leases will expire", sq_queue_errstr(w.queue));
+  if (sq__wq_open(&w) != 0) goto out;
   if (sq_heartbeat_start(&w.cfg, &sq__worker_stop, &w.heartbeat) != 0) goto out;
   SQ_INFO("worker %s serving queue %s (up to %lld tasks in flight, lease %lld ms, heartbeat %lld ms, risk %s, "
           "max_repairs %lld)",
@@ -161,7 +146,7 @@ int sq_cmd_serve(int argc, char **argv) {
 out:
   sq_heartbeat_stop(w.heartbeat);
   sq__pool_free(w.pool); /* waits for runs in progress */
-  sq_queue_free(w.queue);
+  sq__wq_close(&w);
   sq_llm_free(w.llm);
   sq_metrics_free(w.metrics);
   sq_jail_free(w.jail);

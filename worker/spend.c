@@ -6,7 +6,9 @@
  * first) at most every SPEND_REFRESH_MS and otherwise answers from what it
  * read plus what this worker has spent since. Other workers' spend is seen
  * within SPEND_REFRESH_MS: a batch can overshoot its budget by that much of
- * the fleet's spend, on top of what is already in flight (docs/llm.md). */
+ * the fleet's spend, on top of what is already in flight (docs/llm.md).
+ * Redis is reached through wq_chores.c: while it backs off, the cache
+ * answers alone and pending spend waits. */
 #include <stdio.h>
 #include <string.h>
 
@@ -32,26 +34,24 @@ static bool evict_before(const sq__spend_entry *a, const sq__spend_entry *b) {
 static sq__spend_entry *entry_for(worker *w, const char *batch) {
   sq__spend_entry *out = NULL;
   for (int i = 0; i < SQ__SPEND_BATCHES; i++) {
-    sq__spend_entry *e = &w->spend[i];
+    sq__spend_entry *e = &w->spend.e[i];
     if (e->batch[0] && strcmp(e->batch, batch) == 0) return e;
     if (!out || evict_before(e, out)) out = e;
   }
   if (strlen(batch) >= sizeof out->batch) return NULL;
-  if (out->pending_usd > 0 && (!w->queue || sq_queue_batch_add_cost(w->queue, out->batch, out->pending_usd) != 0))
+  if (out->pending_usd > 0 && sq__wq_add_cost(w, out->batch, out->pending_usd) != 0)
     return NULL; /* keep it: its spend must not be lost */
   *out = (sq__spend_entry){.budget_usd = -1};
   snprintf(out->batch, sizeof out->batch, "%s", batch);
   return out;
 }
 
+/* Adds e's pending spend to its counter; on failure (logged by wq) it is
+ * kept for the next try. */
 static int flush_one(worker *w, sq__spend_entry *e) {
-  if (e->pending_usd <= 0 || !w->queue) return e->pending_usd <= 0 ? 0 : SQ_EREDIS;
-  int rc = sq_queue_batch_add_cost(w->queue, e->batch, e->pending_usd);
-  if (rc) {
-    SQ_WARN("batch %s: adding $%.6f to its cost failed (kept for the next try): %s", e->batch, e->pending_usd,
-            sq_queue_errstr(w->queue));
-    return rc;
-  }
+  if (e->pending_usd <= 0) return 0;
+  int rc = sq__wq_add_cost(w, e->batch, e->pending_usd);
+  if (rc) return rc;
   e->cost_usd += e->pending_usd;
   e->pending_usd = 0;
   return 0;
@@ -61,9 +61,7 @@ void sq__spend_add(worker *w, const char *batch, double usd) {
   if (usd <= 0) return;
   sq__spend_entry *e = entry_for(w, batch); /* also while Redis is away: counted once it is back */
   if (!e) { /* no room: straight to Redis, as before */
-    if (!w->queue || sq_queue_batch_add_cost(w->queue, batch, usd) != 0)
-      SQ_WARN("batch %s: adding $%.6f to its cost failed: %s", batch, usd,
-              w->queue ? sq_queue_errstr(w->queue) : "redis unreachable");
+    if (sq__wq_add_cost(w, batch, usd) != 0) SQ_WARN("batch %s: $%.6f of spend not counted (no room, no redis)", batch, usd);
     return;
   }
   e->pending_usd += usd;
@@ -75,14 +73,13 @@ bool sq__spend_exhausted(worker *w, const char *batch) {
   sq__spend_entry *e = entry_for(w, batch);
   if (!e) {
     double cost = 0, budget = -1;
-    return w->queue && sq_queue_batch_spend(w->queue, batch, &cost, &budget) == 0 && budget >= 0 &&
-           cost >= budget;
+    return sq__wq_batch_spend(w, batch, &cost, &budget) == 0 && budget >= 0 && cost >= budget;
   }
   e->used_ms = now;
   /* Without Redis: what was read last (a batch never read: no budget known). */
-  if (w->queue && (!e->read_ms || now - e->read_ms >= SPEND_REFRESH_MS)) {
+  if (!e->read_ms || now - e->read_ms >= SPEND_REFRESH_MS) {
     double cost = 0, budget = -1;
-    if (flush_one(w, e) == 0 && sq_queue_batch_spend(w->queue, batch, &cost, &budget) == 0) {
+    if (flush_one(w, e) == 0 && sq__wq_batch_spend(w, batch, &cost, &budget) == 0) {
       e->cost_usd = cost;
       e->budget_usd = budget;
       e->read_ms = now;
@@ -93,8 +90,8 @@ bool sq__spend_exhausted(worker *w, const char *batch) {
 
 void sq__spend_flush(worker *w, bool now) {
   int64_t t = sq_now_mono_ms();
-  if (!w->queue || (!now && t < w->next_spend_flush_ms)) return;
-  w->next_spend_flush_ms = t + SPEND_FLUSH_MS;
+  if (!sq__wq_up(w) || (!now && t < w->spend.next_flush_ms)) return;
+  w->spend.next_flush_ms = t + SPEND_FLUSH_MS;
   for (int i = 0; i < SQ__SPEND_BATCHES; i++)
-    if (w->spend[i].batch[0]) flush_one(w, &w->spend[i]);
+    if (w->spend.e[i].batch[0] && flush_one(w, &w->spend.e[i]) != 0) break; /* the rest wait with it */
 }

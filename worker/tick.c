@@ -1,9 +1,9 @@
 /* tick.c: the worker's periodic chores, run from its event loop (so no
- * locks: the metrics registry, the LLM client and the queue handle all
+ * locks: the metrics registry, the LLM client and the queue link all
  * belong to that one thread): flushing metrics, writing this worker's
- * health into sq:{Q}:health, following the provider rollout (weights) and
- * taking a turn as its controller. */
-#include <cjson/cJSON.h>
+ * health record (common/fleet/health.h), following the provider rollout
+ * (weights) and taking a turn as its controller. Redis is reached through
+ * wq_chores.c, which backs off on its own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,6 @@
 #include "worker.h"
 
 #define ROLLOUT_EVERY_MS 1000
-#define HEALTH_KEY "health"
 
 /* The LLM client's per-exchange report, into the metrics. */
 static void on_exchange(const char *provider, sq_llm_outcome outcome, int64_t latency_ms, void *ud) {
@@ -36,34 +35,24 @@ int sq__tick_init(worker *w) {
   int rc = sq_metrics_new(names, w->cfg.n_providers, &w->cfg.metrics, &w->metrics);
   if (rc) return rc;
   if (w->llm) sq_llm_set_observer(w->llm, on_exchange, w);
-  w->started_ms = sq_now_wall_ms();
-  w->rollout_version = -1;
-  w->rollout_pct = -1;
+  w->tick.started_ms = sq_now_wall_ms();
+  w->tick.rollout_version = -1;
+  w->tick.rollout_pct = -1;
   return 0;
 }
 
 /* ---- health ---- */
 
-static char *health_json(worker *w, int64_t now_ms) {
-  cJSON *o = cJSON_CreateObject();
-  cJSON_AddStringToObject(o, "worker", w->cfg.worker_id);
-  cJSON_AddNumberToObject(o, "updated_ms", (double)now_ms);
-  cJSON_AddNumberToObject(o, "started_ms", (double)w->started_ms);
-  cJSON_AddNumberToObject(o, "last_claim_ms", (double)w->last_claim_ms);
-  cJSON_AddNumberToObject(o, "in_flight", w->in_flight);
-  cJSON_AddStringToObject(o, "jail_mode", sq_jail_mode_name(w->cfg.jail_mode));
-  cJSON *layers = cJSON_AddArrayToObject(o, "jail_layers");
-  uint32_t have = w->jail ? sq_jail_layers(w->jail) : 0;
-  const char *names[SQ_JAIL_LAYER_COUNT];
-  for (int i = 0, n = sq_jail_layers_names(have, names, SQ_JAIL_LAYER_COUNT); i < n; i++)
-    cJSON_AddItemToArray(layers, cJSON_CreateString(names[i]));
-  cJSON *br = cJSON_AddObjectToObject(o, "breakers");
-  for (int i = 0; w->llm && i < sq_llm_n_providers(w->llm); i++)
-    cJSON_AddStringToObject(br, sq_llm_provider_name(w->llm, i), sq_llm_breaker_state(w->llm, i));
-  cJSON_AddNumberToObject(o, "rollout_pct", w->rollout_pct);
-  char *s = cJSON_PrintUnformatted(o);
-  cJSON_Delete(o);
-  return s;
+static void health_fill(worker *w, int64_t now_ms, sq_health *h) {
+  *h = (sq_health){.updated_ms = now_ms, .started_ms = w->tick.started_ms, .last_claim_ms = w->tick.last_claim_ms,
+                   .in_flight = w->in_flight, .jail_mode = w->cfg.jail_mode,
+                   .jail_layers = w->jail ? sq_jail_layers(w->jail) : 0, .rollout_pct = w->tick.rollout_pct};
+  snprintf(h->worker, sizeof h->worker, "%s", w->cfg.worker_id);
+  for (int i = 0; w->llm && i < sq_llm_n_providers(w->llm) && h->n_breakers < SQ_HEALTH_MAX_BREAKERS; i++) {
+    sq_health_breaker *b = &h->breakers[h->n_breakers++];
+    snprintf(b->provider, sizeof b->provider, "%s", sq_llm_provider_name(w->llm, i));
+    snprintf(b->state, sizeof b->state, "%s", sq_llm_breaker_state(w->llm, i));
+  }
 }
 
 /* ---- rollout ---- */
@@ -72,10 +61,10 @@ static char *health_json(worker *w, int64_t now_ms) {
  * pct, baseline 100 - pct, every other provider 0; with no rollout (or one
  * naming a provider this worker does not have) the configured weights. */
 static void follow(worker *w, const sq_rollout *r) {
-  if (!w->llm || r->version == w->rollout_version) return;
-  w->rollout_version = r->version;
+  if (!w->llm || r->version == w->tick.rollout_version) return;
+  w->tick.rollout_version = r->version;
   sq_llm_reset_weights(w->llm);
-  w->rollout_pct = -1;
+  w->tick.rollout_pct = -1;
   if (r->state == SQ_ROLLOUT_NONE) return;
   bool known_c = false, known_b = false;
   for (int i = 0; i < sq_llm_n_providers(w->llm); i++) {
@@ -90,42 +79,33 @@ static void follow(worker *w, const sq_rollout *r) {
   for (int i = 0; i < sq_llm_n_providers(w->llm); i++) sq_llm_set_weight(w->llm, sq_llm_provider_name(w->llm, i), 0);
   sq_llm_set_weight(w->llm, r->candidate, r->pct);
   sq_llm_set_weight(w->llm, r->baseline, 100 - r->pct);
-  w->rollout_pct = r->pct;
+  w->tick.rollout_pct = r->pct;
   SQ_INFO("rollout (%s): %s gets %d%% of LLM traffic, %s %d%%", sq_rollout_state_name(r->state), r->candidate, r->pct,
           r->baseline, 100 - r->pct);
 }
 
 void sq__tick(worker *w) {
   int64_t now = sq_now_mono_ms();
-  if (!w->queue) return;
+  if (!sq__wq_up(w)) return;
   sq__spend_flush(w, false);
-  if (now >= w->next_flush_ms) {
-    w->next_flush_ms = now + w->cfg.metrics_flush_ms;
+  if (now >= w->tick.next_flush_ms) {
+    w->tick.next_flush_ms = now + w->cfg.metrics_flush_ms;
     int64_t wall = sq_now_wall_ms();
-    if (sq_metrics_flush(w->metrics, w->queue, wall) != 0)
-      SQ_WARN("metrics flush failed (%s); kept for the next one", sq_queue_errstr(w->queue));
-    char *h = health_json(w, wall);
-    if (h && sq_queue_hash_set(w->queue, HEALTH_KEY, w->cfg.worker_id, h) != 0)
-      SQ_WARN("writing health failed: %s", sq_queue_errstr(w->queue));
-    free(h);
+    sq_health h;
+    health_fill(w, wall, &h);
+    if (sq__wq_metrics_flush(w, wall) == 0) sq__wq_health_put(w, &h); /* failures: logged by wq, kept for the next */
   }
-  if (w->llm && now >= w->next_rollout_ms) {
-    w->next_rollout_ms = now + ROLLOUT_EVERY_MS;
+  if (w->llm && now >= w->tick.next_rollout_ms) {
+    w->tick.next_rollout_ms = now + ROLLOUT_EVERY_MS;
     sq_rollout r;
-    bool changed = false;
-    if (sq_rollout_step(w->queue, &w->cfg.metrics, w->cfg.worker_id, sq_now_wall_ms(), &r, &changed) == 0) {
-      if (changed)
-        SQ_LOGT(r.state == SQ_ROLLOUT_ROLLED_BACK ? SQ_LOG_WARN : SQ_LOG_INFO, NULL, "rollout of %s %s: now %d%% (%s): %s",
-                r.candidate, r.state == SQ_ROLLOUT_ROLLED_BACK ? "rolled back" : "advanced", r.pct,
-                sq_rollout_state_name(r.state), r.reason);
-      follow(w, &r);
-    }
+    if (sq__wq_rollout_step(w, sq_now_wall_ms(), &r) == 0) follow(w, &r);
   }
 }
 
 void sq__tick_final(worker *w) {
-  if (!w->queue) return;
+  if (!sq__wq_up(w)) return;
+  sq__backoff_ok(&w->wq.chores); /* one last try, whatever the backoff */
   sq__spend_flush(w, true);
-  sq_metrics_flush(w->metrics, w->queue, sq_now_wall_ms());
-  sq_queue_hash_del(w->queue, HEALTH_KEY, w->cfg.worker_id);
+  sq__wq_metrics_flush(w, sq_now_wall_ms());
+  sq__wq_health_put(w, NULL);
 }

@@ -1,8 +1,9 @@
 /* worker.h: what the files of `sandq-worker serve` share. serve.c sets up
  * and tears down; loop.c is the event loop (claim, wait, record); job.c
  * moves one task through generate -> risk -> check -> execute -> repair;
- * pool.c runs the jail on a bounded thread pool; wq.c is every word the
- * worker says to the queue, in one place. */
+ * pool.c runs the jail on a bounded thread pool; wq.c (wq.h) is every word
+ * the worker says to Redis, in one place; spend.c and tick.c keep their
+ * own state in their own structs below. */
 #ifndef SQ_WORKER_H
 #define SQ_WORKER_H
 
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "health.h"
 #include "heartbeat.h"
 #include "jail.h"
 #include "llm.h"
@@ -22,6 +24,7 @@
 #include "risk.h"
 #include "rollout.h"
 #include "task.h"
+#include "wq.h"
 
 typedef struct jail_pool jail_pool;
 typedef struct job job;
@@ -36,9 +39,26 @@ typedef struct {
   int64_t read_ms, used_ms; /* monotonic; read_ms 0: never read */
 } sq__spend_entry;
 
+/* spend.c's cache of batch spend. */
+typedef struct {
+  sq__spend_entry e[SQ__SPEND_BATCHES];
+  int64_t next_flush_ms; /* monotonic */
+} sq__spend_cache;
+
+/* tick.c's clocks and the rollout this worker follows. */
+typedef struct {
+  int64_t next_flush_ms, next_rollout_ms; /* monotonic */
+  int64_t started_ms, last_claim_ms;      /* wall clock; 0: never */
+  int64_t rollout_version;                /* the rollout state the weights follow; -1: none yet */
+  int rollout_pct;                        /* the candidate's share in force (-1: configured weights) */
+} sq__tick_state;
+
 typedef struct {
   sq_config cfg;
-  sq_queue *queue;
+  struct {
+    sq__wq_link link;     /* the event loop's connection: claims, results, retries */
+    sq__backoff chores;   /* spend counters, metrics, health, rollout: they back off apart */
+  } wq;                   /* wq.c, wq_chores.c */
   sq_jail *jail;
   sq_llm *llm;            /* NULL when no provider is configured */
   jail_pool *pool;
@@ -47,14 +67,9 @@ typedef struct {
   int in_flight;          /* jobs claimed and not yet stored */
   job *done_head, *done_tail; /* finished, waiting to be stored */
   bool fatal;             /* the jail cannot run: stop and hand everything back */
-  char lost_claim[24];    /* a claim whose reply was lost, undone before the next one */
   sq_metrics *metrics;    /* this worker's counters, flushed by tick.c */
-  int64_t next_flush_ms, next_rollout_ms; /* monotonic */
-  int64_t started_ms, last_claim_ms;      /* wall clock; 0: never */
-  int64_t rollout_version;                /* the rollout state the weights follow; -1: none yet */
-  int rollout_pct;                        /* the candidate's share in force (-1: configured weights) */
-  sq__spend_entry spend[SQ__SPEND_BATCHES];
-  int64_t next_spend_flush_ms;            /* monotonic */
+  sq__tick_state tick;
+  sq__spend_cache spend;
 } worker;
 
 /* One claimed task on its way to a result; owns every string it points to. */
@@ -72,7 +87,7 @@ struct job {
   sq_jail_outcome out;
   int jail_rc;
   bool generated;         /* code came from the LLM */
-  bool transient;         /* failed in a way worth another attempt (LLM transport, 5xx, 429) */
+  bool transient;         /* worth another attempt: the LLM client says so (sq_llm_reply.transient) */
   sq_policy_report findings; /* the static pre-check's */
   char provider[64], model[128];
   sq_risk_result risk;
@@ -102,26 +117,48 @@ job *sq__pool_take(jail_pool *p);
 /* Stops the threads after their current run; queued jobs are not run. */
 void sq__pool_free(jail_pool *p);
 
-/* wq.c: the queue, in one place. */
+/* wq.c: the event loop's words to the queue (see wq.h for the backoff). */
+/* Connects (waiting out Redis with backoff), checks the server's settings
+ * and recovers what an earlier run of this worker id left. Returns 0, or
+ * SQ_EINTERRUPTED when asked to stop first. */
+int sq__wq_open(worker *w);
+void sq__wq_close(worker *w);
 /* Claims up to max tasks in one round trip into out[0..*n) (waiting up to
- * timeout_ms for a first; 0: just look). Returns 0, SQ_EEMPTY,
- * SQ_EINTERRUPTED or a Redis error (after which it reconnects). */
+ * timeout_ms for a first; 0: just look), after handing back the tasks of a
+ * claim whose reply was lost. Waits out the backoff first. Returns 0,
+ * SQ_EEMPTY, SQ_EINTERRUPTED or a Redis error (counted in the backoff). */
 int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n);
 /* Settles j: a transient failure is scheduled for another attempt when
  * attempts remain; otherwise the result is stored and the claim
  * acknowledged in one fenced step (a late result after a lost lease is
- * refused: its new owner stores it). Retries through Redis failures until
- * done or asked to stop. */
+ * refused: its new owner stores it). Until then the claim stays ours (the
+ * heartbeat keeps its lease): every Redis failure, lost connection or
+ * refused command, backs off and tries again, until done or asked to stop
+ * (SQ_EINTERRUPTED; the claim is still held and is handed back). */
 int sq__wq_store(worker *w, job *j);
 /* Settles js[0..n) like sq__wq_store, storing the results in one pipelined
  * round trip where it can; logs what could not be stored. The caller still
  * owns (and frees) the jobs. */
 void sq__wq_store_many(worker *w, job **js, size_t n);
-int sq__wq_reconnect(worker *w);
-/* Hands every task this worker holds back to the queue. */
+/* Hands every task this worker holds back to the queue (one try). */
 void sq__wq_hand_back(worker *w);
+
+/* wq_chores.c: the rest, best effort, behind their own backoff: a call
+ * while it waits is not tried and fails with SQ_EREDIS_CONN. */
 int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len);
 void sq__wq_cache_set(worker *w, const char *ns, const char *key, const char *val, int64_t ttl_s);
+/* Adds usd to batch's cost counter. */
+int sq__wq_add_cost(worker *w, const char *batch, double usd);
+/* Reads batch's cost (0 unset) and budget (-1 unset). */
+int sq__wq_batch_spend(worker *w, const char *batch, double *cost_usd, double *budget_usd);
+/* Sends the metrics changed since the last flush. */
+int sq__wq_metrics_flush(worker *w, int64_t now_wall_ms);
+/* Writes (NULL: removes) this worker's health record. */
+int sq__wq_health_put(worker *w, const sq_health *h);
+/* Follows the fleet's rollout, taking a turn as its controller. */
+int sq__wq_rollout_step(worker *w, int64_t now_wall_ms, sq_rollout *r);
+/* Whether the connection is up (so a last flush is worth trying). */
+bool sq__wq_up(const worker *w);
 
 /* spend.c: batch spend and budgets, cached (see there for the bounds). */
 /* Counts usd against batch (reaches Redis with the next flush). */

@@ -1,93 +1,180 @@
 /* wq.c: every word the worker says to the queue, in one place, so a new
  * queue protocol (leases, fencing tokens, heartbeats) changes this file and
- * not the loop: claim, store + acknowledge, hand back, reconnect, and the
- * LLM side's verdict cache (batch spend: spend.c). */
+ * not the loop: the link both threads use (a connection and its backoff,
+ * wq.h); claim, store + acknowledge, retry and hand back for the event
+ * loop; heartbeat, reaper and hand back for the heartbeat thread. Batch
+ * spend, the verdict cache, metrics, health and rollout: wq_chores.c. */
 #include <bson/bson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "errors.h"
 #include "log.h"
 #include "util.h"
 #include "worker.h"
 
-int sq__wq_reconnect(worker *w) {
-  int64_t delay_ms = 100;
-  char err[256];
-  bool told = false;
-  sq_queue_free(w->queue);
-  w->queue = NULL;
-  /* With tasks in hand we keep trying after a stop request: the heartbeat
-   * thread's grace clock ends the process if Redis never comes back. The
-   * waits between tries keep the tasks in hand moving (LLM replies, jail
-   * runs); what finishes waits on the done list for Redis. */
-  while (sq__worker_stop < 2 && (!sq__worker_stop || w->in_flight > 0)) {
-    if (sq_queue_new_opts(w->cfg.redis_url, w->cfg.queue, &w->cfg.queue_opts, &w->queue, err, sizeof err) == 0) {
-      sq_queue_set_stop(w->queue, &sq__worker_stop);
-      SQ_INFO("reconnected to redis");
-      return 0;
-    }
-    if (!told) SQ_WARN("redis: %s; retrying with backoff", err); /* once per outage */
-    told = true;
-    for (int64_t until = sq_now_mono_ms() + delay_ms, now; (now = sq_now_mono_ms()) < until && sq__worker_stop < 2;)
-      sq__loop_service(w, (int)(until - now));
-    delay_ms = delay_ms * 2 > 5000 ? 5000 : delay_ms * 2;
-  }
-  return SQ_EINTERRUPTED;
+/* ---- backoff and link (both threads) ---- */
+
+bool sq__backoff_fail(sq__backoff *b, int64_t now_ms) {
+  bool step = b->delay_ms < SQ__BACKOFF_MAX_MS; /* the first failure and each doubling */
+  b->failures++;
+  b->delay_ms = b->delay_ms ? b->delay_ms * 2 : SQ__BACKOFF_MIN_MS;
+  if (b->delay_ms > SQ__BACKOFF_MAX_MS) b->delay_ms = SQ__BACKOFF_MAX_MS;
+  b->next_try_ms = now_ms + b->delay_ms;
+  if (!step && now_ms < b->next_log_ms) return false;
+  b->next_log_ms = now_ms + SQ__BACKOFF_LOG_MS;
+  return true;
 }
 
-int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n) {
-  *n = 0;
-  if (!w->queue && sq__wq_reconnect(w) != 0) return SQ_EINTERRUPTED;
-  int rc = 0;
-  if (w->lost_claim[0]) {
-    /* Tasks Redis gave us in a reply we never read: hand them back before
-     * claiming again, else our heartbeat keeps them leased forever. */
-    size_t back = 0;
-    rc = sq_queue_claim_undo(w->queue, w->cfg.worker_id, w->lost_claim, &back);
-    if (rc == 0) {
-      if (back) SQ_WARN("handed back %zu task(s) of a claim whose reply was lost", back);
-      w->lost_claim[0] = 0;
+int64_t sq__backoff_ok(sq__backoff *b) {
+  int64_t n = b->failures;
+  *b = (sq__backoff){0};
+  return n;
+}
+
+bool sq__backoff_due(const sq__backoff *b, int64_t now_ms) { return now_ms >= b->next_try_ms; }
+
+void sq__wq_link_init(sq__wq_link *l, const sq_config *cfg, const char *who, volatile sig_atomic_t *stop) {
+  *l = (sq__wq_link){.cfg = cfg, .who = who, .stop = stop};
+}
+
+void sq__wq_link_close(sq__wq_link *l) {
+  sq_queue_free(l->q);
+  l->q = NULL;
+}
+
+int sq__wq_link_get(sq__wq_link *l, sq_queue **q) {
+  /* Once made, a handle stays: it reconnects itself on its next call, and
+   * keeps the id of a claim whose reply a broken connection lost. */
+  if (!l->q) {
+    int rc = sq_queue_new_opts(l->cfg->redis_url, l->cfg->queue, &l->cfg->queue_opts, &l->q, l->err, sizeof l->err);
+    if (rc) {
+      l->q = NULL;
+      *q = NULL;
+      return rc;
     }
+    sq_queue_set_stop(l->q, l->stop);
   }
-  int64_t t0 = sq_now_mono_ms();
-  if (rc == 0) rc = sq_queue_claim_many(w->queue, w->cfg.worker_id, timeout_ms, out, max, n);
-  if (rc == 0 && *n > 0) {
-    sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_CLAIM, sq_now_mono_ms() - t0);
-    w->last_claim_ms = sq_now_wall_ms();
-  }
-  if (rc && rc != SQ_EEMPTY && rc != SQ_EINTERRUPTED) {
-    if (!w->lost_claim[0]) sq_queue_lost_claim(w->queue, w->lost_claim, sizeof w->lost_claim);
-    SQ_WARN("claim failed: %s; reconnecting", sq_queue_errstr(w->queue));
-    sq_queue_free(w->queue);
-    w->queue = NULL;
-  }
+  *q = l->q;
+  return 0;
+}
+
+void sq__wq_link_failed(sq__wq_link *l, int rc, const char *what, const char *task_id) {
+  if (!sq__backoff_fail(&l->bo, sq_now_mono_ms())) return;
+  bool conn = rc == SQ_EREDIS_CONN || !l->q;
+  SQ_LOGT(SQ_LOG_WARN, task_id, "%s: %s failed (%s); %s in %lld ms (failure %lld in a row; waits double up to %d ms)",
+          l->who, what, sq__wq_link_errstr(l), conn ? "reconnecting" : "trying again",
+          (long long)l->bo.delay_ms, (long long)l->bo.failures, SQ__BACKOFF_MAX_MS);
+}
+
+void sq__wq_link_ok(sq__wq_link *l, const char *what) {
+  int64_t n = sq__backoff_ok(&l->bo);
+  if (n) SQ_INFO("%s: redis works again (%s) after %lld failed tr%s", l->who, what, (long long)n, n == 1 ? "y" : "ies");
+}
+
+const char *sq__wq_link_errstr(const sq__wq_link *l) {
+  return l->q ? sq_queue_errstr(l->q) : l->err[0] ? l->err : "cannot connect to redis";
+}
+
+int sq__wq_heartbeat(sq__wq_link *l) {
+  sq_queue *q;
+  int rc = sq__wq_link_get(l, &q);
+  return rc ? rc : sq_queue_heartbeat(q, l->cfg->worker_id, NULL);
+}
+
+int sq__wq_reap(sq__wq_link *l) {
+  sq_queue *q;
+  int rc = sq__wq_link_get(l, &q);
+  size_t requeued = 0, dead = 0;
+  if (rc == 0) rc = sq_queue_reap(q, l->cfg->worker_id, NULL, &requeued, &dead);
+  if (rc == 0 && (requeued || dead))
+    SQ_WARN("reaper: %zu expired lease(s) requeued, %zu task(s) to the dead letter", requeued, dead);
   return rc;
 }
 
-/* A transient failure: schedule another attempt. Returns true when the task
- * is settled that way (retried, or no longer ours); false when attempts ran
- * out and j must be stored as it is. */
-static bool retry_later(worker *w, job *j) {
-  int64_t delay_ms = 0;
-  int rc = sq_queue_retry(w->queue, &j->claim, -1, j->reason, &delay_ms);
-  if (rc == 0) {
-    sq_metrics_task_retried(w->metrics);
-    SQ_LOGT(SQ_LOG_WARN, j->r.id, "transient failure, retrying in %lld ms: %s", (long long)delay_ms, j->reason);
-    return true;
-  }
-  if (rc == SQ_EEXHAUSTED) {
-    size_t n = strlen(j->reason);
-    snprintf(j->reason + n, sizeof j->reason - n, " (after %lld attempts)", (long long)w->cfg.queue_opts.max_attempts);
-    return false;
-  }
-  /* Fenced, or Redis trouble: the lease (or the reaper) settles it. */
-  SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not schedule a retry (%s: %s); the lease will expire and requeue it",
-          sq_strerror(rc), sq_queue_errstr(w->queue));
-  return true;
+int sq__wq_release_all(sq__wq_link *l, size_t *n) {
+  sq_queue *q;
+  if (n) *n = 0;
+  int rc = sq__wq_link_get(l, &q);
+  return rc ? rc : sq_queue_release_all(q, l->cfg->worker_id, n);
 }
+
+/* ---- the event loop's link ---- */
+
+/* Whether the worker may keep waiting for Redis: with tasks in hand it
+ * does after a first stop request (the heartbeat thread's grace clock ends
+ * the process if Redis never comes back); a second one ends the wait. */
+static bool may_wait(const worker *w) { return sq__worker_stop < 2 && (!sq__worker_stop || w->in_flight > 0); }
+
+/* Waits out the backoff, keeping the tasks in hand moving meanwhile (LLM
+ * replies, jail runs; what finishes waits on the done list), then hands out
+ * the connection. Returns 0 or SQ_EINTERRUPTED. */
+static int ready(worker *w, sq_queue **q, const char *what, const char *task_id) {
+  sq__wq_link *l = &w->wq.link;
+  for (;;) {
+    for (int64_t now; !sq__backoff_due(&l->bo, now = sq_now_mono_ms()) && may_wait(w);)
+      sq__loop_service(w, (int)(l->bo.next_try_ms - now));
+    if (!may_wait(w)) return SQ_EINTERRUPTED;
+    int rc = sq__wq_link_get(l, q);
+    if (rc == 0) return 0;
+    sq__wq_link_failed(l, rc, what, task_id);
+  }
+}
+
+int sq__wq_open(worker *w) {
+  sq_queue *q;
+  sq__wq_link_init(&w->wq.link, &w->cfg, "worker", &sq__worker_stop);
+  if (ready(w, &q, "connecting", NULL) != 0) return SQ_EINTERRUPTED;
+  sq__wq_link_ok(&w->wq.link, "connecting");
+  /* an evicting maxmemory-policy or no persistence: one warning line each */
+  char text[512];
+  if (sq_queue_check_server(q, text, sizeof text) > 0) {
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) SQ_WARN("%s", line);
+  }
+  size_t requeued = 0, dead = 0;
+  int rec = sq_queue_recover(q, w->cfg.worker_id, &requeued, &dead);
+  if (rec == 0 && (requeued || dead))
+    SQ_WARN("an earlier run of %s left %zu task(s): %zu requeued, %zu to the dead letter", w->cfg.worker_id,
+            requeued + dead, requeued, dead);
+  if (rec) SQ_WARN("recovering an earlier run's tasks failed: %s; their leases will expire", sq_queue_errstr(q));
+  return 0;
+}
+
+void sq__wq_close(worker *w) { sq__wq_link_close(&w->wq.link); }
+
+bool sq__wq_up(const worker *w) { return w->wq.link.q != NULL; }
+
+int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n) {
+  sq_queue *q;
+  char lost[24];
+  *n = 0;
+  int rc = ready(w, &q, "claiming", NULL);
+  if (rc) return rc;
+  /* Tasks Redis gave us in a reply we never read (the handle remembers the
+   * claim): hand them back before claiming again, else our heartbeat keeps
+   * them leased forever. */
+  if (sq_queue_lost_claim(q, lost, sizeof lost)) {
+    size_t back = 0;
+    if ((rc = sq_queue_claim_undo(q, w->cfg.worker_id, lost, &back)) != 0) {
+      sq__wq_link_failed(&w->wq.link, rc, "handing back a claim whose reply was lost", NULL);
+      return rc;
+    }
+    if (back) SQ_WARN("handed back %zu task(s) of a claim whose reply was lost", back);
+  }
+  int64_t t0 = sq_now_mono_ms();
+  rc = sq_queue_claim_many(q, w->cfg.worker_id, timeout_ms, out, max, n);
+  if (rc == 0 && *n > 0) {
+    sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_CLAIM, sq_now_mono_ms() - t0);
+    w->tick.last_claim_ms = sq_now_wall_ms();
+  }
+  if (rc == 0 || rc == SQ_EEMPTY) sq__wq_link_ok(&w->wq.link, "claiming");
+  else if (rc != SQ_EINTERRUPTED) sq__wq_link_failed(&w->wq.link, rc, "claiming", NULL);
+  return rc;
+}
+
+/* ---- settling a job ---- */
 
 /* Encodes j's result into doc (initialised here; the caller destroys it)
  * and fills its completion. Returns 0 or SQ_EBSON. */
@@ -122,37 +209,65 @@ static int settled(const job *j, int rc) {
   return rc;
 }
 
-/* Stores j's result and acknowledges the claim in one fenced step. Returns
- * 0 (settled), SQ_EREDIS, SQ_EREDIS_CONN or SQ_EBSON. */
-static int complete(worker *w, job *j) {
+/* A transient failure: schedule another attempt. Returns 0 when j is
+ * settled that way (retried, or no longer ours), SQ_EEXHAUSTED when
+ * attempts ran out (j->transient is cleared: store it as it is), or the
+ * Redis error (the claim is still ours: try again). */
+static int retry_later(worker *w, sq_queue *q, job *j) {
+  int64_t delay_ms = 0;
+  int rc = sq_queue_retry(q, &j->claim, -1, j->reason, &delay_ms);
+  if (rc == 0) {
+    sq_metrics_task_retried(w->metrics);
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "transient failure, retrying in %lld ms: %s", (long long)delay_ms, j->reason);
+  } else if (rc == SQ_EEXHAUSTED) {
+    size_t n = strlen(j->reason);
+    snprintf(j->reason + n, sizeof j->reason - n, " (after %lld attempts)", (long long)w->cfg.queue_opts.max_attempts);
+    j->transient = false;
+  } else if (rc == SQ_EFENCED) {
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "no retry scheduled: the lease was lost and another worker holds the task");
+    rc = 0;
+  }
+  return rc;
+}
+
+/* One try at settling j: a retry when transient, else the result stored
+ * and the claim acknowledged in one fenced step. Returns 0 (settled),
+ * SQ_EBSON, or a Redis error (nothing was dropped: try again). */
+static int settle(worker *w, sq_queue *q, job *j) {
+  if (j->transient) {
+    int rc = retry_later(w, q, j);
+    if (rc != SQ_EEXHAUSTED) return rc;
+  }
   bson_t doc;
   sq_completion done;
   int rc = encode(j, &doc, &done);
   int64_t t0 = sq_now_mono_ms();
-  if (rc == 0) rc = settled(j, sq_queue_complete(w->queue, &done));
+  if (rc == 0) rc = settled(j, sq_queue_complete(q, &done));
   if (rc == 0) sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_STORE, sq_now_mono_ms() - t0);
   bson_destroy(&doc);
   return rc;
 }
 
 int sq__wq_store(worker *w, job *j) {
-  int rc = SQ_EREDIS;
-  if (j->transient && w->queue && retry_later(w, j)) return 0;
+  sq_queue *q;
+  int rc;
   /* Until stored, the claim stays ours under its lease (kept alive by the
-   * heartbeat thread), so a Redis outage here loses nothing. */
-  while (sq__worker_stop < 2) {
-    if (w->queue && (rc = complete(w, j)) == 0) return 0;
+   * heartbeat thread; queue.lua refuses a completion it cannot write before
+   * touching the claim), so nothing is lost while this waits. */
+  while ((rc = ready(w, &q, "storing a result", j->r.id)) == 0) {
+    if ((rc = settle(w, q, j)) == 0) {
+      sq__wq_link_ok(&w->wq.link, "storing results");
+      return 0;
+    }
     if (rc == SQ_EBSON) return rc;
-    SQ_LOGT(SQ_LOG_WARN, j->r.id, "storing the result failed (%s: %s); retrying", sq_strerror(rc),
-            sq_queue_errstr(w->queue));
-    if (sq__wq_reconnect(w) != 0) return rc;
+    sq__wq_link_failed(&w->wq.link, rc, "storing a result", j->r.id);
   }
   return rc;
 }
 
 static void store_one(worker *w, job *j) {
   if (sq__wq_store(w, j) != 0)
-    SQ_LOGT(SQ_LOG_ERROR, j->r.id, "result not stored; the lease will expire and the task be requeued");
+    SQ_LOGT(SQ_LOG_ERROR, j->r.id, "result not stored; the task stays claimed and is handed back at exit");
 }
 
 void sq__wq_store_many(worker *w, job **js, size_t n) {
@@ -164,7 +279,8 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
   int *rcs = calloc(n, sizeof *rcs);
   job **piped = calloc(n, sizeof *piped);
   size_t m = 0;
-  bool can_pipe = c && docs && rcs && piped && w->queue;
+  sq_queue *q = w->wq.link.q;
+  bool can_pipe = c && docs && rcs && piped && q && sq__backoff_due(&w->wq.link.bo, sq_now_mono_ms());
   for (size_t i = 0; i < n; i++) {
     /* Retries, and anything the pipeline cannot take, go one at a time. */
     if (!can_pipe || js[i]->transient) {
@@ -177,13 +293,21 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
     }
   }
   int64_t t0 = sq_now_mono_ms();
-  int rc = m ? sq_queue_complete_many(w->queue, c, m, rcs) : 0;
+  int rc = m ? sq_queue_complete_many(q, c, m, rcs) : 0;
   if (m) sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_STORE, sq_now_mono_ms() - t0);
+  int failed = 0;
   for (size_t i = 0; i < m; i++) {
-    /* A Redis error (for one, or the whole pipeline): that job again, alone,
-     * through the reconnecting path; its claim is still fenced by its token,
-     * so a completion that did land is refused the second time. */
-    if (settled(piped[i], rc ? rc : rcs[i]) != 0) store_one(w, piped[i]);
+    rcs[i] = settled(piped[i], rc ? rc : rcs[i]);
+    if (rcs[i] && !failed) failed = rcs[i];
+  }
+  /* A Redis error (for one, or the whole pipeline) counts once; then each
+   * such job again, alone, through the backing-off path. Its claim is still
+   * fenced by its token, so a completion that did land is refused the
+   * second time. */
+  if (failed) sq__wq_link_failed(&w->wq.link, failed, "storing results", NULL);
+  else if (m) sq__wq_link_ok(&w->wq.link, "storing results");
+  for (size_t i = 0; i < m; i++) {
+    if (rcs[i]) store_one(w, piped[i]);
     bson_destroy(&docs[i]);
   }
   free(c);
@@ -194,17 +318,5 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
 
 void sq__wq_hand_back(worker *w) {
   size_t n = 0;
-  int rc = w->queue ? sq_queue_release_all(w->queue, w->cfg.worker_id, &n) : SQ_EREDIS_CONN;
-  if (rc == 0 && n) SQ_WARN("handed %zu task(s) back to the queue", n);
-  if (rc) SQ_WARN("handing tasks back failed: %s; their leases will expire", sq_queue_errstr(w->queue));
-}
-
-int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len) {
-  if (!w->queue) return SQ_ENOTFOUND;
-  return sq_queue_cache_get(w->queue, ns, key, out, len);
-}
-
-void sq__wq_cache_set(worker *w, const char *ns, const char *key, const char *val, int64_t ttl_s) {
-  if (w->queue && sq_queue_cache_set(w->queue, ns, key, val, strlen(val), ttl_s) != 0)
-    SQ_WARN("caching %s:%s failed: %s", ns, key, sq_queue_errstr(w->queue));
+  if (w->wq.link.q && sq__wq_release_all(&w->wq.link, &n) == 0 && n) SQ_WARN("handed %zu task(s) back to the queue", n);
 }

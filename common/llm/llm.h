@@ -47,6 +47,9 @@ typedef struct {
   char provider[64];
   char model[128];
   char error[256];           /* why the call failed; empty on success */
+  bool transient;            /* failed in a way that may pass (transport trouble the retry policy
+                                retries, 429, 5xx, every breaker open): worth another attempt
+                                later. Decided here, once (llm_retry.c); false on success */
 } sq_llm_reply;
 
 /* One chat completion. Strings are copied by sq_llm_submit. */

@@ -51,6 +51,11 @@ const char *sq__breaker_state_name(sq__breaker_state s);
 /* Whether an exchange is worth another try; when not, *why (static text)
  * says why for the error message, or is NULL for a success. */
 bool sq__llm_retryable(CURLcode rc, long http_status, bool too_big, const char **why);
+/* Whether a call that failed this way may pass later (sq_llm_reply's
+ * transient): exactly what the retry policy retries. */
+bool sq__llm_transient(CURLcode rc, long http_status, bool too_big);
+/* Whether a call that could not even start (rc from preparing it) may. */
+bool sq__llm_start_failure_transient(int rc);
 /* Whether an exchange counts against the provider's breaker. */
 bool sq__llm_provider_failure(CURLcode rc, long http_status);
 /* The wait before retry number attempt+1 (attempt counts from 0):

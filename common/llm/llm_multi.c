@@ -69,6 +69,7 @@ static void start(sq__llm_call *x) {
   if (rc) {
     snprintf(x->reply.error, sizeof x->reply.error, "cannot start a request to provider '%s': %s", p->cfg.name,
              sq_strerror(rc));
+    x->reply.transient = sq__llm_start_failure_transient(rc);
     finish(x, rc);
     return;
   }
@@ -86,6 +87,7 @@ static void route(sq__llm_call *x) {
     snprintf(x->reply.error, sizeof x->reply.error,
              "every provider's circuit breaker is open (too many recent failures)%s",
              x->attempt ? "; gave up retrying" : "");
+    x->reply.transient = true; /* a breaker closes again after open_ms */
     finish(x, SQ_ELLM);
     return;
   }
@@ -164,6 +166,7 @@ static void on_done(sq_llm *c, CURL *easy, CURLcode crc) {
   int64_t now = sq_now_mono_ms();
   sq__breaker_record(&p->br, now, sq__llm_provider_failure(crc, status));
   int rc = sq__llm_judge(x, crc, status);
+  x->reply.transient = rc != 0 && sq__llm_transient(crc, status, x->too_big);
   if (c->observe) c->observe(p->cfg.name, outcome_of(crc, status, x->too_big, rc), now - x->attempt_t0_ms, c->observe_ud);
   int64_t retry_after = x->retry_after_ms;
   sq__llm_unprepare(x);

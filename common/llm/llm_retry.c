@@ -1,11 +1,13 @@
 /* llm_retry.c: the retry policy: what is worth another try (429, 5xx,
- * transport errors and timeouts), how long to wait (exponential backoff
+ * transport errors and timeouts; the same answer is the reply's transient
+ * flag, for the caller's own later attempts), how long to wait (exponential backoff
  * with jitter, a provider's Retry-After honoured up to a cap), and what
  * counts against a provider's circuit breaker. Pure functions. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "errors.h"
 #include "llm_internal.h"
 
 static bool transport_retryable(CURLcode rc) {
@@ -47,6 +49,13 @@ bool sq__llm_retryable(CURLcode rc, long http_status, bool too_big, const char *
   }
   return false;
 }
+
+bool sq__llm_transient(CURLcode rc, long http_status, bool too_big) {
+  const char *why;
+  return sq__llm_retryable(rc, http_status, too_big, &why);
+}
+
+bool sq__llm_start_failure_transient(int rc) { return rc == SQ_EHTTP; /* libcurl refused a handle; not our request */ }
 
 bool sq__llm_provider_failure(CURLcode rc, long http_status) {
   if (rc != CURLE_OK) return transport_retryable(rc);

@@ -262,6 +262,15 @@ local function complete(keys, args)
   local w, tok, batch, id, status, doc, ret = args[1], args[2], args[3], args[4], args[5], args[6],
                                               tonumber(args[7])
   local rk, bk = P .. 'results:' .. batch, P .. 'batch:' .. batch
+  -- A results or batch key of another type would fail the writes below
+  -- after the claim is dropped (Functions do not roll back): refuse first,
+  -- with the claim still held, so the worker retries once it is repaired.
+  for _, k in ipairs({rk, bk}) do
+    local t = redis.call('TYPE', k)['ok']
+    if t ~= 'none' and t ~= 'hash' then
+      return redis.error_reply('WRONGTYPE ' .. k .. ' holds a ' .. t .. ', not a hash; the result was not stored')
+    end
+  end
   if not owned(P, tok, w) then
     if redis.call('HGET', rk, id) == doc then -- our own result, sent again after a lost reply
       stat(P, 'duplicate')

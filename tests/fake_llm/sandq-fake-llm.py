@@ -22,6 +22,7 @@
 #            "slow_drip" (the body one byte every "drip_ms", default 50) |
 #            "error_200" (status 200 with an OpenAI-style error body, message
 #            "error_message") | "giant_header" (a 200 KB response header)
+#            "not_http" (a reply that is not HTTP: a transport error no retry fixes)
 #   "times": N  the status/fault applies to the first N matching requests only
 #   "content_repeat": N  the content is repeated N times (large replies)
 #   "default": true  the fallback rule for code/repair requests
@@ -51,7 +52,7 @@ import sys
 import time
 
 FAULTS = {"malformed_json", "no_usage", "truncated", "reset", "hang", "retry_after",
-          "retry_after_date", "slow_drip", "error_200", "giant_header"}
+          "retry_after_date", "slow_drip", "error_200", "giant_header", "not_http"}
 KINDS = {"code", "risk", "repair"}
 MAX_BODY_BYTES = 16 * 1024 * 1024
 HANG_MAX_S = 600.0
@@ -294,6 +295,9 @@ class Conn:
             if sock is not None:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.writer.transport.abort()
+            return False
+        if fault == "not_http":
+            await self.send(b"SANDQ-FAKE 42 this is not http\r\n\r\n")
             return False
         if fault == "hang":
             try:
