@@ -87,7 +87,9 @@ def run(program):
             code = 1
     except BaseException as e:
         code = 1
-        try: sys.excepthook(type(e), e, e.__traceback__.tb_next)
+        try:  # the traceback as the interpreter prints it for main.py: without this frame
+            e = e.with_traceback(e.__traceback__.tb_next)
+            sys.excepthook(type(e), e, e.__traceback__)
         except BaseException:
             os.write(2, b'MemoryError\n' if isinstance(e, MemoryError) else b'uncaught exception\n')
     for s in (sys.stdout, sys.stderr):
