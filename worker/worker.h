@@ -46,7 +46,7 @@ typedef struct {
   sq_risk_policy risk_policy;
   int in_flight;          /* jobs claimed and not yet stored */
   job *done_head, *done_tail; /* finished, waiting to be stored */
-  bool fatal;             /* the jail cannot run: stop and hand everything back */
+  bool fatal;             /* the host cannot run the jail: stop and hand everything back */
   char lost_claim[24];    /* a claim whose reply was lost, undone before the next one */
   sq_metrics *metrics;    /* this worker's counters, flushed by tick.c */
   int64_t next_flush_ms, next_rollout_ms; /* monotonic */
@@ -118,6 +118,9 @@ int sq__wq_store(worker *w, job *j);
  * owns (and frees) the jobs. */
 void sq__wq_store_many(worker *w, job **js, size_t n);
 int sq__wq_reconnect(worker *w);
+/* Hands j's claim back as a stall (a jail failure during its run): it goes
+ * to the dead letter after max_stalls; the caller still owns j. */
+void sq__wq_stall(worker *w, job *j, const char *why);
 /* Hands every task this worker holds back to the queue. */
 void sq__wq_hand_back(worker *w);
 int sq__wq_cache_get(worker *w, const char *ns, const char *key, char **out, size_t *len);
