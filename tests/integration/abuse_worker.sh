@@ -44,7 +44,7 @@ tasks = [
     ("files", "fs = [open('/dev/null') for _ in range(55)]\nprint(len(fs))", "55\n", None),
     ("threads", "import threading\nts = [threading.Thread(target=lambda: None) for _ in range(20)]\n"
      "[t.start() for t in ts]\n[t.join() for t in ts]\nprint('threads')", "threads\n", None),
-    ("clock", "import time\ntime.sleep(0.6)\nprint('in time')", "in time\n", {"wall_ms": 1000}),
+    ("clock", "import time\ntime.sleep(0.5)\nprint('in time')", "in time\n", {"wall_ms": 2500}),
 ]
 for name, code, want, lim in tasks:
     t = {"id": "%s-%s" % (p, name), "code": code, "metadata": {"want": want}}
