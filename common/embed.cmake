@@ -1,5 +1,6 @@
 # embed.cmake: turns a text file into a C source defining a NUL-terminated
-# char array, so the Redis Functions library ships inside libsandq.
+# char array, so the Redis Functions library and the warm zygote's Python ship inside
+# the libraries.
 #   cmake -DIN=queue.lua -DOUT=queue_lua.c -DNAME=sq__queue_lua -P embed.cmake
 file(READ "${IN}" hex HEX)
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")

@@ -319,9 +319,14 @@ static bool repair(job *j) {
 }
 
 void sq__job_executed(job *j) {
-  if (j->jail_rc) {
+  if (j->jail_rc == SQ_ETOOBIG || j->jail_rc == SQ_EINVAL) { /* the program, not the host */
+    end_with(j, SQ_STATUS_INVALID_TASK, "%s", j->out.error);
+    return;
+  }
+  if (j->jail_rc) { /* only a host failure gets here: this worker stops */
     SQ_LOGT(SQ_LOG_ERROR, j->r.id, "jail setup failed: %s", j->out.error);
-    j->w->fatal = true; /* not the task's fault: it is handed back */
+    sq__wq_stall(j->w, j, j->out.error); /* a stall: a task that keeps doing this ends in the dead letter */
+    j->w->fatal = true;
     j->w->in_flight--;
     sq__job_free(j);
     return;

@@ -105,7 +105,7 @@ int sq__worker_loop(worker *w) {
   free(claims);
   free(js);
   if (w->fatal) {
-    SQ_ERROR("the jail cannot run here: handing every claimed task back and stopping");
+    SQ_ERROR("the jail cannot run on this host: handing every claimed task back and stopping");
     return 1;
   }
   return 0;

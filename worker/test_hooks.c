@@ -25,3 +25,7 @@ void sq__test_hook_task(const sq_task *t) {
 }
 
 bool sq__test_exec_noop(void) { return g_noop; }
+
+bool sq__test_jail_fails(const sq_task *t) {
+  return g_hooks && t && t->metadata_json && strstr(t->metadata_json, "\"sandq_test\":\"jail_fail\"");
+}

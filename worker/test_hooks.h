@@ -2,6 +2,8 @@
  * environment says SANDQ_TEST_HOOKS=1; a production worker never sets it.
  *   metadata {"sandq_test": "die"}   the worker SIGKILLs itself on the task
  *                                    (a poison pill)
+ *   metadata {"sandq_test": "jail_fail"}  the task's jail run fails as a
+ *                                    host failure would (SQ_EJAIL)
  *   SANDQ_TEST_EXEC=noop             nothing runs in the jail: status ok
  *                                    (queue-only tests and benchmarks) */
 #ifndef SQ_WORKER_TEST_HOOKS_H
@@ -15,6 +17,8 @@
 void sq__test_hooks_init(void);
 /* Dies (SIGKILL) when hooks are on and t asks for it. */
 void sq__test_hook_task(const sq_task *t);
+/* Whether t's jail run is to fail as a host failure would. */
+bool sq__test_jail_fails(const sq_task *t);
 /* Whether execution is stubbed out. */
 bool sq__test_exec_noop(void);
 

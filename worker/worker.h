@@ -66,7 +66,7 @@ typedef struct {
   sq_risk_policy risk_policy;
   int in_flight;          /* jobs claimed and not yet stored */
   job *done_head, *done_tail; /* finished, waiting to be stored */
-  bool fatal;             /* the jail cannot run: stop and hand everything back */
+  bool fatal;             /* the host cannot run the jail: stop and hand everything back */
   sq_metrics *metrics;    /* this worker's counters, flushed by tick.c */
   sq__tick_state tick;
   sq__spend_cache spend;
@@ -140,6 +140,9 @@ int sq__wq_store(worker *w, job *j);
  * round trip where it can; logs what could not be stored. The caller still
  * owns (and frees) the jobs. */
 void sq__wq_store_many(worker *w, job **js, size_t n);
+/* Hands j's claim back as a stall (a jail failure during its run): it goes
+ * to the dead letter after max_stalls; the caller still owns j. */
+void sq__wq_stall(worker *w, job *j, const char *why);
 /* Hands every task this worker holds back to the queue (one try). */
 void sq__wq_hand_back(worker *w);
 

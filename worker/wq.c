@@ -316,6 +316,16 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
   free(piped);
 }
 
+void sq__wq_stall(worker *w, job *j, const char *why) {
+  char text[320];
+  snprintf(text, sizeof text, "jail failure: %s", why);
+  bool dead = false;
+  sq_queue *q = w->wq.link.q;
+  int rc = q ? sq_queue_stall(q, &j->claim, text, &dead) : SQ_EREDIS_CONN;
+  if (rc == 0) SQ_LOGT(SQ_LOG_WARN, j->r.id, "handed back as a stall%s", dead ? ": now in the dead letter" : "");
+  else SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not hand it back as a stall (%s): its lease expiry will", sq_strerror(rc));
+}
+
 void sq__wq_hand_back(worker *w) {
   size_t n = 0;
   if (w->wq.link.q && sq__wq_release_all(&w->wq.link, &n) == 0 && n) SQ_WARN("handed %zu task(s) back to the queue", n);

@@ -71,7 +71,8 @@ int sq_jail_mode_parse(const char *s, sq_jail_mode *out);
   X(CGROUP_MEMORY, "cgroup_memory")                                                                \
   X(CGROUP_PIDS, "cgroup_pids")                                                                    \
   X(SECCOMP, "seccomp")               /* default-deny allowlist */                                 \
-  X(SECCOMP_NOTIFY, "seccomp_notify") /* a killed run names the call */
+  X(SECCOMP_NOTIFY, "seccomp_notify") /* a killed run names the call */                           \
+  X(CGROUP_CPU, "cgroup_cpu")         /* the whole tree's CPU time measured and limited */
 
 enum {
 #define SQ__X(e, name) SQ__JAIL_LAYER_BIT_##e,

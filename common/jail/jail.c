@@ -122,7 +122,7 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
   j->c.layers = host_layers();
   if (j->c.layers & SQ_JAIL_LAYER_PID_NS) {
     int swept = sq__jail_cgroup_sweep();
-    if (swept > 0) SQ_INFO("jail: removed %d empty cgroups left by workers that were killed", swept);
+    if (swept > 0) SQ_INFO("jail: removed %d cgroups left by workers that were killed", swept);
   }
   const char *missing[SQ_JAIL_LAYER_COUNT];
   int n_missing = sq_jail_layers_names(~j->c.layers, missing, SQ_JAIL_LAYER_COUNT);
@@ -302,7 +302,8 @@ static bool uncaught(const sq_jail_outcome *o, const char *name) {
 
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
                              const sq_jail_limits *lim, bool oom_killed) {
-  if (killed_for == SQ_JAIL_TIMEOUT || killed_for == SQ_JAIL_OUTPUT_LIMIT || killed_for == SQ_JAIL_POLICY)
+  if (killed_for == SQ_JAIL_TIMEOUT || killed_for == SQ_JAIL_OUTPUT_LIMIT || killed_for == SQ_JAIL_POLICY ||
+      killed_for == SQ_JAIL_CPU_LIMIT)
     return killed_for;
   if (o->stdout_truncated || o->stderr_truncated) return SQ_JAIL_OUTPUT_LIMIT;
   bool oom_text = has(o, "MemoryError") || has(o, "Cannot allocate memory") ||
@@ -366,7 +367,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
                          sq_jail_outcome *o) {
   if (j->c.layers & SQ_JAIL_LAYER_PID_NS) {
     sq__jail_cgroup *cg;
-    uint32_t layers = j->c.layers & ~(SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS);
+    uint32_t layers = j->c.layers & ~SQ__JAIL_CGROUP_LAYERS;
     layers |= slot_cgroup(slot, lim->memory_mib, &cg) & j->c.layers;
     o->layers = layers;
     return sq__jail_slot_run(&j->c, slot, cg, layers, program, len, lim, o);
@@ -454,6 +455,11 @@ int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t 
   }
   sq_jail_limits lim = *lim_in;
   limits_builtin(&lim);
+  if (program_len > SQ_JAIL_PROGRAM_MAX_BYTES) {
+    set_error(o, "the program is %zu bytes, over the jail's limit of %d bytes (%d MiB)", program_len,
+              SQ_JAIL_PROGRAM_MAX_BYTES, SQ_JAIL_PROGRAM_MAX_BYTES >> 20);
+    return SQ_ETOOBIG;
+  }
   int ret;
   if (mode == SQ_JAIL_MODE_WARM) {
     if (!j->pool) {

@@ -42,6 +42,11 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out);
 void sq_jail_free(sq_jail *j);
 
 
+/* The largest program the jail runs (main.py in a scratch tmpfs of 64 MiB,
+ * under RLIMIT_FSIZE 16 MiB): a larger one fails with SQ_ETOOBIG before
+ * anything starts, the limit named in outcome->error. */
+#define SQ_JAIL_PROGRAM_MAX_BYTES (16 << 20)
+
 /* Runs program (Python source, program_len bytes) under lim, in the
  * runner's mode. Thread-safe: several threads may call it at once on one
  * runner (each run takes a slot: its own uid, cgroups and, in warm mode,
@@ -49,9 +54,13 @@ void sq_jail_free(sq_jail *j);
  * warm runs beyond pool_size wait for a zygote. The outcome's buffers are
  * owned by the caller: release with sq_jail_outcome_clear.
  * Returns 0 when the program ran (whatever its end), or a negative SQ_E*
- * code when the jail could not be set up (outcome->end is then
- * SQ_JAIL_SETUP_ERROR and outcome->error says why). task_id is used for
- * logging only and may be NULL. */
+ * code (outcome->end is then SQ_JAIL_SETUP_ERROR and outcome->error says
+ * why): SQ_ETOOBIG for a program over SQ_JAIL_PROGRAM_MAX_BYTES, SQ_EINVAL
+ * for a bad argument (both the caller's), anything else (SQ_EJAIL,
+ * SQ_ENOMEM) when the host could not set the jail up. Nothing a program
+ * does makes a run fail: whatever it does to its warm zygote is its own
+ * verdict (the zygote is replaced). task_id is used for logging only and
+ * may be NULL. */
 int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim,
                 const char *task_id, sq_jail_outcome *outcome);
 /* Same, in the mode given (warm needs a pool: pool_size > 0). */

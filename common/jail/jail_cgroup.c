@@ -1,8 +1,15 @@
-/* jail_cgroup.c: a run's memory and pids cgroups, on cgroup v1 (one
- * hierarchy per controller) or v2 (one group), below the cgroup this
- * process already belongs to. The supervisor creates them, moves the run's
- * init in before it starts, reads the peak and the OOM count, and removes
- * them. A missing controller is a missing layer, never an error. */
+/* jail_cgroup.c: a run's memory, pids and CPU accounting cgroups, on cgroup
+ * v1 (one hierarchy per controller: memory, pids, cpuacct) or v2 (one
+ * group), below the cgroup this process already belongs to. The supervisor
+ * creates them, moves the run's init in before it starts, reads the peak,
+ * the OOM count and the CPU time, and removes them. A missing controller
+ * is a missing layer, never an error.
+ *
+ * Ownership: the creator holds an flock on each directory it made for as
+ * long as it lives (the kernel drops it when the process dies, whatever
+ * PID namespace it was in), so the start-up sweep removes exactly the
+ * groups of dead owners, and two workers whose pids collide (different PID
+ * namespaces, one cgroup tree) never share a group. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -14,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -84,9 +92,24 @@ static void dir_for(const char *ctl, const char *name, char *out, size_t len) {
   else out[0] = '\0';
 }
 
+/* Opens dir and takes its owner lock (non-blocking). Returns the
+ * descriptor, or -1 (errno EWOULDBLOCK: a live owner holds it). */
+static int lock_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
+static void remove_dir(const char *dir);
+
 /* The pid in a run cgroup's name: sandq-[letters-]PID[-slot]; 0 if none. */
 static pid_t owner_of(const char *name) {
-  if (strncmp(name, "sandq-", 6) != 0) return 0;
   const char *p = name + 6;
   while ((*p >= 'a' && *p <= 'z') || *p == '-') p++;
   long v = 0;
@@ -95,19 +118,29 @@ static pid_t owner_of(const char *name) {
 }
 
 int sq__jail_cgroup_sweep(void) {
-  const char *ctls[] = {"memory", "pids"};
+  const char *ctls[] = {"memory", "pids", "cpuacct"};
   int removed = 0;
-  for (int i = 0; i < (is_v2_only() ? 1 : 2); i++) {
+  for (int i = 0; i < (is_v2_only() ? 1 : 3); i++) {
     char base[200];
     base_for(ctls[i], base, sizeof base);
     DIR *d = base[0] ? opendir(base) : NULL;
     if (!d) continue;
     for (struct dirent *e; (e = readdir(d));) {
-      pid_t pid = owner_of(e->d_name);
-      if (pid <= 0 || pid == getpid() || kill(pid, 0) == 0 || errno != ESRCH) continue;
+      if (strncmp(e->d_name, "sandq-", 6) != 0) continue;
       char path[512];
       snprintf(path, sizeof path, "%s/%s", base, e->d_name);
-      removed += rmdir(path) == 0; /* only an empty one: a live run's is never */
+      /* A live owner holds the lock, whatever its PID namespace. A free lock
+       * is a dead owner's, or an owner from before the locks: for that one,
+       * its pid must be gone here too (a pid reused in our namespace only
+       * keeps a dead owner's group until a later sweep). */
+      pid_t pid = owner_of(e->d_name);
+      if (pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)) continue;
+      int fd = lock_dir(path);
+      if (fd < 0) continue; /* its owner is alive (or it is gone already) */
+      remove_dir(path);     /* kills what a dead owner left, then removes it */
+      struct stat st;
+      removed += stat(path, &st) != 0;
+      close(fd);
     }
     closedir(d);
   }
@@ -127,6 +160,13 @@ static int64_t pread_num(int fd, const char *key) {
   for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
     if (strncmp(line, key, klen) == 0 && line[klen] == ' ') return strtoll(line + klen + 1, NULL, 10);
   return -1;
+}
+
+int64_t sq__jail_cgroup_cpu_us(const sq__jail_cgroup *cg) {
+  if (!cg->cpu[0] || cg->cpu_fd < 0) return -1;
+  if (cg->v2) return pread_num(cg->cpu_fd, "usage_usec");
+  int64_t ns = pread_num(cg->cpu_fd, NULL);
+  return ns < 0 ? -1 : ns / 1000;
 }
 
 static int64_t oom_kills(const sq__jail_cgroup *cg) {
@@ -161,15 +201,65 @@ static int set_mem(const sq__jail_cgroup *cg, int64_t memory_mib) {
   return 0;
 }
 
-uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t memory_mib, int pids_max) {
-  memset(cg, 0, sizeof *cg);
-  cg->peak_fd = cg->oom_fd = -1;
-  cg->v2 = is_v2_only();
-  uint32_t layers = 0;
+/* Makes dir (or takes over a dead owner's) and locks it into *lock.
+ * Returns 0, or -1: EWOULDBLOCK when a live owner holds that name. */
+static int make_owned(const char *dir, int *lock) {
+  if (mkdir(dir, 0700) != 0 && errno != EEXIST) return -1;
+  int fd = lock_dir(dir);
+  if (fd < 0) return -1;
+  /* A sweeper may have removed it between our mkdir and our lock. */
+  struct stat a, b;
+  if (fstat(fd, &a) != 0 || stat(dir, &b) != 0 || a.st_ino != b.st_ino) {
+    close(fd);
+    errno = EAGAIN;
+    return -1;
+  }
+  *lock = fd;
+  return 0;
+}
+
+/* The three directories under name; false when one of them is taken by a
+ * live owner (a pid of another namespace): the caller tries another name. */
+static bool make_dirs(sq__jail_cgroup *cg, const char *name, bool *mem_ok, bool *pids_ok, bool *cpu_ok) {
   dir_for("memory", name, cg->mem, sizeof cg->mem);
   dir_for("pids", name, cg->pids, sizeof cg->pids);
-  if (cg->v2) snprintf(cg->pids, sizeof cg->pids, "%s", cg->mem);
-  if (cg->mem[0] && (mkdir(cg->mem, 0700) == 0 || errno == EEXIST) && set_mem(cg, memory_mib) == 0) {
+  dir_for("cpuacct", name, cg->cpu, sizeof cg->cpu);
+  if (cg->v2) {
+    snprintf(cg->pids, sizeof cg->pids, "%s", cg->mem);
+    snprintf(cg->cpu, sizeof cg->cpu, "%s", cg->mem);
+  }
+  char *dirs[3] = {cg->mem, cg->pids, cg->cpu};
+  bool *ok[3] = {mem_ok, pids_ok, cpu_ok};
+  for (int i = 0; i < 3; i++) {
+    *ok[i] = false;
+    if (!dirs[i][0]) continue;
+    if (i > 0 && cg->v2) {
+      *ok[i] = *ok[0];
+      continue;
+    }
+    if (make_owned(dirs[i], &cg->lock_fd[i]) == 0) *ok[i] = true;
+    else if (errno == EWOULDBLOCK) return false;
+  }
+  return true;
+}
+
+uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t memory_mib, int pids_max) {
+  memset(cg, 0, sizeof *cg);
+  cg->peak_fd = cg->oom_fd = cg->cpu_fd = -1;
+  for (int i = 0; i < 3; i++) cg->lock_fd[i] = -1;
+  cg->v2 = is_v2_only();
+  uint32_t layers = 0;
+  bool mem_ok = false, pids_ok = false, cpu_ok = false;
+  char unique[48];
+  snprintf(unique, sizeof unique, "%s", name);
+  for (int k = 1; !make_dirs(cg, unique, &mem_ok, &pids_ok, &cpu_ok) && k < 64; k++) {
+    for (int i = 0; i < 3; i++) {
+      if (cg->lock_fd[i] >= 0) close(cg->lock_fd[i]);
+      cg->lock_fd[i] = -1;
+    }
+    snprintf(unique, sizeof unique, "%s-%d", name, k); /* that name is a live owner's */
+  }
+  if (mem_ok && set_mem(cg, memory_mib) == 0) {
     layers |= SQ_JAIL_LAYER_CGROUP_MEMORY;
     cg->limit_mib = memory_mib;
     open_run_files(cg);
@@ -177,10 +267,19 @@ uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t m
     cg->mem[0] = '\0';
   char v[32];
   snprintf(v, sizeof v, "%d", pids_max);
-  if (cg->pids[0] && (mkdir(cg->pids, 0700) == 0 || errno == EEXIST) && write_file(cg->pids, "pids.max", v) == 0)
+  if (pids_ok && write_file(cg->pids, "pids.max", v) == 0)
     layers |= SQ_JAIL_LAYER_CGROUP_PIDS;
   else if (!cg->v2 || !cg->mem[0])
     cg->pids[0] = '\0';
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", cg->cpu, cg->v2 ? "cpu.stat" : "cpuacct.usage");
+  if (cpu_ok && (cg->cpu_fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0 && sq__jail_cgroup_cpu_us(cg) >= 0)
+    layers |= SQ_JAIL_LAYER_CGROUP_CPU;
+  else {
+    if (cg->cpu_fd >= 0) close(cg->cpu_fd);
+    cg->cpu_fd = -1;
+    cg->cpu[0] = '\0';
+  }
   cg->oom_kills_before = oom_kills(cg);
   return layers;
 }
@@ -198,6 +297,9 @@ int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid) {
   int rc = 0;
   if (cg->mem[0] && write_file(cg->mem, "cgroup.procs", v) != 0) rc = -1;
   if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 && write_file(cg->pids, "cgroup.procs", v) != 0) rc = -1;
+  if (cg->cpu[0] && strcmp(cg->cpu, cg->mem) != 0 && strcmp(cg->cpu, cg->pids) != 0 &&
+      write_file(cg->cpu, "cgroup.procs", v) != 0)
+    rc = -1;
   return rc;
 }
 
@@ -241,9 +343,16 @@ void sq__jail_cgroup_destroy(sq__jail_cgroup *cg) {
     if (cg->oom_fd >= 0) close(cg->oom_fd);
     cg->peak_fd = cg->oom_fd = -1;
   }
+  if (cg->cpu_fd >= 0) close(cg->cpu_fd);
+  cg->cpu_fd = -1;
   remove_dir(cg->mem);
   if (strcmp(cg->pids, cg->mem) != 0) remove_dir(cg->pids);
-  cg->mem[0] = cg->pids[0] = '\0';
+  if (strcmp(cg->cpu, cg->mem) != 0 && strcmp(cg->cpu, cg->pids) != 0) remove_dir(cg->cpu);
+  for (int i = 0; i < 3; i++) {
+    if (cg->lock_fd[i] >= 0) close(cg->lock_fd[i]);
+    cg->lock_fd[i] = -1;
+  }
+  cg->mem[0] = cg->pids[0] = cg->cpu[0] = '\0';
 }
 
 uint32_t sq__jail_cgroup_probe(char *detail, size_t len) {
@@ -251,9 +360,10 @@ uint32_t sq__jail_cgroup_probe(char *detail, size_t len) {
   snprintf(name, sizeof name, "probe-%d", (int)getpid());
   sq__jail_cgroup cg;
   uint32_t layers = sq__jail_cgroup_create(&cg, name, 64, 8);
-  snprintf(detail, len, "%s: memory %s, pids %s", cg.v2 ? "cgroup v2" : "cgroup v1",
+  snprintf(detail, len, "%s: memory %s, pids %s, cpu %s", cg.v2 ? "cgroup v2" : "cgroup v1",
            layers & SQ_JAIL_LAYER_CGROUP_MEMORY ? "yes" : "no (no writable memory hierarchy)",
-           layers & SQ_JAIL_LAYER_CGROUP_PIDS ? "yes" : "no (no writable pids hierarchy)");
+           layers & SQ_JAIL_LAYER_CGROUP_PIDS ? "yes" : "no (no writable pids hierarchy)",
+           layers & SQ_JAIL_LAYER_CGROUP_CPU ? "yes" : cg.v2 ? "no (no cpu.stat)" : "no (no writable cpuacct hierarchy)");
   sq__jail_cgroup_destroy(&cg);
   return layers;
 }

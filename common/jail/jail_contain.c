@@ -25,7 +25,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <poll.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -34,8 +37,12 @@
 
 #include "jail_internal.h"
 
-/* Fixed descriptor numbers once set_up_descriptors ran. */
+/* Fixed descriptor numbers once set_up_descriptors ran. A warm zygote's
+ * channel to its init takes FD_SYNC's number once that is closed. */
 enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_PROGRAM = 7, FD_FIRST_FREE = 8 };
+enum { FD_ZYGOTE_INIT = SQ__JAIL_ZYGOTE_INIT_FD };
+_Static_assert(SQ__JAIL_ZYGOTE_INIT_FD == FD_SYNC, "the zygote's init channel reuses the sync pipe's number");
+_Static_assert(SQ__JAIL_ZYGOTE_CTL_FD == FD_NOTIFY, "the zygote's control socket is the notify socket");
 
 /* Where die() writes; they move to 3 and 2 once descriptors are set up. */
 static int status_fd = -1;
@@ -157,7 +164,8 @@ static int wait_for_parent(const sq__jail_child *c) {
 
 /* A spawn run's init dies with the supervising thread (and with it the
  * whole namespace). Not for a zygote: the thread that started it may end
- * long before the pool; a zygote exits when its control socket closes. */
+ * long before the pool; a zygote's init ends its namespace when the
+ * worker's end of the control socket closes (warm_init). */
 static int die_with_parent(const sq__jail_child *c) {
   return c->warm ? 0 : prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 }
@@ -341,9 +349,21 @@ static _Noreturn void exec_interpreter(const sq__jail_child *c) {
   sq__jail_die("execve of the interpreter", errno, "check python_path");
 }
 
+/* A warm zygote's init stays root (it mounts each task's fresh scratch), so
+ * its payload drops the identity itself, and unblocks what the init blocked. */
+static int warm_identity(const sq__jail_child *c) {
+  if (!c->warm) return 0;
+  sigset_t none;
+  sigemptyset(&none);
+  if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) return -1;
+  if (drop_privileges(c) != 0) return -1;
+  return no_new_privs();
+}
+
 /* The payload: its own session, limits, the filter, the interpreter. */
 static _Noreturn void payload(const sq__jail_child *c) {
   if (c->layers & SQ_JAIL_LAYER_PID_NS) close(FD_RESULT);
+  step(warm_identity(c), "dropping the zygote to the run's uid", NULL);
   step(new_session(), "setsid", NULL);
   step(set_limits(c), "rlimits", NULL);
   step(load_seccomp(c), "loading the seccomp filter", "does the kernel have CONFIG_SECCOMP_FILTER?");
@@ -354,6 +374,8 @@ static _Noreturn void payload(const sq__jail_child *c) {
  * left, and reports the payload's wait status with the CPU time of the
  * whole tree (sq__jail_init_report). The run has ended when the report is
  * written: the namespaces are torn down after, off the supervisor's path. */
+static _Noreturn void init_finish(sq__jail_init_report *rep);
+
 static _Noreturn void init_reap(pid_t child) {
   sq__jail_init_report rep;
   memset(&rep, 0, sizeof rep);
@@ -367,6 +389,12 @@ static _Noreturn void init_reap(pid_t child) {
       break;
     }
   }
+  init_finish(&rep);
+}
+
+/* Kills and reaps whatever is left, reports, exits. */
+static _Noreturn void init_finish(sq__jail_init_report *rep_in) {
+  sq__jail_init_report rep = *rep_in;
   kill(-1, SIGKILL); /* every other process of the namespace */
   for (;;) {
     pid_t p = waitpid(-1, NULL, __WALL);
@@ -424,10 +452,85 @@ static void prepare_init(const sq__jail_child *c) {
   step(drop_bounding_set(c), "emptying the capability bounding set", NULL);
 }
 
+/* Replaces the scratch tmpfs with a fresh one, whatever the last task left
+ * in it (nested directories, modes, a deleted main.py): detached, so even a
+ * process still inside it cannot keep it in view. */
+static int fresh_scratch(const sq__jail_child *c) {
+  if (umount2(SQ__JAIL_SCRATCH, MNT_DETACH) != 0) return -1;
+  return sq__jail_mnt_scratch("", c->uid);
+}
+
+/* A warm zygote's init: pid 1 of the zygote's namespaces, it stays root
+ * while its payload (the zygote, dropped to the run's uid) serves tasks. It
+ * mounts a fresh scratch whenever the zygote asks (on FD_ZYGOTE_INIT; a
+ * task's child has closed its copy), reaps every process the namespace
+ * orphans as it goes (SIGCHLD through a signalfd), and ends the namespace
+ * when the zygote exits or when the worker is gone: FD_NOTIFY, the zygote's
+ * control socket, hangs up once the worker's end is closed, so a worker
+ * killed with SIGKILL takes its zygotes and their running tasks with it. */
+static _Noreturn void warm_init(const sq__jail_child *c) {
+  int sp[2];
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);
+  step(chdir("/"), "chdir / (a zygote's init stays out of the scratch it replaces)", NULL);
+  step(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp), "socketpair for the zygote's init channel", NULL);
+  int mine = fcntl(sp[0], F_DUPFD_CLOEXEC, FD_FIRST_FREE); /* sp[0] may be FD_ZYGOTE_INIT itself */
+  if (mine < 0 || dup3(sp[1], FD_ZYGOTE_INIT, 0) < 0) sq__jail_die("descriptors (the zygote's init channel)", errno, NULL);
+  if (sp[0] != FD_ZYGOTE_INIT) close(sp[0]);
+  if (sp[1] != FD_ZYGOTE_INIT) close(sp[1]);
+  sp[0] = mine;
+  step(sigprocmask(SIG_BLOCK, &chld, NULL), "blocking SIGCHLD", NULL);
+  int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (sfd < 0) sq__jail_die("signalfd", errno, NULL);
+  pid_t child = start_payload(c);
+  if (child < 0) sq__jail_die("fork of the payload", errno, NULL);
+  close(FD_ZYGOTE_INIT);
+  close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
+  close(1);
+  close(2);
+  sq__jail_init_report rep;
+  memset(&rep, 0, sizeof rep);
+  struct pollfd p[3] = {{.fd = sfd, .events = POLLIN}, {.fd = sp[0], .events = POLLIN}, {.fd = FD_NOTIFY, .events = 0}};
+  for (;;) {
+    if (poll(p, 3, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (p[2].revents) break; /* the worker is gone: so is everything here */
+    if (p[0].revents) {
+      struct signalfd_siginfo si;
+      while (read(sfd, &si, sizeof si) > 0) {
+      }
+      int status = 0;
+      bool ended = false;
+      for (pid_t r; (r = waitpid(-1, &status, WNOHANG | __WALL)) > 0;)
+        if (r == child) {
+          rep.status = status;
+          ended = true;
+        }
+      if (ended) break;
+    }
+    if (p[1].revents) {
+      char b;
+      ssize_t n = read(sp[0], &b, 1);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) { /* the zygote is going; its exit ends us */
+        p[1].fd = -1;
+        continue;
+      }
+      char answer = fresh_scratch(c) == 0 ? 'k' : 'e';
+      if (sq__jail_write_all(sp[0], &answer, 1) != 0) p[1].fd = -1;
+    }
+  }
+  init_finish(&rep);
+}
+
 /* pid 1 with its run: the identity (a standby stays root until it has a
  * run: no process runs as a slot's uid between runs), the program, the
- * payload, the reaping. */
+ * payload, the reaping. A warm zygote's init goes its own way (above). */
 static _Noreturn void run_init(const sq__jail_child *c) {
+  if (c->warm) warm_init(c);
   step(drop_privileges(c), "dropping to the run's uid", NULL);
   step(no_new_privs(), "PR_SET_NO_NEW_PRIVS", NULL);
   step(write_program(c), "writing main.py", NULL);

@@ -13,13 +13,22 @@
 
 #include "jail.h"
 
-/* The exit code the child uses when a containment step fails before exec
- * (jail_contain.c). Unusual on purpose: a program exiting with it by hand
- * is only misreported against itself. The program itself runs as
+/* The exit code a child uses when a containment step fails before exec
+ * (jail_contain.c). Never read as a signal: a program may exit with any
+ * status. Setup failures travel out of band (the status pipe in spawn mode,
+ * an "e" or "x" message from a warm zygote). The program itself runs as
  * `python3 -I -S /scratch/main.py`: an uncaught exception is exit status 1
  * and its traceback on stderr (jail.c reads AssertionError and MemoryError
  * from there). */
-#define SQ__JAIL_EXIT_SETUP 125    /* a containment step failed; see the status pipe */
+#define SQ__JAIL_EXIT_SETUP 125
+
+/* A warm zygote's descriptors (zygote.py gets them as arguments): its
+ * control socket to the supervisor and its channel to its init. */
+#define SQ__JAIL_ZYGOTE_CTL_FD 5
+#define SQ__JAIL_ZYGOTE_INIT_FD 6
+/* Programs up to this size travel inside the warm task message; larger
+ * ones in a memfd passed with it (a SOCK_SEQPACKET message is one skb). */
+#define SQ__JAIL_INLINE_MAX (256 << 10)
 
 /* Each concurrent run (or pool zygote) holds one slot; slot s runs as host
  * uid/gid sq__jail_slot_uid(s): SQ__JAIL_UID_BASE + this process's uid block
@@ -156,12 +165,17 @@ typedef struct {
   bool v2;
   int64_t oom_kills_before;
   int64_t limit_mib;   /* the memory limit last written (memory_mib asked for) */
+  char cpu[256];   /* the CPU accounting group (v1 cpuacct; v2: mem's group), or "" */
   int peak_fd;         /* open while mem[0]: the peak file (v1: reset by writing 0) */
   int oom_fd;          /* and the file that counts OOM kills */
+  int cpu_fd;          /* open while cpu[0]: cpuacct.usage (v1, ns) or cpu.stat (v2, usage_usec) */
+  int lock_fd[3];      /* each directory held open with an flock: its owner is alive */
 } sq__jail_cgroup;
 
-/* Which controllers this host offers to us: SQ_JAIL_LAYER_CGROUP_MEMORY |
- * SQ_JAIL_LAYER_CGROUP_PIDS; detail says why one is missing. */
+/* The layers a run's cgroups give. */
+#define SQ__JAIL_CGROUP_LAYERS (SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS | SQ_JAIL_LAYER_CGROUP_CPU)
+/* Which controllers this host offers to us (of SQ__JAIL_CGROUP_LAYERS);
+ * detail says why one is missing. */
 uint32_t sq__jail_cgroup_probe(char *detail, size_t len);
 /* Creates the run's cgroups named name (unique per slot) and sets the
  * limits. Missing controllers leave the field empty. Returns the layers
@@ -175,10 +189,17 @@ int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid);
  * since create/reset. */
 int64_t sq__jail_cgroup_peak_kib(const sq__jail_cgroup *cg);
 bool sq__jail_cgroup_oom_fired(const sq__jail_cgroup *cg);
+/* CPU time used by everything in the group so far, in microseconds (-1
+ * when there is no CPU accounting). */
+int64_t sq__jail_cgroup_cpu_us(const sq__jail_cgroup *cg);
 /* Kills what is left inside and removes the directories. */
 void sq__jail_cgroup_destroy(sq__jail_cgroup *cg);
-/* Removes the empty run cgroups (beside ours) whose owner process is gone:
- * a worker killed with SIGKILL cannot remove its own. Returns how many. */
+/* Removes the run cgroups (beside ours) whose owner is gone, killing what
+ * is left inside: a worker killed with SIGKILL cannot remove its own. The
+ * owner holds an flock on each of its directories for as long as it lives,
+ * which works whatever PID namespace either of us is in (a group whose name
+ * carries a pid alive here is left too: an owner from before the locks).
+ * Returns how many. */
 int sq__jail_cgroup_sweep(void);
 
 /* Supervision of one run: the wall clock, the output caps, the seccomp
@@ -203,14 +224,23 @@ typedef struct {
    * returns true when the kernel shows the run ended (status and ru filled). */
   bool (*early_check)(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru);
   void *arg;
-  int64_t start_ms;
+  int64_t start_ms;    /* when the run started; 0: when the first 'n' arrives (a warm
+                          child that took the task), set then */
+  int64_t take_timeout_ms; /* start_ms 0: how long the first 'n' may take */
+  bool never_started;  /* set: no 'n' within take_timeout_ms (nothing was killed) */
+  pid_t cont_pid;      /* > 0: SIGCONT after every kill (a warm zygote a task may have stopped) */
+  const sq__jail_cgroup *cg; /* or NULL: the tree's CPU time and its cpu_ms limit */
   const sq_jail_limits *lim;
 } sq__jail_watch;
 
 /* Runs the loop until the run has ended and the pipes drained (or the
  * drain timed out). Fills o's buffers, figures (except memory) and end
- * (without the cgroup's OOM evidence: the caller adds it). Returns 0, or
- * SQ_ENOMEM, or SQ_EJAIL when the run never reported an end. */
+ * (without the cgroup's OOM evidence: the caller adds it). With a cgroup
+ * that accounts CPU, the whole tree's CPU time is measured there, reported
+ * in cpu_ms (when more than the rusage figure) and limited: past
+ * lim->cpu_ms the tree is killed (*killed_for SQ_JAIL_CPU_LIMIT). Returns
+ * 0, or SQ_ENOMEM, or SQ_EJAIL when the run never reported an end (or never
+ * started: w->never_started). */
 int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *killed_for, int *status);
 
 /* The warm pool (jail_zygote.c). */
@@ -251,7 +281,8 @@ unsigned sq__jail_slot_uid(int slot);
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
                              const sq_jail_limits *lim, bool oom_killed);
 
-/* The zygote loop (warm pool), passed to the interpreter with -c. */
+/* The zygote loop (warm pool, zygote.py embedded), passed to the
+ * interpreter with -c. */
 extern const char sq__jail_zygote_py[];
 
 #endif

@@ -68,6 +68,7 @@ int sq_jail_probe(const char *python_path, sq_jail_probe_line *lines, int max) {
   uint32_t cg = sq__jail_cgroup_probe(d, sizeof d);
   if (n < max) line(&lines[n++], SQ_JAIL_LAYER_CGROUP_MEMORY, cg & SQ_JAIL_LAYER_CGROUP_MEMORY, d);
   if (n < max) line(&lines[n++], SQ_JAIL_LAYER_CGROUP_PIDS, cg & SQ_JAIL_LAYER_CGROUP_PIDS, d);
+  if (n < max) line(&lines[n++], SQ_JAIL_LAYER_CGROUP_CPU, cg & SQ_JAIL_LAYER_CGROUP_CPU, d);
   struct sock_fprog prog;
   bool built = sq__jail_seccomp_build(&prog) == 0;
   bool sec = built && sq__jail_seccomp_probe(&prog, d, sizeof d);

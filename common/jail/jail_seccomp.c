@@ -32,8 +32,8 @@
 #include "jail_internal.h"
 #include "log.h"
 
-/* What CPython and its stdlib need. ioctl, socket and clone are allowed
- * below with argument checks. */
+/* What CPython and its stdlib need. ioctl, socket, clone and prlimit64 are
+ * allowed below with argument checks. */
 static const char *const allowed_syscalls[] = {
     /* memory */
     "brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync", "mincore", "membarrier",
@@ -59,7 +59,7 @@ static const char *const allowed_syscalls[] = {
     "vfork", "fork", "execve", "exit", "exit_group", "wait4", "waitid", "set_tid_address",
     "set_robust_list", "get_robust_list", "rseq", "futex", "sched_yield", "sched_getaffinity",
     "sched_getparam", "sched_getscheduler", "sched_get_priority_max", "sched_get_priority_min",
-    "getpriority", "arch_prctl", "prlimit64", "getrlimit", "getrusage", "sysinfo", "uname",
+    "getpriority", "arch_prctl", "getrlimit", "getrusage", "sysinfo", "uname",
     "getrandom", "getcpu", "pidfd_open",
     /* identity (reading it) */
     "getpid", "getppid", "gettid", "getuid", "geteuid", "getgid", "getegid", "getgroups",
@@ -92,10 +92,12 @@ static const char *const killed_syscalls[] = {
 static const unsigned long allowed_ioctls[] = {TCGETS, TIOCGWINSZ, FIONBIO, FIOCLEX, FIONCLEX,
                                                FIONREAD, TIOCGPGRP};
 
-/* clone() with any of these makes a namespace: killed like unshare. */
+/* clone() with any of these makes a namespace, or (CLONE_PARENT) hands the
+ * new process to the caller's parent, a warm task's zygote: killed like
+ * unshare. */
 #define CLONE_NS_FLAGS                                                                             \
   (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |    \
-   CLONE_NEWNET)
+   CLONE_NEWNET | CLONE_PARENT)
 
 static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
                 const struct scmp_arg_cmp *cmp) {
@@ -136,6 +138,12 @@ static int add_rules(scmp_filter_ctx ctx, uint32_t kill) {
    * second fence in spawn mode, where the pid namespace is the first):
    * leaving it (a setsid'ed daemon) fails: setsid and setpgid are left out
    * of the allowlist on purpose, so they get the default EPERM. */
+
+  /* prlimit64 on the caller only (pid 0, as glibc's getrlimit/setrlimit
+   * call it): another process of the same uid, a warm task's zygote above
+   * all, keeps its limits. An int: its low 32 bits. Anything else: EPERM. */
+  struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, 0);
+  if (rule(ctx, SCMP_ACT_ALLOW, "prlimit64", 1, &self) != 0) return SQ_EJAIL;
 
   /* clone3 passes its flags in memory a filter cannot read: ENOSYS makes
    * libc fall back to clone, whose flags we can check. */

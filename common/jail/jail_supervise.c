@@ -1,8 +1,10 @@
 /* jail_supervise.c: the supervising side of one run, shared by spawn and
  * warm mode: the wall clock kills the whole tree, stdout and stderr are
  * kept up to their cap (then output_limit), a seccomp notification names
- * the blocked call and kills the tree, and CPU time is recorded. A warm
- * run whose output closed may end early, as the kernel shows its exit. */
+ * the blocked call and kills the tree, and the tree's CPU time is measured
+ * in its cgroup and limited (cpu_limit). A warm run's clock starts when its
+ * child takes the task; a warm run whose output closed may end early, as
+ * the kernel shows its exit. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -24,6 +26,7 @@
 #define DRAIN_AFTER_EXIT_MS 1000 /* reading what the killed tree left in the pipes */
 #define END_GRACE_MS 3000        /* after a kill, how long the end report may take */
 #define TICK_MS 10               /* poll period when nothing else wakes us */
+#define CPU_CHECK_MS 20          /* how often the tree's CPU time is read while it runs */
 
 /* One captured stream: read end of a pipe and what was kept of it. */
 typedef struct {
@@ -58,6 +61,7 @@ static void kill_run(sq__jail_watch *w) {
   } else if (w->kill_fallback) {
     w->kill_fallback(w->arg);
   }
+  if (w->cont_pid > 0) kill(w->cont_pid, SIGCONT); /* a stopped zygote reports the end */
 }
 
 /* Receives one control message. Returns 1 with an end, 0 otherwise, -1 when
@@ -90,6 +94,7 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *sta
       if (*notify_fd >= 0) close(*notify_fd);
       *notify_fd = got_fd;
     }
+    if (w->start_ms == 0) w->start_ms = sq_now_mono_ms(); /* the child takes the task now */
     if (w->kill_pid == 0 && sender > 0) {
       w->kill_pid = sender;
       if (w->early_check && *kill_pidfd < 0) *kill_pidfd = (int)syscall(SYS_pidfd_open, sender, 0);
@@ -100,30 +105,60 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *sta
   return w->end_check(w->arg, buf, (size_t)n, status, ru) ? 1 : 0;
 }
 
+/* The tree's CPU time since the run started, in ms (-1: not measured). */
+static int64_t tree_cpu_ms(const sq__jail_watch *w, int64_t cpu0_us) {
+  if (!w->cg || cpu0_us < 0) return -1;
+  int64_t now_us = sq__jail_cgroup_cpu_us(w->cg);
+  return now_us < cpu0_us ? -1 : (now_us - cpu0_us) / 1000;
+}
+
 int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *killed_for_out, int *status_out) {
   const sq_jail_limits *lim = w->lim;
   stream s[2] = {{.fd = w->out_fd, .cap = (size_t)lim->output_kib * 1024},
                  {.fd = w->err_fd, .cap = (size_t)lim->output_kib * 1024}};
   int notify_fd = -1, kill_pidfd = -1, status = 0, ret = 0;
   struct rusage ru = {0};
-  int64_t deadline_ms = w->start_ms + lim->wall_ms;
+  int64_t take_deadline_ms = sq_now_mono_ms() + w->take_timeout_ms;
+  int64_t cpu0_us = -1, next_cpu_ms = 0, tree_ms = -1;
   sq_jail_end killed_for = SQ_JAIL_EXITED_OK; /* EXITED_OK: we did not kill it */
   int64_t killed_at_ms = 0, drain_until_ms = 0;
   bool ended = false, oom = false, ctl_open = w->ctl_fd >= 0, early_tried = false;
+  w->never_started = false;
 
   for (;;) {
     int64_t now = sq_now_mono_ms();
+    bool started = w->start_ms > 0;
+    if (started && w->cg && cpu0_us < 0 && !ended) {
+      cpu0_us = sq__jail_cgroup_cpu_us(w->cg);
+      next_cpu_ms = now + CPU_CHECK_MS;
+    }
+    int64_t deadline_ms = started ? w->start_ms + lim->wall_ms : take_deadline_ms;
     if (ended && ((s[0].fd < 0 && s[1].fd < 0) || now >= drain_until_ms)) break;
     if (!ended && killed_for != SQ_JAIL_EXITED_OK && now - killed_at_ms > END_GRACE_MS) {
       ret = SQ_EJAIL; /* killed, but the end never came: the caller replaces what it can */
       break;
     }
-    if (!ended && killed_for == SQ_JAIL_EXITED_OK && now >= deadline_ms) {
+    if (!ended && !started && now >= deadline_ms) {
+      w->never_started = true; /* nothing of the task ran: the caller replaces the zygote */
+      ret = SQ_EJAIL;
+      break;
+    }
+    if (!ended && started && killed_for == SQ_JAIL_EXITED_OK && now >= deadline_ms) {
       killed_for = SQ_JAIL_TIMEOUT;
       killed_at_ms = now;
       kill_run(w);
     }
+    if (!ended && cpu0_us >= 0 && killed_for == SQ_JAIL_EXITED_OK && now >= next_cpu_ms) {
+      next_cpu_ms = now + CPU_CHECK_MS;
+      if ((tree_ms = tree_cpu_ms(w, cpu0_us)) >= lim->cpu_ms) {
+        killed_for = SQ_JAIL_CPU_LIMIT; /* the whole tree's, however many processes share it */
+        killed_at_ms = now;
+        kill_run(w);
+      }
+    }
     int64_t wait_ms = ended ? drain_until_ms - now : killed_for != SQ_JAIL_EXITED_OK ? TICK_MS : deadline_ms - now;
+    if (!ended && cpu0_us >= 0 && killed_for == SQ_JAIL_EXITED_OK && wait_ms > next_cpu_ms - now)
+      wait_ms = next_cpu_ms - now;
     if (!ended && w->done_fd < 0 && wait_ms > TICK_MS) wait_ms = TICK_MS;
     if (wait_ms < 0) wait_ms = 0;
 
@@ -187,7 +222,9 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       if (w->early_check(w->arg, w->kill_pid, kill_pidfd, &status, &ru)) ended = true;
     }
     if (ended && !drain_until_ms) {
-      o->wall_ms = sq_now_mono_ms() - w->start_ms;
+      o->wall_ms = w->start_ms ? sq_now_mono_ms() - w->start_ms : 0;
+      int64_t t = tree_cpu_ms(w, cpu0_us);
+      if (t > tree_ms) tree_ms = t;
       kill_run(w); /* what the program left behind */
       drain_until_ms = sq_now_mono_ms() + DRAIN_AFTER_EXIT_MS;
     }
@@ -199,6 +236,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
   o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
   o->cpu_ms = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
               (int64_t)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
+  if (tree_ms > o->cpu_ms) o->cpu_ms = tree_ms; /* processes nobody waited for count too */
   o->memory_kib = ru.ru_maxrss;
   if (sq_buf_append(&s[0].buf, "", 0) != 0 || sq_buf_append(&s[1].buf, "", 0) != 0) oom = true;
   o->stdout_buf = s[0].buf.data;

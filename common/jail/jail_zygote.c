@@ -1,13 +1,20 @@
 /* jail_zygote.c: the warm pool. Each zygote is a Python interpreter started
  * by execve (so it holds nothing of the worker's memory) inside the jail's
  * namespaces, root, uid and cgroups, prepared once, with the usual modules
- * imported. It forks the child for the next task ahead; the child installs
- * the seccomp filter, waits for its task, applies the task's rlimits and
- * runs the program (jail_zygote_py.c); each child is a fresh copy, so
- * nothing one task changes reaches the next. A zygote that
- * died, was killed by a task, or stopped answering is replaced. A task
- * ends when the kernel shows its child exiting (warm_early), before the
- * zygote has reaped it; its next task waits for that reaping. */
+ * imported (zygote.py, embedded). It forks the child for the next task
+ * ahead; the child installs the seccomp filter, waits for its task, sets
+ * every rlimit from the worker's values and the task's, and runs the
+ * program; each child is a fresh copy, so nothing one task changes in the
+ * interpreter reaches the next, and the zygote's init mounts a fresh
+ * scratch before each child.
+ *
+ * Only a host failure fails a run. A zygote that died, was killed or
+ * stopped by a task, or stopped answering is replaced; if a zygote cannot
+ * take a task (its child reports "e" or dies before the task's code ran),
+ * the task goes to a fresh zygote once. A task's wall clock starts when its
+ * child takes it. A task ends when the kernel shows its child exiting
+ * (warm_early), before the zygote has reaped it; its next task waits for
+ * that reaping. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -21,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -32,7 +41,8 @@
 #include "util.h"
 
 #define READY_TIMEOUT_MS 10000
-#define CTL_SNDBUF_BYTES (32 << 20)
+#define TAKE_TIMEOUT_MS 10000 /* from sending a task to a child taking it (the zygote's cleanup included) */
+#define CTL_SNDBUF_BYTES (4 << 20)
 #define REAP_TIMEOUT_MS 5000 /* a task that ended early: its reaping, before the next */
 #define EARLY_SPIN_MS 2      /* from the task closing its output to its exit in the kernel */
 
@@ -44,6 +54,7 @@ typedef struct {
   int result_fd;      /* init's report (unused; kept open so init never blocks) */
   sq__jail_cgroup cg;
   uint32_t layers;
+  pid_t zpid;         /* host pid of the interpreter (continued after each kill) */
   bool busy;
   bool reap_pending; /* the last task ended early: its "r" report is still to come */
 } zygote;
@@ -63,6 +74,7 @@ static void zygote_stop(zygote *z) {
     }
   }
   z->init = 0;
+  z->zpid = 0;
   z->reap_pending = false;
   int fds[] = {z->pidfd, z->ctl, z->result_fd};
   for (size_t i = 0; i < 3; i++)
@@ -71,11 +83,52 @@ static void zygote_stop(zygote *z) {
   sq__jail_cgroup_destroy(&z->cg);
 }
 
-/* Waits up to timeout_ms for one message on fd; returns its length or -1. */
-static ssize_t recv_timed(int fd, char *buf, size_t cap, int timeout_ms) {
+/* Waits up to timeout_ms for one message on fd; returns its length or -1.
+ * *sender (may be NULL) gets the sender's pid (SO_PASSCRED), 0 if none. */
+static ssize_t recv_timed(int fd, char *buf, size_t cap, int timeout_ms, pid_t *sender) {
   struct pollfd p = {.fd = fd, .events = POLLIN};
   if (poll(&p, 1, timeout_ms) != 1) return -1;
-  return recv(fd, buf, cap, MSG_DONTWAIT);
+  struct iovec iov = {.iov_base = buf, .iov_len = cap};
+  union {
+    char b[CMSG_SPACE(sizeof(struct ucred))];
+    struct cmsghdr align;
+  } u;
+  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+  ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+  if (sender) *sender = 0;
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm; cm = CMSG_NXTHDR(&msg, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS && sender) {
+      struct ucred cr;
+      memcpy(&cr, CMSG_DATA(cm), sizeof cr);
+      *sender = cr.pid;
+    }
+  return n;
+}
+
+/* "RES:SOFT:HARD,..." for every resource: the worker's own values, with
+ * the jail's fixed ones in place (CPU and AS come with each task). */
+static void rlimits_arg(char *out, size_t cap) {
+  static const struct {
+    int res;
+    long long v;
+  } fixed[] = {{RLIMIT_NOFILE, SQ__JAIL_NOFILE_MAX}, {RLIMIT_FSIZE, SQ__JAIL_FSIZE_BYTES},
+               {RLIMIT_NPROC, SQ__JAIL_NPROC_MAX},   {RLIMIT_CORE, 0},
+               {RLIMIT_STACK, SQ__JAIL_STACK_BYTES}, {RLIMIT_MEMLOCK, 0}};
+  size_t at = 0;
+  out[0] = '\0';
+  for (int r = 0; r < RLIM_NLIMITS && at < cap; r++) {
+    struct rlimit rl;
+    long long soft = -1, hard = -1;
+    if (getrlimit(r, &rl) == 0) {
+      soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (long long)rl.rlim_cur;
+      hard = rl.rlim_max == RLIM_INFINITY ? -1 : (long long)rl.rlim_max;
+    }
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+      if (fixed[i].res == r) soft = hard = fixed[i].v;
+    int n = snprintf(out + at, cap - at, "%s%d:%lld:%lld", r ? "," : "", r, soft, hard);
+    if (n < 0) break;
+    at += (size_t)n;
+  }
 }
 
 /* Starts z (its slot is already held): clone into namespaces, contain,
@@ -99,13 +152,16 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   setsockopt(ctl[1], SOL_SOCKET, SO_RCVBUFFORCE, &sndbuf, sizeof sndbuf);
   char name[64];
   snprintf(name, sizeof name, "z%d-%d", (int)getpid(), z->slot); /* z: warm pool, s: spawn */
-  z->layers = (c->layers & ~(SQ_JAIL_LAYER_CGROUP_MEMORY | SQ_JAIL_LAYER_CGROUP_PIDS)) |
+  z->layers = (c->layers & ~SQ__JAIL_CGROUP_LAYERS) |
               (sq__jail_cgroup_create(&z->cg, name, 512, SQ__JAIL_NPROC_MAX + 4) & c->layers);
-  char nr[16];
+  char nr[16], inline_max[24], limits[RLIM_NLIMITS * 48];
   snprintf(nr, sizeof nr, "%d", (int)SYS_seccomp);
+  snprintf(inline_max, sizeof inline_max, "%d", SQ__JAIL_INLINE_MAX);
+  rlimits_arg(limits, sizeof limits);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
                   "PYTHONIOENCODING=utf-8", NULL};
-  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, nr, NULL};
+  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, nr, SQ__JAIL_SCRATCH,
+                  SQ_JAIL_STR(SQ__JAIL_ZYGOTE_CTL_FD), SQ_JAIL_STR(SQ__JAIL_ZYGOTE_INIT_FD), inline_max, limits, NULL};
   sq_jail_limits none = {0};
   sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .program_fd = -1, .argv = argv, .envp = envp,
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
@@ -145,7 +201,7 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   n = send(ctl[0], f, bpf_len + 1, MSG_NOSIGNAL);
   free(f);
   if (n != (ssize_t)bpf_len + 1) goto out;
-  n = recv_timed(ctl[0], msg, sizeof msg, READY_TIMEOUT_MS);
+  n = recv_timed(ctl[0], msg, sizeof msg, READY_TIMEOUT_MS, &z->zpid);
   if (n != 5 || memcmp(msg, "ready", 5) != 0) {
     SQ_ERROR("warm pool: the zygote did not start (see its stderr above)");
     goto out;
@@ -235,20 +291,28 @@ static void release(sq__jail_pool *p, zygote *z) {
 
 typedef struct {
   zygote *z;
-  bool broken;   /* the zygote died or misbehaved: replace it */
-  bool reported; /* the zygote's "r" (or "x") report was read */
+  const sq__jail_watch *w;
+  bool broken;      /* the zygote died or misbehaved: replace it */
+  bool reported;    /* the zygote's "r" report was read */
+  bool not_taken;   /* none of the task's code ran ("e", "x", or the zygote died first): try again */
+  char why[160];    /* what the zygote said, for not_taken */
 } warm_run;
 
 static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
   warm_run *r = arg;
   if (!msg) { /* init's pidfd: the zygote (and the namespace) died */
     r->broken = true;
+    if (r->w->start_ms == 0) {
+      r->not_taken = true;
+      snprintf(r->why, sizeof r->why, "the zygote died before a child took the task");
+    }
     *status = SIGKILL; /* as if killed: the task took its zygote down */
     return true;
   }
-  if (len == 1 && msg[0] == 'x') { /* the child died before it took the task */
-    r->broken = true;
-    *status = SQ__JAIL_EXIT_SETUP << 8;
+  if ((len >= 1 && msg[0] == 'e') || (len == 1 && msg[0] == 'x')) { /* the task's code never ran */
+    r->broken = r->not_taken = true;
+    if (msg[0] == 'e') snprintf(r->why, sizeof r->why, "%.*s", (int)(len > 2 ? len - 2 : 0), msg + 2);
+    else snprintf(r->why, sizeof r->why, "the child died before it took the task");
     return true;
   }
   r->reported = true;
@@ -349,58 +413,78 @@ static void warm_kill_zygote(void *arg) {
   if (r->z->init > 0) kill(r->z->init, SIGKILL);
 }
 
-/* Sends the task: header, program and the two pipe ends. */
-static int send_task(zygote *z, const char *program, size_t len, const sq_jail_limits *lim, int out_w, int err_w) {
-  char head[160];
+/* Sends the task: the header, then the program inline, or in prog_fd
+ * (>= 0) passed after the two pipe ends. */
+static int send_task(zygote *z, const char *program, size_t len, int prog_fd, const sq_jail_limits *lim, int out_w,
+                     int err_w) {
+  char head[96];
   long long cpu_s = (lim->cpu_ms + 999) / 1000;
   if (cpu_s < 1) cpu_s = 1;
-  int hl = snprintf(head, sizeof head, "t %lld %lld %d %lld %d %lld\n", cpu_s, (long long)lim->memory_mib << 20,
-                    SQ__JAIL_NOFILE_MAX, (long long)SQ__JAIL_FSIZE_BYTES, SQ__JAIL_NPROC_MAX,
-                    (long long)SQ__JAIL_STACK_BYTES);
-  struct iovec iov[2] = {{.iov_base = head, .iov_len = (size_t)hl}, {.iov_base = (void *)program, .iov_len = len}};
+  int hl = snprintf(head, sizeof head, "t %lld %lld %s\n", cpu_s, (long long)lim->memory_mib << 20,
+                    prog_fd >= 0 ? "oep" : "oe");
+  size_t body = prog_fd >= 0 ? 0 : len;
+  struct iovec iov[2] = {{.iov_base = head, .iov_len = (size_t)hl}, {.iov_base = (void *)program, .iov_len = body}};
+  int nfds = prog_fd >= 0 ? 3 : 2;
   union {
-    char b[CMSG_SPACE(2 * sizeof(int))];
+    char b[CMSG_SPACE(3 * sizeof(int))];
     struct cmsghdr align;
   } u;
   memset(&u, 0, sizeof u);
-  struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = u.b, .msg_controllen = sizeof u.b};
+  struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = u.b,
+                       .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
   struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(2 * sizeof(int));
-  int fds[2] = {out_w, err_w};
-  memcpy(CMSG_DATA(cm), fds, sizeof fds);
-  return sendmsg(z->ctl, &msg, MSG_NOSIGNAL) == (ssize_t)(len + (size_t)hl) ? 0 : -1;
+  cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+  int fds[3] = {out_w, err_w, prog_fd};
+  memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
+  return sendmsg(z->ctl, &msg, MSG_NOSIGNAL) == (ssize_t)(body + (size_t)hl) ? 0 : -1;
 }
 
-int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const sq_jail_limits *lim,
-                      const char *task_id, sq_jail_outcome *o) {
-  zygote *z = acquire(p);
-  int ret = 0;
-  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
-  if (!zygote_alive(z)) {
+/* A memfd holding the program (one too large for the task message). */
+static int program_memfd(const char *program, size_t len) {
+  int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (sq__jail_write_all(fd, program, len) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* Makes z ready for a task: alive (else started anew) and its last task
+ * reaped (else replaced). Returns 0, or SQ_EJAIL when no zygote can start
+ * (a host failure). */
+static int zygote_ready(sq__jail_pool *p, zygote *z, const char *task_id, sq_jail_outcome *o) {
+  if (z->init > 0 && !zygote_alive(z)) {
     SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d (init %d) is gone; starting a new one", z->slot,
             (int)z->init);
     zygote_stop(z);
-    if ((ret = zygote_start(p, z)) != 0) {
-      snprintf(o->error, sizeof o->error, "warm pool: cannot restart a zygote");
-      goto out;
-    }
   }
-  if (z->reap_pending) { /* the last task's process must be gone first */
+  if (z->init > 0 && z->reap_pending) { /* the last task's process must be gone first */
     char msg[256];
-    ssize_t n = recv_timed(z->ctl, msg, sizeof msg, REAP_TIMEOUT_MS);
+    ssize_t n = recv_timed(z->ctl, msg, sizeof msg, REAP_TIMEOUT_MS, NULL);
     z->reap_pending = false;
     if (n < 1 || msg[0] != 'r') {
       SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d did not report the last task's end; replacing it",
               z->slot);
       zygote_stop(z);
-      if ((ret = zygote_start(p, z)) != 0) {
-        snprintf(o->error, sizeof o->error, "warm pool: cannot restart a zygote");
-        goto out;
-      }
     }
   }
+  if (z->init > 0) return 0;
+  int rc = zygote_start(p, z);
+  if (rc != 0) snprintf(o->error, sizeof o->error, "warm pool: cannot start a zygote (see the log above)");
+  return rc;
+}
+
+#define TRY_AGAIN 1 /* warm_attempt: none of the task's code ran; the zygote was stopped */
+
+/* One try of the task on z. Returns 0 (it ran, whatever its end), TRY_AGAIN
+ * (why says why), or SQ_ENOMEM / SQ_EJAIL (a host failure). */
+static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd, const sq_jail_limits *lim,
+                        sq_jail_outcome *o, char *why, size_t why_len) {
+  int ret = 0;
+  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
   o->layers = z->layers;
   sq__jail_cgroup_reset(&z->cg, lim->memory_mib);
   if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) {
@@ -408,12 +492,17 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const s
     ret = SQ_EJAIL;
     goto out;
   }
-  int64_t start_ms = sq_now_mono_ms();
   warm_run r = {.z = z};
-  if (send_task(z, program, len, lim, out_p[1], err_p[1]) != 0) {
-    snprintf(o->error, sizeof o->error, "warm pool: sending the task: %s", strerror(errno));
+  if (send_task(z, program, len, prog_fd, lim, out_p[1], err_p[1]) != 0) {
+    int err = errno;
     zygote_stop(z);
-    ret = SQ_EJAIL;
+    if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) { /* it died meanwhile */
+      snprintf(why, why_len, "sending the task: %s", strerror(err));
+      ret = TRY_AGAIN;
+    } else {
+      snprintf(o->error, sizeof o->error, "warm pool: sending the task: %s", strerror(err));
+      ret = SQ_EJAIL;
+    }
     goto out;
   }
   close(out_p[1]);
@@ -422,26 +511,34 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const s
   sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = z->ctl, .done_fd = z->pidfd,
                       .kill_pid = 0, .kill_group = true, .end_check = warm_end,
                       .kill_fallback = warm_kill_zygote, .early_check = warm_early, .arg = &r,
-                      .start_ms = start_ms, .lim = lim};
+                      .start_ms = 0, .take_timeout_ms = TAKE_TIMEOUT_MS, .cont_pid = z->zpid,
+                      .cg = &z->cg, .lim = lim};
+  r.w = &w;
   out_p[0] = err_p[0] = -1;
   sq_jail_end killed_for;
   int status;
   ret = sq__jail_supervise(&w, o, &killed_for, &status);
+  if (w.never_started || r.not_taken) {
+    snprintf(why, why_len, "%s", w.never_started ? "no child took the task in time" : r.why);
+    zygote_stop(z);
+    ret = TRY_AGAIN;
+    goto out;
+  }
   if (z->cg.mem[0]) {
     o->oom_killed = sq__jail_cgroup_oom_fired(&z->cg);
     int64_t peak = sq__jail_cgroup_peak_kib(&z->cg);
     if (peak > 0) o->memory_kib = peak;
   }
-  if (ret == SQ_EJAIL) {
-    snprintf(o->error, sizeof o->error, "warm pool: the zygote did not report the task's end");
-    r.broken = true;
-  } else if (ret == SQ_ENOMEM) {
+  if (ret == SQ_ENOMEM) {
     snprintf(o->error, sizeof o->error, "out of memory while capturing output");
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == SQ__JAIL_EXIT_SETUP) {
-    snprintf(o->error, sizeof o->error, "warm pool: the task's child could not be set up: %.160s",
-             o->stderr_buf ? o->stderr_buf : "");
-    ret = SQ_EJAIL;
   } else {
+    if (ret == SQ_EJAIL) { /* killed, and the zygote never reported: the task broke it */
+      r.broken = true;
+      status = SIGKILL;
+      o->exit_code = -1;
+      o->signal = SIGKILL;
+      ret = 0;
+    }
     o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
   }
   if (r.broken) zygote_stop(z); /* replaced at its next use */
@@ -452,6 +549,40 @@ out:
     for (size_t i = 0; i < 4; i++)
       if (fds[i] >= 0) close(fds[i]);
   }
+  return ret;
+}
+
+int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const sq_jail_limits *lim,
+                      const char *task_id, sq_jail_outcome *o) {
+  zygote *z = acquire(p);
+  int ret = 0, prog_fd = -1;
+  char why[160] = "";
+  if (len > SQ__JAIL_INLINE_MAX && (prog_fd = program_memfd(program, len)) < 0) {
+    snprintf(o->error, sizeof o->error, "memfd for a program of %zu bytes: %s", len, strerror(errno));
+    ret = SQ_EJAIL;
+    goto out;
+  }
+  /* A zygote that cannot take the task (a task before broke it in a way
+   * only its child could see) is replaced, and the task tried once more. */
+  for (int attempt = 0;; attempt++) {
+    if ((ret = zygote_ready(p, z, task_id, o)) != 0) break;
+    ret = warm_attempt(z, program, len, prog_fd, lim, o, why, sizeof why);
+    if (ret != TRY_AGAIN) break;
+    sq_jail_mode mode = o->mode;
+    sq_jail_outcome_clear(o);
+    o->mode = mode;
+    o->exit_code = -1;
+    o->end = SQ_JAIL_SETUP_ERROR;
+    if (attempt == 1) {
+      snprintf(o->error, sizeof o->error, "warm pool: a fresh zygote could not take the task either: %s", why);
+      ret = SQ_EJAIL;
+      break;
+    }
+    SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d could not take the task (%s); replacing it",
+            z->slot, why);
+  }
+out:
+  if (prog_fd >= 0) close(prog_fd);
   release(p, z);
   return ret;
 }

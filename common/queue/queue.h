@@ -152,6 +152,13 @@ int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char 
  * shutdown); no stall is counted. Returns 0, SQ_EFENCED or SQ_EREDIS*. */
 int sq_queue_release(sq_queue *q, const sq_claim *c);
 
+/* Hands a claim back as a stall (its worker could not run it, maybe
+ * because of the task: a jail failure): front of its list, or the dead
+ * letter after max_stalls, so a task that takes workers down ends there.
+ * why goes into the task's history. *dead (may be NULL) tells which.
+ * Returns 0, SQ_EFENCED or SQ_EREDIS*. */
+int sq_queue_stall(sq_queue *q, const sq_claim *c, const char *why, bool *dead);
+
 /* Hands back every claim worker_id holds (a shutdown out of time). *n gets
  * how many (may be NULL). */
 int sq_queue_release_all(sq_queue *q, const char *worker_id, size_t *n);

@@ -333,6 +333,17 @@ local function release(keys, args)
   return 1
 end
 
+-- stall: ARGV worker, token, max_stalls, retention_s, why. Hands a claim
+-- back as a stall (its worker could not run it for a reason that may be the
+-- task's, such as a jail failure): front of its list, or the dead letter
+-- after max_stalls. Returns 1 requeued, 2 dead, or -1 fenced.
+local function stall_one(keys, args)
+  local P = prefix(keys[1])
+  local w, tok = args[1], args[2]
+  if not owned(P, tok, w) then return -1 end
+  return stall(P, tok, tonumber(args[3]), args[5], tonumber(args[4]))
+end
+
 -- release_all: ARGV worker. Hands back every claim the worker holds (a
 -- shutdown whose grace period ran out). Returns how many.
 local function release_all(keys, args)
@@ -438,6 +449,7 @@ redis.register_function('sq1_complete', complete)
 redis.register_function('sq1_retry', retry)
 redis.register_function('sq1_release', release)
 redis.register_function('sq1_release_all', release_all)
+redis.register_function('sq1_stall', stall_one)
 redis.register_function('sq1_recover', recover)
 redis.register_function('sq1_reap', reap)
 redis.register_function('sq1_dead_requeue', dead_requeue)

@@ -239,6 +239,21 @@ int sq_queue_release(sq_queue *q, const sq_claim *c) {
   return rc;
 }
 
+int sq_queue_stall(sq_queue *q, const sq_claim *c, const char *why, bool *dead) {
+  char tok[24], stalls[24], ret[24];
+  int rc;
+  i64_text(tok, sizeof tok, c->token);
+  i64_text(stalls, sizeof stalls, q->opts.max_stalls);
+  i64_text(ret, sizeof ret, q->opts.retention_s);
+  const char *argv[] = {c->worker_id, tok, stalls, ret, why ? why : "handed back"};
+  redisReply *r = sq__queue_fcall(q, "sq1_stall", 5, argv, NULL, &rc);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_stall");
+  if (!rc && r->integer < 0) rc = SQ_EFENCED;
+  if (!rc && dead) *dead = r->integer == 2;
+  freeReplyObject(r);
+  return rc;
+}
+
 int sq_queue_release_all(sq_queue *q, const char *worker_id, size_t *n) {
   int rc;
   const char *argv[] = {worker_id};
