@@ -201,6 +201,19 @@ static void last_stderr_line(const sq_jail_outcome *o, char *dst, size_t dstlen)
   clip(dst, dstlen, s + b, n - b, QUOTE_MAX);
 }
 
+void sq_reason_kind(const char *reason, char *buf, size_t len) {
+  if (!buf || !len) return;
+  buf[0] = 0;
+  if (!reason) return;
+  static const char *const stops[] = {": ", " at line", " (", " after "};
+  size_t n = strlen(reason);
+  for (size_t i = 0; i < sizeof stops / sizeof stops[0]; i++) {
+    const char *p = strstr(reason, stops[i]);
+    if (p && (size_t)(p - reason) < n) n = (size_t)(p - reason);
+  }
+  clip(buf, len, reason, n, QUOTE_MAX);
+}
+
 size_t sq_reason_build(sq_status status, const sq_jail_outcome *o, const sq_jail_limits *lim,
                        const char *expected_stdout, char *buf, size_t len) {
   size_t at = 0;

@@ -32,4 +32,10 @@ size_t sq_reason_build(sq_status status, const sq_jail_outcome *o, const sq_jail
 int sq_reason_traceback(const char *err, size_t err_len, char *type, size_t type_len, char *msg, size_t msg_len,
                         int *line, char *src, size_t src_len);
 
+/* The kind of a reason, for grouping failures: the reason up to its first
+ * ": ", " at line", " (" or " after " ("ZeroDivisionError", "assertion
+ * failed", "stdout differs", "wall-clock limit of 2000 ms reached", "llm"),
+ * into buf (len > 0; always terminated). NULL or "" gives "". */
+void sq_reason_kind(const char *reason, char *buf, size_t len);
+
 #endif

@@ -159,6 +159,25 @@ int main(void) {
     CHECK_EQ(n, 15);
     CHECK_EQ(strlen(tiny), 15);
   }
+  /* kinds, for grouping */
+  {
+    static const char *const cases[][2] = {
+        {"assertion failed at line 12: assert f(1) == 2 (x)", "assertion failed"},
+        {"ZeroDivisionError: division by zero at line 1: x = 1/0", "ZeroDivisionError"},
+        {"stdout differs at line 4: expected \"4\", got \"5\"", "stdout differs"},
+        {"wall-clock limit of 2000 ms reached (ran 2004 ms)", "wall-clock limit of 2000 ms reached"},
+        {"llm: connection refused (after 3 attempts)", "llm"},
+        {"killed by the seccomp policy: ptrace", "killed by the seccomp policy"},
+        {"exited with status 3", "exited with status 3"},
+        {"", ""}};
+    char kind[64];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      sq_reason_kind(cases[i][0], kind, sizeof kind);
+      CHECK_STR(kind, cases[i][1]);
+    }
+    sq_reason_kind(NULL, kind, sizeof kind);
+    CHECK_STR(kind, "");
+  }
   /* the traceback reader alone */
   {
     char type[32], msg[32], src[64];
