@@ -52,7 +52,7 @@ static int svg_open(sq_buf *b, int h, const char *title) {
 
 /* A horizontal bar: label on the left, value text on the right. */
 static int hbar(sq_buf *b, int y, const char *label, double frac, const char *color, const char *value) {
-  int max_w = PLOT_W - LABEL_W - 110;
+  int max_w = PLOT_W - LABEL_W - 170; /* room for the value on the right */
   int w = frac > 0 ? (int)lround(frac * max_w) : 0;
   if (frac > 0 && w < 2) w = 2;
   int rc = sq_buf_appendf(b, "<text x=\"%d\" y=\"%d\" class=\"lbl\" text-anchor=\"end\">", LABEL_W - 8, y + 15);
