@@ -225,8 +225,12 @@ size_t sq_reason_build(sq_status status, const sq_jail_outcome *o, const sq_jail
   case SQ_STATUS_FAILED:
     if (o->end == SQ_JAIL_EXITED_OK && expected_stdout)
       stdout_diff(o->stdout_buf ? o->stdout_buf : "", o->stdout_len, expected_stdout, buf, len, &at);
-    else if (!exception_text(o, true, buf, len, &at))
+    else if (exception_text(o, true, buf, len, &at))
+      ;
+    else if (o->end == SQ_JAIL_ASSERTION)
       put(buf, len, &at, "assertion failed (no traceback on stderr)");
+    else
+      put(buf, len, &at, "failed (the run ended %s)", sq_jail_end_name(o->end));
     break;
   case SQ_STATUS_RUNTIME_ERROR:
     if (o->end == SQ_JAIL_SETUP_ERROR) {

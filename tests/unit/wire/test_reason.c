@@ -44,6 +44,7 @@ int main(void) {
                    NULL),
             "assertion failed at line 3: assert f(1) == 2");
   CHECK_STR(reason(SQ_STATUS_FAILED, SQ_JAIL_ASSERTION, "", "", NULL), "assertion failed (no traceback on stderr)");
+  CHECK_STR(reason(SQ_STATUS_FAILED, SQ_JAIL_EXITED_OK, "", "", NULL), "failed (the run ended exited_ok)");
   /* failed: expected_stdout, first differing line */
   CHECK_STR(reason(SQ_STATUS_FAILED, SQ_JAIL_EXITED_OK, "1\n2\nFizz\n5\n", NULL, "1\n2\nFizz\n4\n"),
             "stdout differs at line 4: expected \"4\", got \"5\"");
