@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "errors.h"
+#include "eval.h"
 #include "log.h"
 #include "producer.h"
 #include "util.h"
@@ -20,6 +21,10 @@ static void usage(FILE *f) {
         "       sandq-producer metrics [options] [FILE]      Prometheus text, fleet-wide\n"
         "       sandq-producer health [options] [WORKER]     exit 0 healthy, 1 not\n"
         "       sandq-producer rollout [options] start CANDIDATE BASELINE | status | abort | clear\n"
+        "       sandq-producer import humaneval|mbpp FILE [--canonical | --completions F | --samples N] ...\n"
+        "       sandq-producer results [options] BATCH [--format bson|jsonl|csv] [--out FILE]\n"
+        "       sandq-producer report [options] BATCH [--json] [--html FILE] [--k 1,10,100]\n"
+        "       (sandq-producer import|results|report --help: their options; docs/evaluation.md)\n"
         "\n"
         "common options:\n"
         "  --redis URL       redis://[:password@]host[:port][/db] or unix:///path (SANDQ_REDIS_URL)\n"
@@ -61,7 +66,7 @@ static void queue_notice(const char *text, void *ud) {
 }
 
 /* Defaults, file, environment, flags; validated last. */
-static int build_config(sq_config *cfg, const char *file, const char *redis, const char *queue) {
+int sq__config_build(sq_config *cfg, const char *file, const char *redis, const char *queue) {
   char err[512] = "";
   int rc;
   sq_config_defaults(cfg);
@@ -82,6 +87,10 @@ int main(int argc, char **argv) {
     return argc < 2 ? SQ_EXIT_USAGE : SQ_EXIT_OK;
   }
   const char *cmd = argv[1];
+  /* The evaluation commands parse their own options (eval.h). */
+  if (strcmp(cmd, "import") == 0) return sq__import_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "results") == 0) return sq__results_run(argc - 1, argv + 1);
+  if (strcmp(cmd, "report") == 0) return sq__report_cmd_run(argc - 1, argv + 1);
   static const struct {
     const char *name;
     int (*run)(const sq_config *, int, char **);
@@ -139,7 +148,7 @@ int main(int argc, char **argv) {
   }
   if (is_dead) {
     sq_config cfg;
-    if (build_config(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
+    if (sq__config_build(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
     sq_log_init("sandq-producer", cfg.log_level);
     sq_queue_set_notice(queue_notice, NULL);
     return op(&cfg, argc - optind, argv + optind);
@@ -155,7 +164,7 @@ int main(int argc, char **argv) {
     return SQ_EXIT_USAGE;
   }
   sq_config cfg;
-  if (build_config(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
+  if (sq__config_build(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
   sq_log_init("sandq-producer", cfg.log_level);
   sq_queue_set_notice(queue_notice, NULL);
   if (!is_push) return sq__status_run(&cfg, argv[optind]);

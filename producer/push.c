@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "eval.h"
 #include "log.h"
 #include "name.h"
 #include "producer.h"
@@ -259,6 +260,8 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   } else {
     make_batch_id(batch, sizeof batch);
   }
+  /* A wrong --out path is found now, not after the whole batch ran (eval.h). */
+  if (o->out_path && sq__out_check(o->out_path) != 0) goto out;
   if (read_task_file(o->path, &tf) != 0) goto out;
   if (tf.n == 0) {
     fprintf(stderr, "sandq-producer: %s holds no tasks\n", o->path);

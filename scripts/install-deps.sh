@@ -4,12 +4,21 @@
 set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
-libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
+libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev zlib1g-dev
 redis-server redis-tools python3 python3-pymongo python3-redis docker-compose
 prometheus"
 
 # prometheus is here for promtool only: the tests check the metrics'
 # exposition (promtool check metrics) and compose/'s alert rules with it.
+
+# zlib1g-dev: `sandq-producer import` reads gzipped datasets (HumanEval.jsonl.gz).
+
+# Test-only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does not):
+# chromium renders the HTML report headless (tests/integration/report_html.sh
+# checks its plots are drawn). The test skips (77) without it.
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	PKGS="$PKGS chromium"
+fi
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).

@@ -7,6 +7,7 @@
 
 #include "errors.h"
 #include "log.h"
+#include "reason.h"
 #include "reply.h"
 #include "util.h"
 #include "verdict.h"
@@ -37,6 +38,8 @@ static void done(job *j) {
   worker *w = j->w;
   j->r.total_ms = sq_now_mono_ms() - j->t0_ms;
   j->r.finished_at_ms = sq_now_wall_ms();
+  j->r.attempts = j->claim.attempt; /* earlier attempts were retried through the queue */
+  if (j->claim.first_claimed_at_ms > 0) j->r.all_attempts_ms = j->r.finished_at_ms - j->claim.first_claimed_at_ms;
   sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_TOTAL, j->r.total_ms);
   j->next = NULL;
   if (w->done_tail) w->done_tail->next = j;
@@ -77,8 +80,15 @@ static void account(job *j, const sq_llm_reply *rep) {
   sq_metrics_llm_usage(j->w->metrics, rep->provider, rep->prompt_tokens, rep->completion_tokens, rep->cost_usd);
 }
 
-static int submit(job *j, const char *system, const char *user, sq_llm_done_fn fn) {
+/* gen: a code or repair request, which takes the task's model and
+ * temperature (a risk review keeps the provider's, at 0). */
+static int submit(job *j, bool gen, const char *system, const char *user, sq_llm_done_fn fn) {
   sq_llm_request req = {.system = system, .user = user, .task_id = j->r.id};
+  if (gen) {
+    req.model = j->task->model;
+    req.temperature = j->task->temperature > 0 ? j->task->temperature : 0;
+    j->r.llm.temperature = req.temperature;
+  }
   return sq_llm_submit(j->w->llm, &req, fn, j);
 }
 
@@ -117,7 +127,7 @@ static void generate(job *j) {
     end_with(j, SQ_STATUS_LLM_ERROR, "budget exhausted: batch %s has spent its --budget-usd", j->r.batch);
     return;
   }
-  int rc = submit(j, w->cfg.system_prompt, j->task->prompt, on_generated);
+  int rc = submit(j, true, w->cfg.system_prompt, j->task->prompt, on_generated);
   if (rc) end_with(j, SQ_STATUS_LLM_ERROR, "llm: %s", sq_strerror(rc));
 }
 
@@ -187,7 +197,7 @@ static void risk_start(job *j) {
     sq_risk_fallback(&j->risk, "budget exhausted", &w->risk_policy);
   } else {
     char *user = sq_risk_user_prompt(j->code);
-    int rc = user ? submit(j, sq_risk_system_prompt(), user, on_risk) : SQ_ENOMEM;
+    int rc = user ? submit(j, false, sq_risk_system_prompt(), user, on_risk) : SQ_ENOMEM;
     free(user);
     if (rc == 0) return;
     sq_risk_fallback(&j->risk, sq_strerror(rc), &w->risk_policy);
@@ -248,12 +258,9 @@ static void take_outcome(job *j) {
   r->blocked_syscall = o->blocked_syscall;
   r->jail = (sq_result_jail){.ran = true, .mode = sq_jail_mode_name(o->mode), .oom_killed = o->oom_killed};
   sq_jail_layers_names(o->layers, r->jail.layers, SQ_RESULT_MAX_LAYERS);
-  r->reason = NULL;
-  if (r->status == SQ_STATUS_POLICY_VIOLATION) {
-    snprintf(j->reason, sizeof j->reason, "killed by the seccomp policy%s%s", o->blocked_syscall[0] ? ": " : "",
-             o->blocked_syscall);
-    r->reason = j->reason;
-  }
+  /* Why a failing status failed (reason.c); passed and ok carry none. */
+  sq_reason_build(r->status, o, &j->lim, j->task->expected_stdout, j->reason, sizeof j->reason);
+  r->reason = j->reason[0] ? j->reason : NULL;
 }
 
 /* ---- repair ---- */
@@ -313,7 +320,7 @@ static bool repair(job *j) {
                           "Your previous program failed (status %s).\n\nTask:\n%s\n\nProgram:\n```python\n%s\n```\n\n"
                           "Error output (trimmed):\n%.*s\n\nReply with the complete fixed program in one ```python block.",
                           sq_status_name(j->r.status), j->task->prompt, j->code, (int)n, err);
-  if (rc == 0) rc = submit(j, w->cfg.system_prompt, b.data, on_repaired);
+  if (rc == 0) rc = submit(j, true, w->cfg.system_prompt, b.data, on_repaired);
   sq_buf_clear(&b);
   return rc == 0;
 }

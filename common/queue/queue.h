@@ -89,6 +89,9 @@ typedef struct {
   char *payload; /* NUL-terminated, len bytes (may hold NULs) */
   size_t len;
   char worker_id[128];
+  int attempt;                 /* 1 on the first claim, n + 1 after n retries (sq_queue_retry) */
+  int64_t claimed_at_ms;       /* wall clock of this claim (the worker's) */
+  int64_t first_claimed_at_ms; /* wall clock of the first attempt's claim (this one's when attempt is 1) */
 } sq_claim;
 
 void sq_claim_clear(sq_claim *c);
@@ -143,9 +146,11 @@ int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *r
 
 /* Schedules a transient failure for another attempt after delay_ms (< 0:
  * exponential backoff with jitter from the handle's options) through the
- * delayed set. Returns 0 with *scheduled_ms (may be NULL) set, SQ_EEXHAUSTED
- * (max_attempts reached: the claim is still held, store a final result),
- * SQ_EFENCED, or SQ_EREDIS*. reason goes into the task's history. */
+ * delayed set; the task's next claim carries attempt + 1 and this claim's
+ * first_claimed_at_ms. Returns 0 with *scheduled_ms (may be NULL) set,
+ * SQ_EEXHAUSTED (max_attempts reached: the claim is still held, store a
+ * final result), SQ_EFENCED, or SQ_EREDIS*. reason goes into the task's
+ * history. */
 int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms);
 
 /* Hands a claim back untouched to the front of its list (graceful

@@ -54,6 +54,7 @@ end
 local function forget(P, sha)
   redis.call('HDEL', P .. 'stalls', sha)
   redis.call('HDEL', P .. 'attempts', sha)
+  redis.call('HDEL', P .. 'first', sha)
   redis.call('DEL', P .. 'hist:' .. sha)
 end
 
@@ -169,23 +170,28 @@ local function push(keys, args)
   return {pushed, dups}
 end
 
--- claim: ARGV worker, lease_ms, max[, claim id]. Takes up to max tasks,
+-- claim: ARGV worker, lease_ms, max[, claim id[, '1']]. Takes up to max tasks,
 -- high before normal before low, each under a new fencing token with a
 -- lease; with a claim id, remembers the tokens under it (lastclaim:<worker>)
 -- for claim_undo. A task
 -- that stalled before (its worker died holding it) is claimed alone, so a
 -- poison pill takes no innocent task of the same claim down with it.
--- Returns {token, payload, ...}.
+-- Returns {token, payload, ...}; with '1', {token, payload, info, ...} where
+-- info is "<retries so far> <first attempt's claim, wall ms>", or "" for a
+-- task never retried.
 local function claim(keys, args)
   local P = prefix(keys[1])
   local w, lease, max = args[1], tonumber(args[2]), tonumber(args[3])
   local now = now_ms()
   promote(P, now)
   local out = {}
+  -- ARGV[5] '1': each claim is {token, payload, "<retries> <first claim ms>"} (issue 12)
+  local step, retried = 2, false
+  if args[5] == '1' then step, retried = 3, redis.call('HLEN', P .. 'attempts') > 0 end
   local suspects, alone = redis.call('HLEN', P .. 'stalls') > 0, false
   for _, prio in ipairs({'h', 'n', 'l'}) do
     local lk = list_key(P, prio)
-    while #out < 2 * max and not alone do
+    while #out < step * max and not alone do
       local p = redis.call('RPOP', lk)
       if not p then break end
       if suspects and redis.call('HEXISTS', P .. 'stalls', redis.sha1hex(p)) == 1 then
@@ -202,13 +208,22 @@ local function claim(keys, args)
       redis.call('RPUSH', P .. 'processing:' .. w, tok)
       out[#out + 1] = tok
       out[#out + 1] = p
+      if step == 3 then
+        local info = ''
+        if retried then
+          local sha = redis.sha1hex(p)
+          local n = redis.call('HGET', P .. 'attempts', sha)
+          if n then info = n .. ' ' .. (redis.call('HGET', P .. 'first', sha) or '0') end
+        end
+        out[#out + 1] = info
+      end
     end
   end
   if #out > 0 then
     redis.call('ZADD', P .. 'workers', now, w)
     if args[4] and args[4] ~= '' then
       local rec = {args[4]}
-      for i = 1, #out, 2 do rec[#rec + 1] = out[i] end
+      for i = 1, #out, step do rec[#rec + 1] = out[i] end
       redis.call('SET', P .. 'lastclaim:' .. w, table.concat(rec, ' '), 'EX', 3600)
     end
   end
@@ -296,7 +311,7 @@ local function complete(keys, args)
 end
 
 -- retry: ARGV worker, token, reason, max_attempts, delay_ms (-1: backoff),
--- base_ms, max_ms, jitter in [0,1), retention_s. Returns {1, attempts,
+-- base_ms, max_ms, jitter in [0,1), retention_s[, first_claimed_at_ms]. Returns {1, attempts,
 -- delay_ms} scheduled, {0, attempts, 0} no attempts left (the claim is
 -- kept: store a final result), or -1 fenced.
 local function retry(keys, args)
@@ -310,6 +325,8 @@ local function retry(keys, args)
   end
   local sha = redis.sha1hex(redis.call('HGET', P .. 'claims', tok))
   local n = redis.call('HINCRBY', P .. 'attempts', sha, 1)
+  -- when the first attempt was claimed (ARGV[10], wall ms): a result's time across attempts
+  if args[10] and args[10] ~= '' then redis.call('HSETNX', P .. 'first', sha, args[10]) end
   if n >= max_attempts then return {0, n, 0} end
   if delay < 0 then
     delay = math.min(cap, base * 2 ^ (n - 1))

@@ -22,12 +22,14 @@ void sq_claim_clear(sq_claim *c) {
 
 static void i64_text(char *buf, size_t n, int64_t v) { snprintf(buf, n, "%lld", (long long)v); }
 
-/* Parses {token, payload, ...} into out[0..*n). */
+/* Parses {token, payload, info, ...} into out[0..*n); info is "" or
+ * "<retries> <first claim wall ms>" (queue.lua, claim). */
 static int take_claims(sq_queue *q, const redisReply *r, const char *worker_id, sq_claim *out, size_t max,
                        size_t *n) {
-  for (size_t i = 0; i + 1 < r->elements && *n < max; i += 2) {
-    const redisReply *t = r->element[i], *p = r->element[i + 1];
-    if (t->type != REDIS_REPLY_INTEGER || p->type != REDIS_REPLY_STRING) {
+  int64_t now_ms = sq_now_wall_ms();
+  for (size_t i = 0; i + 2 < r->elements && *n < max; i += 3) {
+    const redisReply *t = r->element[i], *p = r->element[i + 1], *info = r->element[i + 2];
+    if (t->type != REDIS_REPLY_INTEGER || p->type != REDIS_REPLY_STRING || info->type != REDIS_REPLY_STRING) {
       sq__queue_err(q, "sq1_claim: malformed reply");
       return SQ_EREDIS;
     }
@@ -39,6 +41,13 @@ static int take_claims(sq_queue *q, const redisReply *r, const char *worker_id, 
     c->len = p->len;
     c->token = t->integer;
     snprintf(c->worker_id, sizeof c->worker_id, "%s", worker_id);
+    long long retries = 0, first_ms = 0;
+    c->attempt = 1;
+    c->claimed_at_ms = c->first_claimed_at_ms = now_ms;
+    if (info->len && sscanf(info->str, "%lld %lld", &retries, &first_ms) >= 1 && retries > 0 && retries < 1000000) {
+      c->attempt = (int)retries + 1;
+      if (first_ms > 0 && first_ms <= now_ms) c->first_claimed_at_ms = first_ms;
+    }
     (*n)++;
   }
   return 0;
@@ -54,8 +63,8 @@ static int claim_once(sq_queue *q, const char *worker_id, sq_claim *out, size_t 
   snprintf(id, sizeof id, "%016llx", (unsigned long long)q->claim_seq++);
   i64_text(lease, sizeof lease, q->opts.lease_ms);
   i64_text(cnt, sizeof cnt, (int64_t)max);
-  const char *argv[] = {worker_id, lease, cnt, id};
-  redisReply *r = sq__queue_fcall(q, "sq1_claim", 4, argv, NULL, &rc);
+  const char *argv[] = {worker_id, lease, cnt, id, "1"};
+  redisReply *r = sq__queue_fcall(q, "sq1_claim", 5, argv, NULL, &rc);
   if (rc == SQ_EREDIS_CONN) snprintf(q->lost_claim, sizeof q->lost_claim, "%s", id);
   if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_claim");
   if (!rc) rc = take_claims(q, r, worker_id, out, max, n);
@@ -197,7 +206,7 @@ int sq_queue_complete(sq_queue *q, const sq_completion *c) {
 /* ---- retry / release ------------------------------------------------ */
 
 int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms) {
-  char tok[24], maxa[24], delay[24], base[24], cap[24], jit[32], ret[24];
+  char tok[24], maxa[24], delay[24], base[24], cap[24], jit[32], ret[24], first[24];
   uint32_t rnd = 0;
   int rc;
   if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) rnd = (uint32_t)sq_now_mono_ms() * 2654435761u;
@@ -208,8 +217,9 @@ int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char 
   i64_text(cap, sizeof cap, q->opts.backoff_max_ms);
   snprintf(jit, sizeof jit, "%.6f", (double)rnd / 4294967296.0);
   i64_text(ret, sizeof ret, q->opts.retention_s);
-  const char *argv[] = {c->worker_id, tok, reason ? reason : "", maxa, delay, base, cap, jit, ret};
-  redisReply *r = sq__queue_fcall(q, "sq1_retry", 9, argv, NULL, &rc);
+  i64_text(first, sizeof first, c->first_claimed_at_ms > 0 ? c->first_claimed_at_ms : 0);
+  const char *argv[] = {c->worker_id, tok, reason ? reason : "", maxa, delay, base, cap, jit, ret, first};
+  redisReply *r = sq__queue_fcall(q, "sq1_retry", 10, argv, NULL, &rc);
   if (rc) return rc;
   if (r->type == REDIS_REPLY_INTEGER && r->integer == -1) {
     rc = SQ_EFENCED;

@@ -36,6 +36,8 @@ typedef struct {
   int64_t enqueued_at_ms;/* set by the producer; 0 when absent */
   sq_task_priority priority; /* "priority": "high" | "normal" | "low" */
   char *idempotency_key; /* NULL when absent; deduplicated by the producer's push */
+  double temperature;    /* sampling temperature in [0, 2] for the LLM; < 0 when absent (0 is sent) */
+  char *model;           /* the model to ask for instead of the provider's; NULL when absent */
 } sq_task;
 
 /* Parses and validates one task of len bytes (need not be NUL-terminated).

@@ -25,6 +25,8 @@
 #            "not_http" (a reply that is not HTTP: a transport error no retry fixes)
 #   "times": N  the status/fault applies to the first N matching requests only
 #   "content_repeat": N  the content is repeated N times (large replies)
+#   "contents": [...]  instead of "content": the rule's k-th matching request
+#           gets contents[(k-1) % len] (sampled replies: some right, some wrong)
 #   "default": true  the fallback rule for code/repair requests
 # In "content", {{n}} becomes the request's number (unique code per reply).
 # Without a rule, code requests get a tiny ```python block printing "hello",
@@ -36,7 +38,8 @@
 # --rate-limit-rate P (429 with Retry-After 1).
 #
 # GET /stats returns counters: total requests, hits per rule, requests per
-# kind, and how many requests carried an Authorization header.
+# kind, requests per model and per temperature, and how many requests
+# carried an Authorization header.
 
 import argparse
 import asyncio
@@ -89,6 +92,9 @@ def load_rules(path):
                 sys.exit(f"sandq-fake-llm: {path}:{lineno}: unknown kind {rule['kind']!r}")
             if not isinstance(rule.get("content", ""), str):
                 sys.exit(f"sandq-fake-llm: {path}:{lineno}: content must be a string")
+            cs = rule.get("contents")
+            if cs is not None and (not isinstance(cs, list) or not cs or not all(isinstance(c, str) for c in cs)):
+                sys.exit(f"sandq-fake-llm: {path}:{lineno}: contents must be a non-empty list of strings")
             if rule.get("default"):
                 default = rule
             elif isinstance(rule.get("match"), str):
@@ -137,11 +143,14 @@ class State:
         self.hits = {}
         self.kinds = {}
         self.auth = 0
+        self.models = {}
+        self.temperatures = {}
         self.open_conns = 0
         self.stopping = asyncio.Event()
 
     def pick(self, kind, user_text, has_auth):
-        """Returns (rule, abnormal): abnormal is False once 'times' is used up."""
+        """Returns (rule, abnormal, n): abnormal is False once 'times' is used up;
+        n counts the rule's matching requests (1 for the first)."""
         def fits(r):
             k = r.get("kind")
             return k == kind if k else kind != "risk"
@@ -158,7 +167,7 @@ class State:
         abnormal = True
         if rule is not None and "times" in rule:
             abnormal = n <= int(rule["times"])
-        return rule, abnormal
+        return rule, abnormal, n
 
     def latency_s(self):
         a = self.args
@@ -169,6 +178,7 @@ class State:
 
     def stats(self):
         return {"requests": self.total, "hits": dict(self.hits), "kinds": dict(self.kinds),
+                "models": dict(self.models), "temperatures": dict(self.temperatures),
                 "authorization_headers": self.auth, "open_connections": self.open_conns}
 
 
@@ -268,17 +278,25 @@ class Conn:
             "repair" if user_text.startswith(REPAIR_MARKER) else "code")
         prompt_chars = sum(len(message_text(m)) for m in messages)
         st = self.state
-        rule, abnormal = st.pick(kind, user_text, has_auth)
-        return await self.answer(rule, abnormal, kind, req["model"], prompt_chars, user_text)
+        st.models[req["model"]] = st.models.get(req["model"], 0) + 1
+        temp = req.get("temperature")
+        tkey = "absent" if temp is None else repr(float(temp)) if isinstance(temp, (int, float)) else "invalid"
+        st.temperatures[tkey] = st.temperatures.get(tkey, 0) + 1
+        rule, abnormal, n = st.pick(kind, user_text, has_auth)
+        return await self.answer(rule, abnormal, kind, req["model"], prompt_chars, user_text, n)
 
-    async def answer(self, rule, abnormal, kind, model, prompt_chars, user_text):
+    async def answer(self, rule, abnormal, kind, model, prompt_chars, user_text, n=1):
         st, a = self.state, self.state.args
         if rule is None:
             rule = {"content": risk_verdict(user_text) if kind == "risk" else BUILTIN_CONTENT}
         delay = st.latency_s() + rule.get("delay_ms", 0) / 1000.0
         if delay > 0:
             await asyncio.sleep(delay)
-        content = rule.get("content", "") * int(rule.get("content_repeat", 1))
+        if rule.get("contents"):
+            content = rule["contents"][(n - 1) % len(rule["contents"])]
+        else:
+            content = rule.get("content", "")
+        content = content * int(rule.get("content_repeat", 1))
         content = content.replace("{{n}}", str(st.total))
         fault = rule.get("fault") if abnormal else None
         status = 200

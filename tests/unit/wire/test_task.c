@@ -192,10 +192,25 @@ int main(void) {
   free(prog);
   sq_task_free(t);
 
+  /* generation settings (issue 12): absent by default, carried when set */
+  CHECK_EQ(parse("{\"id\":\"s\",\"prompt\":\"p\",\"temperature\":0.8,\"model\":\"coder-7b\"}", &t, err), 0);
+  CHECK(t->temperature > 0.79 && t->temperature < 0.81);
+  CHECK_STR(t->model, "coder-7b");
+  sq_task_free(t);
+  CHECK_EQ(parse("{\"id\":\"s\",\"prompt\":\"p\",\"temperature\":0}", &t, err), 0);
+  CHECK(t->temperature == 0);
+  sq_task_free(t);
+  bad("{\"id\":\"s\",\"prompt\":\"p\",\"temperature\":2.5}", SQ_ETASK, "temperature: must be a number in [0, 2]", "s");
+  bad("{\"id\":\"s\",\"prompt\":\"p\",\"temperature\":\"hot\"}", SQ_ETASK, "temperature", "s");
+  bad("{\"id\":\"s\",\"prompt\":\"p\",\"model\":\"\"}", SQ_ETASK, "model: must be", "s");
+  bad("{\"id\":\"s\",\"prompt\":\"p\",\"n\":5}", SQ_ETASK, "n: unknown field", "s");
+
   /* prompt-only, batch defaults */
   CHECK_EQ(parse("{\"id\":\"p\",\"prompt\":\"write fizzbuzz\"}", &t, err), 0);
   CHECK_STR(t->batch, "default");
   CHECK(t->code == NULL);
+  CHECK(t->temperature < 0);
+  CHECK(t->model == NULL);
   CHECK_EQ(t->limits.wall_ms, 0);
   sq_task_free(t);
 
