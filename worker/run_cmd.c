@@ -16,6 +16,7 @@
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
+#include "harness.h"
 #include "jail.h"
 #include "log.h"
 #include "policy.h"
@@ -276,7 +277,7 @@ int sq_cmd_run(int argc, char **argv) {
   sq_jail_limits_apply(&lim, &cfg.default_limits, &cfg.max_limits);
 
   size_t max_bytes = cfg.max_task_kib > 0 ? (size_t)cfg.max_task_kib * 1024 : DEFAULT_MAX_FILE_BYTES;
-  char *code = NULL, *tests = NULL, *program = NULL;
+  char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL;
   sq_jail *jail = NULL;
   sq_jail_outcome o = {0};
   ret = 2;
@@ -285,12 +286,14 @@ int sq_cmd_run(int argc, char **argv) {
 
   sq_task task = {.id = "run", .code = code, .tests = tests, .entry_point = (char *)a.entry_point};
   ret = 1;
-  if (sq_task_program(&task, code, &program) != 0) {
+  /* The pre-check reads the listing; the jail runs it through the test
+   * harness when there are tests (as the worker does, harness.h). */
+  if (sq_task_program(&task, code, &listing) != 0 || sq_harness_program(&task, code, &program) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
   sq_policy_report rep;
-  sq_policy_check(&cfg.policy, program, strlen(program), &rep);
+  sq_policy_check(&cfg.policy, listing, strlen(listing), &rep);
   if (rep.blocked) {
     char reason[1024];
     o.exit_code = -1;
@@ -314,8 +317,11 @@ int sq_cmd_run(int argc, char **argv) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;
   }
-  bool has_tests = tests || a.entry_point;
-  if (print_outcome(&o, sq_verdict_decide(&o, has_tests, NULL), &rep, NULL) != 0) {
+  sq_verdict_input in = {.has_tests = sq_harness_applies(&task)};
+  if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
+  const char *why = NULL;
+  sq_status status = sq_verdict_decide(&o, &in, &why);
+  if (print_outcome(&o, status, &rep, why) != 0) {
     fprintf(stderr, "sandq-worker run: cannot print the result\n");
     goto out;
   }
@@ -324,6 +330,7 @@ out:
   sq_jail_outcome_clear(&o);
   sq_jail_free(jail);
   free(program);
+  free(listing);
   free(tests);
   free(code);
   return ret;
