@@ -30,7 +30,8 @@
 
 static const char usage_text[] =
     "usage: sandq-worker run [--wall-ms N] [--cpu-ms N] [--memory-mib N] [--output-kib N]\n"
-    "                        [--tests FILE] [--entry-point NAME] [--mode spawn|warm]\n"
+    "                        [--tests FILE] [--entry-point NAME] [--expected-stdout TEXT]\n"
+    "                        [--mode spawn|warm]\n"
     "                        [--config FILE] [--policy KIND=record|block]... FILE.py\n"
     "  --policy sets the static pre-check's action for one finding kind (or all=...)\n";
 
@@ -38,6 +39,7 @@ typedef struct {
   sq_jail_limits lim;
   const char *tests_path;
   const char *entry_point;
+  const char *expected_stdout;
   const char *config_path;
   const char *program_path;
   const char *mode;
@@ -107,6 +109,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     }
     if (known) continue;
     if (strcmp(name, "--tests") == 0) a->tests_path = value;
+    else if (strcmp(name, "--expected-stdout") == 0) a->expected_stdout = value;
     else if (strcmp(name, "--config") == 0) a->config_path = value;
     else if (strcmp(name, "--mode") == 0) {
       sq_jail_mode m;
@@ -317,7 +320,7 @@ int sq_cmd_run(int argc, char **argv) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;
   }
-  sq_verdict_input in = {.has_tests = sq_harness_applies(&task)};
+  sq_verdict_input in = {.has_tests = sq_harness_applies(&task), .expected_stdout = a.expected_stdout};
   if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
   const char *why = NULL;
   sq_status status = sq_verdict_decide(&o, &in, &why);
