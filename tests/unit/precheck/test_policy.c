@@ -235,6 +235,30 @@ static void test_walks(void) {
   CHECK_STR(check("getattr(getattr(x, n), 'a')\n"), "getattr:getattr with a computed attribute name@1:9");
 }
 
+/* Random sources built of the pieces the new readings look at: nothing
+ * crashes (the sanitizer and valgrind builds run this), at most 64 kept. */
+static void test_random_readings(void) {
+  static const char *const pieces[] = {"# coding: latin-1\n", "# coding=utf-7\n", "#\n", "\n", "getattr(", ",", ")",
+                                       "(", "'a'", "'b' ", "+", "x", ".", "_os", "sys.modules", "import ", "random",
+                                       "\xef\xbd\x93", "\xf0\x9d\x90\x9e", "\xe2\x85\xa7", "\xba", "\xc5", "\xff",
+                                       "__", "f'{", "}'", " as ", "from ", "\r\n"};
+  unsigned seed = 4242;
+  char buf[600];
+  for (int iter = 0; iter < 20000; iter++) {
+    size_t len = 0;
+    while (len < sizeof buf - 32) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 8;
+      if (r % 61 == 0) break;
+      const char *p = pieces[r % (sizeof pieces / sizeof *pieces)];
+      memcpy(buf + len, p, strlen(p));
+      len += strlen(p);
+    }
+    CHECK_EQ(sq_policy_check(&cfg, buf, len, &rep), 0);
+    CHECK(rep.n <= SQ_POLICY_MAX_FINDINGS);
+  }
+}
+
 int main(void) {
   sq_policy_defaults(&cfg);
   test_imports();
@@ -246,5 +270,6 @@ int main(void) {
   test_decision();
   test_python_reads();
   test_walks();
+  test_random_readings();
   return sq_check_done("test_policy");
 }
