@@ -45,7 +45,7 @@ def main(listing_b64, tests_at, check_at):
     # Local copies of every builtin the checks use (the task may replace them).
     type_, id_, isinstance_, len_, list_, set_, repr_ = type, id, isinstance, len, list, set, repr
     Exception_, AssertionError_, BaseException_ = Exception, AssertionError, BaseException
-    SystemExit_, MemoryError_, exec_, compile_ = SystemExit, MemoryError, exec, compile
+    SystemExit_, MemoryError_, SyntaxError_, exec_, compile_ = SystemExit, MemoryError, SyntaxError, exec, compile
     dict_keys, dict_values = dict.keys, dict.values
     plain = frozenset((int, float, complex, str, bytes, bool, type(None), bytearray, range,
                        type(...), type(NotImplemented)))
@@ -206,6 +206,14 @@ def main(listing_b64, tests_at, check_at):
         code = statements_from(tree, 0, min(tests_line, check_line))
         tests = statements_from(tree, tests_line, check_line)
         last = statements_from(tree, check_line, end)
+        # A statement of the code that runs on past its end (an unclosed
+        # string or bracket) would take the tests, or the check line, into
+        # itself: they would never run. Python would run that; we refuse.
+        for part, limit in ((code, min(tests_line, check_line)), (tests, check_line)):
+            for st in part:
+                if st.end_lineno >= limit:
+                    raise SyntaxError_('sandq: this statement runs on into the tests (an unclosed string or '
+                                       'bracket?)', (fname, st.lineno, st.col_offset + 1, None))
         guard_compares(tests, guard)
         parts = [compile_(_ast.Module(body=p, type_ignores=[]), fname, 'exec', dont_inherit=True)
                  for p in (code, tests, last)]

@@ -227,6 +227,15 @@ int main(void) {
   if (why) fprintf(stderr, "%s\n", r.err);
   done(&r);
 
+  /* Code that swallows the tests into one of its statements (here a
+   * string that the quotes in the tests' comment close) does not get to
+   * skip them. */
+  r = run("def add(a, b):\n    return 0\n_ = '''\n", "assert add(1, 2) == 3\n# a note: '''\n", NULL);
+  CHECK_STR(verdict(&r, &why), "runtime_error");
+  CHECK_CONTAINS(r.err, "runs on into the tests");
+  CHECK_CONTAINS(r.err, "main.py\", line 3\n");
+  done(&r);
+
   /* Replacing builtins does not skip the tests. */
   wrong_add("builtins.exec replaced", "import builtins\nbuiltins.exec = lambda *a, **k: None\n"
             "builtins.compile = lambda *a, **k: None\n", "", NULL);
