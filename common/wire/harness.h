@@ -32,7 +32,9 @@ bool sq_harness_applies(const sq_task *t);
 /* Assembles the program the jail runs for t with code (NULL: empty): when
  * sq_harness_applies, harness.py calling main() with the listing of
  * sq_task_program; otherwise that listing itself. Returns 0 and a malloc'd
- * NUL-terminated string in *out (caller frees), or SQ_ENOMEM. */
+ * NUL-terminated string in *out (caller frees), SQ_ENOMEM, or SQ_EINVAL
+ * when the listing is not laid out as this file expects (a bug:
+ * tests/unit/wire/test_harness.c pins the layout). */
 int sq_harness_program(const sq_task *t, const char *code, char **out);
 
 /* Fills m from o's stderr and removes the harness's marks from it (its
