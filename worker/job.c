@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "harness.h"
 #include "log.h"
 #include "reason.h"
 #include "reply.h"
@@ -25,6 +26,7 @@ void sq__job_free(job *j) {
   sq_claim_clear(&j->claim);
   free(j->code);
   free(j->program);
+  free(j->listing);
   sq_jail_outcome_clear(&j->out);
   for (int i = 0; i < j->n_repairs; i++)
     free(j->repair_code[i]);
@@ -210,15 +212,19 @@ static void risk_start(job *j) {
 static void exec_start(job *j) {
   worker *w = j->w;
   free(j->program);
-  j->program = NULL;
-  if (sq_task_program(j->task, j->code, &j->program) != 0) {
+  free(j->listing);
+  j->program = j->listing = NULL;
+  /* The listing is what the result shows and the pre-check reads; the
+   * jail runs it through the test harness (harness.h) when there are tests. */
+  if (sq_task_program(j->task, j->code, &j->listing) != 0 ||
+      sq_harness_program(j->task, j->code, &j->program) != 0) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
     return;
   }
-  j->r.code = j->program;
+  j->r.code = j->listing;
   /* The static pre-check: findings are recorded; a blocking one skips the jail. */
   int64_t t0 = sq_now_mono_ms();
-  sq_policy_check(&w->cfg.policy, j->program, strlen(j->program), &j->findings);
+  sq_policy_check(&w->cfg.policy, j->listing, strlen(j->listing), &j->findings);
   sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_PRECHECK, sq_now_mono_ms() - t0);
   j->r.findings = &j->findings;
   if (j->findings.blocked) {
@@ -242,8 +248,11 @@ static void exec_start(job *j) {
 
 static void take_outcome(job *j) {
   sq_result *r = &j->r;
-  const sq_jail_outcome *o = &j->out;
-  r->status = sq_verdict_decide(o, j->task->tests || j->task->entry_point, j->task->expected_stdout);
+  sq_jail_outcome *o = &j->out;
+  sq_verdict_input in = {.has_tests = sq_harness_applies(j->task), .expected_stdout = j->task->expected_stdout};
+  if (in.has_tests) sq_harness_take_marks(o, &in.marks);
+  const char *why = NULL;
+  r->status = sq_verdict_decide(o, &in, &why);
   r->exit_code = o->exit_code;
   r->signal = o->signal;
   r->stdout_buf = o->stdout_buf;
@@ -258,8 +267,10 @@ static void take_outcome(job *j) {
   r->blocked_syscall = o->blocked_syscall;
   r->jail = (sq_result_jail){.ran = true, .mode = sq_jail_mode_name(o->mode), .oom_killed = o->oom_killed};
   sq_jail_layers_names(o->layers, r->jail.layers, SQ_RESULT_MAX_LAYERS);
-  /* Why a failing status failed (reason.c); passed and ok carry none. */
-  sq_reason_build(r->status, o, &j->lim, j->task->expected_stdout, j->reason, sizeof j->reason);
+  /* Why a failing status failed: the harness's own finding (a shortcut
+   * around the tests) when there is one, else reason.c from the run. */
+  if (why) snprintf(j->reason, sizeof j->reason, "%s", why);
+  else sq_reason_build(r->status, o, &j->lim, j->task->expected_stdout, j->reason, sizeof j->reason);
   r->reason = j->reason[0] ? j->reason : NULL;
 }
 

@@ -80,7 +80,8 @@ struct job {
   sq_result r;
   sq_task *task;
   char *code;             /* the code being judged (generated, repaired or the task's) */
-  char *program;
+  char *program;          /* what the jail runs (the listing, or the harness around it) */
+  char *listing;          /* code, tests, check(entry_point): what the result shows */
   char raw_id[32];
   char reason[512];
   sq_jail_limits lim;
