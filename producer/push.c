@@ -221,6 +221,9 @@ static int wait_and_report(sq_queue *q, const char *batch, const sq_push_opts *o
   printf("elapsed: %.1f s\n", (double)(sq_now_mono_ms() - t0) / 1000.0);
   fflush(stdout);
   code = sq__report_results(q, batch, o->out_path, o->table, stdout);
+  if (st.duplicate > 0)
+    fprintf(stderr, "sandq-producer: %lld task(s) of batch %s repeated an id that had a result already: they ran, "
+            "but the first result of each id is the one kept (docs/formats.md)\n", (long long)st.duplicate, batch);
   if (code == SQ_EXIT_OK && st.dead > 0) {
     fprintf(stderr, "sandq-producer: %lld task(s) of batch %s are in the dead letter without a result "
             "(sandq-producer dead list)\n", (long long)st.dead, batch);

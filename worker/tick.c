@@ -76,6 +76,9 @@ static void follow(worker *w, const sq_rollout *r) {
   w->rollout_version = r->version;
   sq_llm_reset_weights(w->llm);
   w->rollout_pct = -1;
+  if (r->damage[0])
+    SQ_WARN("rollout state is damaged (%s): configured weights in force until `sandq-producer rollout abort` or "
+            "`rollout clear` repairs it", r->damage);
   if (r->state == SQ_ROLLOUT_NONE) return;
   bool known_c = false, known_b = false;
   for (int i = 0; i < sq_llm_n_providers(w->llm); i++) {
@@ -113,8 +116,8 @@ void sq__tick(worker *w) {
     w->next_rollout_ms = now + ROLLOUT_EVERY_MS;
     sq_rollout r;
     bool changed = false;
-    if (sq_rollout_step(w->queue, &w->cfg.metrics, w->cfg.worker_id, sq_now_wall_ms(), &r, &changed) == 0)
-      follow(w, &r);
+    int rc = sq_rollout_step(w->queue, &w->cfg.metrics, w->cfg.worker_id, sq_now_wall_ms(), &r, &changed);
+    if (rc == 0 || rc == SQ_EPARSE) follow(w, &r);
   }
 }
 
