@@ -65,6 +65,11 @@ bool sq__batch_id_ok(const char *s);
 /* Prints a batch's counters: total, done, dead and one row per status. */
 void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st);
 
+/* Whether --out path can be written: a new path or a regular file (a
+ * symlink, FIFO, directory or device is refused, explained on stderr).
+ * Returns 0, SQ_EINVAL or SQ_EIO. */
+int sq__out_check(const char *path);
+
 /* Reads every result of batch; writes the valid ones to out_path (a new
  * path or a regular file; via a temporary file in its directory and a
  * rename) when not NULL, prints one row per task sorted by id on f when

@@ -251,6 +251,7 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   } else {
     make_batch_id(batch, sizeof batch);
   }
+  if (o->out_path && sq__out_check(o->out_path) != 0) return SQ_EXIT_USAGE; /* before anything is pushed */
   if (read_task_file(o->path, &tf) != 0) goto out;
   if (tf.n == 0) {
     fprintf(stderr, "sandq-producer: %s holds no tasks\n", o->path);

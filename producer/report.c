@@ -155,7 +155,7 @@ static void sort_unique(row_list *l) {
  * over a symlink would replace the link, and a FIFO or device would not be
  * written at all. Returns 0 (with *mode the file's mode to keep, or 0 for
  * a new file) or SQ_EINVAL/SQ_EIO, explained on stderr. */
-static int out_target_ok(const char *path, mode_t *mode) {
+static int out_target(const char *path, mode_t *mode) {
   struct stat st;
   *mode = 0;
   if (lstat(path, &st) != 0) {
@@ -173,12 +173,17 @@ static int out_target_ok(const char *path, mode_t *mode) {
   return SQ_EINVAL;
 }
 
+int sq__out_check(const char *path) {
+  mode_t mode;
+  return out_target(path, &mode);
+}
+
 /* Writes the good documents, concatenated, into a temporary file in
  * path's directory, then renames it over path, so a reader sees the old
  * file or the whole new one. */
 static int write_bson_file(const char *path, const row_list *l) {
   mode_t mode;
-  int rc = out_target_ok(path, &mode);
+  int rc = out_target(path, &mode);
   if (rc) return rc;
   sq_buf tmp = {0};
   const char *slash = strrchr(path, '/');
