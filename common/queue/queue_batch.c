@@ -262,8 +262,13 @@ int sq_queue_counters_get(sq_queue *q, sq_queue_counters *out) {
   if (!rc && r->elements == 6) {
     int64_t *f[] = {&out->fenced, &out->duplicate, &out->stalled,
                     &out->retried, &out->dead, &out->deduplicated};
-    for (size_t i = 0; i < 6; i++)
-      if (r->element[i]->type == REDIS_REPLY_STRING) *f[i] = strtoll(r->element[i]->str, NULL, 10);
+    static const char *const names[] = {"fenced", "duplicate", "stalled", "retried", "dead", "deduplicated"};
+    for (size_t i = 0; i < 6 && !rc; i++)
+      if (r->element[i]->type == REDIS_REPLY_STRING && sq_parse_i64(r->element[i]->str, 0, INT64_MAX, f[i]) != 0) {
+        sq__queue_err(q, "%s: field '%s' is not a count; repair it with HSET or HDEL (docs/operations.md, "
+                      "\"Damaged keys\")", key, names[i]);
+        rc = SQ_EPARSE;
+      }
   }
   freeReplyObject(r);
   return rc;

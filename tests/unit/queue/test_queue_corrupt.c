@@ -456,6 +456,29 @@ static void test_total_after_result(void) {
   sq_queue_free(q);
 }
 
+/* Counters read back name the damaged field instead of using it. */
+static void test_counters_read_back(void) {
+  sq_queue *q = NULL;
+  CHECK_EQ(sq_queue_new(g_url, "rb", &q), 0);
+  sq_batch_stats st;
+  freeReplyObject(cmd("HSET sq:{rb}:batch:b total 3 done %s", "two"));
+  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), SQ_EPARSE);
+  CHECK_CONTAINS(sq_queue_errstr(q), "sq:{rb}:batch:b: field 'done'");
+  freeReplyObject(cmd("HSET sq:{rb}:batch:b done 1 cost_usd %s", "nan"));
+  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), SQ_EPARSE);
+  CHECK_CONTAINS(sq_queue_errstr(q), "field 'cost_usd'");
+  freeReplyObject(cmd("HSET sq:{rb}:batch:b cost_usd 0.5 dead %s", "-4"));
+  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), SQ_EPARSE);
+  CHECK_CONTAINS(sq_queue_errstr(q), "negative");
+  freeReplyObject(cmd("HSET sq:{rb}:batch:b dead %s", "0"));
+  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), 0);
+  sq_queue_counters qc;
+  freeReplyObject(cmd("HSET sq:{rb}:stats fenced %s", "lots"));
+  CHECK_EQ(sq_queue_counters_get(q, &qc), SQ_EPARSE);
+  CHECK_CONTAINS(sq_queue_errstr(q), "field 'fenced'");
+  sq_queue_free(q);
+}
+
 int main(void) {
   sq_log_init("test_queue_corrupt", SQ_LOG_ERROR + 1);
   g_url = getenv("SANDQ_REDIS_URL");
@@ -474,6 +497,7 @@ int main(void) {
   test_dead_damaged();
   test_duplicates();
   test_total_after_result();
+  test_counters_read_back();
   redisFree(g_raw);
   return sq_check_done("test_queue_corrupt");
 }
