@@ -60,36 +60,40 @@ local function want_int(k)
   if v and not is_int(v) then corrupt(k, 'value ' .. shown(v) .. ' is not an integer') end
 end
 
--- A hash field that HINCRBY counts (or that is read as a number).
-local function want_int_field(k, f)
+-- Hash fields that HINCRBY counts (or that are read as numbers): one
+-- round of TYPE and HMGET however many.
+local function want_int_fields(k, fields)
   want_type(k, 'hash')
-  local v = redis.call('HGET', k, f)
-  if v and not is_int(v) then corrupt(k, 'field ' .. shown(f) .. ' = ' .. shown(v) .. ' is not an integer') end
+  local v = redis.call('HMGET', k, unpack(fields))
+  for i, f in ipairs(fields) do
+    if v[i] and not is_int(v[i]) then
+      corrupt(k, 'field ' .. shown(f) .. ' = ' .. shown(v[i]) .. ' is not an integer')
+    end
+  end
 end
+
+local function want_int_field(k, f) want_int_fields(k, {f}) end
 
 local function want_lists(P)
   for _, p in ipairs({'h', 'n', 'l'}) do want_type(list_key(P, p), 'list') end
 end
 
--- What drop_claim, owned and a requeue touch.
+-- What drop_claim and owned touch (a requeue adds want_lists).
 local function want_claims(P, w)
   want_type(P .. 'claims', 'hash')
   want_type(P .. 'owners', 'hash')
   want_type(P .. 'leases', 'zset')
   want_type(P .. 'processing:' .. w, 'list')
-  want_lists(P)
 end
 
-local function want_stats(P, ...)
-  for _, name in ipairs({...}) do want_int_field(P .. 'stats', name) end
-end
+local function want_stats(P, ...) want_int_fields(P .. 'stats', {...}) end
 
--- What check_finished reads and writes for batch b.
-local function want_batch(P, b)
-  local bk = P .. 'batch:' .. b
-  for _, f in ipairs({'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total'}) do
-    want_int_field(bk, f)
-  end
+-- What check_finished reads and writes for batch b (and status, when given,
+-- the status:<name> counter complete increments).
+local function want_batch(P, b, status)
+  local f = {'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total'}
+  if status then f[#f + 1] = 'status:' .. status end
+  want_int_fields(P .. 'batch:' .. b, f)
   want_type(P .. 'done:' .. b, 'list')
 end
 
@@ -215,6 +219,7 @@ local function want_stall(P, tok)
   local owner = redis.call('HGET', P .. 'owners', tok)
   if not owner then return end
   want_claims(P, string.sub(owner, 2))
+  want_lists(P)
   local payload = redis.call('HGET', P .. 'claims', tok)
   if not payload then return end
   want_stats(P, 'stalled')
@@ -357,6 +362,7 @@ local function claim_undo(keys, args)
   local k = P .. 'lastclaim:' .. w
   want_type(k, 'string')
   want_claims(P, w)
+  want_lists(P)
   local rec = redis.call('GET', k)
   if not rec then return 0 end
   local toks = {}
@@ -402,8 +408,7 @@ local function complete(keys, args)
   local rk, bk = P .. 'results:' .. batch, P .. 'batch:' .. batch
   want_claims(P, w)
   want_type(rk, 'hash')
-  want_batch(P, batch)
-  want_int_field(bk, 'status:' .. status)
+  want_batch(P, batch, status)
   want_type(P .. 'stalls', 'hash')
   want_type(P .. 'attempts', 'hash')
   want_stats(P, 'duplicate', 'fenced')
@@ -474,6 +479,7 @@ local function release(keys, args)
   local P = prefix(keys[1])
   local w, tok = args[1], args[2]
   want_claims(P, w)
+  want_lists(P)
   if not owned(P, tok, w) then return -1 end
   if not redis.call('HGET', P .. 'claims', tok) then
     corrupt(P .. 'claims', 'claim ' .. shown(tok) .. ' has an owner but no payload')
@@ -489,6 +495,7 @@ local function release_all(keys, args)
   local P = prefix(keys[1])
   local w = args[1]
   want_claims(P, w)
+  want_lists(P)
   local toks = redis.call('LRANGE', P .. 'processing:' .. w, 0, -1)
   for _, tok in ipairs(toks) do
     local payload, prio = drop_claim(P, tok, w)
