@@ -41,7 +41,8 @@ static void usage(FILE *f) {
         "  --budget-usd X    LLM spend cap for the batch; workers start no LLM work for it once spent\n"
         "\n"
         "exit codes: 0 ok (every task has a result), 1 error or invalid tasks, 2 usage, 3 timeout,\n"
-        "            4 expectation differed, 5 finished with tasks in the dead letter (no result)\n",
+        "            4 expectation differed, 5 finished with tasks in the dead letter (no result),\n"
+        "            6 a stored result is not BSON (named, left out of --out)\n",
         f);
 }
 

@@ -19,6 +19,7 @@ enum {
   SQ_EXIT_TIMEOUT = 3,  /* --timeout-s ran out before every task had a result */
   SQ_EXIT_MISMATCH = 4, /* a result's status differed from its metadata.expect */
   SQ_EXIT_INCOMPLETE = 5, /* the batch finished with tasks in the dead letter (no result) */
+  SQ_EXIT_BAD_RESULT = 6, /* a stored result is not BSON: named on stderr, left out of --out */
 };
 
 typedef struct {
@@ -61,10 +62,17 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
 /* Prints a batch's counters: total, done, dead and one row per status. */
 void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st);
 
-/* Reads every result of batch; writes them to out_path (via out_path.tmp
- * and a rename) when not NULL, prints one row per task sorted by id on f
- * when table, and checks metadata.expect. Returns SQ_EXIT_OK,
- * SQ_EXIT_MISMATCH (the differing tasks named on stderr) or SQ_EXIT_ERROR. */
+/* Whether --out path can be written: a new path or a regular file (a
+ * symlink, FIFO, directory or device is refused, explained on stderr).
+ * Returns 0, SQ_EINVAL or SQ_EIO. */
+int sq__out_check(const char *path);
+
+/* Reads every result of batch; writes the valid ones to out_path (a new
+ * path or a regular file; via a temporary file in its directory and a
+ * rename) when not NULL, prints one row per task sorted by id on f when
+ * table, and checks metadata.expect. Returns SQ_EXIT_OK, SQ_EXIT_BAD_RESULT
+ * (values that are not BSON, named on stderr), SQ_EXIT_MISMATCH (the
+ * differing tasks named on stderr) or SQ_EXIT_ERROR. */
 int sq__report_results(sq_queue *q, const char *batch, const char *out_path, bool table, FILE *f);
 
 #endif

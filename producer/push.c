@@ -233,6 +233,9 @@ static int wait_and_report(sq_queue *q, const char *batch, const sq_push_opts *o
   printf("elapsed: %.1f s\n", (double)(sq_now_mono_ms() - t0) / 1000.0);
   fflush(stdout);
   code = sq__report_results(q, batch, o->out_path, o->table, stdout);
+  if (st.duplicate > 0)
+    fprintf(stderr, "sandq-producer: %lld task(s) of batch %s repeated an id that had a result already: they ran, "
+            "but the first result of each id is the one kept (docs/formats.md)\n", (long long)st.duplicate, batch);
   if (code == SQ_EXIT_OK && st.dead > 0) {
     fprintf(stderr, "sandq-producer: %lld task(s) of batch %s are in the dead letter without a result "
             "(sandq-producer dead list)\n", (long long)st.dead, batch);
@@ -260,8 +263,8 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   } else {
     make_batch_id(batch, sizeof batch);
   }
-  /* A wrong --out path is found now, not after the whole batch ran (eval.h). */
-  if (o->out_path && sq__out_check(o->out_path) != 0) goto out;
+  /* A wrong --out path is found now, not after the whole batch ran. */
+  if (o->out_path && sq__out_check(o->out_path) != 0) return SQ_EXIT_USAGE;
   if (read_task_file(o->path, &tf) != 0) goto out;
   if (tf.n == 0) {
     fprintf(stderr, "sandq-producer: %s holds no tasks\n", o->path);

@@ -85,10 +85,14 @@ void sq__results_free(sq__result_set *s) {
 
 int sq__out_check(const char *path) {
   if (!path || strcmp(path, "-") == 0) return 0;
+  /* Only a regular file or a new path: a link, a FIFO, a directory or a
+   * device would be replaced or fed half a file (the write renames over it). */
   struct stat st;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-    fprintf(stderr, "sandq-producer: %s is a directory, not a file to write\n", path);
-    return SQ_EIO;
+  if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    const char *what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+    fprintf(stderr, "sandq-producer: --out %s is %s; give a regular file or a new path\n", path, what);
+    return SQ_EINVAL;
   }
   sq_buf tmp = {0};
   if (sq_buf_appendf(&tmp, "%s.tmp", path) != 0) return SQ_ENOMEM;

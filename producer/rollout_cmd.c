@@ -23,7 +23,18 @@ static void show_window(sq_queue *q, const sq_config *cfg, const sq_rollout *r, 
 
 static int status(sq_queue *q, const sq_config *cfg) {
   sq_rollout r;
-  if (sq_rollout_load(q, &r) != 0) return SQ_EXIT_ERROR;
+  int rc = sq_rollout_load(q, &r);
+  if (rc == SQ_EPARSE) {
+    printf("state: damaged\n");
+    fprintf(stderr, "sandq-producer: rollout status: %s; workers use their configured weights meanwhile. Repair: "
+            "`sandq-producer rollout abort` (rewrites it aborted, damaged fields at their defaults) or `rollout "
+            "clear`\n", r.damage);
+    return SQ_EXIT_ERROR;
+  }
+  if (rc) {
+    fprintf(stderr, "sandq-producer: rollout status: %s\n", sq_queue_errstr(q));
+    return SQ_EXIT_ERROR;
+  }
   printf("state: %s\n", sq_rollout_state_name(r.state));
   if (r.state == SQ_ROLLOUT_NONE) return SQ_EXIT_OK;
   printf("candidate: %s\nbaseline: %s\npct: %d\nstage: %d (%s)\nreason: %s\nversion: %lld\n", r.candidate, r.baseline,

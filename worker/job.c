@@ -395,9 +395,12 @@ void sq__job_begin(worker *w, sq_claim *claim) {
       sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_QUEUE, r->queue_ms);
     }
   } else {
-    raw_id(payload, len, j->raw_id, sizeof j->raw_id);
+    /* Filed under the payload's own batch (which counted it) and id when
+     * they can be read, so that batch still finishes (docs/formats.md). */
+    sq_task_salvage(payload, len, j->raw_id, j->raw_batch);
+    if (!j->raw_id[0]) raw_id(payload, len, j->raw_id, sizeof j->raw_id);
     r->id = j->raw_id;
-    r->batch = SQ_TASK_INVALID_BATCH;
+    r->batch = j->raw_batch;
   }
   if (rc) {
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);

@@ -65,6 +65,9 @@ static void follow(worker *w, const sq_rollout *r) {
   w->tick.rollout_version = r->version;
   sq_llm_reset_weights(w->llm);
   w->tick.rollout_pct = -1;
+  if (r->damage[0])
+    SQ_WARN("rollout state is damaged (%s): configured weights in force until `sandq-producer rollout abort` or "
+            "`rollout clear` repairs it", r->damage);
   if (r->state == SQ_ROLLOUT_NONE) return;
   bool known_c = false, known_b = false;
   for (int i = 0; i < sq_llm_n_providers(w->llm); i++) {
@@ -98,7 +101,8 @@ void sq__tick(worker *w) {
   if (w->llm && now >= w->tick.next_rollout_ms) {
     w->tick.next_rollout_ms = now + ROLLOUT_EVERY_MS;
     sq_rollout r;
-    if (sq__wq_rollout_step(w, sq_now_wall_ms(), &r) == 0) follow(w, &r);
+    int rc = sq__wq_rollout_step(w, sq_now_wall_ms(), &r);
+    if (rc == 0 || rc == SQ_EPARSE) follow(w, &r);
   }
 }
 

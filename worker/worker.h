@@ -82,7 +82,8 @@ struct job {
   char *code;             /* the code being judged (generated, repaired or the task's) */
   char *program;          /* what the jail runs (the listing, or the harness around it) */
   char *listing;          /* code, tests, check(entry_point): what the result shows */
-  char raw_id[32];
+  char raw_id[SQ_TASK_ID_MAX + 1];    /* the result's id when the task has none of its own */
+  char raw_batch[SQ_TASK_ID_MAX + 1]; /* and its batch, read out of the payload (sq_task_salvage) */
   char reason[512];
   sq_jail_limits lim;
   sq_jail_outcome out;

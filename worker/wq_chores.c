@@ -70,8 +70,9 @@ int sq__wq_rollout_step(worker *w, int64_t now_wall_ms, sq_rollout *r) {
   sq_queue *q = chore_queue(w);
   bool changed = false;
   if (!q) return SQ_EREDIS_CONN;
-  int rc = chore_done(w, sq_rollout_step(q, &w->cfg.metrics, w->cfg.worker_id, now_wall_ms, r, &changed),
-                      "following the rollout");
+  int rc = sq_rollout_step(q, &w->cfg.metrics, w->cfg.worker_id, now_wall_ms, r, &changed);
+  /* A damaged state (SQ_EPARSE, r->damage set) is read fine: Redis works. */
+  rc = rc == SQ_EPARSE ? (chore_done(w, 0, "following the rollout"), rc) : chore_done(w, rc, "following the rollout");
   if (rc == 0 && changed)
     SQ_LOGT(r->state == SQ_ROLLOUT_ROLLED_BACK ? SQ_LOG_WARN : SQ_LOG_INFO, NULL, "rollout of %s %s: now %d%% (%s): %s",
             r->candidate, r->state == SQ_ROLLOUT_ROLLED_BACK ? "rolled back" : "advanced", r->pct,

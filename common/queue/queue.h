@@ -185,7 +185,8 @@ typedef struct {
   int64_t total;
   int64_t done;           /* tasks with a result */
   int64_t dead;           /* tasks in the dead letter */
-  int64_t finished_at_ms; /* 0 until done + dead >= total */
+  int64_t duplicate;      /* copies of an id that had a result already: settled, their result not kept */
+  int64_t finished_at_ms; /* 0 until done + dead + duplicate >= total */
   double cost_usd;        /* LLM spend so far */
   double budget_usd;      /* -1 when the batch has no budget */
   int n_statuses;
@@ -196,7 +197,9 @@ typedef struct {
   int n_statuses_dropped; /* status counters past SQ_QUEUE_MAX_STATUSES or with too long a name */
 } sq_batch_stats;
 
-/* Reads a batch's counters. A batch nobody knows gives zeros. */
+/* Reads a batch's counters. A batch nobody knows gives zeros. A value that
+ * is not an integer (or, for cost_usd and budget_usd, a finite number), or
+ * a negative count, gives SQ_EPARSE with the key and field named. */
 int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out);
 
 /* Blocks up to timeout_ms for the batch's completion event (BLPOP on
@@ -228,8 +231,15 @@ int sq_queue_dead_list(sq_queue *q, sq_queue_dead_fn fn, void *ud);
 /* The JSON record of entry id, malloc'd into *out. SQ_ENOTFOUND if none. */
 int sq_queue_dead_show(sq_queue *q, int64_t id, char **out);
 /* Puts entry id (or every entry, id < 0) back on the queue with fresh
- * counters; *n gets how many. SQ_ENOTFOUND when id named none. */
+ * counters; *n gets how many. SQ_ENOTFOUND when id named none. An entry
+ * that cannot be requeued (not a JSON object, no payload) is kept as it is
+ * and the call returns SQ_EPARSE (after requeueing the others), with the
+ * first such entry named in sq_queue_errstr. */
 int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n);
+/* The same, calling fn(entry id, why; both borrowed) for each entry kept;
+ * fn may be NULL; a non-zero return from fn is returned. */
+typedef int (*sq_queue_dead_skip_fn)(const char *id, const char *why, void *ud);
+int sq_queue_dead_requeue_each(sq_queue *q, int64_t id, size_t *n, sq_queue_dead_skip_fn fn, void *ud);
 
 /* ---- LLM-side state: batch spend and budget, cached verdicts ----
  * Kept apart so the queue's core can change without touching them. */

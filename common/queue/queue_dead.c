@@ -65,7 +65,7 @@ int sq_queue_dead_show(sq_queue *q, int64_t id, char **out) {
   return rc;
 }
 
-int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n) {
+int sq_queue_dead_requeue_each(sq_queue *q, int64_t id, size_t *n, sq_queue_dead_skip_fn fn, void *ud) {
   char ids[24];
   int rc;
   *n = 0;
@@ -75,9 +75,30 @@ int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n) {
     ids[0] = 0;
   const char *argv[] = {ids};
   redisReply *r = sq__queue_fcall(q, "sq1_dead_requeue", 1, argv, NULL, &rc);
-  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_dead_requeue");
-  if (!rc) *n = (size_t)r->integer;
-  if (!rc && id >= 0 && r->integer == 0) rc = SQ_ENOTFOUND;
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_dead_requeue");
+  if (rc) goto out;
+  /* {requeued, id, why, id, why, ...} */
+  if (r->elements < 1 || r->elements % 2 != 1 || r->element[0]->type != REDIS_REPLY_INTEGER) {
+    sq__queue_err(q, "sq1_dead_requeue: malformed reply");
+    rc = SQ_EREDIS;
+    goto out;
+  }
+  *n = (size_t)r->element[0]->integer;
+  size_t kept = (r->elements - 1) / 2;
+  for (size_t i = 1; i + 1 < r->elements; i += 2) {
+    const redisReply *k = r->element[i], *why = r->element[i + 1];
+    const char *ks = k->type == REDIS_REPLY_STRING ? k->str : "?";
+    const char *ws = why->type == REDIS_REPLY_STRING ? why->str : "?";
+    if (fn && (rc = fn(ks, ws, ud))) goto out;
+    if (i == 1)
+      snprintf(q->errstr, sizeof q->errstr, "dead-letter entry %.40s cannot be requeued (%s); kept as it is "
+               "(sandq-producer dead show %.40s)", ks, ws, ks);
+  }
+  if (kept) rc = SQ_EPARSE;
+  else if (id >= 0 && *n == 0) rc = SQ_ENOTFOUND;
+out:
   freeReplyObject(r);
   return rc;
 }
+
+int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n) { return sq_queue_dead_requeue_each(q, id, n, NULL, NULL); }

@@ -324,6 +324,24 @@ void sq_task_free(sq_task *t) {
   free(t);
 }
 
+int sq_task_salvage(const char *buf, size_t len, char id[SQ_TASK_ID_MAX + 1], char batch[SQ_TASK_ID_MAX + 1]) {
+  id[0] = 0;
+  snprintf(batch, SQ_TASK_ID_MAX + 1, "%s", SQ_TASK_INVALID_BATCH);
+  if (len > SQ_TASK_SALVAGE_MAX) return SQ_ETOOBIG;
+  cJSON *root = cJSON_ParseWithLength(buf, len);
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return SQ_EPARSE;
+  }
+  const cJSON *i = cJSON_GetObjectItemCaseSensitive(root, "id");
+  const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
+  if (cJSON_IsString(i) && valid_id(i->valuestring)) snprintf(id, SQ_TASK_ID_MAX + 1, "%s", i->valuestring);
+  if (!b) snprintf(batch, SQ_TASK_ID_MAX + 1, "default");
+  else if (cJSON_IsString(b) && sq_name_ok(b->valuestring, SQ_NAME_BATCH_MAX)) snprintf(batch, SQ_TASK_ID_MAX + 1, "%s", b->valuestring);
+  cJSON_Delete(root);
+  return 0;
+}
+
 int sq_task_stamp(const char *buf, size_t len, const char *batch, int64_t now_ms, char **out) {
   *out = NULL;
   cJSON *root = cJSON_ParseWithLength(buf, len);
