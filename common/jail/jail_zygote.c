@@ -441,17 +441,6 @@ static int send_task(zygote *z, const char *program, size_t len, int prog_fd, co
   return sendmsg(z->ctl, &msg, MSG_NOSIGNAL) == (ssize_t)(body + (size_t)hl) ? 0 : -1;
 }
 
-/* A memfd holding the program (one too large for the task message). */
-static int program_memfd(const char *program, size_t len) {
-  int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
-  if (fd < 0) return -1;
-  if (sq__jail_write_all(fd, program, len) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 /* Makes z ready for a task: alive (else started anew) and its last task
  * reaped (else replaced). Returns 0, or SQ_EJAIL when no zygote can start
  * (a host failure). */
@@ -557,7 +546,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const s
   zygote *z = acquire(p);
   int ret = 0, prog_fd = -1;
   char why[160] = "";
-  if (len > SQ__JAIL_INLINE_MAX && (prog_fd = program_memfd(program, len)) < 0) {
+  if (len > SQ__JAIL_INLINE_MAX && (prog_fd = sq__jail_program_memfd(program, len)) < 0) {
     snprintf(o->error, sizeof o->error, "memfd for a program of %zu bytes: %s", len, strerror(errno));
     ret = SQ_EJAIL;
     goto out;

@@ -333,11 +333,22 @@ int sq_task_salvage(const char *buf, size_t len, char id[SQ_TASK_ID_MAX + 1], ch
     cJSON_Delete(root);
     return SQ_EPARSE;
   }
-  const cJSON *i = cJSON_GetObjectItemCaseSensitive(root, "id");
-  const cJSON *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
+  /* An id or batch holding a NUL is never taken: cJSON would hand back its
+   * bytes before the NUL, and "t\u0000one" and "t\u0000two" would collapse
+   * into "t" (docs/formats.md, "Strings"). */
+  size_t n = (size_t)cJSON_GetArraySize(root);
+  bool *nul = calloc(n + 1, sizeof *nul);
+  if (!nul) {
+    cJSON_Delete(root);
+    return SQ_ENOMEM;
+  }
+  sq_json_nul_members(buf, len, nul, n);
+  const cJSON *i = clean_member(root, "id", nul);
+  const cJSON *b = clean_member(root, "batch", nul);
   if (cJSON_IsString(i) && valid_id(i->valuestring)) snprintf(id, SQ_TASK_ID_MAX + 1, "%s", i->valuestring);
-  if (!b) snprintf(batch, SQ_TASK_ID_MAX + 1, "default");
+  if (!cJSON_GetObjectItemCaseSensitive(root, "batch")) snprintf(batch, SQ_TASK_ID_MAX + 1, "default");
   else if (cJSON_IsString(b) && sq_name_ok(b->valuestring, SQ_NAME_BATCH_MAX)) snprintf(batch, SQ_TASK_ID_MAX + 1, "%s", b->valuestring);
+  free(nul);
   cJSON_Delete(root);
   return 0;
 }

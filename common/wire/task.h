@@ -62,7 +62,8 @@ void sq_task_free(sq_task *t);
  * large): the id and batch its result is filed under, so the batch that
  * counted it still finishes. id gets its "id" when valid, else "";
  * batch its "batch" when valid, "default" when absent, else
- * SQ_TASK_INVALID_BATCH. Returns 0, SQ_EPARSE (not a JSON object) or
+ * SQ_TASK_INVALID_BATCH; an id or batch holding a NUL character is never
+ * taken. Returns 0, SQ_ENOMEM, SQ_EPARSE (not a JSON object) or
  * SQ_ETOOBIG (over SQ_TASK_SALVAGE_MAX bytes, not parsed); both leave id ""
  * and batch SQ_TASK_INVALID_BATCH. */
 #define SQ_TASK_SALVAGE_MAX ((size_t)64 << 20)
