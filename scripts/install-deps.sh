@@ -5,11 +5,19 @@ set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
 libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
-redis-server redis-tools python3 python3-pymongo python3-redis docker-compose
-prometheus"
+libmicrohttpd-dev
+redis-server redis-tools python3 python3-pymongo python3-redis docker-compose"
 
-# prometheus is here for promtool only: the tests check the metrics'
-# exposition (promtool check metrics) and compose/'s alert rules with it.
+# libmicrohttpd-dev: the workers' and the producer's scrape endpoint
+# (GET /metrics, /healthz) is built on it, so the demo needs it too.
+
+# For the tests only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does
+# not): the Prometheus server and promtool. The tests check the metrics'
+# exposition (promtool check metrics) and compose/'s alert rules, and a
+# real Prometheus scrapes a fleet (tests/integration/scrape.sh, with curl).
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	PKGS="$PKGS prometheus curl"
+fi
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).
@@ -35,8 +43,8 @@ fi
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 # No service starts from these packages (a Prometheus server, a system
-# Redis): sandq starts its own Redis on a private port, and uses only
-# promtool of prometheus. policy-rc.d is Debian's switch for that; one the
+# Redis): sandq starts its own Redis on a private port, and the tests their
+# own Prometheus (scrape.sh). policy-rc.d is Debian's switch for that; one the
 # host already has is left alone.
 policy=""
 if [ ! -e /usr/sbin/policy-rc.d ]; then
