@@ -18,9 +18,10 @@ static void usage(FILE *f) {
   fputs("usage: sandq-producer push [options] TASKS.jsonl\n"
         "       sandq-producer status [options] BATCH\n"
         "       sandq-producer dead [options] list | show ID | requeue ID | requeue --all\n"
-        "       sandq-producer metrics [options] [FILE]      Prometheus text, fleet-wide\n"
-        "       sandq-producer health [options] [WORKER]     exit 0 healthy, 1 not\n"
-        "       sandq-producer rollout [options] start CANDIDATE BASELINE | status | abort | clear\n"
+        "       sandq-producer metrics [options] [--listen HOST:PORT | FILE]   Prometheus text, fleet-wide\n"
+        "       sandq-producer health [options] [--json] [WORKER]   exit 0 healthy, 1 not\n"
+        "       sandq-producer rollout [options] start [--force] CANDIDATE BASELINE | status | abort | clear\n"
+        "       sandq-producer audit [options] [--batch B] [--since T] [--json]   programs run, oldest first\n"
         "       sandq-producer import humaneval|mbpp FILE [--canonical | --completions F | --samples N] ...\n"
         "       sandq-producer results [options] BATCH [--format bson|jsonl|csv] [--out FILE]\n"
         "       sandq-producer report [options] BATCH [--json] [--html FILE] [--k 1,10,100]\n"
@@ -66,6 +67,43 @@ static void queue_notice(const char *text, void *ud) {
   SQ_WARN("%s", text);
 }
 
+/* For a command with options of its own (dead, metrics, health, rollout,
+ * audit): takes the common options (--redis, --queue, --config, also as
+ * --name=value) from anywhere in argv[2..] and copies everything else, in
+ * order, into rest[1..*n_rest) with rest[0] = the command's name (so the
+ * command may run getopt on it). Returns 0, -1 after printing the help, or
+ * SQ_EXIT_USAGE. */
+static int split_common(int argc, char **argv, const char **redis, const char **queue, const char **file, char **rest,
+                        int *n_rest) {
+  static const char *const names[] = {"--redis", "--queue", "--config"};
+  const char **dst[] = {redis, queue, file};
+  rest[(*n_rest)++] = argv[1];
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      usage(stdout);
+      return -1;
+    }
+    size_t k = 0, n = 0;
+    for (; k < 3; k++) {
+      n = strlen(names[k]);
+      if (strncmp(a, names[k], n) == 0 && (a[n] == '\0' || a[n] == '=')) break;
+    }
+    if (k == 3 || strcmp(a, "--") == 0) {
+      rest[(*n_rest)++] = argv[i];
+      continue;
+    }
+    if (a[n] == '=') *dst[k] = a + n + 1;
+    else if (i + 1 < argc) *dst[k] = argv[++i];
+    else {
+      fprintf(stderr, "sandq-producer: %s needs a value\n", a);
+      return SQ_EXIT_USAGE;
+    }
+  }
+  rest[*n_rest] = NULL;
+  return 0;
+}
+
 /* Defaults, file, environment, flags; validated last. */
 int sq__config_build(sq_config *cfg, const char *file, const char *redis, const char *queue) {
   char err[512] = "";
@@ -96,7 +134,7 @@ int main(int argc, char **argv) {
     const char *name;
     int (*run)(const sq_config *, int, char **);
   } ops[] = {{"dead", sq__dead_run}, {"metrics", sq__metrics_run}, {"health", sq__health_run},
-             {"rollout", sq__rollout_run}};
+             {"rollout", sq__rollout_run}, {"audit", sq__audit_run}};
   int (*op)(const sq_config *, int, char **) = NULL;
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(cmd, ops[i].name) == 0) op = ops[i].run;
@@ -107,11 +145,25 @@ int main(int argc, char **argv) {
     return SQ_EXIT_USAGE;
   }
   const char *redis = NULL, *queue = NULL, *file = NULL;
+  if (is_dead) { /* a command with options of its own: main takes the common ones, it the rest */
+    char **rest = calloc((size_t)argc + 1, sizeof *rest);
+    int n_rest = 0, code = split_common(argc, argv, &redis, &queue, &file, rest, &n_rest);
+    if (code == 0) {
+      sq_config cfg;
+      code = SQ_EXIT_USAGE;
+      if (sq__config_build(&cfg, file, redis, queue) == 0) {
+        sq_log_init("sandq-producer", cfg.log_level);
+        sq_queue_set_notice(queue_notice, NULL);
+        code = op(&cfg, n_rest - 1, rest + 1);
+      }
+    }
+    free(rest);
+    return code < 0 ? SQ_EXIT_OK : code;
+  }
   sq_push_opts o = {.budget_usd = -1};
   int c;
   optind = 2;
-  /* "requeue --all": --all is an operand of dead, not an option */
-  while ((c = getopt_long(argc, argv, is_dead ? "+h" : "h", long_opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
     bool push_only = c == OPT_BATCH || c == OPT_WAIT || c == OPT_TIMEOUT || c == OPT_OUT || c == OPT_TABLE ||
                      c == OPT_NOVALIDATE || c == OPT_BLOCK || c == OPT_BUDGET;
     if (push_only && !is_push) {
@@ -146,13 +198,6 @@ int main(int argc, char **argv) {
     case 'h': usage(stdout); return SQ_EXIT_OK;
     default: usage(stderr); return SQ_EXIT_USAGE;
     }
-  }
-  if (is_dead) {
-    sq_config cfg;
-    if (sq__config_build(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
-    sq_log_init("sandq-producer", cfg.log_level);
-    sq_queue_set_notice(queue_notice, NULL);
-    return op(&cfg, argc - optind, argv + optind);
   }
   if (optind != argc - 1) {
     fprintf(stderr, "sandq-producer: %s takes exactly one %s\n", cmd, is_push ? "TASKS.jsonl file" : "BATCH id");

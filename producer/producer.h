@@ -42,11 +42,15 @@ int sq__status_run(const sq_config *cfg, const char *batch);
 /* `dead list|show ID|requeue ID|requeue --all`: args after "dead". */
 int sq__dead_run(const sq_config *cfg, int argc, char **argv);
 
-/* `metrics [FILE]`, `health [WORKER]`, `rollout start C B|status|abort|clear`:
- * args after the command's name. */
+/* `metrics [--listen HOST:PORT | FILE]`, `health [--json] [WORKER]`,
+ * `rollout start [--force] C B|status|abort|clear`, `audit [--batch B]
+ * [--since T] [--json]`: args after the command's name, with the common
+ * options taken out (main.c); argv[-1] is the command's name, so a command
+ * may run getopt_long(argc + 1, argv - 1, ...) with optind = 0. */
 int sq__metrics_run(const sq_config *cfg, int argc, char **argv);
 int sq__health_run(const sq_config *cfg, int argc, char **argv);
 int sq__rollout_run(const sq_config *cfg, int argc, char **argv);
+int sq__audit_run(const sq_config *cfg, int argc, char **argv);
 /* Counts workers whose health is fresh (live) and stale (metrics_cmd.c). */
 int sq__health_count(sq_queue *q, const sq_config *cfg, int *live, int *stale);
 

@@ -3,13 +3,26 @@
 # Idempotent and quiet when everything is present; must run as root to install.
 set -eu
 
-PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
+# What `make demo` needs: the toolchain, the libraries, a Redis server and
+# Python for the fake LLM.
+PKGS="build-essential cmake pkg-config
 libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev zlib1g-dev
-redis-server redis-tools python3 python3-pymongo python3-redis docker-compose
-prometheus"
+libmicrohttpd-dev
+redis-server redis-tools python3"
 
-# prometheus is here for promtool only: the tests check the metrics'
-# exposition (promtool check metrics) and compose/'s alert rules with it.
+# libmicrohttpd-dev: the workers' and the producer's scrape endpoint
+# (GET /metrics, /healthz) is built on it, so the demo needs it too.
+
+# For the tests only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does
+# not): the Prometheus server and promtool. The tests check the metrics'
+# exposition (promtool check metrics) and compose/'s alert rules, and a
+# real Prometheus scrapes a fleet (tests/integration/scrape.sh, with curl).
+# Also for the tests only: clang and its libFuzzer runtime (tests/fuzz),
+# redis-py and pymongo's bson (the integration tests read results), and
+# docker-compose (compose/ is validated with `docker-compose config`).
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	PKGS="$PKGS prometheus curl clang libclang-rt-14-dev python3-pymongo python3-redis docker-compose"
+fi
 
 # zlib1g-dev: `sandq-producer import` reads gzipped datasets (HumanEval.jsonl.gz).
 
@@ -44,8 +57,8 @@ fi
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 # No service starts from these packages (a Prometheus server, a system
-# Redis): sandq starts its own Redis on a private port, and uses only
-# promtool of prometheus. policy-rc.d is Debian's switch for that; one the
+# Redis): sandq starts its own Redis on a private port, and the tests their
+# own Prometheus (scrape.sh). policy-rc.d is Debian's switch for that; one the
 # host already has is left alone.
 policy=""
 if [ ! -e /usr/sbin/policy-rc.d ]; then

@@ -351,6 +351,7 @@ void sq__job_executed(job *j) {
   }
   sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_JAIL, sq_now_mono_ms() - j->jail_t0_ms);
   take_outcome(j);
+  sq__audit_note(j->w, j); /* every program run goes into the audit trail */
   if (j->n_repairs > 0) j->repairs[j->n_repairs - 1].status = sq_status_name(j->r.status);
   if ((j->r.status == SQ_STATUS_FAILED || j->r.status == SQ_STATUS_RUNTIME_ERROR) && repair(j)) return;
   done(j);

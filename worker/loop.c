@@ -53,6 +53,7 @@ static void wait_events(worker *w, int timeout_ms) {
 }
 
 void sq__loop_service(worker *w, int timeout_ms) {
+  sq__endpoint_publish(w); /* also while a wait for Redis keeps the loop here */
   if (!w->pool) {
     if (timeout_ms > 0) poll(NULL, 0, timeout_ms);
     return;

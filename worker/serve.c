@@ -11,6 +11,7 @@
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
+#include "http.h"
 #include "jail.h"
 #include "llm.h"
 #include "log.h"
@@ -43,7 +44,7 @@ static void llm_retry_note(const sq_llm_retry_note *n, void *ud) {
 
 static void usage(FILE *f) {
   fprintf(f, "usage: sandq-worker serve [--redis URL] [--queue NAME] [--config FILE] [--worker-id ID]\n"
-             "                          [--log-level debug|info|warn|error]\n");
+             "                          [--log-level debug|info|warn|error] [--metrics-listen HOST:PORT]\n");
 }
 
 int sq_cmd_serve(int argc, char **argv) {
@@ -52,6 +53,7 @@ int sq_cmd_serve(int argc, char **argv) {
                                        {"config", required_argument, 0, 'c'},
                                        {"worker-id", required_argument, 0, 'w'},
                                        {"log-level", required_argument, 0, 'l'},
+                                       {"metrics-listen", required_argument, 0, 'm'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   /* One slot per flag, not a list: a flag given again replaces the earlier
@@ -59,8 +61,9 @@ int sq_cmd_serve(int argc, char **argv) {
   const char *config_path = NULL;
   struct flag {
     const char *key, *val;
-  } flags[] = {{"redis_url", NULL}, {"queue", NULL}, {"worker_id", NULL}, {"log_level", NULL}};
-  enum { F_REDIS, F_QUEUE, F_WORKER_ID, F_LOG_LEVEL, N_FLAGS };
+  } flags[] = {{"redis_url", NULL}, {"queue", NULL}, {"worker_id", NULL}, {"log_level", NULL},
+               {"metrics_listen", NULL}};
+  enum { F_REDIS, F_QUEUE, F_WORKER_ID, F_LOG_LEVEL, F_METRICS_LISTEN, N_FLAGS };
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -69,6 +72,7 @@ int sq_cmd_serve(int argc, char **argv) {
     case 'q': flags[F_QUEUE].val = optarg; break;
     case 'w': flags[F_WORKER_ID].val = optarg; break;
     case 'l': flags[F_LOG_LEVEL].val = optarg; break;
+    case 'm': flags[F_METRICS_LISTEN].val = optarg; break;
     case 'c': config_path = optarg; break;
     case 'h': usage(stdout); return 0;
     default: usage(stderr); return 2;
@@ -92,6 +96,11 @@ int sq_cmd_serve(int argc, char **argv) {
     if (rc) snprintf(err, sizeof err, "--%s", inner);
   }
   if (!rc) rc = sq_config_validate(&w.cfg, err, sizeof err);
+  char host[256];
+  int port;
+  if (!rc && w.cfg.metrics_listen[0] &&
+      sq_http_listen_parse(w.cfg.metrics_listen, host, sizeof host, &port, err, sizeof err) != 0)
+    rc = SQ_ECONFIG; /* err: what a valid address looks like */
   if (rc) {
     fprintf(stderr, "sandq-worker: config: %s\n", err);
     return 2;
@@ -131,6 +140,10 @@ int sq_cmd_serve(int argc, char **argv) {
     SQ_ERROR("metrics: %s", sq_strerror(rc));
     goto out;
   }
+  if ((rc = sq__endpoint_start(&w)) != 0) { /* logged; a busy port or a bad address is the operator's to fix */
+    if (rc == SQ_EINVAL || rc == SQ_EEXISTS) exit_code = 2;
+    goto out;
+  }
   sq__test_hooks_init();
   sq_queue_set_notice(queue_notice, NULL); /* before any handle: the heartbeat thread's too */
   if (sq__wq_open(&w) != 0) goto out;
@@ -144,10 +157,12 @@ int sq_cmd_serve(int argc, char **argv) {
   sq__tick_final(&w);
   SQ_INFO("worker %s stopping", w.cfg.worker_id);
 out:
+  sq__endpoint_stop(&w);
   sq_heartbeat_stop(w.heartbeat);
   sq__pool_free(w.pool); /* waits for runs in progress */
   sq__wq_close(&w);
   sq_llm_free(w.llm);
+  sq__audit_free(&w);
   sq_metrics_free(w.metrics);
   sq_jail_free(w.jail);
   return exit_code;

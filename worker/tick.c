@@ -2,7 +2,9 @@
  * locks: the metrics registry, the LLM client and the queue link all
  * belong to that one thread): flushing metrics, writing this worker's
  * health record (common/fleet/health.h), following the provider rollout
- * (weights) and taking a turn as its controller. Redis is reached through
+ * (weights) and taking a turn as its controller, publishing what the
+ * scrape endpoint answers (endpoint.c) and sending audit entries that no
+ * result pipeline took (audit.c). Redis is reached through
  * wq_chores.c, which backs off on its own. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,8 +91,10 @@ static void follow(worker *w, const sq_rollout *r) {
 
 void sq__tick(worker *w) {
   int64_t now = sq_now_mono_ms();
+  sq__endpoint_publish(w); /* whatever Redis does: /healthz says so */
   if (!sq__wq_up(w)) return;
   sq__spend_flush(w, false);
+  sq__audit_flush(w, false);
   if (now >= w->tick.next_flush_ms) {
     w->tick.next_flush_ms = now + w->cfg.metrics_flush_ms;
     int64_t wall = sq_now_wall_ms();
@@ -110,6 +114,7 @@ void sq__tick_final(worker *w) {
   if (!sq__wq_up(w)) return;
   sq__backoff_ok(&w->wq.chores); /* one last try, whatever the backoff */
   sq__spend_flush(w, true);
+  sq__audit_flush(w, true);
   sq__wq_metrics_flush(w, sq_now_wall_ms());
   sq__wq_health_put(w, NULL);
 }

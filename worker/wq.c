@@ -292,9 +292,16 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
       piped[m++] = js[i];
     }
   }
+  /* The audit trail's waiting entries ride in the same round trip. */
+  sq_queue_stream_batch log = {0};
+  sq_audit_form *forms = NULL;
+  int log_rc = 0;
+  if (m) sq__audit_batch(w, &log, &forms);
   int64_t t0 = sq_now_mono_ms();
-  int rc = m ? sq_queue_complete_many(q, c, m, rcs) : 0;
+  int rc = m ? sq_queue_complete_many_log(q, c, m, rcs, &log, &log_rc) : 0;
   if (m) sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_STORE, sq_now_mono_ms() - t0);
+  if (log.n && log_rc == 0) sq__audit_sent(w, log.n); /* else they wait for the next pipeline or tick */
+  free(forms);
   int failed = 0;
   for (size_t i = 0; i < m; i++) {
     rcs[i] = settled(piped[i], rc ? rc : rcs[i]);

@@ -2,7 +2,8 @@
  * loop's connection but behind a backoff of their own (w->wq.chores), so a
  * broken counter or hash never stalls claiming and storing, and a broken
  * link never turns them into a hot loop: batch spend (spend.c), the
- * verdict cache (job.c), metrics, health and rollout (tick.c). A call while
+ * verdict cache (job.c), metrics, health and rollout (tick.c), audit
+ * entries that no result pipeline carried (audit.c). A call while
  * the backoff waits is not tried and returns SQ_EREDIS_CONN. */
 #include <stdio.h>
 #include <string.h>
@@ -64,6 +65,11 @@ int sq__wq_health_put(worker *w, const sq_health *h) {
   sq_queue *q = chore_queue(w);
   if (!q) return SQ_EREDIS_CONN;
   return chore_done(w, h ? sq_health_put(q, h) : sq_health_remove(q, w->cfg.worker_id), "writing health");
+}
+
+int sq__wq_audit_add(worker *w, const sq_queue_stream_batch *b) {
+  sq_queue *q = chore_queue(w);
+  return q ? chore_done(w, sq_queue_stream_add(q, b), "appending to the audit stream") : SQ_EREDIS_CONN;
 }
 
 int sq__wq_rollout_step(worker *w, int64_t now_wall_ms, sq_rollout *r) {

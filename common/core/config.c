@@ -58,6 +58,7 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->metrics = (sq_metrics_options){.window_s = 10, .retention_s = 900};
   cfg->health_stale_ms = 15000;
   sq_rollout_plan_defaults(&cfg->rollout);
+  cfg->audit_max_len = 100000;
 }
 
 /* ---- scalar fields, addressed by their config-file key ---- */
@@ -137,6 +138,8 @@ static const field fields[] = {
     I64("rollout_p95_ratio_pct", rollout.p95_ratio_pct, 100, 100000),
     I64("rollout_p95_margin_ms", rollout.p95_margin_ms, 0, 3600 * 1000),
     I64("rollout_max_p95_ms", rollout.max_p95_ms, 0, 3600 * 1000),
+    STR("metrics_listen", metrics_listen),
+    I64("audit_max_len", audit_max_len, 0, 1000000000),
 };
 
 /* policy.actions.<kind> (or .all) = record | block */
@@ -440,6 +443,7 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_LEASE_MS", "lease_ms"},       {"SANDQ_HEARTBEAT_MS", "heartbeat_ms"},
       {"SANDQ_MAX_STALLS", "max_stalls"},   {"SANDQ_MAX_ATTEMPTS", "max_attempts"},
       {"SANDQ_RETENTION_S", "retention_s"}, {"SANDQ_MAX_QUEUE_LEN", "max_queue_len"},
+      {"SANDQ_METRICS_LISTEN", "metrics_listen"}, {"SANDQ_AUDIT_MAX_LEN", "audit_max_len"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);

@@ -59,6 +59,8 @@ typedef struct {
   sq_metrics_options metrics;  /* window width (fleet-wide) and the windows' TTL */
   int64_t health_stale_ms;     /* a worker silent this long is reported stale */
   sq_rollout_plan rollout;     /* the plan `sandq-producer rollout start` writes */
+  char metrics_listen[256];    /* a worker's GET /metrics and /healthz (HOST:PORT); "": none */
+  int64_t audit_max_len;       /* the audit stream sq:{Q}:audit keeps about this many entries; 0: no audit */
 } sq_config;
 
 /* Fills cfg with the defaults. */
@@ -74,7 +76,8 @@ int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errl
 int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char *name, char *err, size_t errlen);
 
 /* Applies the environment: SANDQ_REDIS_URL, SANDQ_QUEUE, SANDQ_LOG_LEVEL,
- * SANDQ_WORKER_ID, SANDQ_PYTHON, SANDQ_SCRATCH_ROOT, SANDQ_JAIL_MODE, and, when no provider
+ * SANDQ_WORKER_ID, SANDQ_PYTHON, SANDQ_SCRATCH_ROOT, SANDQ_JAIL_MODE,
+ * SANDQ_METRICS_LISTEN, SANDQ_AUDIT_MAX_LEN, and, when no provider
  * is configured yet, SANDQ_LLM_BASE_URL/SANDQ_LLM_MODEL (key in
  * SANDQ_LLM_API_KEY). Returns 0 or SQ_ECONFIG with err naming the variable. */
 int sq_config_load_env(sq_config *cfg, char *err, size_t errlen);

@@ -20,6 +20,7 @@
 
 #define SQ_ROLLOUT_KEY "rollout"           /* hash under the queue's prefix */
 #define SQ_ROLLOUT_LOCK "rollout:lock"     /* the controller's lock */
+#define SQ_ROLLOUT_STAGES_KEY "rollout:stages" /* each finished stage's figures (rollout_log.c) */
 
 
 typedef enum {
@@ -89,5 +90,16 @@ int sq_rollout_clear(sq_queue *q);
  * damaged ones. */
 int sq_rollout_step(sq_queue *q, const sq_metrics_options *mo, const char *owner, int64_t now_ms, sq_rollout *r,
                     bool *changed);
+
+/* ---- each stage's figures (rollout_log.c) ---- */
+
+/* Records how the stage before ended (moved to after, judged on in). */
+int sq_rollout_log_stage(sq_queue *q, const sq_rollout *before, const sq_rollout *after, const sq_rollout_input *in);
+/* Forgets every stage (a new rollout starts, or it is cleared). */
+int sq_rollout_log_clear(sq_queue *q);
+/* Calls fn(stage number from 1, text) for each finished stage in order;
+ * text is borrowed for the call. */
+typedef int (*sq_rollout_stage_fn)(int stage, const char *text, void *ud);
+int sq_rollout_log_each(sq_queue *q, sq_rollout_stage_fn fn, void *ud);
 
 #endif

@@ -185,6 +185,7 @@ int sq_rollout_start(sq_queue *q, const sq_rollout_plan *plan, const char *candi
     rc = save(q, &r, cur.version, NULL, NULL);
   if (rc == SQ_ECONFLICT) return sq_errf(err, errlen, rc, "the rollout changed meanwhile; try again");
   if (rc) return sq_errf(err, errlen, rc, "%s", sq_queue_errstr(q));
+  sq_rollout_log_clear(q); /* the last rollout's stages */
   return 0;
 }
 
@@ -202,7 +203,10 @@ int sq_rollout_abort(sq_queue *q, const char *why, int64_t now_ms) {
   return save(q, &r, -1, NULL, NULL); /* an operator's word wins over any controller */
 }
 
-int sq_rollout_clear(sq_queue *q) { return sq_queue_hash_clear(q, SQ_ROLLOUT_KEY); }
+int sq_rollout_clear(sq_queue *q) {
+  sq_rollout_log_clear(q);
+  return sq_queue_hash_clear(q, SQ_ROLLOUT_KEY);
+}
 
 int sq_rollout_step(sq_queue *q, const sq_metrics_options *mo, const char *owner, int64_t now_ms, sq_rollout *r,
                     bool *changed) {
@@ -226,6 +230,7 @@ int sq_rollout_step(sq_queue *q, const sq_metrics_options *mo, const char *owner
   if (rc == SQ_ECONFLICT) return 0; /* an operator (or a newer controller) moved it: theirs stands */
   if (rc) return rc;
   next.version = r->version + 1;
+  sq_rollout_log_stage(q, r, &next, &in); /* its history; the state above is the truth */
   *r = next;
   *changed = true;
   return 0;

@@ -144,6 +144,43 @@ int sq_queue_complete(sq_queue *q, const sq_completion *c);
  * Returns 0, or the connection error that stopped it. */
 int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs);
 
+/* ---- capped streams (queue_stream.c) ------------------------------- */
+
+/* One stream entry: n field/value pairs, all borrowed. */
+typedef struct {
+  const char *const *fields;
+  const char *const *values;
+  size_t n;
+} sq_queue_stream_entry;
+
+/* Entries for the stream sq:{Q}:<name>, capped at about max_len entries
+ * (XADD MAXLEN ~ max_len: Redis trims whole nodes, so a little more may
+ * stay). Borrowed. */
+typedef struct {
+  const char *name;
+  int64_t max_len;
+  const sq_queue_stream_entry *entries;
+  size_t n;
+} sq_queue_stream_batch;
+
+/* Appends b's entries in one round trip. Returns 0, or the first error
+ * (SQ_EREDIS: e.g. the key holds another type; SQ_EREDIS_CONN). */
+int sq_queue_stream_add(sq_queue *q, const sq_queue_stream_batch *b);
+
+/* sq_queue_complete_many, with log's entries appended in the same round
+ * trip (after the completions). *log_rc gets 0 or the entries' first error;
+ * the completions' codes are as sq_queue_complete_many's. log may be NULL. */
+int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, int *rcs,
+                               const sq_queue_stream_batch *log, int *log_rc);
+
+/* Calls fn once per entry of sq:{Q}:<name> from start_id (inclusive;
+ * "(ID" exclusive; NULL or "": the first), oldest first, paging with
+ * XRANGE. The entry's id, fields and values are borrowed for the call (at
+ * most 64 pairs). A non-zero return from fn stops and is returned. */
+typedef int (*sq_queue_stream_fn)(const char *entry_id, const char *const *fields, const char *const *values,
+                                  size_t n, void *ud);
+int sq_queue_stream_range(sq_queue *q, const char *name, const char *start_id, sq_queue_stream_fn fn, void *ud);
+
 /* Schedules a transient failure for another attempt after delay_ms (< 0:
  * exponential backoff with jitter from the handle's options) through the
  * delayed set; the task's next claim carries attempt + 1 and this claim's

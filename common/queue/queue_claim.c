@@ -170,21 +170,32 @@ static int complete_code(sq_queue *q, const redisReply *r, const sq_completion *
 }
 
 int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs) {
-  int rc;
-  if ((rc = sq__queue_ensure(q))) return rc;
+  return sq_queue_complete_many_log(q, c, n, rcs, NULL, NULL);
+}
+
+int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, int *rcs,
+                               const sq_queue_stream_batch *log, int *log_rc) {
+  int rc, lrc = 0;
+  size_t n_log = 0;
+  if (log_rc) *log_rc = 0;
+  if ((rc = sq__queue_ensure(q))) return log_rc ? (*log_rc = rc) : rc;
   for (size_t i = 0; i < n; i++) {
     complete_args a;
     complete_args_fill(q, &c[i], &a);
-    if ((rc = sq__queue_fcall_append(q, "sq1_complete", 7, a.argv, a.lens))) return rc;
+    if ((rc = sq__queue_fcall_append(q, "sq1_complete", 7, a.argv, a.lens))) return log_rc ? (*log_rc = rc) : rc;
   }
+  /* The log's entries ride in the same round trip, behind the completions. */
+  lrc = sq__queue_stream_append(q, log, &n_log);
   int missing = 0;
   for (size_t i = 0; i < n; i++) {
     redisReply *r = sq__queue_read(q, &rc);
-    if (!r) return rc;
+    if (!r) return log_rc ? (*log_rc = rc) : rc;
     missing |= r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
     rcs[i] = complete_code(q, r, &c[i]);
     freeReplyObject(r);
   }
+  int rrc = sq__queue_stream_replies(q, n_log);
+  if (log_rc) *log_rc = lrc ? lrc : rrc;
   if (!missing) return 0;
   /* Redis lost the library mid-pipeline: nothing of those ran; redo them. */
   if ((rc = sq__queue_load_functions(q))) return rc;

@@ -63,6 +63,12 @@ int sq__queue_fcall_append(sq_queue *q, const char *fn, int argc, const char **a
 /* Reads one pipelined reply, reloading nothing (the caller retries). */
 redisReply *sq__queue_read(sq_queue *q, int *rc);
 
+/* Appends b's XADDs to the pipeline; *n_cmds gets how many went out
+ * (queue_stream.c). Returns 0 or an error. */
+int sq__queue_stream_append(sq_queue *q, const sq_queue_stream_batch *b, size_t *n_cmds);
+/* Reads n XADD replies; returns 0 or the first error. */
+int sq__queue_stream_replies(sq_queue *q, size_t n);
+
 /* Loads the functions library (FUNCTION LOAD REPLACE). */
 int sq__queue_load_functions(sq_queue *q);
 
