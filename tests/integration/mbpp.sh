@@ -22,8 +22,14 @@ for line in open(sys.argv[1]):
     print(json.dumps({"task_id": json.loads(line)["task_id"], "completion": "def nothing():\n    return None\n"}))
 PY
 "$P" import mbpp "$data" --completions "$SQ_TMP/broken-samples.jsonl" >"$SQ_TMP/broken.jsonl"
-sq_bg w1 "$SQ_BIN/sandq-worker" serve --worker-id mbpp-1
-sq_bg w2 "$SQ_BIN/sandq-worker" serve --worker-id mbpp-2
+# A few reference solutions are CPU-bound for seconds (Mbpp/123 sums
+# divisors up to 9999): limits with room, so a loaded machine does not turn
+# them into timeouts.
+cat >"$SQ_TMP/worker.json" <<'JSON'
+{"default_limits": {"wall_ms": 60000, "cpu_ms": 30000}}
+JSON
+sq_bg w1 "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id mbpp-1
+sq_bg w2 "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id mbpp-2
 for set in canonical broken; do
   t0=$(date +%s)
   "$P" push --batch "mbpp-$set" --wait --timeout-s 240 "$SQ_TMP/$set.jsonl" >"$SQ_TMP/push-$set.out" 2>&1 ||

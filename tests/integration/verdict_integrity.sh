@@ -46,7 +46,7 @@ with gzip.open(sys.argv[1], "rt") as f, open(sys.argv[2], "w") as out:
         out.write(json.dumps(t) + "\n")
     for line in f:
         p = json.loads(line)
-        base = {"tests": p["test"], "entry_point": p["entry_point"], "limits": {"wall_ms": 20000}}
+        base = {"tests": p["test"], "entry_point": p["entry_point"], "limits": {"wall_ms": 60000, "cpu_ms": 30000}}
         tid, prompt = p["task_id"], p["prompt"]
         put(**base, id=tid, code=prompt + p["canonical_solution"], metadata={"expect": "passed"})
         # A wrong solution: the function returns None. Checks assert on it
@@ -70,7 +70,7 @@ with gzip.open(sys.argv[1], "rt") as f, open(sys.argv[2], "w") as out:
             # 367 and 927: the setup builds a Node before the code defines it.
             want = "runtime_error" if p["task_id"] in (367, 927) else "passed"
             put(id="mbpp/%d" % p["task_id"], code=code, tests="\n".join(p["test_list"]),
-                limits={"wall_ms": 20000}, metadata={"expect": want})
+                limits={"wall_ms": 60000, "cpu_ms": 30000}, metadata={"expect": want})
 print(n, file=open(sys.argv[2] + ".count", "w"))
 PY
 for mode in warm spawn; do
