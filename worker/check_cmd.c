@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
@@ -36,15 +37,34 @@ static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
   return ok;
 }
 
+static const sq_cli_flag check_flags[] = {
+    {"config", "FILE", NULL, "JSON configuration file (python, scratch_root, jail_pool_size)"},
+    {NULL, NULL, NULL, NULL},
+};
+
 int sq_cmd_check(int argc, char **argv) {
-  const char *config_path = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config_path = argv[++i];
-    else {
-      fprintf(stderr, "usage: sandq-worker check [--config FILE]\n");
-      return 2;
-    }
+  sq_cli cli;
+  char cerr[256];
+  if (sq_cli_parse(check_flags, argc, argv, 1, &cli, cerr, sizeof cerr) != 0 || cli.n_operands > 0) {
+    if (cli.n_operands > 0) snprintf(cerr, sizeof cerr, "unexpected argument '%s'", cli.operands[0]);
+    fprintf(stderr, "sandq-worker check: %s\nusage: sandq-worker check [--config FILE]\n", cerr);
+    sq_cli_clear(&cli);
+    return 2;
   }
+  if (cli.help || cli.version) {
+    if (cli.help) {
+      printf("usage: sandq-worker check [options]\n"
+             "which containment layers this host enforces, then a real run in each mode;\n"
+             "exit 0 all there, 1 some missing (named), 2 usage or configuration\n\noptions:\n");
+      sq_cli_print_flags(stdout, check_flags);
+    } else {
+      printf("sandq-worker %s\n", SQ_VERSION);
+    }
+    sq_cli_clear(&cli);
+    return 0;
+  }
+  const char *config_path = sq_cli_get(&cli, "config");
+  sq_cli_clear(&cli);
   sq_config cfg;
   char err[512] = "";
   sq_config_defaults(&cfg);
