@@ -5,11 +5,22 @@ set -eu
 
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
 libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
-redis-server redis-tools python3 python3-pymongo python3-redis docker-compose
+redis-server redis-tools python3 python3-pymongo python3-bson python3-redis docker-compose
 prometheus"
 
 # prometheus is here for promtool only: the tests check the metrics'
 # exposition (promtool check metrics) and compose/'s alert rules with it.
+
+# Test-only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does not):
+# Node.js and npm for clients/node's test (tests/integration/client_node.sh
+# runs `npm ci` from the npm registry into a temporary copy). A Node that
+# came from elsewhere (nodesource's nodejs carries its own npm, and clashes
+# with Debian's npm package) is used as it is.
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		PKGS="$PKGS nodejs npm"
+	fi
+fi
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).
