@@ -126,7 +126,10 @@ int sq_cmd_serve(int argc, char **argv) {
   }
   sq__test_hooks_init();
   sq_queue_set_notice(queue_notice, NULL); /* before any handle: the heartbeat thread's too */
-  if (sq__wq_open(&w) != 0) goto out;
+  if ((rc = sq__wq_open(&w)) != 0) {
+    if (rc == SQ_EREDIS_AUTH) exit_code = 2; /* configuration (docs/configuration.md, "Exit codes") */
+    goto out;
+  }
   if (sq_heartbeat_start(&w.cfg, &sq__worker_stop, &w.heartbeat) != 0) goto out;
   SQ_INFO("worker %s serving queue %s (up to %lld tasks in flight, lease %lld ms, heartbeat %lld ms, risk %s, "
           "max_repairs %lld)",
