@@ -13,7 +13,9 @@
 #include "log.h"
 
 /* Runs a two-line program in mode; prints one line; returns true when it
- * printed what it should, in its own root, as an unprivileged uid. */
+ * printed what it should, in its own root, as an unprivileged uid. A run
+ * that fails says how: the jail's error, or how the program ended and the
+ * first line of its stderr; warm mode that fell back to spawn says why. */
 static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
   sq_jail_config jc = {.python_path = cfg->python_path, .scratch_root = cfg->scratch_root, .mode = mode,
                        .pool_size = 1};
@@ -24,11 +26,21 @@ static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
     static const char prog[] = "import os\nprint(os.getcwd(), os.getuid() != 0, os.path.exists('/home'))\n";
     sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 256, .output_kib = 16};
     sq_jail_outcome o;
+    const char *fell_back = NULL;
+    sq_jail_mode_in_force(j, &fell_back);
     rc = sq_jail_run(j, prog, sizeof prog - 1, &lim, NULL, &o);
-    ok = rc == 0 && o.end == SQ_JAIL_EXITED_OK && o.stdout_buf &&
-         strstr(o.stdout_buf, " True False") != NULL;
-    printf("%-8s run_%-13s %s\n", ok ? "ok" : "FAILED", sq_jail_mode_name(mode),
-           rc != 0 ? o.error : o.stdout_buf ? strtok(o.stdout_buf, "\n") : "");
+    ok = rc == 0 && o.end == SQ_JAIL_EXITED_OK && o.stdout_buf && strstr(o.stdout_buf, " True False") != NULL;
+    char detail[512];
+    if (rc != 0)
+      snprintf(detail, sizeof detail, "the jail could not be set up: %s", o.error);
+    else if (o.end != SQ_JAIL_EXITED_OK)
+      snprintf(detail, sizeof detail, "the program ended %s (exit %d): %.200s", sq_jail_end_name(o.end), o.exit_code,
+               o.stderr_buf ? strtok(o.stderr_buf, "\n") : "no stderr");
+    else
+      snprintf(detail, sizeof detail, "%s%s", o.stdout_buf ? strtok(o.stdout_buf, "\n") : "",
+               ok ? "" : " (want: its own directory, not root, no /home)");
+    printf("%-8s run_%-13s %s%s%s%s\n", ok ? "ok" : "FAILED", sq_jail_mode_name(mode), fell_back ? "ran in spawn mode: " : "",
+           fell_back ? fell_back : "", fell_back ? "; " : "", detail);
     sq_jail_outcome_clear(&o);
   } else {
     printf("%-8s run_%-13s the jail could not start: %s\n", "FAILED", sq_jail_mode_name(mode), sq_strerror(rc));
