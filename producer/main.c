@@ -15,28 +15,32 @@
 #include "util.h"
 
 /* Every command takes these; each table below starts with them. */
-#define COMMON_FLAGS                                                                                              \
-  {"redis", "URL", "redis_url", "redis://[user:password@]host[:port][/db] or unix:///path (SANDQ_REDIS_URL)"},     \
-      {"queue", "NAME", "queue", "queue name (SANDQ_QUEUE, default \"default\")"},                                \
-      {"config", "FILE", NULL, "JSON configuration file"},                                                        \
-      {"log-level", "LEVEL", "log_level", "debug, info, warn or error (SANDQ_LOG_LEVEL)"}
+#define COMMON_FLAGS                                                                                    \
+  {"redis", "URL", "redis_url", "redis://[user:password@]host[:port][/db] or unix:///path (SANDQ_REDIS_URL)", \
+   false},                                                                                              \
+      {"queue", "NAME", "queue", "queue name (SANDQ_QUEUE, default \"default\")", false},                  \
+      {"config", "FILE", NULL, "JSON configuration file", false},                                        \
+      {"log-level", "LEVEL", "log_level", "debug, info, warn or error (SANDQ_LOG_LEVEL)", false}
 
 static const sq_cli_flag push_flags[] = {
     COMMON_FLAGS,
-    {"batch", "ID", NULL, "batch id (default b-YYYYmmdd-HHMMSS-xxxx), [A-Za-z0-9._:-]{1,128}"},
-    {"wait", NULL, NULL, "wait until every task has a result, then print a summary"},
-    {"timeout-s", "N", NULL, "with --wait: give up after N seconds (exit 3)"},
-    {"out", "FILE.bson", NULL, "write the results as concatenated BSON (implies --wait)"},
-    {"table", NULL, NULL, "print one row per task (implies --wait)"},
-    {"no-validate", NULL, NULL, "push every non-blank line as it is (for testing workers)"},
-    {"block", NULL, NULL, "wait while the queue is full (max_queue_len) instead of failing"},
-    {"budget-usd", "X", NULL, "LLM spend cap for the batch; workers start no LLM work for it once spent"},
-    {NULL, NULL, NULL, NULL},
+    {"batch", "ID", NULL, "batch id (default b-YYYYmmdd-HHMMSS-xxxx), [A-Za-z0-9._:-]{1,128}", false},
+    {"wait", NULL, NULL, "wait until every task has a result, then print a summary", false},
+    {"timeout-s", "N", NULL, "with --wait: give up after N seconds (exit 3)", false},
+    {"out", "FILE.bson", NULL, "write the results as concatenated BSON (implies --wait)", false},
+    {"table", NULL, NULL, "print one row per task (implies --wait)", false},
+    {"no-validate", NULL, NULL, "push every non-blank line as it is (for testing workers)", false},
+    {"block", NULL, NULL, "wait while the queue is full (max_queue_len) instead of failing", false},
+    {"budget-usd", "X", NULL, "LLM spend cap for the batch; workers start no LLM work for it once spent", false},
+    {NULL, NULL, NULL, NULL, false},
 };
-static const sq_cli_flag common_flags[] = {COMMON_FLAGS, {NULL, NULL, NULL, NULL}};
+static const sq_cli_flag common_flags[] = {COMMON_FLAGS, {NULL, NULL, NULL, NULL, false}};
 static const sq_cli_flag dead_flags[] = {
-    COMMON_FLAGS, {"all", NULL, NULL, "with requeue: every entry"}, {NULL, NULL, NULL, NULL}};
+    COMMON_FLAGS, {"all", NULL, NULL, "with requeue: every entry", true}, {NULL, NULL, NULL, NULL, false}};
 
+/* A command that reads options of its own (dead's --all) declares them
+ * pass_on: they are checked here like any flag, and handed to it ahead of
+ * its operands, so getopt("+...") there sees them wherever they were given. */
 typedef struct {
   const char *name, *synopsis;
   const sq_cli_flag *flags;
@@ -152,11 +156,7 @@ static int run_command(const command *c, sq_cli *cli) {
   if (build_config_cli(&cfg, cli) != 0) return SQ_EXIT_USAGE;
   sq_log_init("sandq-producer", cfg.log_level);
   sq_queue_set_notice(queue_notice, NULL);
-  if (c->run) {
-    /* dead's "requeue --all": --all is parsed as a flag, handed on as the operand dead.c reads */
-    if (sq_cli_get(cli, "all")) cli->operands[cli->n_operands++] = "--all";
-    return c->run(&cfg, (int)cli->n_operands, cli->operands);
-  }
+  if (c->run) return c->run(&cfg, (int)cli->n_operands, cli->operands); /* pass_on flags lead the operands */
   if (!is_push) return sq__status_run(&cfg, cli->operands[0]);
   o.path = cli->operands[0];
   return sq__push_run(&cfg, &o);

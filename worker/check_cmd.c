@@ -50,8 +50,8 @@ static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
 }
 
 static const sq_cli_flag check_flags[] = {
-    {"config", "FILE", NULL, "JSON configuration file (python, scratch_root, jail_pool_size)"},
-    {NULL, NULL, NULL, NULL},
+    {"config", "FILE", NULL, "JSON configuration file (python, scratch_root, jail_pool_size)", false},
+    {NULL, NULL, NULL, NULL, false},
 };
 
 int sq_cmd_check(int argc, char **argv) {

@@ -24,11 +24,21 @@ int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_
     snprintf(err, errlen, "out of memory");
     return SQ_ENOMEM;
   }
+  /* operands collect at the end of the array, pass_on options at its
+   * start; they are joined (options first) before returning */
+  size_t n_pass = 0, n_pos = 0;
+  char **pos = calloc(room + 1, sizeof *pos);
+  if (!pos) {
+    sq_cli_clear(out);
+    snprintf(err, errlen, "out of memory");
+    return SQ_ENOMEM;
+  }
   bool options_end = false;
-  for (int i = first; i < argc; i++) {
+  int rc = 0;
+  for (int i = first; i < argc && rc == 0; i++) {
     char *a = argv[i];
     if (options_end || a[0] != '-' || strcmp(a, "-") == 0) {
-      out->operands[out->n_operands++] = a;
+      pos[n_pos++] = a;
       continue;
     }
     if (strcmp(a, "--") == 0) {
@@ -45,7 +55,8 @@ int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_
     }
     if (a[1] != '-') {
       snprintf(err, errlen, "unknown option '%.64s' (options are --long; --help lists them)", a);
-      return SQ_EINVAL;
+      rc = SQ_EINVAL;
+      break;
     }
     const char *name = a + 2, *eq = strchr(name, '=');
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
@@ -53,23 +64,31 @@ int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_
     if (!f) {
       snprintf(err, errlen, "unrecognized option '--%.*s' (--help lists the options)", (int)(len > 64 ? 64 : len),
                name);
-      return SQ_EINVAL;
+      rc = SQ_EINVAL;
+      break;
     }
     const char *value = NULL;
+    if (f->pass_on) out->operands[n_pass++] = a;
     if (f->arg) {
       if (eq) value = eq + 1;
       else if (i + 1 < argc) value = argv[++i];
       else {
         snprintf(err, errlen, "--%s needs a value (%s)", f->name, f->arg);
-        return SQ_EINVAL;
+        rc = SQ_EINVAL;
+        break;
       }
+      if (f->pass_on && !eq) out->operands[n_pass++] = argv[i];
     } else if (eq) {
       snprintf(err, errlen, "--%s takes no value", f->name);
-      return SQ_EINVAL;
+      rc = SQ_EINVAL;
+      break;
     }
     out->opts[out->n_opts++] = (sq_cli_opt){.flag = f, .value = value};
   }
-  return 0;
+  memcpy(out->operands + n_pass, pos, n_pos * sizeof *pos);
+  out->n_operands = n_pass + n_pos;
+  free(pos);
+  return rc;
 }
 
 void sq_cli_clear(sq_cli *c) {

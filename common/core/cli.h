@@ -25,6 +25,9 @@ typedef struct {
   const char *arg;        /* NULL: a switch; else the value's placeholder in the usage ("URL") */
   const char *config_key; /* not NULL: the value sets this sq_config key (sq_cli_apply_config) */
   const char *help;       /* one line for the usage */
+  bool pass_on;           /* true: also handed to the command among its operands, before the others,
+                           * as written ("--all"; "--listen" "ADDR" or "--listen=ADDR"), for a
+                           * command that reads its own options (getopt with "+" works on them) */
 } sq_cli_flag;
 
 typedef struct {
@@ -37,7 +40,7 @@ typedef struct {
 typedef struct {
   sq_cli_opt *opts;   /* in command-line order, repeats kept */
   size_t n_opts;
-  char **operands;    /* everything that is not an option, in order */
+  char **operands;    /* pass_on options first, then everything that is not an option, in order */
   size_t n_operands;
   bool help;          /* -h or --help was given */
   bool version;       /* --version was given */

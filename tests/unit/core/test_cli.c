@@ -10,11 +10,13 @@
 #include "errors.h"
 
 static const sq_cli_flag flags[] = {
-    {"redis", "URL", "redis_url", "the URL"},
-    {"log-level", "LEVEL", "log_level", "level"},
-    {"wait", NULL, NULL, "a switch"},
-    {"batch", "ID", NULL, "an id"},
-    {NULL, NULL, NULL, NULL},
+    {"redis", "URL", "redis_url", "the URL", false},
+    {"log-level", "LEVEL", "log_level", "level", false},
+    {"wait", NULL, NULL, "a switch", false},
+    {"batch", "ID", NULL, "an id", false},
+    {"listen", "ADDR", NULL, "read by the command itself", true},
+    {"all", NULL, NULL, "read by the command itself", true},
+    {NULL, NULL, NULL, NULL, false},
 };
 
 static int parse(sq_cli *c, char *err, size_t n, int argc, char **argv) {
@@ -38,6 +40,19 @@ static void test_anywhere(void) {
   CHECK(!c.help && !c.version);
   sq_cli_clear(&c);
   sq_cli_clear(NULL);
+}
+
+/* pass_on flags are handed on ahead of the operands, as written */
+static void test_pass_on(void) {
+  char *argv[] = {"cmd", "file", "--listen", "h:1", "x", "--all", "--listen=h:2", NULL};
+  sq_cli c;
+  char err[256] = "";
+  CHECK_EQ(parse(&c, err, sizeof err, 7, argv), 0);
+  CHECK_EQ(c.n_operands, 6);
+  const char *want[] = {"--listen", "h:1", "--all", "--listen=h:2", "file", "x"};
+  for (size_t i = 0; i < 6 && i < c.n_operands; i++) CHECK_STR(c.operands[i], want[i]);
+  CHECK_STR(sq_cli_get(&c, "listen"), "h:2");
+  sq_cli_clear(&c);
 }
 
 static void test_help_version(void) {
@@ -92,6 +107,7 @@ static void test_config(void) {
 
 int main(void) {
   test_anywhere();
+  test_pass_on();
   test_help_version();
   test_errors();
   test_config();
