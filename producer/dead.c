@@ -74,6 +74,11 @@ static int parse_id(const char *s, int64_t *id) {
 }
 
 int sq__dead_run(const sq_config *cfg, int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[0], "--all") == 0) { /* main.c hands pass_on flags first: "requeue --all" */
+    char *t = argv[0];
+    argv[0] = argv[1];
+    argv[1] = t;
+  }
   const char *sub = argc > 0 ? argv[0] : "";
   int64_t id = -1;
   bool list = strcmp(sub, "list") == 0 && argc == 1;

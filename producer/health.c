@@ -93,6 +93,10 @@ static int judge(const sq_config *cfg, const entry *e, int64_t now_ms, char *buf
         (long long)cfg->queue_opts.lease_ms);
     verdict = 1;
   }
+  if (h->host_error[0]) { /* it stopped: its host cannot run the jail (a missing privilege) */
+    SAY("%sstopped: its host cannot run the jail: %s", off ? "; " : "", h->host_error);
+    if (verdict != 3) verdict = 1;
+  }
   if (verdict == 0 && !(h->jail_layers & SQ_JAIL_LAYER_SECCOMP)) {
     SAY("%sthe seccomp layer is not in force", off ? "; " : "");
     verdict = 1;

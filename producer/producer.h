@@ -54,6 +54,10 @@ int sq__audit_run(const sq_config *cfg, int argc, char **argv);
 /* Counts workers whose health is fresh (live) and stale (metrics_cmd.c). */
 int sq__health_count(sq_queue *q, const sq_config *cfg, int *live, int *stale);
 
+/* Builds the configuration from defaults, file, environment and these
+ * flags (NULL: not given), validated; explains a failure on stderr (main.c). */
+int sq__config_build(sq_config *cfg, const char *file, const char *redis, const char *queue);
+
 /* Opens the configured queue, explaining a failure on stderr. */
 int sq__open_queue(const sq_config *cfg, sq_queue **q);
 

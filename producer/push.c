@@ -362,5 +362,9 @@ int sq__open_queue(const sq_config *cfg, sq_queue **q) {
   char err[300];
   int rc = sq_queue_new_opts(cfg->redis_url, cfg->queue, &cfg->queue_opts, q, err, sizeof err);
   if (rc) fprintf(stderr, "sandq-producer: cannot open queue '%s': %s (%s)\n", cfg->queue, sq_strerror(rc), err);
+  /* Credentials are configuration: every command fails fast with the usage
+   * code, whatever it would do with an unreachable Redis (docs/configuration.md,
+   * "Exit codes"). */
+  if (rc == SQ_EREDIS_AUTH) exit(SQ_EXIT_USAGE);
   return rc;
 }

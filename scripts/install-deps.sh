@@ -21,7 +21,7 @@ redis-server redis-tools python3"
 # redis-py and pymongo's bson (the integration tests read results), and
 # docker-compose (compose/ is validated with `docker-compose config`).
 if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
-	PKGS="$PKGS prometheus curl clang libclang-rt-14-dev python3-pymongo python3-redis docker-compose"
+	PKGS="$PKGS prometheus curl clang libclang-rt-14-dev python3-pymongo python3-bson python3-redis docker-compose"
 fi
 
 # zlib1g-dev: `sandq-producer import` reads gzipped datasets (HumanEval.jsonl.gz).
@@ -31,6 +31,17 @@ fi
 # checks its plots are drawn). The test skips (77) without it.
 if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
 	PKGS="$PKGS chromium"
+fi
+
+# Test-only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does not):
+# Node.js and npm for clients/node's test (tests/integration/client_node.sh
+# runs `npm ci` from the npm registry into a temporary copy). A Node that
+# came from elsewhere (nodesource's nodejs carries its own npm, and clashes
+# with Debian's npm package) is used as it is.
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		PKGS="$PKGS nodejs npm"
+	fi
 fi
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and

@@ -345,6 +345,7 @@ void sq__job_executed(job *j) {
     SQ_LOGT(SQ_LOG_ERROR, j->r.id, "jail setup failed: %s", j->out.error);
     sq__wq_stall(j->w, j, j->out.error); /* a stall: a task that keeps doing this ends in the dead letter */
     j->w->fatal = true;
+    snprintf(j->w->host_error, sizeof j->w->host_error, "%s", j->out.error[0] ? j->out.error : "jail setup failed");
     j->w->in_flight--;
     sq__job_free(j);
     return;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
@@ -81,6 +82,10 @@ static int parse_args(int argc, char **argv, run_args *a) {
     char *arg = argv[i];
     if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
       fputs(usage_text, stdout);
+      exit(0);
+    }
+    if (strcmp(arg, "--version") == 0) {
+      printf("sandq-worker %s\n", SQ_VERSION);
       exit(0);
     }
     if (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0) {

@@ -47,7 +47,7 @@ int sq__tick_init(worker *w) {
 
 static void health_fill(worker *w, int64_t now_ms, sq_health *h) {
   *h = (sq_health){.updated_ms = now_ms, .started_ms = w->tick.started_ms, .last_claim_ms = w->tick.last_claim_ms,
-                   .in_flight = w->in_flight, .jail_mode = w->cfg.jail_mode,
+                   .in_flight = w->in_flight, .jail_mode = sq_jail_mode_in_force(w->jail, NULL),
                    .jail_layers = w->jail ? sq_jail_layers(w->jail) : 0, .rollout_pct = w->tick.rollout_pct};
   snprintf(h->worker, sizeof h->worker, "%s", w->cfg.worker_id);
   for (int i = 0; w->llm && i < sq_llm_n_providers(w->llm) && h->n_breakers < SQ_HEALTH_MAX_BREAKERS; i++) {
@@ -116,5 +116,12 @@ void sq__tick_final(worker *w) {
   sq__spend_flush(w, true);
   sq__audit_flush(w, true);
   sq__wq_metrics_flush(w, sq_now_wall_ms());
-  sq__wq_health_put(w, NULL);
+  if (w->fatal) { /* stays in the record, so `health` names why this worker stopped */
+    sq_health h;
+    health_fill(w, sq_now_wall_ms(), &h);
+    snprintf(h.host_error, sizeof h.host_error, "%s", w->host_error);
+    sq__wq_health_put(w, &h);
+  } else {
+    sq__wq_health_put(w, NULL);
+  }
 }

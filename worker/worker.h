@@ -78,6 +78,7 @@ typedef struct {
   int in_flight;          /* jobs claimed and not yet stored */
   job *done_head, *done_tail; /* finished, waiting to be stored */
   bool fatal;             /* the host cannot run the jail: stop and hand everything back */
+  char host_error[256];   /* why, for the last health record (health.h host_error) */
   sq_metrics *metrics;    /* this worker's counters, flushed by tick.c */
   sq__tick_state tick;
   sq__spend_cache spend;

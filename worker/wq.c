@@ -125,7 +125,15 @@ static int ready(worker *w, sq_queue **q, const char *what, const char *task_id)
 int sq__wq_open(worker *w) {
   sq_queue *q;
   sq__wq_link_init(&w->wq.link, &w->cfg, "worker", &sq__worker_stop);
-  if (ready(w, &q, "connecting", NULL) != 0) return SQ_EINTERRUPTED;
+  /* Refused credentials at start-up are configuration, not an outage: say
+   * so and stop (serve exits 2). An unreachable Redis is waited for; later
+   * failures of either kind back off (sq__wq_link_failed). */
+  int rc = sq__wq_link_get(&w->wq.link, &q);
+  if (rc == SQ_EREDIS_AUTH) {
+    SQ_ERROR("%s", sq__wq_link_errstr(&w->wq.link));
+    return rc;
+  }
+  if (rc != 0 && ready(w, &q, "connecting", NULL) != 0) return SQ_EINTERRUPTED;
   sq__wq_link_ok(&w->wq.link, "connecting");
   /* an evicting maxmemory-policy or no persistence: one warning line each */
   char text[512];

@@ -481,6 +481,9 @@ static int check_limits(const char *name, const sq_jail_limits *l, char *err, si
 }
 
 int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
+  if (strncmp(cfg->redis_url, "rediss://", 9) == 0)
+    return fail(err, errlen, "redis_url: rediss:// (TLS) is not supported; reach Redis through a TLS tunnel and use "
+                "redis://127.0.0.1:PORT (docs/deploy.md, \"Redis over TLS\")");
   if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0)
     return fail(err, errlen, "redis_url: must start with redis:// or unix:// (value not shown: it may hold a password)");
   if (!sq_name_ok(cfg->queue, SQ_NAME_QUEUE_MAX))

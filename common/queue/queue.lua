@@ -300,6 +300,54 @@ local function push(keys, args)
   return {pushed, dups}
 end
 
+-- enqueue: the enqueue for any language (docs/formats.md, "Enqueueing"):
+-- ARGV batch, retention_s, max_len (0: no cap), then one task JSON per
+-- argument. Each task must be a JSON object with a string id and the same
+-- batch (absent means "default"); its priority ("high", "normal", "low")
+-- and idempotency_key are read from it. Anything else refuses the whole
+-- call, nothing pushed: "BADTASK <n>: <why>" (n counts from 1). Then it is
+-- push: the tasks are counted into the batch in the same step, so the
+-- batch's total is there before a worker can claim one. Pushing into an
+-- existing batch grows it. Returns {pushed, duplicates}.
+local function enqueue(keys, args)
+  local batch, ret, max_len = args[1], tonumber(args[2]), tonumber(args[3])
+  if not batch or not string.match(batch, '^[A-Za-z0-9._:-]+$') or #batch > 128 then
+    return redis.error_reply('BADTASK 0: batch must be 1-128 characters of A-Z a-z 0-9 . _ : -')
+  end
+  if not ret or ret < 1 or ret ~= math.floor(ret) then
+    return redis.error_reply('BADTASK 0: retention_s must be a whole number of seconds >= 1')
+  end
+  if not max_len or max_len < 0 or max_len ~= math.floor(max_len) then
+    return redis.error_reply('BADTASK 0: max_len must be a whole number >= 0 (0: no cap)')
+  end
+  if #args < 4 then return redis.error_reply('BADTASK 0: no task given') end
+  local prios = {high = 'h', normal = 'n', low = 'l'}
+  local pargs = {batch, max_len, ret}
+  for i = 4, #args do
+    local n = i - 3
+    local ok, t = pcall(cjson.decode, args[i])
+    if not ok or type(t) ~= 'table' then return redis.error_reply('BADTASK ' .. n .. ': not a JSON object') end
+    if type(t.id) ~= 'string' or t.id == '' then
+      return redis.error_reply('BADTASK ' .. n .. ': id must be a non-empty string')
+    end
+    local tb = t.batch == nil and 'default' or t.batch
+    if tb ~= batch then
+      return redis.error_reply('BADTASK ' .. n .. ': its batch is ' .. (type(tb) == 'string' and "'" .. tb .. "'" or
+                               'not a string') .. ', not ' .. batch .. ' (set "batch" in the task)')
+    end
+    local prio = t.priority == nil and 'n' or prios[t.priority]
+    if not prio then return redis.error_reply('BADTASK ' .. n .. ': priority must be high, normal or low') end
+    local idem = t.idempotency_key == nil and '' or t.idempotency_key
+    if type(idem) ~= 'string' then
+      return redis.error_reply('BADTASK ' .. n .. ': idempotency_key must be a string')
+    end
+    pargs[#pargs + 1] = prio
+    pargs[#pargs + 1] = idem
+    pargs[#pargs + 1] = args[i]
+  end
+  return push(keys, pargs)
+end
+
 -- claim: ARGV worker, lease_ms, max[, claim id[, '1']]. Takes up to max tasks,
 -- high before normal before low, each under a new fencing token with a
 -- lease; with a claim id, remembers the tokens under it (lastclaim:<worker>)
@@ -662,6 +710,7 @@ local function hash_cas(keys, args)
 end
 
 redis.register_function('sq1_push', push)
+redis.register_function('sq1_enqueue', enqueue)
 redis.register_function('sq1_claim', claim)
 redis.register_function('sq1_claim_undo', claim_undo)
 redis.register_function('sq1_heartbeat', heartbeat)

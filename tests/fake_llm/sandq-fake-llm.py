@@ -54,6 +54,8 @@ import struct
 import sys
 import time
 
+VERSION = "0.1.0"  # sandq's version (CMakeLists.txt project())
+
 FAULTS = {"malformed_json", "no_usage", "truncated", "reset", "hang", "retry_after",
           "retry_after_date", "slow_drip", "error_200", "giant_header", "not_http"}
 KINDS = {"code", "risk", "repair"}
@@ -397,10 +399,21 @@ async def amain(args):
     return 0
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Bad arguments are one line on stderr and exit 2 (docs/configuration.md,
+    "Command line"), not argparse's usage block."""
+
+    def error(self, message):
+        sys.stderr.write(f"sandq-fake-llm: {message} (sandq-fake-llm --help lists the options)\n")
+        sys.exit(2)
+
+
 def main():
-    ap = argparse.ArgumentParser(description="A fake OpenAI-compatible LLM for sandq tests.")
+    ap = OneLineParser(prog="sandq-fake-llm", description="A fake OpenAI-compatible LLM for sandq tests.",
+                       allow_abbrev=False)
+    ap.add_argument("--version", action="version", version=f"sandq-fake-llm {VERSION}")
     ap.add_argument("--host", default="127.0.0.1")
-    ap.add_argument("--port", type=int, default=0, help="0 picks a free port")
+    ap.add_argument("--port", type=int, required=True, help="the port to listen on; 0 picks a free one")
     ap.add_argument("--port-file", help="write the bound port here once listening")
     ap.add_argument("--replies", help="JSONL rule file")
     ap.add_argument("--seed", type=int, default=None)
@@ -410,8 +423,26 @@ def main():
     ap.add_argument("--error-rate", type=float, default=0, help="fraction answered 500/503")
     ap.add_argument("--rate-limit-rate", type=float, default=0, help="fraction answered 429 + Retry-After")
     ap.add_argument("--verbose", action="store_true")
+    if len(sys.argv) < 2:  # no port, no anything: say how, do not listen somewhere random
+        ap.print_usage(sys.stderr)
+        return 2
     args = ap.parse_args()
-    return asyncio.run(amain(args))
+    if not 0 <= args.port <= 65535:
+        ap.error(f"--port {args.port}: must be 0-65535")
+    # The host's problems are one line each, never a traceback.
+    try:
+        return asyncio.run(amain(args))
+    except OSError as e:
+        if args.replies and e.filename == args.replies:
+            sys.stderr.write(f"sandq-fake-llm: --replies {args.replies}: {e.strerror}\n")
+            return 2
+        sys.stderr.write(f"sandq-fake-llm: cannot listen on {args.host}:{args.port}: {e.strerror or e}\n")
+        return 1
+    except UnicodeDecodeError as e:
+        sys.stderr.write(f"sandq-fake-llm: --replies {args.replies}: not UTF-8 text ({e.reason} at byte {e.start})\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":
