@@ -77,15 +77,24 @@ static void account(job *j, const sq_llm_reply *rep) {
   sq_metrics_llm_usage(j->w->metrics, rep->provider, rep->prompt_tokens, rep->completion_tokens, rep->cost_usd);
 }
 
+/* Every LLM call goes through here, and every callback starts with
+ * llm_back: w->llm_waiting counts the jobs waiting on a reply (loop.c claims
+ * by it). */
 static int submit(job *j, const char *system, const char *user, sq_llm_done_fn fn) {
   sq_llm_request req = {.system = system, .user = user, .task_id = j->r.id};
-  return sq_llm_submit(j->w->llm, &req, fn, j);
+  j->w->llm_waiting++;
+  int rc = sq_llm_submit(j->w->llm, &req, fn, j);
+  if (rc) j->w->llm_waiting--;
+  return rc;
 }
+
+static void llm_back(job *j) { j->w->llm_waiting--; }
 
 /* ---- generate ---- */
 
 static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   account(j, rep);
   if (rc) {
     /* What may pass (the LLM client decides: rep->transient) gets another
@@ -145,6 +154,7 @@ static void risk_decided(job *j) {
 
 static void on_risk(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   worker *w = j->w;
   account(j, rep);
   char err[320];
@@ -260,6 +270,7 @@ static void take_outcome(job *j) {
 
 static void on_repaired(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   account(j, rep);
   sq_result_repair *round = &j->repairs[j->n_repairs];
   *round = (sq_result_repair){.round = j->n_repairs + 1,

@@ -65,6 +65,7 @@ typedef struct {
   sq_heartbeat *heartbeat;  /* keeps our leases alive; runs the fleet's reaper in turn */
   sq_risk_policy risk_policy;
   int in_flight;          /* jobs claimed and not yet stored */
+  int llm_waiting;        /* of those, jobs waiting on an LLM reply (the rest wait for, or are in, a jail run) */
   job *done_head, *done_tail; /* finished, waiting to be stored */
   bool fatal;             /* the host cannot run the jail: stop and hand everything back */
   sq_metrics *metrics;    /* this worker's counters, flushed by tick.c */
@@ -183,6 +184,9 @@ void sq__tick_final(worker *w);
 
 /* loop.c */
 extern volatile sig_atomic_t sq__worker_stop;
+/* How many tasks w may claim now (0: none): free jail threads plus
+ * claim_prefetch, LLM waits counted apart against the providers' slots. */
+int64_t sq__loop_claim_room(const worker *w);
 int sq__worker_loop(worker *w);
 /* Moves the tasks in hand for up to timeout_ms without the queue: LLM
  * transfers, finished jail runs (their jobs end on the done list, or go on
