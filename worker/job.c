@@ -20,6 +20,7 @@ static void risk_start(job *j);
 
 void sq__job_free(job *j) {
   if (!j) return;
+  if (j->used_llm) j->w->llm_jobs--;
   sq_task_free(j->task);
   sq_claim_clear(&j->claim);
   free(j->code);
@@ -78,11 +79,13 @@ static void account(job *j, const sq_llm_reply *rep) {
 }
 
 /* Every LLM call goes through here, and every callback starts with
- * llm_back: w->llm_waiting counts the jobs waiting on a reply (loop.c claims
- * by it). */
+ * llm_back: w->llm_waiting counts the jobs waiting on a reply, w->llm_jobs
+ * those that went to the LLM at all (loop.c claims by both). */
 static int submit(job *j, const char *system, const char *user, sq_llm_done_fn fn) {
   sq_llm_request req = {.system = system, .user = user, .task_id = j->r.id};
   j->w->llm_waiting++;
+  if (!j->used_llm) j->w->llm_jobs++;
+  j->used_llm = true;
   int rc = sq_llm_submit(j->w->llm, &req, fn, j);
   if (rc) j->w->llm_waiting--;
   return rc;

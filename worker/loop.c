@@ -18,17 +18,21 @@ volatile sig_atomic_t sq__worker_stop;
 
 /* How many tasks this worker may claim now: only what it can start soon,
  * so that a fleet shares a queue fairly (a worker holding tasks it cannot
- * start while another idles is what this prevents). A claimed task may
- * turn out to need the jail or the LLM, so both budgets must have room:
- *   the jail's: jail_threads + claim_prefetch, less the tasks held that are
- *     not waiting on the LLM (waiting for a jail thread, running, done);
+ * start while another idles is what this prevents). A claimed task turns
+ * out to need the jail at once (it came with its code) or the LLM first, so
+ * both budgets must have room:
+ *   the jail's: jail_threads + claim_prefetch, less the tasks held that came
+ *     with their code (waiting for a jail thread, running, done). Tasks whose
+ *     code the LLM wrote are not counted: a new prompt starts at once on the
+ *     LLM, and its run comes a reply later, so a burst of replies in the jail
+ *     must not stop the LLM side from being fed;
  *   the LLM's:  the providers' max_in_flight + claim_prefetch, less the
  *     tasks waiting on a reply (only with a provider);
  * and never beyond max_tasks_in_flight or claim_batch. */
 int64_t sq__loop_claim_room(const worker *w) {
   const sq_config *c = &w->cfg;
   int64_t room = c->max_tasks_in_flight - w->in_flight;
-  int64_t jail = c->jail_threads + c->claim_prefetch - (w->in_flight - w->llm_waiting);
+  int64_t jail = c->jail_threads + c->claim_prefetch - (w->in_flight - w->llm_jobs);
   if (jail < room) room = jail;
   if (w->llm) {
     int64_t cap = c->claim_prefetch;
