@@ -33,7 +33,7 @@ valgrind:
 
 bench: build
 	@SANDQ_WITH_BENCH=1 ./scripts/install-deps.sh
-	@./bench/run.sh $(BUILD)
+	@sh ./bench/run.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-vg demo-results.bson

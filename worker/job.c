@@ -22,6 +22,7 @@ static void risk_start(job *j);
 
 void sq__job_free(job *j) {
   if (!j) return;
+  if (j->used_llm) j->w->llm_jobs--;
   sq_task_free(j->task);
   sq_claim_clear(&j->claim);
   free(j->code);
@@ -82,8 +83,11 @@ static void account(job *j, const sq_llm_reply *rep) {
   sq_metrics_llm_usage(j->w->metrics, rep->provider, rep->prompt_tokens, rep->completion_tokens, rep->cost_usd);
 }
 
-/* gen: a code or repair request, which takes the task's model and
- * temperature (a risk review keeps the provider's, at 0). */
+/* Every LLM call goes through here, and every callback starts with
+ * llm_back: w->llm_waiting counts the jobs waiting on a reply, w->llm_jobs
+ * those that went to the LLM at all (loop.c claims by both). gen: a code or
+ * repair request, which takes the task's model and temperature (a risk
+ * review keeps the provider's, at 0). */
 static int submit(job *j, bool gen, const char *system, const char *user, sq_llm_done_fn fn) {
   sq_llm_request req = {.system = system, .user = user, .task_id = j->r.id};
   if (gen) {
@@ -91,13 +95,21 @@ static int submit(job *j, bool gen, const char *system, const char *user, sq_llm
     req.temperature = j->task->temperature > 0 ? j->task->temperature : 0;
     j->r.llm.temperature = req.temperature;
   }
-  return sq_llm_submit(j->w->llm, &req, fn, j);
+  j->w->llm_waiting++;
+  if (!j->used_llm) j->w->llm_jobs++;
+  j->used_llm = true;
+  int rc = sq_llm_submit(j->w->llm, &req, fn, j);
+  if (rc) j->w->llm_waiting--;
+  return rc;
 }
+
+static void llm_back(job *j) { j->w->llm_waiting--; }
 
 /* ---- generate ---- */
 
 static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   account(j, rep);
   if (rc) {
     /* What may pass (the LLM client decides: rep->transient) gets another
@@ -157,6 +169,7 @@ static void risk_decided(job *j) {
 
 static void on_risk(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   worker *w = j->w;
   account(j, rep);
   char err[320];
@@ -278,6 +291,7 @@ static void take_outcome(job *j) {
 
 static void on_repaired(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   account(j, rep);
   sq_result_repair *round = &j->repairs[j->n_repairs];
   *round = (sq_result_repair){.round = j->n_repairs + 1,

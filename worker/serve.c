@@ -88,16 +88,23 @@ int sq_cmd_serve(int argc, char **argv) {
   if (!rc) rc = sq_cli_apply_config(&cli, &w.cfg, err, sizeof err);
   sq_cli_clear(&cli);
   if (!rc) rc = sq_config_validate(&w.cfg, err, sizeof err);
-  char host[256];
-  int port;
+  char listen_host[256];
+  int listen_port;
   if (!rc && w.cfg.metrics_listen[0] &&
-      sq_http_listen_parse(w.cfg.metrics_listen, host, sizeof host, &port, err, sizeof err) != 0)
+      sq_http_listen_parse(w.cfg.metrics_listen, listen_host, sizeof listen_host, &listen_port, err, sizeof err) != 0)
     rc = SQ_ECONFIG; /* err: what a valid address looks like */
   if (rc) {
     fprintf(stderr, "sandq-worker: config: %s\n", err);
     return 2;
   }
   sq_log_init("sandq-worker", w.cfg.log_level);
+  /* Sizing nobody set comes from the host (docs/configuration.md). */
+  int64_t start_ms = sq_now_mono_ms();
+  sq_config_host host;
+  char sizing[512];
+  sq_config_host_probe(&host);
+  sq_config_derive(&w.cfg, &host, sizing, sizeof sizing);
+  SQ_INFO("sizing: %s", sizing);
 
   struct sigaction sa = {0};
   sa.sa_handler = on_stop;
@@ -147,6 +154,9 @@ int sq_cmd_serve(int argc, char **argv) {
           "max_repairs %lld)",
           w.cfg.worker_id, w.cfg.queue, (long long)w.cfg.max_tasks_in_flight, (long long)w.cfg.queue_opts.lease_ms,
           (long long)w.cfg.heartbeat_ms, sq_risk_scope_name(w.cfg.risk), (long long)w.cfg.max_repairs);
+  SQ_INFO("worker %s ready in %lld ms (%s mode, %lld jail thread(s)%s; claiming)", w.cfg.worker_id,
+          (long long)(sq_now_mono_ms() - start_ms), sq_jail_mode_name(w.cfg.jail_mode), (long long)w.cfg.jail_threads,
+          w.cfg.jail_mode == SQ_JAIL_MODE_WARM ? ", warm pool up" : "");
   exit_code = sq__worker_loop(&w);
   if (exit_code != 0) sq__wq_hand_back(&w);
   sq__tick_final(&w);

@@ -76,6 +76,8 @@ typedef struct {
   sq_heartbeat *heartbeat;  /* keeps our leases alive; runs the fleet's reaper in turn */
   sq_risk_policy risk_policy;
   int in_flight;          /* jobs claimed and not yet stored */
+  int llm_waiting;        /* of those, jobs waiting on an LLM reply now */
+  int llm_jobs;           /* of those, jobs that went to the LLM at all (the rest came with their code) */
   job *done_head, *done_tail; /* finished, waiting to be stored */
   bool fatal;             /* the host cannot run the jail: stop and hand everything back */
   char host_error[256];   /* why, for the last health record (health.h host_error) */
@@ -104,6 +106,7 @@ struct job {
   int jail_rc;
   bool generated;         /* code came from the LLM */
   bool transient;         /* worth another attempt: the LLM client says so (sq_llm_reply.transient) */
+  bool used_llm;          /* counted in w->llm_jobs */
   sq_policy_report findings; /* the static pre-check's */
   char provider[64], model[128];
   sq_risk_result risk;
@@ -222,6 +225,10 @@ void sq__endpoint_stop(worker *w);
 
 /* loop.c */
 extern volatile sig_atomic_t sq__worker_stop;
+/* How many tasks w may claim now (0: none): free jail threads plus
+ * claim_prefetch for tasks that came with their code, LLM waits counted
+ * apart against the providers' slots (loop.c says why). */
+int64_t sq__loop_claim_room(const worker *w);
 int sq__worker_loop(worker *w);
 /* Moves the tasks in hand for up to timeout_ms without the queue: LLM
  * transfers, finished jail runs (their jobs end on the done list, or go on
