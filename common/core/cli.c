@@ -88,6 +88,7 @@ int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_
   memcpy(out->operands + n_pass, pos, n_pos * sizeof *pos);
   out->n_operands = n_pass + n_pos;
   free(pos);
+  if (rc) sq_cli_clear(out); /* an error leaves nothing to free */
   return rc;
 }
 

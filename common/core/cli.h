@@ -49,7 +49,8 @@ typedef struct {
 /* Parses argv[first..argc-1] against flags into *out (cleared first). An
  * unknown flag, a missing value or a value given to a switch is an error:
  * returns SQ_EINVAL with a one-line message in err ("unknown option
- * '--frobnicate'"), SQ_ENOMEM, or 0. */
+ * '--frobnicate'"), SQ_ENOMEM, or 0. On an error *out holds nothing: there is
+ * nothing to clear. */
 int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_cli *out, char *err,
                  size_t errlen);
 
