@@ -92,6 +92,9 @@ static const field fields[] = {
     I64("max_queue_len", queue_opts.max_queue_len, 0, INT64_MAX),
     I64("reap_interval_ms", queue_opts.reap_interval_ms, 10, 3600 * 1000),
     I64("dead_retention_s", queue_opts.dead_retention_s, 0, 10LL * 365 * 24 * 3600),
+    I64("shards", queue_opts.shards, 1, 64),
+    I64("wait_replicas", queue_opts.wait_replicas, 0, 16),
+    I64("wait_timeout_ms", queue_opts.wait_timeout_ms, 10, 600000),
     I64("shutdown_grace_ms", shutdown_grace_ms, 0, 3600 * 1000),
     STR("python", python_path),
     STR("scratch_root", scratch_root),
@@ -440,6 +443,8 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_LEASE_MS", "lease_ms"},       {"SANDQ_HEARTBEAT_MS", "heartbeat_ms"},
       {"SANDQ_MAX_STALLS", "max_stalls"},   {"SANDQ_MAX_ATTEMPTS", "max_attempts"},
       {"SANDQ_RETENTION_S", "retention_s"}, {"SANDQ_MAX_QUEUE_LEN", "max_queue_len"},
+      {"SANDQ_SHARDS", "shards"},           {"SANDQ_WAIT_REPLICAS", "wait_replicas"},
+      {"SANDQ_WAIT_TIMEOUT_MS", "wait_timeout_ms"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);
@@ -477,8 +482,10 @@ static int check_limits(const char *name, const sq_jail_limits *l, char *err, si
 }
 
 int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
-  if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0)
-    return fail(err, errlen, "redis_url: must start with redis:// or unix:// (value not shown: it may hold a password)");
+  if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0 &&
+      strncmp(cfg->redis_url, "redis-sentinel://", 17) != 0 && strncmp(cfg->redis_url, "redis-cluster://", 16) != 0)
+    return fail(err, errlen, "redis_url: must start with redis://, unix://, redis-sentinel:// or redis-cluster:// "
+                "(value not shown: it may hold a password)");
   if (!sq_name_ok(cfg->queue, SQ_NAME_QUEUE_MAX))
     return fail(err, errlen, "queue: '%s' must be 1-%d characters of " SQ_NAME_CHARS, cfg->queue,
                 SQ_NAME_QUEUE_MAX);

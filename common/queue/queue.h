@@ -89,6 +89,7 @@ typedef struct {
   char *payload; /* NUL-terminated, len bytes (may hold NULs) */
   size_t len;
   char worker_id[128];
+  int shard; /* which of the queue's shards holds the claim (0 unless sharded) */
 } sq_claim;
 
 void sq_claim_clear(sq_claim *c);

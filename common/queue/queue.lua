@@ -10,7 +10,18 @@
 -- Times are the server's (TIME), so worker clocks do not matter.
 -- The key layout is documented in docs/operations.md.
 
-local function prefix(k) return string.sub(k, 1, -6) end -- strip "tasks"
+-- KEYS[1] minus "tasks". In a cluster, while the queue's slot migrates,
+-- some of its keys are here and some on the other node: a function that
+-- met a moved key after its first writes would be torn (no rollback), and
+-- one run on the importing node would write fresh keys over ones not yet
+-- moved. Touching two keys that never exist fails at once on either node
+-- while the slot moves ("non local key", before any write), and the client
+-- waits and retries (queue_route.c); anywhere else it costs one EXISTS.
+local function prefix(k)
+  local P = string.sub(k, 1, -6)
+  redis.call('EXISTS', P .. 'slot-probe:a', P .. 'slot-probe:b')
+  return P
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -167,6 +178,41 @@ local function push(keys, args)
   end
   if dups > 0 then stat(P, 'deduplicated', dups) end
   return {pushed, dups}
+end
+
+-- push_once: ARGV chunk id, then push's arguments. A push whose reply was
+-- lost, or whose write was not acknowledged by the replicas (WAIT), is
+-- sent again under the same chunk id: if it landed, it is not pushed twice
+-- (the mark lives as long as the batch). Returns push's reply.
+local function push_once(keys, args)
+  local P = prefix(keys[1])
+  local mark = P .. 'pushed:' .. args[1]
+  local seen = redis.call('GET', mark)
+  if seen then
+    local p, d = string.match(seen, '^(%d+) (%d+)$')
+    return {tonumber(p), tonumber(d)}
+  end
+  local rest = {}
+  for i = 2, #args do rest[i - 1] = args[i] end
+  local res = push(keys, rest)
+  if type(res) == 'table' and res.err then return res end
+  redis.call('SET', mark, res[1] .. ' ' .. res[2], 'EX', tonumber(rest[3]))
+  return res
+end
+
+-- seq_floor: ARGV token. Raises the token counter to at least token: a
+-- client that reconnected (maybe to a promoted replica that never saw its
+-- last claims) makes sure those tokens are never handed out again, so a
+-- claim lost in the failover stays fenced. Returns the counter.
+local function seq_floor(keys, args)
+  local P = prefix(keys[1])
+  local want = tonumber(args[1])
+  local cur = tonumber(redis.call('GET', P .. 'seq')) or 0
+  if cur < want then
+    redis.call('SET', P .. 'seq', want)
+    cur = want
+  end
+  return cur
 end
 
 -- claim: ARGV worker, lease_ms, max[, claim id]. Takes up to max tasks,
@@ -442,6 +488,8 @@ local function hash_cas(keys, args)
 end
 
 redis.register_function('sq1_push', push)
+redis.register_function('sq1_push_once', push_once)
+redis.register_function('sq1_seq_floor', seq_floor)
 redis.register_function('sq1_claim', claim)
 redis.register_function('sq1_claim_undo', claim_undo)
 redis.register_function('sq1_heartbeat', heartbeat)
