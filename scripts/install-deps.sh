@@ -6,10 +6,12 @@ set -eu
 PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
 libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
 redis-server redis-tools python3 python3-pymongo python3-redis docker-compose
-prometheus"
+prometheus redis-sentinel"
 
 # prometheus is here for promtool only: the tests check the metrics'
 # exposition (promtool check metrics) and compose/'s alert rules with it.
+# redis-sentinel is here for the tests only (tests/integration/sentinel.sh;
+# it is a link to redis-server, which `redis-server --sentinel` replaces).
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).
