@@ -3,8 +3,9 @@
  * the shards, claims take from every shard in turn, a batch's counters are
  * the sum of its parts and it finishes when every part has, results and
  * the dead letter span the shards; plus the failover pieces every queue
- * has: a push chunk sent twice lands once, the token floor, and a write
- * the replicas did not acknowledge (WAIT) counts as not done. */
+ * has: a push chunk sent twice lands once, the token floor, a write the
+ * replicas did not acknowledge (WAIT) counts as not done, and a server
+ * demoted to a replica (READONLY) is left for another. */
 #include <stdio.h>
 #include <string.h>
 
@@ -262,6 +263,27 @@ static void test_wait_unacknowledged(void) {
   sq_queue_free(plain);
 }
 
+/* A server that became a replica (a failover demoted it) answers writes
+ * with READONLY: nothing ran, the connection is dropped so the next call
+ * reconnects (with Sentinel: asks the sentinels again), and the call fails
+ * as an outage would. */
+static void test_readonly(void) {
+  sq_queue *q = open_queue("ro");
+  redisContext *c = raw();
+  const char *p[] = {"{\"id\":\"r\"}"};
+  size_t l[] = {strlen(p[0])};
+  raw_cmd(c, "REPLICAOF 127.0.0.1 %s", "1"); /* a master that is not there: read-only, keeps its data */
+  CHECK_EQ(sq_queue_push(q, "rb", p, l, 1), SQ_EREDIS_CONN);
+  CHECK_CONTAINS(sq_queue_errstr(q), "is now a replica");
+  raw_cmd(c, "REPLICAOF NO %s", "ONE");
+  CHECK_EQ(sq_queue_push(q, "rb", p, l, 1), 0);
+  int64_t n = 0;
+  CHECK_EQ(sq_queue_length(q, &n), 0);
+  CHECK_EQ(n, 1);
+  redisFree(c);
+  sq_queue_free(q);
+}
+
 int main(void) {
   int rc = fixture_init("test_queue_shard");
   if (rc) return rc;
@@ -271,5 +293,6 @@ int main(void) {
   test_push_once();
   test_token_floor();
   test_wait_unacknowledged();
+  test_readonly();
   return sq_check_done("test_queue_shard");
 }
