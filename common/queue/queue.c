@@ -435,6 +435,16 @@ static int config_get(sq_queue *q, const char *name, char *buf, size_t n) {
   return ok ? 0 : -1;
 }
 
+/* connected_slaves of INFO replication, or -1 when it cannot be read. */
+static long connected_replicas(sq_queue *q) {
+  redisReply *r = redisCommand(q->ctx, "INFO replication");
+  long n = -1;
+  const char *f = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "connected_slaves:") : NULL;
+  if (f) n = strtol(f + strlen("connected_slaves:"), NULL, 10);
+  freeReplyObject(r);
+  return n;
+}
+
 int sq_queue_check_server(sq_queue *q, char *out, size_t outlen) {
   char policy[64], aof[16], save[256], where[300];
   int found = 0;
@@ -452,6 +462,13 @@ int sq_queue_check_server(sq_queue *q, char *out, size_t outlen) {
     sq_buf_appendf(&text, "redis at %s has no AOF (appendonly no%s): a restart loses %s; set appendonly yes "
                    "(docs/operations.md)\n", where, save[0] ? ", RDB snapshots only" : ", no snapshots",
                    save[0] ? "what changed since the last snapshot" : "every queued task and result");
+    found++;
+  }
+  long replicas = connected_replicas(q);
+  if (q->opts.wait_replicas > 0 && replicas >= 0 && replicas < q->opts.wait_replicas) {
+    sq_buf_appendf(&text, "redis at %s has %ld replica(s) connected and wait_replicas is %lld: pushes and results "
+                   "wait until enough are back (docs/operations.md, Failover)\n", where, replicas,
+                   (long long)q->opts.wait_replicas);
     found++;
   }
   if (out && outlen && text.data) snprintf(out, outlen, "%s", text.data);

@@ -61,7 +61,8 @@ typedef void (*sq_queue_notice_fn)(const char *text, void *ud);
 void sq_queue_set_notice(sq_queue_notice_fn fn, void *ud);
 
 /* Checks the Redis settings that can lose tasks: an evicting
- * maxmemory-policy, no AOF and no RDB snapshots. Writes one line (ending
+ * maxmemory-policy, no AOF and no RDB snapshots; and, with wait_replicas
+ * set, fewer replicas connected than it asks (writes would wait). Writes one line (ending
  * in a newline) per finding into out (outlen bytes, truncated; may be
  * NULL) for the caller to report. Returns how many it found (0 when CONFIG
  * GET is not allowed). */

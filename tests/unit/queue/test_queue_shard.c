@@ -250,6 +250,9 @@ static void test_wait_unacknowledged(void) {
                      .bson_len = 3};
   CHECK_EQ(sq_queue_complete(q, &k), SQ_EREDIS_CONN);
   CHECK_CONTAINS(sq_queue_errstr(q), "0 of 1 replica(s) acknowledged");
+  char text[1024];
+  CHECK(sq_queue_check_server(q, text, sizeof text) >= 1);
+  CHECK_CONTAINS(text, "0 replica(s) connected and wait_replicas is 1");
   int rcs[1] = {0};
   CHECK_EQ(sq_queue_complete_many(q, &k, 1, rcs), SQ_EREDIS_CONN);
   CHECK_EQ(rcs[0], SQ_EREDIS_CONN);
