@@ -16,7 +16,8 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	@cmake --build $(BUILD) -j $(JOBS)
 
-test: deps
+test:
+	@SANDQ_WITH_TESTS=1 ./scripts/install-deps.sh
 	@cmake -S . -B $(BUILD) -DSQ_WERROR=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
@@ -32,7 +33,7 @@ valgrind:
 
 bench: build
 	@SANDQ_WITH_BENCH=1 ./scripts/install-deps.sh
-	@./bench/run.sh $(BUILD)
+	@sh ./bench/run.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-vg demo-results.bson

@@ -5,21 +5,24 @@
 #     per round trip, completions pipelined as deep (leases and fencing on)
 #  2. queue only, through two real `sandq-worker serve` processes, execution
 #     stubbed (SANDQ_TEST_HOOKS=1 SANDQ_TEST_EXEC=noop)
-#  3. end to end: jailed print(1) tasks through two `sandq-worker serve`,
-#     jail_mode warm, then spawn for reference
+#  3. end to end: jailed print(1) tasks through two `sandq-worker serve`
+#     with default settings (sizing derived from the host), jail_mode warm,
+#     then spawn for reference
 #  4. the same jailed tasks through python3-rq: two `rq worker`s
 #     (SimpleWorker, then the default forking Worker), each job running the
 #     program through the same jail, one `sandq-worker run --mode spawn FILE`
 #     process per job (bench/rq_job.py)
 # Sizes: SQ_BENCH_QN (noop, 20000), SQ_BENCH_WARM_N (3000), SQ_BENCH_SPAWN_N
 # (500), SQ_BENCH_RQ_N (500). Worker settings: SQ_BENCH_WORKER_JSON (config
-# keys merged into the workers' file). Any step that fails stops the script
-# with a message and a non-zero exit.
+# keys merged into the workers' file; default none: the derived sizing).
+# Target: sandq warm ≥ 15x the best RQ worker. Any step that fails stops
+# the script with a message and a non-zero exit.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}; case $build in /*) ;; *) build=$(pwd)/$build ;; esac
 export SQ_BIN=$build/bin SQ_SRC=$here
 . "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/bench/lib/summary.sh"
 sq_env_init
 for b in queue_bench sandq-worker sandq-producer; do
   [ -x "$SQ_BIN/$b" ] || sq_fail "$SQ_BIN/$b is missing: build first (make build)"
@@ -28,7 +31,7 @@ sq_start_redis
 export SANDQ_LOG_LEVEL=warn
 U=$SANDQ_REDIS_URL
 QN=${SQ_BENCH_QN:-20000} WN=${SQ_BENCH_WARM_N:-3000} SN=${SQ_BENCH_SPAWN_N:-500} RN=${SQ_BENCH_RQ_N:-500}
-TUNE=${SQ_BENCH_WORKER_JSON:-'"max_tasks_in_flight": 64, "jail_threads": 4, "jail_pool_size": 4, "claim_batch": 16'}
+TUNE=${SQ_BENCH_WORKER_JSON:-}
 
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.1f", n / (b - a) }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
@@ -51,7 +54,7 @@ sandq() {
   name=$1 n=$2 mode=$3; shift 3
   sq_redis_cli FLUSHALL >/dev/null
   tasks "$SQ_TMP/$name.jsonl" "$n"
-  printf '{"jail_mode": "%s", %s}\n' "$mode" "$TUNE" >"$SQ_TMP/$name.json"
+  printf '{"jail_mode": "%s"%s}\n' "$mode" "${TUNE:+, $TUNE}" >"$SQ_TMP/$name.json"
   pids=""
   for i in 1 2; do
     env "$@" SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch-$name-$i" "$SQ_BIN/sandq-worker" serve \
@@ -70,7 +73,7 @@ sandq() {
   echo "sandq $name: $n tasks, $R tasks/s"
 }
 
-echo "== 2. queue only, 2 sandq-worker serve, execution stubbed, $QN tasks ($TUNE)"
+echo "== 2. queue only, 2 sandq-worker serve, execution stubbed, $QN tasks (${TUNE:-derived sizing})"
 sandq noop "$QN" spawn SANDQ_TEST_HOOKS=1 SANDQ_TEST_EXEC=noop
 
 echo "== 3. end to end, 2 sandq-worker serve, jailed print(1)"
@@ -99,3 +102,7 @@ best=$(awk -v a="$rq_simple" -v b="$rq_fork" 'BEGIN { print (a > b ? a : b) }')
 echo "== summary"
 echo "sandq warm / best rq: $(ratio "$warm" "$best")x  (sandq warm $warm, rq SimpleWorker $rq_simple, rq Worker $rq_fork tasks/s)"
 echo "sandq spawn / best rq: $(ratio "$spawn" "$best")x  (the same jail per task on both sides)"
+x=$(ratio "$warm" "$best")
+if bench_ge "$x" 15; then met=yes; else met=no; fi
+bench_target "sandq warm (two workers, defaults) / best python3-rq worker, the same jail" "${x}x ($warm vs $best tasks/s)" \
+  "≥ 15x" $met "RQ: one \`sandq-worker run --mode spawn\` process per job (a fresh interpreter in a fresh jail); sandq: the warm jail's CPU (bench/e2e.sh splits it)"

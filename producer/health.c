@@ -1,7 +1,10 @@
-/* health.c: `sandq-producer health [WORKER]`: the fleet's health from what
- * every worker writes each metrics flush (sq:{Q}:health) and the queue's
- * own record of heartbeats (sq:{Q}:workers, server time). Exit 0 when
- * healthy, 1 when not (docs/operations.md says what counts). */
+/* health.c: `sandq-producer health [--json] [WORKER]`: the fleet's health
+ * from what every worker writes each metrics flush (sq:{Q}:health) and the
+ * queue's own record of heartbeats (sq:{Q}:workers, server time), as lines
+ * or, with --json, one JSON object for scripts. Exit 0 when healthy, 1
+ * when not (docs/operations.md says what counts). */
+#include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +93,10 @@ static int judge(const sq_config *cfg, const entry *e, int64_t now_ms, char *buf
         (long long)cfg->queue_opts.lease_ms);
     verdict = 1;
   }
+  if (h->host_error[0]) { /* it stopped: its host cannot run the jail (a missing privilege) */
+    SAY("%sstopped: its host cannot run the jail: %s", off ? "; " : "", h->host_error);
+    if (verdict != 3) verdict = 1;
+  }
   if (verdict == 0 && !(h->jail_layers & SQ_JAIL_LAYER_SECCOMP)) {
     SAY("%sthe seccomp layer is not in force", off ? "; " : "");
     verdict = 1;
@@ -125,22 +132,75 @@ int sq__health_count(sq_queue *q, const sq_config *cfg, int *live, int *stale) {
   return rc;
 }
 
+/* --json: the same verdicts as one object on stdout (docs/operations.md). */
+typedef struct {
+  cJSON *root, *workers;
+} json_out;
+
+static void json_worker(json_out *j, const entry *e, const char *word, const char *why, int64_t now) {
+  cJSON *w = cJSON_CreateObject();
+  cJSON_AddStringToObject(w, "worker", e->id);
+  cJSON_AddStringToObject(w, "state", word);
+  cJSON_AddStringToObject(w, "detail", why);
+  if (e->beat_ms) cJSON_AddNumberToObject(w, "heartbeat_age_ms", (double)(now - e->beat_ms));
+  char *rec = NULL;
+  if (e->readable && sq_health_to_json(&e->h, &rec) == 0) cJSON_AddItemToObject(w, "record", cJSON_Parse(rec));
+  free(rec);
+  cJSON_AddItemToArray(j->workers, w);
+}
+
+static void json_print(json_out *j, bool healthy, int live, const char *summary, const sq_rollout *r) {
+  cJSON_AddBoolToObject(j->root, "healthy", healthy);
+  cJSON_AddNumberToObject(j->root, "live", live);
+  cJSON_AddStringToObject(j->root, "summary", summary);
+  if (r && r->state != SQ_ROLLOUT_NONE) {
+    cJSON *o = cJSON_AddObjectToObject(j->root, "rollout");
+    cJSON_AddStringToObject(o, "candidate", r->candidate);
+    cJSON_AddStringToObject(o, "baseline", r->baseline);
+    cJSON_AddStringToObject(o, "state", sq_rollout_state_name(r->state));
+    cJSON_AddNumberToObject(o, "pct", r->pct);
+    cJSON_AddStringToObject(o, "reason", r->reason);
+  }
+  char *text = cJSON_PrintUnformatted(j->root);
+  printf("%s\n", text ? text : "{\"healthy\": false, \"summary\": \"out of memory\"}");
+  free(text);
+  cJSON_Delete(j->root);
+}
+
 int sq__health_run(const sq_config *cfg, int argc, char **argv) {
-  if (argc > 1 || (argc == 1 && argv[0][0] == '-')) {
-    fprintf(stderr, "usage: sandq-producer health [WORKER]\n");
+  static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
+  bool as_json = false, bad_opt = false;
+  int c;
+  optind = 0; /* argv[-1] is the command's name (main.c); options anywhere */
+  while ((c = getopt_long(argc + 1, argv - 1, "", opts, NULL)) != -1) {
+    if (c == 'j') as_json = true;
+    else bad_opt = true;
+  }
+  argc -= optind - 1, argv += optind - 1;
+  if (bad_opt || argc > 1 || (argc == 1 && argv[0][0] == '-')) {
+    fprintf(stderr, "usage: sandq-producer health [--json] [WORKER]\n");
     return SQ_EXIT_USAGE;
   }
   const char *only = argc ? argv[0] : NULL;
+  json_out j = {0};
+  if (as_json) {
+    j.root = cJSON_CreateObject();
+    j.workers = cJSON_AddArrayToObject(j.root, "workers");
+  }
+  char summary[256];
   sq_queue *q = NULL;
   if (sq__open_queue(cfg, &q) != 0) {
-    printf("UNHEALTHY redis unreachable\n");
+    if (as_json) json_print(&j, false, 0, "redis unreachable", NULL);
+    else printf("UNHEALTHY redis unreachable\n");
     return SQ_EXIT_ERROR;
   }
   fleet f;
   int64_t now = 0;
   int rc = load(q, &f, &now);
   if (rc) {
-    printf("UNHEALTHY redis: %s\n", sq_queue_errstr(q));
+    snprintf(summary, sizeof summary, "redis: %s", sq_queue_errstr(q));
+    if (as_json) json_print(&j, false, 0, summary, NULL);
+    else printf("UNHEALTHY %s\n", summary);
     fleet_free(&f);
     sq_queue_free(q);
     return SQ_EXIT_ERROR;
@@ -159,25 +219,24 @@ int sq__health_run(const sq_config *cfg, int argc, char **argv) {
     seen++;
     live += v == 0 || v == 1;
     bad += v == 1 || (only && v != 0);
-    printf("worker %-32s %-9s %s\n", e->id, word[v], why);
+    if (as_json) json_worker(&j, e, v == 1 ? "unhealthy" : word[v], why, now);
+    else printf("worker %-32s %-9s %s\n", e->id, word[v], why);
   }
   sq_rollout r;
-  if (!only && sq_rollout_load(q, &r) == 0 && r.state != SQ_ROLLOUT_NONE)
+  bool have_rollout = !only && sq_rollout_load(q, &r) == 0 && r.state != SQ_ROLLOUT_NONE;
+  if (have_rollout && !as_json)
     printf("rollout %s vs %s: %s at %d%%: %s\n", r.candidate, r.baseline, sq_rollout_state_name(r.state), r.pct,
            r.reason);
-  int code = SQ_EXIT_OK;
-  if (only && seen == 0) {
-    printf("UNHEALTHY worker %s has not reported\n", only);
-    code = SQ_EXIT_ERROR;
-  } else if (!only && live == 0) {
-    printf("UNHEALTHY no live worker\n");
-    code = SQ_EXIT_ERROR;
-  } else if (bad) {
-    printf("UNHEALTHY %d worker(s) with problems\n", bad);
-    code = SQ_EXIT_ERROR;
-  } else {
-    printf("HEALTHY %d live worker(s)\n", live);
+  int code = SQ_EXIT_ERROR;
+  if (only && seen == 0) snprintf(summary, sizeof summary, "worker %s has not reported", only);
+  else if (!only && live == 0) snprintf(summary, sizeof summary, "no live worker");
+  else if (bad) snprintf(summary, sizeof summary, "%d worker(s) with problems", bad);
+  else {
+    snprintf(summary, sizeof summary, "%d live worker(s)", live);
+    code = SQ_EXIT_OK;
   }
+  if (as_json) json_print(&j, code == SQ_EXIT_OK, live, summary, have_rollout ? &r : NULL);
+  else printf("%s %s\n", code == SQ_EXIT_OK ? "HEALTHY" : "UNHEALTHY", summary);
   fleet_free(&f);
   sq_queue_free(q);
   return code;

@@ -19,6 +19,7 @@ enum {
   SQ_EXIT_TIMEOUT = 3,  /* --timeout-s ran out before every task had a result */
   SQ_EXIT_MISMATCH = 4, /* a result's status differed from its metadata.expect */
   SQ_EXIT_INCOMPLETE = 5, /* the batch finished with tasks in the dead letter (no result) */
+  SQ_EXIT_BAD_RESULT = 6, /* a stored result is not BSON: named on stderr, left out of --out */
 };
 
 typedef struct {
@@ -41,13 +42,21 @@ int sq__status_run(const sq_config *cfg, const char *batch);
 /* `dead list|show ID|requeue ID|requeue --all`: args after "dead". */
 int sq__dead_run(const sq_config *cfg, int argc, char **argv);
 
-/* `metrics [FILE]`, `health [WORKER]`, `rollout start C B|status|abort|clear`:
- * args after the command's name. */
+/* `metrics [--listen HOST:PORT | FILE]`, `health [--json] [WORKER]`,
+ * `rollout start [--force] C B|status|abort|clear`, `audit [--batch B]
+ * [--since T] [--json]`: args after the command's name, with the common
+ * options taken out (main.c); argv[-1] is the command's name, so a command
+ * may run getopt_long(argc + 1, argv - 1, ...) with optind = 0. */
 int sq__metrics_run(const sq_config *cfg, int argc, char **argv);
 int sq__health_run(const sq_config *cfg, int argc, char **argv);
 int sq__rollout_run(const sq_config *cfg, int argc, char **argv);
+int sq__audit_run(const sq_config *cfg, int argc, char **argv);
 /* Counts workers whose health is fresh (live) and stale (metrics_cmd.c). */
 int sq__health_count(sq_queue *q, const sq_config *cfg, int *live, int *stale);
+
+/* Builds the configuration from defaults, file, environment and these
+ * flags (NULL: not given), validated; explains a failure on stderr (main.c). */
+int sq__config_build(sq_config *cfg, const char *file, const char *redis, const char *queue);
 
 /* Opens the configured queue, explaining a failure on stderr. */
 int sq__open_queue(const sq_config *cfg, sq_queue **q);
@@ -61,10 +70,17 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
 /* Prints a batch's counters: total, done, dead and one row per status. */
 void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st);
 
-/* Reads every result of batch; writes them to out_path (via out_path.tmp
- * and a rename) when not NULL, prints one row per task sorted by id on f
- * when table, and checks metadata.expect. Returns SQ_EXIT_OK,
- * SQ_EXIT_MISMATCH (the differing tasks named on stderr) or SQ_EXIT_ERROR. */
+/* Whether --out path can be written: a new path or a regular file (a
+ * symlink, FIFO, directory or device is refused, explained on stderr).
+ * Returns 0, SQ_EINVAL or SQ_EIO. */
+int sq__out_check(const char *path);
+
+/* Reads every result of batch; writes the valid ones to out_path (a new
+ * path or a regular file; via a temporary file in its directory and a
+ * rename) when not NULL, prints one row per task sorted by id on f when
+ * table, and checks metadata.expect. Returns SQ_EXIT_OK, SQ_EXIT_BAD_RESULT
+ * (values that are not BSON, named on stderr), SQ_EXIT_MISMATCH (the
+ * differing tasks named on stderr) or SQ_EXIT_ERROR. */
 int sq__report_results(sq_queue *q, const char *batch, const char *out_path, bool table, FILE *f);
 
 #endif

@@ -29,7 +29,9 @@ static void status_text(const sq_batch_stats *st, char *buf, size_t n) {
   for (int i = 0; i < st->n_statuses && o < n; i++)
     o += (size_t)snprintf(buf + o, n - o, "%s%s %lld", o ? " " : "", st->statuses[i].name,
                           (long long)st->statuses[i].count);
-  if (st->dead && o < n) snprintf(buf + o, n - o, "%sdead %lld", o ? " " : "", (long long)st->dead);
+  if (st->dead && o < n) o += (size_t)snprintf(buf + o, n - o, "%sdead %lld", o ? " " : "", (long long)st->dead);
+  if (st->duplicate && o < n)
+    snprintf(buf + o, n - o, "%sduplicate %lld", o ? " " : "", (long long)st->duplicate);
 }
 
 static void eta_text(double secs, char *buf, size_t n) {
@@ -45,7 +47,7 @@ static void eta_text(double secs, char *buf, size_t n) {
 }
 
 static void show(const char *batch, const sq_batch_stats *st, double rate, bool tty, bool finished) {
-  int64_t settled = st->done + st->dead;
+  int64_t settled = st->done + st->dead + st->duplicate;
   double frac = st->total > 0 ? (double)settled / (double)st->total : 0;
   char statuses[512], eta[32];
   status_text(st, statuses, sizeof statuses);
@@ -72,6 +74,11 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
   for (;;) {
     int rc = sq_queue_batch_stats(q, batch, st);
     int64_t now = sq_now_mono_ms();
+    if (rc == SQ_EPARSE) { /* damaged counters do not mend themselves: say so at once */
+      if (tty) fputc('\n', stderr);
+      fprintf(stderr, "sandq-producer: batch %s: %s\n", batch, sq_queue_errstr(q));
+      return SQ_EXIT_ERROR;
+    }
     if (rc) {
       if (!outage_since) {
         outage_since = now;
@@ -84,7 +91,7 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
       }
     } else {
       outage_since = 0;
-      int64_t settled = st->done + st->dead;
+      int64_t settled = st->done + st->dead + st->duplicate;
       if (settled0 < 0) settled0 = settled;
       double secs = (double)(now - t0) / 1000.0;
       double rate = secs > 0 ? (double)(settled - settled0) / secs : 0;
@@ -98,7 +105,8 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
     if (timeout_s > 0 && now - t0 >= timeout_s * 1000) {
       if (tty) fputc('\n', stderr);
       fprintf(stderr, "sandq-producer: timed out after %lld s: %lld of %lld tasks of batch %s have no result\n",
-              (long long)timeout_s, (long long)(st->total - st->done - st->dead), (long long)st->total, batch);
+              (long long)timeout_s, (long long)(st->total - st->done - st->dead - st->duplicate), (long long)st->total,
+              batch);
       return SQ_EXIT_TIMEOUT;
     }
     sleep_ms(POLL_MS);

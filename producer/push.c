@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "eval.h"
 #include "log.h"
 #include "name.h"
 #include "producer.h"
@@ -232,6 +233,9 @@ static int wait_and_report(sq_queue *q, const char *batch, const sq_push_opts *o
   printf("elapsed: %.1f s\n", (double)(sq_now_mono_ms() - t0) / 1000.0);
   fflush(stdout);
   code = sq__report_results(q, batch, o->out_path, o->table, stdout);
+  if (st.duplicate > 0)
+    fprintf(stderr, "sandq-producer: %lld task(s) of batch %s repeated an id that had a result already: they ran, "
+            "but the first result of each id is the one kept (docs/formats.md)\n", (long long)st.duplicate, batch);
   if (code == SQ_EXIT_OK && st.dead > 0) {
     fprintf(stderr, "sandq-producer: %lld task(s) of batch %s are in the dead letter without a result "
             "(sandq-producer dead list)\n", (long long)st.dead, batch);
@@ -259,6 +263,8 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   } else {
     make_batch_id(batch, sizeof batch);
   }
+  /* A wrong --out path is found now, not after the whole batch ran. */
+  if (o->out_path && sq__out_check(o->out_path) != 0) return SQ_EXIT_USAGE;
   if (read_task_file(o->path, &tf) != 0) goto out;
   if (tf.n == 0) {
     fprintf(stderr, "sandq-producer: %s holds no tasks\n", o->path);
@@ -356,5 +362,9 @@ int sq__open_queue(const sq_config *cfg, sq_queue **q) {
   char err[300];
   int rc = sq_queue_new_opts(cfg->redis_url, cfg->queue, &cfg->queue_opts, q, err, sizeof err);
   if (rc) fprintf(stderr, "sandq-producer: cannot open queue '%s': %s (%s)\n", cfg->queue, sq_strerror(rc), err);
+  /* Credentials are configuration: every command fails fast with the usage
+   * code, whatever it would do with an unreachable Redis (docs/configuration.md,
+   * "Exit codes"). */
+  if (rc == SQ_EREDIS_AUTH) exit(SQ_EXIT_USAGE);
   return rc;
 }

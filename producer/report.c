@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "errors.h"
@@ -18,6 +19,7 @@ void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st) {
   fprintf(f, "  %-20s %8lld\n", "total", (long long)st->total);
   fprintf(f, "  %-20s %8lld\n", "done", (long long)st->done);
   fprintf(f, "  %-20s %8lld\n", "dead", (long long)st->dead);
+  if (st->duplicate) fprintf(f, "  %-20s %8lld\n", "duplicate", (long long)st->duplicate);
   fprintf(f, "  %-20s %8s\n", "finished", st->finished_at_ms ? "yes" : "no");
   if (st->cost_usd > 0 || st->budget_usd >= 0) fprintf(f, "  %-20s %12.6f\n", "cost_usd", st->cost_usd);
   if (st->budget_usd >= 0) fprintf(f, "  %-20s %12.6f\n", "budget_usd", st->budget_usd);
@@ -45,6 +47,7 @@ typedef struct {
   char *expect;     /* metadata.expect as text, NULL when absent */
   int match;        /* 1/0 against expect; -1 when no expect */
   int64_t total_ms; /* -1 when absent */
+  bool bad_bson;    /* the stored value is not one valid BSON document */
   uint8_t *bson;
   size_t bson_len;
 } row;
@@ -98,6 +101,7 @@ static int row_fill(row *r, const char *id, const uint8_t *data, size_t len) {
   memcpy(r->bson, data, len);
   r->bson_len = len;
   if (!bson_init_static(&doc, data, len) || !bson_validate(&doc, BSON_VALIDATE_NONE, NULL)) {
+    r->bad_bson = true;
     r->status = strdup("(bad bson)");
     r->match = -1;
     return r->status ? 0 : SQ_ENOMEM;
@@ -150,31 +154,64 @@ static void sort_unique(row_list *l) {
   l->n = w;
 }
 
-/* Writes the documents, concatenated, to path via path.tmp and a rename. */
-static int write_bson_file(const char *path, const row_list *l) {
-  sq_buf tmp = {0};
-  if (sq_buf_appendf(&tmp, "%s.tmp", path) != 0) return SQ_ENOMEM;
-  int rc = 0;
-  FILE *f = fopen(tmp.data, "wb");
-  if (!f) {
-    fprintf(stderr, "sandq-producer: cannot write %s: %s\n", tmp.data, strerror(errno));
-    rc = SQ_EIO;
-    goto out;
+/* --out may name a new path or a regular file, nothing else: renaming
+ * over a symlink would replace the link, and a FIFO or device would not be
+ * written at all. Returns 0 (with *mode the file's mode to keep, or 0 for
+ * a new file) or SQ_EINVAL/SQ_EIO, explained on stderr. */
+static int out_target(const char *path, mode_t *mode) {
+  struct stat st;
+  *mode = 0;
+  if (lstat(path, &st) != 0) {
+    if (errno == ENOENT) return 0;
+    fprintf(stderr, "sandq-producer: --out %s: %s\n", path, strerror(errno));
+    return SQ_EIO;
   }
+  if (S_ISREG(st.st_mode)) {
+    *mode = st.st_mode & 07777;
+    return 0;
+  }
+  const char *what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+  fprintf(stderr, "sandq-producer: --out %s is %s; give a regular file or a new path\n", path, what);
+  return SQ_EINVAL;
+}
+
+/* Writes the good documents, concatenated, into a temporary file in
+ * path's directory, then renames it over path, so a reader sees the old
+ * file or the whole new one. */
+static int write_bson_file(const char *path, const row_list *l) {
+  mode_t mode;
+  int rc = out_target(path, &mode);
+  if (rc) return rc;
+  sq_buf tmp = {0};
+  const char *slash = strrchr(path, '/');
+  if (sq_buf_appendf(&tmp, "%.*s.sandq-out-XXXXXX", slash ? (int)(slash - path + 1) : 0, path) != 0)
+    return SQ_ENOMEM;
+  int fd = mkstemp(tmp.data);
+  if (fd < 0) {
+    fprintf(stderr, "sandq-producer: cannot create a temporary file for --out %s: %s\n", path, strerror(errno));
+    sq_buf_clear(&tmp);
+    return SQ_EIO;
+  }
+  if (!mode) {
+    mode_t um = umask(0);
+    umask(um);
+    mode = 0666 & ~um;
+  }
+  FILE *f = fdopen(fd, "wb");
+  if (!f || fchmod(fd, mode) != 0) rc = SQ_EIO;
   for (size_t i = 0; i < l->n && !rc; i++)
-    if (fwrite(l->rows[i].bson, 1, l->rows[i].bson_len, f) != l->rows[i].bson_len) rc = SQ_EIO;
-  if (fclose(f) != 0) rc = SQ_EIO;
+    if (!l->rows[i].bad_bson && fwrite(l->rows[i].bson, 1, l->rows[i].bson_len, f) != l->rows[i].bson_len)
+      rc = SQ_EIO;
+  if (!rc && (fflush(f) != 0 || fsync(fd) != 0)) rc = SQ_EIO;
+  if (f ? fclose(f) != 0 : close(fd) != 0) rc = SQ_EIO;
   if (rc) {
     fprintf(stderr, "sandq-producer: writing %s: %s\n", tmp.data, strerror(errno));
-    unlink(tmp.data);
-    goto out;
-  }
-  if (rename(tmp.data, path) != 0) {
+  } else if (rename(tmp.data, path) != 0) {
     fprintf(stderr, "sandq-producer: cannot rename %s to %s: %s\n", tmp.data, path, strerror(errno));
-    unlink(tmp.data);
     rc = SQ_EIO;
   }
-out:
+  if (rc) unlink(tmp.data);
   sq_buf_clear(&tmp);
   return rc;
 }
@@ -208,9 +245,21 @@ int sq__report_results(sq_queue *q, const char *batch, const char *out_path, boo
     goto out;
   }
   sort_unique(&l);
+  size_t bad = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    if (!l.rows[i].bad_bson) continue;
+    char id[80];
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)l.rows[i].id; *p && o + 5 < sizeof id; p++)
+      o += (size_t)(*p < 0x20 || *p == 0x7f ? snprintf(id + o, sizeof id - o, "\\x%02x", *p)
+                                            : snprintf(id + o, sizeof id - o, "%c", *p));
+    fprintf(stderr, "sandq-producer: result '%s' of batch %s is not a valid BSON document (%zu bytes); skipped%s\n",
+            id, batch, l.rows[i].bson_len, out_path ? ", not written to --out" : "");
+    bad++;
+  }
   if (out_path) {
     if (write_bson_file(out_path, &l) != 0) goto out;
-    fprintf(stderr, "sandq-producer: wrote %zu result(s) to %s\n", l.n, out_path);
+    fprintf(stderr, "sandq-producer: wrote %zu result(s) to %s\n", l.n - bad, out_path);
   }
   if (table) print_table(f, &l);
   fflush(f);
@@ -226,7 +275,10 @@ int sq__report_results(sq_queue *q, const char *batch, const char *out_path, boo
       differed++;
     }
   }
-  if (differed) {
+  if (bad) {
+    fprintf(stderr, "sandq-producer: %zu stored result(s) of batch %s are not BSON\n", bad, batch);
+    code = SQ_EXIT_BAD_RESULT;
+  } else if (differed) {
     fprintf(stderr, "sandq-producer: %zu of %zu expectation(s) differed\n", differed, expected);
     code = SQ_EXIT_MISMATCH;
   } else {

@@ -45,4 +45,6 @@ echo "demo: sandq-producer health"
 "$SQ_BIN/sandq-producer" health || true
 echo "demo: sandq-producer metrics (an excerpt)"
 "$SQ_BIN/sandq-producer" metrics | grep -E '^sandq_(tasks_total|llm_requests_total|llm_cost_usd_total|workers)' || true
+echo "demo: sandq-producer audit --batch $batch (the last programs run)"
+"$SQ_BIN/sandq-producer" audit --batch "$batch" | tail -5 || true
 exit $rc

@@ -3,15 +3,50 @@
 # Idempotent and quiet when everything is present; must run as root to install.
 set -eu
 
-PKGS="build-essential cmake pkg-config clang libclang-rt-14-dev
-libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev
-redis-server redis-tools python3 python3-pymongo python3-redis docker-compose
-prometheus redis-sentinel"
+# What `make demo` needs: the toolchain, the libraries, a Redis server and
+# Python for the fake LLM.
+PKGS="build-essential cmake pkg-config
+libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev zlib1g-dev
+libmicrohttpd-dev
+redis-server redis-tools python3"
 
-# prometheus is here for promtool only: the tests check the metrics'
-# exposition (promtool check metrics) and compose/'s alert rules with it.
-# redis-sentinel is here for the tests only (tests/integration/sentinel.sh;
-# it is a link to redis-server, which `redis-server --sentinel` replaces).
+# libmicrohttpd-dev: the workers' and the producer's scrape endpoint
+# (GET /metrics, /healthz) is built on it, so the demo needs it too.
+
+# For the tests only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does
+# not): the Prometheus server and promtool. The tests check the metrics'
+# exposition (promtool check metrics) and compose/'s alert rules, and a
+# real Prometheus scrapes a fleet (tests/integration/scrape.sh, with curl).
+# Also for the tests only: clang and its libFuzzer runtime (tests/fuzz),
+# redis-py and pymongo's bson (the integration tests read results), and
+# docker-compose (compose/ is validated with `docker-compose config`).
+# redis-sentinel: the failover test (tests/integration/sentinel.sh, and
+# bench/ha.sh); it is a link to redis-server, which `redis-server
+# --sentinel` replaces where the package is missing.
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	PKGS="$PKGS prometheus curl clang libclang-rt-14-dev python3-pymongo python3-bson python3-redis docker-compose"
+	PKGS="$PKGS redis-sentinel"
+fi
+
+# zlib1g-dev: `sandq-producer import` reads gzipped datasets (HumanEval.jsonl.gz).
+
+# Test-only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does not):
+# chromium renders the HTML report headless (tests/integration/report_html.sh
+# checks its plots are drawn). The test skips (77) without it.
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	PKGS="$PKGS chromium"
+fi
+
+# Test-only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does not):
+# Node.js and npm for clients/node's test (tests/integration/client_node.sh
+# runs `npm ci` from the npm registry into a temporary copy). A Node that
+# came from elsewhere (nodesource's nodejs carries its own npm, and clashes
+# with Debian's npm package) is used as it is.
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+		PKGS="$PKGS nodejs npm"
+	fi
+fi
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).
@@ -37,8 +72,8 @@ fi
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 # No service starts from these packages (a Prometheus server, a system
-# Redis): sandq starts its own Redis on a private port, and uses only
-# promtool of prometheus. policy-rc.d is Debian's switch for that; one the
+# Redis): sandq starts its own Redis on a private port, and the tests their
+# own Prometheus (scrape.sh). policy-rc.d is Debian's switch for that; one the
 # host already has is left alone.
 policy=""
 if [ ! -e /usr/sbin/policy-rc.d ]; then

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
@@ -12,7 +13,9 @@
 #include "log.h"
 
 /* Runs a two-line program in mode; prints one line; returns true when it
- * printed what it should, in its own root, as an unprivileged uid. */
+ * printed what it should, in its own root, as an unprivileged uid. A run
+ * that fails says how: the jail's error, or how the program ended and the
+ * first line of its stderr; warm mode that fell back to spawn says why. */
 static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
   sq_jail_config jc = {.python_path = cfg->python_path, .scratch_root = cfg->scratch_root, .mode = mode,
                        .pool_size = 1};
@@ -23,11 +26,21 @@ static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
     static const char prog[] = "import os\nprint(os.getcwd(), os.getuid() != 0, os.path.exists('/home'))\n";
     sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 256, .output_kib = 16};
     sq_jail_outcome o;
+    const char *fell_back = NULL;
+    sq_jail_mode_in_force(j, &fell_back);
     rc = sq_jail_run(j, prog, sizeof prog - 1, &lim, NULL, &o);
-    ok = rc == 0 && o.end == SQ_JAIL_EXITED_OK && o.stdout_buf &&
-         strstr(o.stdout_buf, " True False") != NULL;
-    printf("%-8s run_%-13s %s\n", ok ? "ok" : "FAILED", sq_jail_mode_name(mode),
-           rc != 0 ? o.error : o.stdout_buf ? strtok(o.stdout_buf, "\n") : "");
+    ok = rc == 0 && o.end == SQ_JAIL_EXITED_OK && o.stdout_buf && strstr(o.stdout_buf, " True False") != NULL;
+    char detail[512];
+    if (rc != 0)
+      snprintf(detail, sizeof detail, "the jail could not be set up: %s", o.error);
+    else if (o.end != SQ_JAIL_EXITED_OK)
+      snprintf(detail, sizeof detail, "the program ended %s (exit %d): %.200s", sq_jail_end_name(o.end), o.exit_code,
+               o.stderr_buf ? strtok(o.stderr_buf, "\n") : "no stderr");
+    else
+      snprintf(detail, sizeof detail, "%s%s", o.stdout_buf ? strtok(o.stdout_buf, "\n") : "",
+               ok ? "" : " (want: its own directory, not root, no /home)");
+    printf("%-8s run_%-13s %s%s%s%s\n", ok ? "ok" : "FAILED", sq_jail_mode_name(mode), fell_back ? "ran in spawn mode: " : "",
+           fell_back ? fell_back : "", fell_back ? "; " : "", detail);
     sq_jail_outcome_clear(&o);
   } else {
     printf("%-8s run_%-13s the jail could not start: %s\n", "FAILED", sq_jail_mode_name(mode), sq_strerror(rc));
@@ -36,15 +49,34 @@ static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
   return ok;
 }
 
+static const sq_cli_flag check_flags[] = {
+    {"config", "FILE", NULL, "JSON configuration file (python, scratch_root, jail_pool_size)", false},
+    {NULL, NULL, NULL, NULL, false},
+};
+
 int sq_cmd_check(int argc, char **argv) {
-  const char *config_path = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) config_path = argv[++i];
-    else {
-      fprintf(stderr, "usage: sandq-worker check [--config FILE]\n");
-      return 2;
-    }
+  sq_cli cli;
+  char cerr[256];
+  if (sq_cli_parse(check_flags, argc, argv, 1, &cli, cerr, sizeof cerr) != 0 || cli.n_operands > 0) {
+    if (cli.n_operands > 0) snprintf(cerr, sizeof cerr, "unexpected argument '%s'", cli.operands[0]);
+    fprintf(stderr, "sandq-worker check: %s\nusage: sandq-worker check [--config FILE]\n", cerr);
+    sq_cli_clear(&cli);
+    return 2;
   }
+  if (cli.help || cli.version) {
+    if (cli.help) {
+      printf("usage: sandq-worker check [options]\n"
+             "which containment layers this host enforces, then a real run in each mode;\n"
+             "exit 0 all there, 1 some missing (named), 2 usage or configuration\n\noptions:\n");
+      sq_cli_print_flags(stdout, check_flags);
+    } else {
+      printf("sandq-worker %s\n", SQ_VERSION);
+    }
+    sq_cli_clear(&cli);
+    return 0;
+  }
+  const char *config_path = sq_cli_get(&cli, "config");
+  sq_cli_clear(&cli);
   sq_config cfg;
   char err[512] = "";
   sq_config_defaults(&cfg);

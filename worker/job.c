@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "errors.h"
+#include "harness.h"
 #include "log.h"
+#include "reason.h"
 #include "reply.h"
 #include "util.h"
 #include "verdict.h"
@@ -20,10 +22,12 @@ static void risk_start(job *j);
 
 void sq__job_free(job *j) {
   if (!j) return;
+  if (j->used_llm) j->w->llm_jobs--;
   sq_task_free(j->task);
   sq_claim_clear(&j->claim);
   free(j->code);
   free(j->program);
+  free(j->listing);
   sq_jail_outcome_clear(&j->out);
   for (int i = 0; i < j->n_repairs; i++)
     free(j->repair_code[i]);
@@ -37,6 +41,8 @@ static void done(job *j) {
   worker *w = j->w;
   j->r.total_ms = sq_now_mono_ms() - j->t0_ms;
   j->r.finished_at_ms = sq_now_wall_ms();
+  j->r.attempts = j->claim.attempt; /* earlier attempts were retried through the queue */
+  if (j->claim.first_claimed_at_ms > 0) j->r.all_attempts_ms = j->r.finished_at_ms - j->claim.first_claimed_at_ms;
   sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_TOTAL, j->r.total_ms);
   j->next = NULL;
   if (w->done_tail) w->done_tail->next = j;
@@ -77,15 +83,33 @@ static void account(job *j, const sq_llm_reply *rep) {
   sq_metrics_llm_usage(j->w->metrics, rep->provider, rep->prompt_tokens, rep->completion_tokens, rep->cost_usd);
 }
 
-static int submit(job *j, const char *system, const char *user, sq_llm_done_fn fn) {
+/* Every LLM call goes through here, and every callback starts with
+ * llm_back: w->llm_waiting counts the jobs waiting on a reply, w->llm_jobs
+ * those that went to the LLM at all (loop.c claims by both). gen: a code or
+ * repair request, which takes the task's model and temperature (a risk
+ * review keeps the provider's, at 0). */
+static int submit(job *j, bool gen, const char *system, const char *user, sq_llm_done_fn fn) {
   sq_llm_request req = {.system = system, .user = user, .task_id = j->r.id};
-  return sq_llm_submit(j->w->llm, &req, fn, j);
+  if (gen) {
+    req.model = j->task->model;
+    req.temperature = j->task->temperature > 0 ? j->task->temperature : 0;
+    j->r.llm.temperature = req.temperature;
+  }
+  j->w->llm_waiting++;
+  if (!j->used_llm) j->w->llm_jobs++;
+  j->used_llm = true;
+  int rc = sq_llm_submit(j->w->llm, &req, fn, j);
+  if (rc) j->w->llm_waiting--;
+  return rc;
 }
+
+static void llm_back(job *j) { j->w->llm_waiting--; }
 
 /* ---- generate ---- */
 
 static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   account(j, rep);
   if (rc) {
     /* What may pass (the LLM client decides: rep->transient) gets another
@@ -117,7 +141,7 @@ static void generate(job *j) {
     end_with(j, SQ_STATUS_LLM_ERROR, "budget exhausted: batch %s has spent its --budget-usd", j->r.batch);
     return;
   }
-  int rc = submit(j, w->cfg.system_prompt, j->task->prompt, on_generated);
+  int rc = submit(j, true, w->cfg.system_prompt, j->task->prompt, on_generated);
   if (rc) end_with(j, SQ_STATUS_LLM_ERROR, "llm: %s", sq_strerror(rc));
 }
 
@@ -145,6 +169,7 @@ static void risk_decided(job *j) {
 
 static void on_risk(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   worker *w = j->w;
   account(j, rep);
   char err[320];
@@ -187,7 +212,7 @@ static void risk_start(job *j) {
     sq_risk_fallback(&j->risk, "budget exhausted", &w->risk_policy);
   } else {
     char *user = sq_risk_user_prompt(j->code);
-    int rc = user ? submit(j, sq_risk_system_prompt(), user, on_risk) : SQ_ENOMEM;
+    int rc = user ? submit(j, false, sq_risk_system_prompt(), user, on_risk) : SQ_ENOMEM;
     free(user);
     if (rc == 0) return;
     sq_risk_fallback(&j->risk, sq_strerror(rc), &w->risk_policy);
@@ -200,15 +225,19 @@ static void risk_start(job *j) {
 static void exec_start(job *j) {
   worker *w = j->w;
   free(j->program);
-  j->program = NULL;
-  if (sq_task_program(j->task, j->code, &j->program) != 0) {
+  free(j->listing);
+  j->program = j->listing = NULL;
+  /* The listing is what the result shows and the pre-check reads; the
+   * jail runs it through the test harness (harness.h) when there are tests. */
+  if (sq_task_program(j->task, j->code, &j->listing) != 0 ||
+      sq_harness_program(j->task, j->code, &j->program) != 0) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
     return;
   }
-  j->r.code = j->program;
+  j->r.code = j->listing;
   /* The static pre-check: findings are recorded; a blocking one skips the jail. */
   int64_t t0 = sq_now_mono_ms();
-  sq_policy_check(&w->cfg.policy, j->program, strlen(j->program), &j->findings);
+  sq_policy_check(&w->cfg.policy, j->listing, strlen(j->listing), &j->findings);
   sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_PRECHECK, sq_now_mono_ms() - t0);
   j->r.findings = &j->findings;
   if (j->findings.blocked) {
@@ -232,8 +261,11 @@ static void exec_start(job *j) {
 
 static void take_outcome(job *j) {
   sq_result *r = &j->r;
-  const sq_jail_outcome *o = &j->out;
-  r->status = sq_verdict_decide(o, j->task->tests || j->task->entry_point, j->task->expected_stdout);
+  sq_jail_outcome *o = &j->out;
+  sq_verdict_input in = {.has_tests = sq_harness_applies(j->task), .expected_stdout = j->task->expected_stdout};
+  if (in.has_tests) sq_harness_take_marks(o, &in.marks);
+  const char *why = NULL;
+  r->status = sq_verdict_decide(o, &in, &why);
   r->exit_code = o->exit_code;
   r->signal = o->signal;
   r->stdout_buf = o->stdout_buf;
@@ -248,18 +280,18 @@ static void take_outcome(job *j) {
   r->blocked_syscall = o->blocked_syscall;
   r->jail = (sq_result_jail){.ran = true, .mode = sq_jail_mode_name(o->mode), .oom_killed = o->oom_killed};
   sq_jail_layers_names(o->layers, r->jail.layers, SQ_RESULT_MAX_LAYERS);
-  r->reason = NULL;
-  if (r->status == SQ_STATUS_POLICY_VIOLATION) {
-    snprintf(j->reason, sizeof j->reason, "killed by the seccomp policy%s%s", o->blocked_syscall[0] ? ": " : "",
-             o->blocked_syscall);
-    r->reason = j->reason;
-  }
+  /* Why a failing status failed: the harness's own finding (a shortcut
+   * around the tests) when there is one, else reason.c from the run. */
+  if (why) snprintf(j->reason, sizeof j->reason, "%s", why);
+  else sq_reason_build(r->status, o, &j->lim, j->task->expected_stdout, j->reason, sizeof j->reason);
+  r->reason = j->reason[0] ? j->reason : NULL;
 }
 
 /* ---- repair ---- */
 
 static void on_repaired(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
+  llm_back(j);
   account(j, rep);
   sq_result_repair *round = &j->repairs[j->n_repairs];
   *round = (sq_result_repair){.round = j->n_repairs + 1,
@@ -313,7 +345,7 @@ static bool repair(job *j) {
                           "Your previous program failed (status %s).\n\nTask:\n%s\n\nProgram:\n```python\n%s\n```\n\n"
                           "Error output (trimmed):\n%.*s\n\nReply with the complete fixed program in one ```python block.",
                           sq_status_name(j->r.status), j->task->prompt, j->code, (int)n, err);
-  if (rc == 0) rc = submit(j, w->cfg.system_prompt, b.data, on_repaired);
+  if (rc == 0) rc = submit(j, true, w->cfg.system_prompt, b.data, on_repaired);
   sq_buf_clear(&b);
   return rc == 0;
 }
@@ -327,12 +359,14 @@ void sq__job_executed(job *j) {
     SQ_LOGT(SQ_LOG_ERROR, j->r.id, "jail setup failed: %s", j->out.error);
     sq__wq_stall(j->w, j, j->out.error); /* a stall: a task that keeps doing this ends in the dead letter */
     j->w->fatal = true;
+    snprintf(j->w->host_error, sizeof j->w->host_error, "%s", j->out.error[0] ? j->out.error : "jail setup failed");
     j->w->in_flight--;
     sq__job_free(j);
     return;
   }
   sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_JAIL, sq_now_mono_ms() - j->jail_t0_ms);
   take_outcome(j);
+  sq__audit_note(j->w, j); /* every program run goes into the audit trail */
   if (j->n_repairs > 0) j->repairs[j->n_repairs - 1].status = sq_status_name(j->r.status);
   if ((j->r.status == SQ_STATUS_FAILED || j->r.status == SQ_STATUS_RUNTIME_ERROR) && repair(j)) return;
   done(j);
@@ -377,9 +411,12 @@ void sq__job_begin(worker *w, sq_claim *claim) {
       sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_QUEUE, r->queue_ms);
     }
   } else {
-    raw_id(payload, len, j->raw_id, sizeof j->raw_id);
+    /* Filed under the payload's own batch (which counted it) and id when
+     * they can be read, so that batch still finishes (docs/formats.md). */
+    sq_task_salvage(payload, len, j->raw_id, j->raw_batch);
+    if (!j->raw_id[0]) raw_id(payload, len, j->raw_id, sizeof j->raw_id);
     r->id = j->raw_id;
-    r->batch = SQ_TASK_INVALID_BATCH;
+    r->batch = j->raw_batch;
   }
   if (rc) {
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);

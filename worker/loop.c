@@ -1,7 +1,8 @@
 /* loop.c: the worker's event loop. One thread claims tasks while there is
- * room (max_tasks_in_flight, claim_batch per round trip), drives every LLM
- * request through the client's curl multi loop, collects jail runs from the
- * pool, and stores finished results (claim_batch per pipeline). */
+ * room (claim_room: what it can start soon, claim_batch per round trip),
+ * drives every LLM request through the client's curl multi loop, collects
+ * jail runs from the pool, and stores finished results (claim_batch per
+ * pipeline). */
 #include <poll.h>
 #include <stdlib.h>
 
@@ -15,14 +16,41 @@
 
 volatile sig_atomic_t sq__worker_stop;
 
+/* How many tasks this worker may claim now: only what it can start soon,
+ * so that a fleet shares a queue fairly (a worker holding tasks it cannot
+ * start while another idles is what this prevents). A claimed task turns
+ * out to need the jail at once (it came with its code) or the LLM first, so
+ * both budgets must have room:
+ *   the jail's: jail_threads + claim_prefetch, less the tasks held that came
+ *     with their code (waiting for a jail thread, running, done). Tasks whose
+ *     code the LLM wrote are not counted: a new prompt starts at once on the
+ *     LLM, and its run comes a reply later, so a burst of replies in the jail
+ *     must not stop the LLM side from being fed;
+ *   the LLM's:  the providers' max_in_flight + claim_prefetch, less the
+ *     tasks waiting on a reply (only with a provider);
+ * and never beyond max_tasks_in_flight or claim_batch. */
+int64_t sq__loop_claim_room(const worker *w) {
+  const sq_config *c = &w->cfg;
+  int64_t room = c->max_tasks_in_flight - w->in_flight;
+  int64_t jail = c->jail_threads + c->claim_prefetch - (w->in_flight - w->llm_jobs);
+  if (jail < room) room = jail;
+  if (w->llm) {
+    int64_t cap = c->claim_prefetch;
+    for (int i = 0; i < c->n_providers; i++) cap += c->providers[i].max_in_flight;
+    if (cap - w->llm_waiting < room) room = cap - w->llm_waiting;
+  }
+  if (c->claim_batch < room) room = c->claim_batch;
+  return room > 0 ? room : 0;
+}
+
 /* Claims while there is room, into c (cfg.claim_batch slots). Returns the
  * ms the loop may wait for events. */
 static int claim_more(worker *w, sq_claim *c, int64_t *empty_until) {
-  while (!sq__worker_stop && !w->fatal && w->in_flight < w->cfg.max_tasks_in_flight) {
+  int64_t room;
+  while (!sq__worker_stop && !w->fatal && (room = sq__loop_claim_room(w)) > 0) {
     int64_t now = sq_now_mono_ms();
     if (now < *empty_until) return (int)(*empty_until - now);
-    int64_t room = w->cfg.max_tasks_in_flight - w->in_flight;
-    size_t n = 0, max = (size_t)(room < w->cfg.claim_batch ? room : w->cfg.claim_batch);
+    size_t n = 0, max = (size_t)room;
     /* Nothing in flight: block on the queue; else just look. */
     int rc = sq__wq_claim(w, w->in_flight == 0 ? (int)w->cfg.claim_timeout_ms : 0, c, max, &n);
     if (rc == SQ_EEMPTY) {
@@ -53,6 +81,7 @@ static void wait_events(worker *w, int timeout_ms) {
 }
 
 void sq__loop_service(worker *w, int timeout_ms) {
+  sq__endpoint_publish(w); /* also while a wait for Redis keeps the loop here */
   if (!w->pool) {
     if (timeout_ms > 0) poll(NULL, 0, timeout_ms);
     return;

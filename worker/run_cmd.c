@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
+#include "harness.h"
 #include "jail.h"
 #include "log.h"
 #include "policy.h"
@@ -30,7 +32,8 @@
 
 static const char usage_text[] =
     "usage: sandq-worker run [--wall-ms N] [--cpu-ms N] [--memory-mib N] [--output-kib N]\n"
-    "                        [--tests FILE] [--entry-point NAME] [--mode spawn|warm]\n"
+    "                        [--tests FILE] [--entry-point NAME] [--expected-stdout TEXT]\n"
+    "                        [--mode spawn|warm]\n"
     "                        [--config FILE] [--policy KIND=record|block]... FILE.py\n"
     "  --policy sets the static pre-check's action for one finding kind (or all=...)\n";
 
@@ -38,6 +41,7 @@ typedef struct {
   sq_jail_limits lim;
   const char *tests_path;
   const char *entry_point;
+  const char *expected_stdout;
   const char *config_path;
   const char *program_path;
   const char *mode;
@@ -80,6 +84,10 @@ static int parse_args(int argc, char **argv, run_args *a) {
       fputs(usage_text, stdout);
       exit(0);
     }
+    if (strcmp(arg, "--version") == 0) {
+      printf("sandq-worker %s\n", SQ_VERSION);
+      exit(0);
+    }
     if (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0) {
       if (strcmp(arg, "--") == 0 && i + 1 < argc) arg = argv[++i];
       if (a->program_path) return usage_error("unexpected argument '%s'", arg);
@@ -107,6 +115,7 @@ static int parse_args(int argc, char **argv, run_args *a) {
     }
     if (known) continue;
     if (strcmp(name, "--tests") == 0) a->tests_path = value;
+    else if (strcmp(name, "--expected-stdout") == 0) a->expected_stdout = value;
     else if (strcmp(name, "--config") == 0) a->config_path = value;
     else if (strcmp(name, "--mode") == 0) {
       sq_jail_mode m;
@@ -242,7 +251,7 @@ static int run(int argc, char **argv, run_args a) {
   sq_jail_limits_apply(&lim, &cfg.default_limits, &cfg.max_limits);
 
   size_t max_bytes = cfg.max_task_kib > 0 ? (size_t)cfg.max_task_kib * 1024 : DEFAULT_MAX_FILE_BYTES;
-  char *code = NULL, *tests = NULL, *program = NULL;
+  char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL;
   sq_jail *jail = NULL;
   sq_jail_outcome o = {0};
   ret = 2;
@@ -251,12 +260,14 @@ static int run(int argc, char **argv, run_args a) {
 
   sq_task task = {.id = "run", .code = code, .tests = tests, .entry_point = (char *)a.entry_point};
   ret = 1;
-  if (sq_task_program(&task, code, &program) != 0) {
+  /* The pre-check reads the listing; the jail runs it through the test
+   * harness when there are tests (as the worker does, harness.h). */
+  if (sq_task_program(&task, code, &listing) != 0 || sq_harness_program(&task, code, &program) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
   sq_policy_report rep;
-  sq_policy_check(&cfg.policy, program, strlen(program), &rep);
+  sq_policy_check(&cfg.policy, listing, strlen(listing), &rep);
   if (rep.blocked) {
     char reason[1024];
     o.exit_code = -1;
@@ -280,8 +291,11 @@ static int run(int argc, char **argv, run_args a) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;
   }
-  bool has_tests = tests || a.entry_point;
-  if (print_outcome(&o, sq_verdict_decide(&o, has_tests, NULL), &rep, NULL) != 0) {
+  sq_verdict_input in = {.has_tests = sq_harness_applies(&task), .expected_stdout = a.expected_stdout};
+  if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
+  const char *why = NULL;
+  sq_status status = sq_verdict_decide(&o, &in, &why);
+  if (print_outcome(&o, status, &rep, why) != 0) {
     fprintf(stderr, "sandq-worker run: cannot print the result\n");
     goto out;
   }
@@ -290,6 +304,7 @@ out:
   sq_jail_outcome_clear(&o);
   sq_jail_free(jail);
   free(program);
+  free(listing);
   free(tests);
   free(code);
   return ret;

@@ -2,7 +2,9 @@
  * locks: the metrics registry, the LLM client and the queue link all
  * belong to that one thread): flushing metrics, writing this worker's
  * health record (common/fleet/health.h), following the provider rollout
- * (weights) and taking a turn as its controller. Redis is reached through
+ * (weights) and taking a turn as its controller, publishing what the
+ * scrape endpoint answers (endpoint.c) and sending audit entries that no
+ * result pipeline took (audit.c). Redis is reached through
  * wq_chores.c, which backs off on its own. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +47,7 @@ int sq__tick_init(worker *w) {
 
 static void health_fill(worker *w, int64_t now_ms, sq_health *h) {
   *h = (sq_health){.updated_ms = now_ms, .started_ms = w->tick.started_ms, .last_claim_ms = w->tick.last_claim_ms,
-                   .in_flight = w->in_flight, .jail_mode = w->cfg.jail_mode,
+                   .in_flight = w->in_flight, .jail_mode = sq_jail_mode_in_force(w->jail, NULL),
                    .jail_layers = w->jail ? sq_jail_layers(w->jail) : 0, .rollout_pct = w->tick.rollout_pct};
   snprintf(h->worker, sizeof h->worker, "%s", w->cfg.worker_id);
   for (int i = 0; w->llm && i < sq_llm_n_providers(w->llm) && h->n_breakers < SQ_HEALTH_MAX_BREAKERS; i++) {
@@ -65,6 +67,9 @@ static void follow(worker *w, const sq_rollout *r) {
   w->tick.rollout_version = r->version;
   sq_llm_reset_weights(w->llm);
   w->tick.rollout_pct = -1;
+  if (r->damage[0])
+    SQ_WARN("rollout state is damaged (%s): configured weights in force until `sandq-producer rollout abort` or "
+            "`rollout clear` repairs it", r->damage);
   if (r->state == SQ_ROLLOUT_NONE) return;
   bool known_c = false, known_b = false;
   for (int i = 0; i < sq_llm_n_providers(w->llm); i++) {
@@ -86,8 +91,10 @@ static void follow(worker *w, const sq_rollout *r) {
 
 void sq__tick(worker *w) {
   int64_t now = sq_now_mono_ms();
+  sq__endpoint_publish(w); /* whatever Redis does: /healthz says so */
   if (!sq__wq_up(w)) return;
   sq__spend_flush(w, false);
+  sq__audit_flush(w, false);
   if (now >= w->tick.next_flush_ms) {
     w->tick.next_flush_ms = now + w->cfg.metrics_flush_ms;
     int64_t wall = sq_now_wall_ms();
@@ -98,7 +105,8 @@ void sq__tick(worker *w) {
   if (w->llm && now >= w->tick.next_rollout_ms) {
     w->tick.next_rollout_ms = now + ROLLOUT_EVERY_MS;
     sq_rollout r;
-    if (sq__wq_rollout_step(w, sq_now_wall_ms(), &r) == 0) follow(w, &r);
+    int rc = sq__wq_rollout_step(w, sq_now_wall_ms(), &r);
+    if (rc == 0 || rc == SQ_EPARSE) follow(w, &r);
   }
 }
 
@@ -106,6 +114,14 @@ void sq__tick_final(worker *w) {
   if (!sq__wq_up(w)) return;
   sq__backoff_ok(&w->wq.chores); /* one last try, whatever the backoff */
   sq__spend_flush(w, true);
+  sq__audit_flush(w, true);
   sq__wq_metrics_flush(w, sq_now_wall_ms());
-  sq__wq_health_put(w, NULL);
+  if (w->fatal) { /* stays in the record, so `health` names why this worker stopped */
+    sq_health h;
+    health_fill(w, sq_now_wall_ms(), &h);
+    snprintf(h.host_error, sizeof h.host_error, "%s", w->host_error);
+    sq__wq_health_put(w, &h);
+  } else {
+    sq__wq_health_put(w, NULL);
+  }
 }

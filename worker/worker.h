@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "audit.h"
 #include "config.h"
 #include "health.h"
 #include "heartbeat.h"
@@ -53,6 +54,16 @@ typedef struct {
   int rollout_pct;                        /* the candidate's share in force (-1: configured weights) */
 } sq__tick_state;
 
+/* audit.c's programs run and not yet in the audit stream. */
+typedef struct {
+  sq_audit_entry *e;
+  size_t n, cap;
+  int64_t oldest_ms;    /* monotonic: when e[0] was noted */
+  int64_t dropped;      /* entries lost to a full log (Redis away too long) */
+} sq__audit_log;
+
+typedef struct sq__endpoint sq__endpoint;
+
 typedef struct {
   sq_config cfg;
   struct {
@@ -65,11 +76,16 @@ typedef struct {
   sq_heartbeat *heartbeat;  /* keeps our leases alive; runs the fleet's reaper in turn */
   sq_risk_policy risk_policy;
   int in_flight;          /* jobs claimed and not yet stored */
+  int llm_waiting;        /* of those, jobs waiting on an LLM reply now */
+  int llm_jobs;           /* of those, jobs that went to the LLM at all (the rest came with their code) */
   job *done_head, *done_tail; /* finished, waiting to be stored */
   bool fatal;             /* the host cannot run the jail: stop and hand everything back */
+  char host_error[256];   /* why, for the last health record (health.h host_error) */
   sq_metrics *metrics;    /* this worker's counters, flushed by tick.c */
   sq__tick_state tick;
   sq__spend_cache spend;
+  sq__audit_log audit;     /* audit.c */
+  sq__endpoint *endpoint;  /* endpoint.c: GET /metrics, /healthz; NULL without metrics_listen */
 } worker;
 
 /* One claimed task on its way to a result; owns every string it points to. */
@@ -80,14 +96,17 @@ struct job {
   sq_result r;
   sq_task *task;
   char *code;             /* the code being judged (generated, repaired or the task's) */
-  char *program;
-  char raw_id[32];
+  char *program;          /* what the jail runs (the listing, or the harness around it) */
+  char *listing;          /* code, tests, check(entry_point): what the result shows */
+  char raw_id[SQ_TASK_ID_MAX + 1];    /* the result's id when the task has none of its own */
+  char raw_batch[SQ_TASK_ID_MAX + 1]; /* and its batch, read out of the payload (sq_task_salvage) */
   char reason[512];
   sq_jail_limits lim;
   sq_jail_outcome out;
   int jail_rc;
   bool generated;         /* code came from the LLM */
   bool transient;         /* worth another attempt: the LLM client says so (sq_llm_reply.transient) */
+  bool used_llm;          /* counted in w->llm_jobs */
   sq_policy_report findings; /* the static pre-check's */
   char provider[64], model[128];
   sq_risk_result risk;
@@ -160,6 +179,8 @@ int sq__wq_metrics_flush(worker *w, int64_t now_wall_ms);
 int sq__wq_health_put(worker *w, const sq_health *h);
 /* Follows the fleet's rollout, taking a turn as its controller. */
 int sq__wq_rollout_step(worker *w, int64_t now_wall_ms, sq_rollout *r);
+/* Appends audit entries (sq:{Q}:audit) on their own round trip. */
+int sq__wq_audit_add(worker *w, const sq_queue_stream_batch *b);
 /* Whether the connection is up (so a last flush is worth trying). */
 bool sq__wq_up(const worker *w);
 
@@ -181,8 +202,33 @@ void sq__tick(worker *w);
 /* The last flush, and this worker's health entry removed (a clean stop). */
 void sq__tick_final(worker *w);
 
+/* audit.c: the audit trail (common/fleet/audit.h), pipelined with results. */
+/* Notes the run j just finished (call after its outcome is taken). */
+void sq__audit_note(worker *w, const job *j);
+/* The pending entries as a stream batch; *forms (malloc'd, the caller
+ * frees; NULL when none) holds their text. Returns how many. */
+size_t sq__audit_batch(worker *w, sq_queue_stream_batch *b, sq_audit_form **forms);
+/* The first n pending entries reached Redis: forgets them. */
+void sq__audit_sent(worker *w, size_t n);
+/* Sends what waits when it waited long enough (now: at once); a chore. */
+void sq__audit_flush(worker *w, bool now);
+void sq__audit_free(worker *w);
+
+/* endpoint.c: GET /metrics (this worker's series) and GET /healthz. */
+/* Starts serving on cfg.metrics_listen (nothing when empty). Returns 0, or
+ * SQ_EINVAL/SQ_EEXISTS/SQ_ESYS after logging why. */
+int sq__endpoint_start(worker *w);
+/* From the event loop: what the endpoint answers (claiming or not and why;
+ * the metrics text when due). Cheap; call often. */
+void sq__endpoint_publish(worker *w);
+void sq__endpoint_stop(worker *w);
+
 /* loop.c */
 extern volatile sig_atomic_t sq__worker_stop;
+/* How many tasks w may claim now (0: none): free jail threads plus
+ * claim_prefetch for tasks that came with their code, LLM waits counted
+ * apart against the providers' slots (loop.c says why). */
+int64_t sq__loop_claim_room(const worker *w);
 int sq__worker_loop(worker *w);
 /* Moves the tasks in hand for up to timeout_ms without the queue: LLM
  * transfers, finished jail runs (their jobs end on the done list, or go on

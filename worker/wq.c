@@ -125,7 +125,15 @@ static int ready(worker *w, sq_queue **q, const char *what, const char *task_id)
 int sq__wq_open(worker *w) {
   sq_queue *q;
   sq__wq_link_init(&w->wq.link, &w->cfg, "worker", &sq__worker_stop);
-  if (ready(w, &q, "connecting", NULL) != 0) return SQ_EINTERRUPTED;
+  /* Refused credentials at start-up are configuration, not an outage: say
+   * so and stop (serve exits 2). An unreachable Redis is waited for; later
+   * failures of either kind back off (sq__wq_link_failed). */
+  int rc = sq__wq_link_get(&w->wq.link, &q);
+  if (rc == SQ_EREDIS_AUTH) {
+    SQ_ERROR("%s", sq__wq_link_errstr(&w->wq.link));
+    return rc;
+  }
+  if (rc != 0 && ready(w, &q, "connecting", NULL) != 0) return SQ_EINTERRUPTED;
   sq__wq_link_ok(&w->wq.link, "connecting");
   /* an evicting maxmemory-policy or no persistence: one warning line each */
   char text[512];
@@ -292,9 +300,16 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
       piped[m++] = js[i];
     }
   }
+  /* The audit trail's waiting entries ride in the same round trip. */
+  sq_queue_stream_batch log = {0};
+  sq_audit_form *forms = NULL;
+  int log_rc = 0;
+  if (m) sq__audit_batch(w, &log, &forms);
   int64_t t0 = sq_now_mono_ms();
-  int rc = m ? sq_queue_complete_many(q, c, m, rcs) : 0;
+  int rc = m ? sq_queue_complete_many_log(q, c, m, rcs, &log, &log_rc) : 0;
   if (m) sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_STORE, sq_now_mono_ms() - t0);
+  if (log.n && log_rc == 0) sq__audit_sent(w, log.n); /* else they wait for the next pipeline or tick */
+  free(forms);
   int failed = 0;
   for (size_t i = 0; i < m; i++) {
     rcs[i] = settled(piped[i], rc ? rc : rcs[i]);

@@ -2,7 +2,8 @@
  * loop's connection but behind a backoff of their own (w->wq.chores), so a
  * broken counter or hash never stalls claiming and storing, and a broken
  * link never turns them into a hot loop: batch spend (spend.c), the
- * verdict cache (job.c), metrics, health and rollout (tick.c). A call while
+ * verdict cache (job.c), metrics, health and rollout (tick.c), audit
+ * entries that no result pipeline carried (audit.c). A call while
  * the backoff waits is not tried and returns SQ_EREDIS_CONN. */
 #include <stdio.h>
 #include <string.h>
@@ -66,12 +67,18 @@ int sq__wq_health_put(worker *w, const sq_health *h) {
   return chore_done(w, h ? sq_health_put(q, h) : sq_health_remove(q, w->cfg.worker_id), "writing health");
 }
 
+int sq__wq_audit_add(worker *w, const sq_queue_stream_batch *b) {
+  sq_queue *q = chore_queue(w);
+  return q ? chore_done(w, sq_queue_stream_add(q, b), "appending to the audit stream") : SQ_EREDIS_CONN;
+}
+
 int sq__wq_rollout_step(worker *w, int64_t now_wall_ms, sq_rollout *r) {
   sq_queue *q = chore_queue(w);
   bool changed = false;
   if (!q) return SQ_EREDIS_CONN;
-  int rc = chore_done(w, sq_rollout_step(q, &w->cfg.metrics, w->cfg.worker_id, now_wall_ms, r, &changed),
-                      "following the rollout");
+  int rc = sq_rollout_step(q, &w->cfg.metrics, w->cfg.worker_id, now_wall_ms, r, &changed);
+  /* A damaged state (SQ_EPARSE, r->damage set) is read fine: Redis works. */
+  rc = rc == SQ_EPARSE ? (chore_done(w, 0, "following the rollout"), rc) : chore_done(w, rc, "following the rollout");
   if (rc == 0 && changed)
     SQ_LOGT(r->state == SQ_ROLLOUT_ROLLED_BACK ? SQ_LOG_WARN : SQ_LOG_INFO, NULL, "rollout of %s %s: now %d%% (%s): %s",
             r->candidate, r->state == SQ_ROLLOUT_ROLLED_BACK ? "rolled back" : "advanced", r->pct,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "errors.h"
@@ -40,14 +41,15 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->default_limits = (sq_jail_limits){.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 512, .output_kib = 64};
   cfg->max_limits = (sq_jail_limits){.wall_ms = 60000, .cpu_ms = 30000, .memory_mib = 2048, .output_kib = 1024};
   cfg->jail_mode = SQ_JAIL_MODE_WARM;
-  cfg->jail_pool_size = 2;
+  cfg->jail_pool_size = SQ_CONFIG_AUTO; /* these five: sq_config_derive */
   snprintf(cfg->system_prompt, sizeof cfg->system_prompt,
            "You write Python 3 programs. Reply with one complete program in a single ```python "
            "code block, with no explanation.");
   sq_policy_defaults(&cfg->policy);
-  cfg->max_tasks_in_flight = 64;
-  cfg->jail_threads = 0;
-  cfg->claim_batch = 16;
+  cfg->max_tasks_in_flight = SQ_CONFIG_AUTO;
+  cfg->jail_threads = SQ_CONFIG_AUTO;
+  cfg->claim_batch = SQ_CONFIG_AUTO;
+  cfg->claim_prefetch = SQ_CONFIG_AUTO;
   sq_llm_options_defaults(&cfg->llm);
   cfg->risk = SQ_RISK_SCOPE_GENERATED;
   cfg->risk_policy = (sq_risk_policy){.block_level = SQ_RISK_HIGH, .fallback = SQ_RISK_WARN};
@@ -58,6 +60,7 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->metrics = (sq_metrics_options){.window_s = 10, .retention_s = 900};
   cfg->health_stale_ms = 15000;
   sq_rollout_plan_defaults(&cfg->rollout);
+  cfg->audit_max_len = 100000;
 }
 
 /* ---- scalar fields, addressed by their config-file key ---- */
@@ -113,6 +116,7 @@ static const field fields[] = {
     I64("max_tasks_in_flight", max_tasks_in_flight, 1, 10000),
     I64("jail_threads", jail_threads, 0, 1024),
     I64("claim_batch", claim_batch, 1, 1000),
+    I64("claim_prefetch", claim_prefetch, 0, 1000),
     I64("llm_backoff_base_ms", llm.backoff_base_ms, 1, 600000),
     I64("llm_backoff_cap_ms", llm.backoff_cap_ms, 1, 3600000),
     I64("llm_retry_after_cap_ms", llm.retry_after_cap_ms, 0, 3600000),
@@ -140,6 +144,8 @@ static const field fields[] = {
     I64("rollout_p95_ratio_pct", rollout.p95_ratio_pct, 100, 100000),
     I64("rollout_p95_margin_ms", rollout.p95_margin_ms, 0, 3600 * 1000),
     I64("rollout_max_p95_ms", rollout.max_p95_ms, 0, 3600 * 1000),
+    STR("metrics_listen", metrics_listen),
+    I64("audit_max_len", audit_max_len, 0, 1000000000),
 };
 
 /* policy.actions.<kind> (or .all) = record | block */
@@ -445,6 +451,10 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_RETENTION_S", "retention_s"}, {"SANDQ_MAX_QUEUE_LEN", "max_queue_len"},
       {"SANDQ_SHARDS", "shards"},           {"SANDQ_WAIT_REPLICAS", "wait_replicas"},
       {"SANDQ_WAIT_TIMEOUT_MS", "wait_timeout_ms"},
+      {"SANDQ_METRICS_LISTEN", "metrics_listen"}, {"SANDQ_AUDIT_MAX_LEN", "audit_max_len"},
+      {"SANDQ_JAIL_THREADS", "jail_threads"}, {"SANDQ_JAIL_POOL_SIZE", "jail_pool_size"},
+      {"SANDQ_MAX_TASKS_IN_FLIGHT", "max_tasks_in_flight"}, {"SANDQ_CLAIM_BATCH", "claim_batch"},
+      {"SANDQ_CLAIM_PREFETCH", "claim_prefetch"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);
@@ -470,9 +480,72 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
     p->max_retries = 2;
     p->max_in_flight = 16;
     p->weight = 1;
+    /* The environment provider's concurrency and per-attempt timeout, in
+     * the ranges a file's provider is held to. */
+    const char *v = getenv("SANDQ_LLM_MAX_IN_FLIGHT");
+    int64_t n;
+    if (v && *v) {
+      if (sq_parse_i64(v, 1, 10000, &n) != 0)
+        return fail(err, errlen, "environment SANDQ_LLM_MAX_IN_FLIGHT: '%s' is not an integer in [1, 10000]", v);
+      p->max_in_flight = (int)n;
+    }
+    if ((v = getenv("SANDQ_LLM_TIMEOUT_MS")) && *v) {
+      if (sq_parse_i64(v, 1, 3600000, &n) != 0)
+        return fail(err, errlen, "environment SANDQ_LLM_TIMEOUT_MS: '%s' is not an integer in [1, 3600000]", v);
+      p->timeout_ms = n;
+    }
     cfg->n_providers = 1;
   }
   return 0;
+}
+
+/* ---- sizing from the host ---- */
+
+void sq_config_host_probe(sq_config_host *host) {
+  cpu_set_t set;
+  long cores = 0;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
+  if (cores <= 0) cores = sysconf(_SC_NPROCESSORS_ONLN);
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  int64_t mib = pages > 0 && page > 0 ? (int64_t)pages * page / (1024 * 1024) : 0;
+  host->cores = cores > 0 ? cores : 1;
+  host->memory_mib = mib >= 64 ? mib : 64;
+}
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Fills *v when auto, then names it in note: "key=V (derived|set)". */
+static void derive_one(int64_t *v, int64_t derived, bool auto0, const char *key, char *note, size_t notelen) {
+  bool is_auto = *v == SQ_CONFIG_AUTO || (auto0 && *v == 0);
+  if (is_auto) *v = derived;
+  if (!note || !notelen) return;
+  size_t n = strlen(note);
+  if (n < notelen)
+    snprintf(note + n, notelen - n, "%s%s=%lld (%s)", n ? ", " : "", key, (long long)*v, is_auto ? "derived" : "set");
+}
+
+void sq_config_derive(sq_config *cfg, const sq_config_host *host, char *note, size_t notelen) {
+  if (note && notelen) note[0] = '\0';
+  int64_t cores = host->cores > 0 ? host->cores : 1, mib = host->memory_mib > 0 ? host->memory_mib : 64;
+  /* Two runs per core: a run's thread spends much of it waiting on its
+   * zygote; one per 512 MiB (the default memory limit of a run). */
+  derive_one(&cfg->jail_threads, clamp64(clamp64(2 * cores, 1, 64), 1, mib / 512 > 0 ? mib / 512 : 1), true,
+             "jail_threads", note, notelen);
+  /* A zygote per thread: a run never waits for one. */
+  derive_one(&cfg->jail_pool_size, clamp64(cfg->jail_threads, 1, 64), false, "jail_pool_size", note, notelen);
+  /* One task ready per thread: the next run starts without a round trip. */
+  derive_one(&cfg->claim_prefetch, clamp64(cfg->jail_threads, 0, 1000), false, "claim_prefetch", note, notelen);
+  int64_t llm = 0;
+  for (int i = 0; i < cfg->n_providers; i++) llm += cfg->providers[i].max_in_flight;
+  derive_one(&cfg->max_tasks_in_flight, clamp64(cfg->jail_threads + cfg->claim_prefetch + llm, 1, 10000), false,
+             "max_tasks_in_flight", note, notelen);
+  derive_one(&cfg->claim_batch, clamp64(cfg->jail_threads + cfg->claim_prefetch, 1, 64), false, "claim_batch", note,
+             notelen);
+  if (note && notelen) {
+    size_t n = strlen(note);
+    if (n < notelen)
+      snprintf(note + n, notelen - n, " for %lld core(s), %lld MiB", (long long)cores, (long long)mib);
+  }
 }
 
 static int check_limits(const char *name, const sq_jail_limits *l, char *err, size_t errlen) {
@@ -482,6 +555,9 @@ static int check_limits(const char *name, const sq_jail_limits *l, char *err, si
 }
 
 int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
+  if (strncmp(cfg->redis_url, "rediss://", 9) == 0)
+    return fail(err, errlen, "redis_url: rediss:// (TLS) is not supported; reach Redis through a TLS tunnel and use "
+                "redis://127.0.0.1:PORT (docs/deploy.md, \"Redis over TLS\")");
   if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0 &&
       strncmp(cfg->redis_url, "redis-sentinel://", 17) != 0 && strncmp(cfg->redis_url, "redis-cluster://", 16) != 0)
     return fail(err, errlen, "redis_url: must start with redis://, unix://, redis-sentinel:// or redis-cluster:// "

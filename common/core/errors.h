@@ -31,7 +31,8 @@
   X(BSON, "bson encoding failed")                                              \
   X(UNSUPPORTED, "not supported on this host")                                 \
   X(INTERRUPTED, "interrupted")                                                \
-  X(CONFLICT, "changed by someone else meanwhile")
+  X(CONFLICT, "changed by someone else meanwhile")                             \
+  X(REDIS_AUTH, "redis refused the credentials or the ACL user's rights")
 
 typedef enum {
   SQ_OK = 0,

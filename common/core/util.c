@@ -25,7 +25,8 @@ int64_t sq_now_wall_ms(void) { return clock_ms(CLOCK_REALTIME); }
 
 int sq_file_read(const char *path, size_t max_bytes, char **out, size_t *len) {
   sq_buf b = {0};
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* "-": standard input (a dup, so closing it below leaves fd 0 alone) */
+  int fd = strcmp(path, "-") == 0 ? fcntl(0, F_DUPFD_CLOEXEC, 3) : open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return SQ_EIO;
   char chunk[65536];
   for (;;) {

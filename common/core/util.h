@@ -9,7 +9,7 @@
 int64_t sq_now_mono_ms(void);
 int64_t sq_now_wall_ms(void);
 
-/* Reads a whole file into a NUL-terminated buffer the caller frees.
+/* Reads a whole file ("-": standard input) into a NUL-terminated buffer the caller frees.
  * Returns 0, SQ_EIO (errno kept) or SQ_ETOOBIG when larger than max_bytes. */
 int sq_file_read(const char *path, size_t max_bytes, char **out, size_t *len);
 

@@ -31,6 +31,7 @@ int sq_health_to_json(const sq_health *h, char **out) {
   for (int i = 0; br && i < h->n_breakers && i < SQ_HEALTH_MAX_BREAKERS; i++)
     ok = ok && cJSON_AddStringToObject(br, h->breakers[i].provider, h->breakers[i].state);
   ok = ok && br && cJSON_AddNumberToObject(o, "rollout_pct", h->rollout_pct);
+  if (ok && h->host_error[0]) ok = cJSON_AddStringToObject(o, "host_error", h->host_error) != NULL;
   *out = ok ? cJSON_PrintUnformatted(o) : NULL;
   cJSON_Delete(o);
   return *out ? 0 : SQ_ENOMEM;
@@ -82,6 +83,8 @@ int sq_health_parse(const char *json, size_t len, sq_health *out, char *err, siz
     rc = SQ_EPARSE;
     goto out;
   }
+  x = cJSON_GetObjectItemCaseSensitive(o, "host_error");
+  if (cJSON_IsString(x)) snprintf(out->host_error, sizeof out->host_error, "%s", x->valuestring);
   cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(o, "jail_layers")) {
     for (int bit = 0; cJSON_IsString(x) && bit < SQ_JAIL_LAYER_COUNT; bit++)
       if (strcmp(x->valuestring, sq_jail_layer_name(1u << bit)) == 0) out->jail_layers |= 1u << bit;

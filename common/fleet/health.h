@@ -38,6 +38,7 @@ typedef struct {
   int n_breakers;
   sq_health_breaker breakers[SQ_HEALTH_MAX_BREAKERS];
   int rollout_pct;        /* the candidate's share this worker follows; -1: configured weights */
+  char host_error[256];   /* "": none; else why this worker's host cannot run the jail (it stopped) */
 } sq_health;
 
 /* The record as JSON, malloc'd into *out (the caller frees). Returns 0 or

@@ -190,11 +190,12 @@ static void field_llm(char *f, const char *family, const char *pl, const char *l
 typedef struct {
   sq_metrics *m;
   size_t n;
+  bool all; /* zeros too (a full view), not only what changed */
 } batch;
 
 static void add(batch *b, double delta, bool is_float, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 static void add(batch *b, double delta, bool is_float, const char *fmt, ...) {
-  if (delta == 0 || b->n >= b->m->cap) return;
+  if ((delta == 0 && !b->all) || b->n >= b->m->cap) return;
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(b->m->fields[b->n], FIELD_MAX, fmt, ap);
@@ -213,7 +214,7 @@ static void add_hist(batch *b, const char *name, const char *labels, const hist 
   int64_t cum = 0;
   for (int i = 0; i < SQ_METRICS_N_BUCKETS; i++) {
     cum += cur->bucket[i] - sent->bucket[i];
-    if (cum == 0 || b->n >= b->m->cap) continue;
+    if ((cum == 0 && !b->all) || b->n >= b->m->cap) continue;
     field_hist(b->m->fields[b->n], name, "", labels, i);
     b->m->items[b->n] = (sq_queue_incr){.field = b->m->fields[b->n], .delta = (double)cum};
     b->n++;
@@ -225,11 +226,12 @@ static void add_hist(batch *b, const char *name, const char *labels, const hist 
   add(b, (double)(cur->count - sent->count), false, "%s", f);
 }
 
-/* Fills m's scratch with the changes since the last successful flush;
- * returns how many series changed. */
-static size_t collect(sq_metrics *m) {
-  const tally *c = &m->cur, *s = &m->sent;
-  batch b = {.m = m};
+/* Fills m's scratch with the changes since the last successful flush
+ * (since = &m->sent, all false), or with every series' total (since = a
+ * zero tally, all true); returns how many series it holds. */
+static size_t collect_since(sq_metrics *m, const tally *since, bool all) {
+  const tally *c = &m->cur, *s = since;
+  batch b = {.m = m, .all = all};
   for (int i = 0; i < SQ_STATUS__COUNT; i++)
     add(&b, (double)(c->tasks[i] - s->tasks[i]), false, "sandq_tasks_total{status=\"%s\"}",
         sq_status_name((sq_status)i));
@@ -255,6 +257,16 @@ static size_t collect(sq_metrics *m) {
     add(&b, pc->cost_usd - ps->cost_usd, true, "sandq_llm_cost_usd_total{provider=\"%s\"}", pl);
   }
   return b.n;
+}
+
+static size_t collect(sq_metrics *m) { return collect_since(m, &m->sent, false); }
+
+size_t sq_metrics_totals(sq_metrics *m, const sq_queue_incr **items) {
+  static const tally zero;
+  *items = NULL;
+  if (!m) return 0;
+  *items = m->items;
+  return collect_since(m, &zero, true);
 }
 
 size_t sq_metrics_pending(sq_metrics *m, const sq_queue_incr **items) {

@@ -89,6 +89,10 @@ int sq_metrics_flush(sq_metrics *m, sq_queue *q, int64_t now_wall_ms);
  * sandq_tasks_total{status="passed"}). *items points into m, valid until
  * the next call on m; m NULL: 0 and NULL. Sends nothing, changes nothing. */
 size_t sq_metrics_pending(sq_metrics *m, const sq_queue_incr **items);
+/* Every series of this registry with its total since m was created, zeros
+ * included (fields as in Redis; deltas hold the totals). Same lifetime
+ * rules as sq_metrics_pending; shares its scratch. */
+size_t sq_metrics_totals(sq_metrics *m, const sq_queue_incr **items);
 
 /* ---- reading the fleet's figures ---- */
 
@@ -120,9 +124,15 @@ const char *sq_metrics_bucket_le(int i);
 /* ---- Prometheus text (metrics_text.c) ---- */
 
 /* Appends the fleet-wide totals (HELP, TYPE and samples, families in a
- * fixed order, every histogram bucket present) to out. Returns 0,
- * SQ_ENOMEM or SQ_EREDIS*. */
-int sq_metrics_text(sq_queue *q, sq_buf *out);
+ * fixed order, every histogram bucket present) to out, each sample with
+ * the labels const_labels ('queue="Q"'; "" or NULL: none) first. Returns
+ * 0, SQ_ENOMEM or SQ_EREDIS*. */
+int sq_metrics_text(sq_queue *q, const char *const_labels, sq_buf *out);
+/* The same for one process's registry (sq_metrics_totals): its own
+ * series, e.g. with 'worker="W",queue="Q"'. Returns 0 or SQ_ENOMEM. */
+int sq_metrics_text_local(sq_metrics *m, const char *const_labels, sq_buf *out);
+/* Writes 'a,b' (either may be "" or NULL) into out (outlen bytes). */
+void sq_metrics_labels_join(char *out, size_t outlen, const char *a, const char *b);
 /* Appends a family's HELP and TYPE ("gauge", "counter") lines, then
  * samples of it; labels is "" or 'name="value",...' with values escaped by
  * sq_metrics_escape. Return 0 or SQ_ENOMEM. */

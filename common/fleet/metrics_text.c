@@ -1,6 +1,8 @@
-/* metrics_text.c: the fleet-wide totals (sq:{Q}:metrics) in the Prometheus
- * text exposition format 0.0.4: one HELP and TYPE per family, families in a
- * fixed order, series sorted, every histogram bucket written. */
+/* metrics_text.c: the fleet-wide totals (sq:{Q}:metrics), or one
+ * process's registry, in the Prometheus text exposition format 0.0.4: one
+ * HELP and TYPE per family, families in a fixed order, series sorted, every
+ * histogram bucket written, the caller's constant labels (queue, worker)
+ * on every sample. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,11 +83,10 @@ static int parse_field(const char *f, series *s) {
   return -1;
 }
 
-static int collect(const char *field, const char *value, void *ud) {
-  series_list *l = ud;
+static int add_series(series_list *l, const char *field, double value) {
   series s;
   if (parse_field(field, &s) != 0) return 0;
-  s.value = strtod(value, NULL);
+  s.value = value;
   if (l->n == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 256;
     series *v = realloc(l->v, cap * sizeof *v);
@@ -95,6 +96,13 @@ static int collect(const char *field, const char *value, void *ud) {
   }
   l->v[l->n++] = s;
   return 0;
+}
+
+static int collect(const char *field, const char *value, void *ud) { return add_series(ud, field, strtod(value, NULL)); }
+
+void sq_metrics_labels_join(char *out, size_t outlen, const char *a, const char *b) {
+  a = a ? a : "", b = b ? b : "";
+  snprintf(out, outlen, "%s%s%s", a, a[0] && b[0] ? "," : "", b);
 }
 
 static int by_series(const void *a, const void *b) {
@@ -116,14 +124,15 @@ int sq_metrics_text_sample(sq_buf *out, const char *name, const char *labels, do
 }
 
 /* Writes one histogram series (all buckets, sum, count) from v[0..n). */
-static int emit_hist(sq_buf *out, const char *name, const series *v, size_t n) {
+static int emit_hist(sq_buf *out, const char *name, const char *const_labels, const series *v, size_t n) {
   double bucket[SQ_METRICS_N_BUCKETS] = {0}, sum = 0, count = 0;
   for (size_t i = 0; i < n; i++) {
     if (v[i].part == 1) bucket[v[i].le] = v[i].value;
     else if (v[i].part == 2) sum = v[i].value;
     else if (v[i].part == 3) count = v[i].value;
   }
-  const char *labels = v[0].labels;
+  char labels[512];
+  sq_metrics_labels_join(labels, sizeof labels, const_labels, v[0].labels);
   int rc = 0;
   for (int b = 0; b < SQ_METRICS_N_BUCKETS && rc == 0; b++)
     rc = sq_buf_appendf(out, "%s_bucket{%s%sle=\"%s\"} %.17g\n", name, labels, labels[0] ? "," : "",
@@ -136,24 +145,47 @@ static int emit_hist(sq_buf *out, const char *name, const series *v, size_t n) {
   return rc;
 }
 
-int sq_metrics_text(sq_queue *q, sq_buf *out) {
-  series_list l = {0};
-  int rc = sq_queue_hash_get_all(q, SQ_METRICS_TOTALS, collect, &l);
-  if (rc == 0 && l.n) qsort(l.v, l.n, sizeof *l.v, by_series);
+/* Writes l (sorted here) family by family. */
+static int emit(series_list *l, const char *const_labels, sq_buf *out) {
+  int rc = 0;
+  if (l->n) qsort(l->v, l->n, sizeof *l->v, by_series);
+  char labels[512];
   for (size_t f = 0; rc == 0 && f < N_FAMILIES; f++) {
     const family *fam = &families[f];
     size_t i = 0;
-    while (i < l.n && l.v[i].fam != (int)f) i++;
-    if (i == l.n) continue; /* nothing recorded yet */
+    while (i < l->n && l->v[i].fam != (int)f) i++;
+    if (i == l->n) continue; /* nothing recorded yet */
     rc = sq_metrics_text_header(out, fam->name, fam->type, fam->help);
-    while (rc == 0 && i < l.n && l.v[i].fam == (int)f) {
+    while (rc == 0 && i < l->n && l->v[i].fam == (int)f) {
       size_t j = i;
-      while (j < l.n && l.v[j].fam == (int)f && strcmp(l.v[j].labels, l.v[i].labels) == 0) j++;
-      if (strcmp(fam->type, "histogram") == 0) rc = emit_hist(out, fam->name, l.v + i, j - i);
-      else rc = sq_metrics_text_sample(out, fam->name, l.v[i].labels, l.v[i].value);
+      while (j < l->n && l->v[j].fam == (int)f && strcmp(l->v[j].labels, l->v[i].labels) == 0) j++;
+      if (strcmp(fam->type, "histogram") == 0) {
+        rc = emit_hist(out, fam->name, const_labels, l->v + i, j - i);
+      } else {
+        sq_metrics_labels_join(labels, sizeof labels, const_labels, l->v[i].labels);
+        rc = sq_metrics_text_sample(out, fam->name, labels, l->v[i].value);
+      }
       i = j;
     }
   }
+  return rc;
+}
+
+int sq_metrics_text(sq_queue *q, const char *const_labels, sq_buf *out) {
+  series_list l = {0};
+  int rc = sq_queue_hash_get_all(q, SQ_METRICS_TOTALS, collect, &l);
+  if (rc == 0) rc = emit(&l, const_labels, out);
+  free(l.v);
+  return rc;
+}
+
+int sq_metrics_text_local(sq_metrics *m, const char *const_labels, sq_buf *out) {
+  series_list l = {0};
+  const sq_queue_incr *items;
+  size_t n = sq_metrics_totals(m, &items);
+  int rc = 0;
+  for (size_t i = 0; i < n && rc == 0; i++) rc = add_series(&l, items[i].field, items[i].delta);
+  if (rc == 0) rc = emit(&l, const_labels, out);
   free(l.v);
   return rc;
 }

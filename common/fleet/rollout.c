@@ -79,7 +79,13 @@ void sq_rollout_apply(sq_rollout *r, sq_rollout_action action, const sq_rollout_
     return;
   }
   int pct[SQ_ROLLOUT_MAX_STAGES], n = 0;
-  sq_rollout_stages_parse(r->plan.stages, pct, &n);
+  if (sq_rollout_stages_parse(r->plan.stages, pct, &n) != 0 || r->stage < 0 || r->stage >= n) {
+    /* a state sq_rollout_load would have refused: never index with it */
+    r->state = SQ_ROLLOUT_ROLLED_BACK;
+    r->pct = 0;
+    snprintf(r->reason, sizeof r->reason, "stage %d does not fit the plan '%.64s'", r->stage, r->plan.stages);
+    return;
+  }
   if (r->stage + 1 >= n) {
     r->state = SQ_ROLLOUT_DONE;
     r->pct = 100;

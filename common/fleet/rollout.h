@@ -20,6 +20,7 @@
 
 #define SQ_ROLLOUT_KEY "rollout"           /* hash under the queue's prefix */
 #define SQ_ROLLOUT_LOCK "rollout:lock"     /* the controller's lock */
+#define SQ_ROLLOUT_STAGES_KEY "rollout:stages" /* each finished stage's figures (rollout_log.c) */
 
 
 typedef enum {
@@ -42,6 +43,7 @@ typedef struct {
   double stage_requests0;     /* the candidate's cumulative requests when the stage began */
   char reason[256];           /* why the last transition happened */
   int64_t version;            /* bumped by every write */
+  char damage[256];           /* sq_rollout_load: the first stored field that could not be used; "" when sound */
 } sq_rollout;
 
 /* What the controller saw. */
@@ -62,14 +64,19 @@ void sq_rollout_apply(sq_rollout *r, sq_rollout_action action, const sq_rollout_
 
 /* ---- the Redis side (rollout_ctl.c) ---- */
 
-/* Reads the state; state NONE when there is none. Returns 0 or SQ_EREDIS*. */
+/* Reads the state; state NONE when there is none. Every field is checked
+ * (integers in their config ranges, the stage within the plan, the plan
+ * valid): a damaged one is named in r->damage, left at its default, and the
+ * call returns SQ_EPARSE with the rest of r filled. Returns 0, SQ_EPARSE or
+ * SQ_EREDIS*. */
 int sq_rollout_load(sq_queue *q, sq_rollout *r);
 /* Starts a rollout of candidate against baseline with plan (validated),
  * unless one is running (SQ_EEXISTS). */
 int sq_rollout_start(sq_queue *q, const sq_rollout_plan *plan, const char *candidate, const char *baseline,
                      int64_t now_ms, char *err, size_t errlen);
 /* An operator's stop: the candidate to 0 %, state aborted. SQ_ENOTFOUND
- * when no rollout is running. */
+ * when no rollout is running. Also the repair of a damaged state: it is
+ * rewritten aborted, its damaged fields at their defaults. */
 int sq_rollout_abort(sq_queue *q, const char *why, int64_t now_ms);
 /* Forgets the rollout: configured weights again. */
 int sq_rollout_clear(sq_queue *q);
@@ -78,8 +85,21 @@ int sq_rollout_clear(sq_queue *q);
  * fleet), measures, decides and writes a transition (compare-and-set on
  * the version, so an abort in between wins). *changed tells whether r moved;
  * then r->state, r->pct and r->reason say how and why, for the caller to
- * report (this module logs nothing). */
+ * report (this module logs nothing). A damaged state returns SQ_EPARSE with
+ * r->state NONE and r->damage set: follow the configured weights, never the
+ * damaged ones. */
 int sq_rollout_step(sq_queue *q, const sq_metrics_options *mo, const char *owner, int64_t now_ms, sq_rollout *r,
                     bool *changed);
+
+/* ---- each stage's figures (rollout_log.c) ---- */
+
+/* Records how the stage before ended (moved to after, judged on in). */
+int sq_rollout_log_stage(sq_queue *q, const sq_rollout *before, const sq_rollout *after, const sq_rollout_input *in);
+/* Forgets every stage (a new rollout starts, or it is cleared). */
+int sq_rollout_log_clear(sq_queue *q);
+/* Calls fn(stage number from 1, text) for each finished stage in order;
+ * text is borrowed for the call. */
+typedef int (*sq_rollout_stage_fn)(int stage, const char *text, void *ud);
+int sq_rollout_log_each(sq_queue *q, sq_rollout_stage_fn fn, void *ud);
 
 #endif

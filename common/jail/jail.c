@@ -48,6 +48,7 @@ struct sq_jail {
   sq__jail_common c;
   sq_jail_mode mode;
   sq__jail_pool *pool;
+  const char *fallback; /* warm asked for, spawn in force: why; else NULL */
 };
 
 /* Fills the builtin defaults into lim (runs whose caller set no limits). */
@@ -129,7 +130,17 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
   for (int i = 0; i < n_missing; i++)
     SQ_WARN("jail: layer %s is not available on this host: runs go without it "
             "(see `sandq-worker check` and docs/security.md)", missing[i]);
-  if (cfg->mode == SQ_JAIL_MODE_WARM) {
+  /* Warm mode needs the namespaces; without them it falls back to spawn,
+   * which runs with the layers this host has (docs/security.md). */
+  if (cfg->mode == SQ_JAIL_MODE_WARM &&
+      (!(j->c.layers & SQ_JAIL_LAYER_PID_NS) || !(j->c.layers & SQ_JAIL_LAYER_NEW_ROOT))) {
+    j->mode = SQ_JAIL_MODE_SPAWN;
+    j->fallback = "warm mode needs pid and mount namespaces";
+    const char *why = sq_jail_ns_missing_reason();
+    SQ_WARN("jail: %s, which this host does not give (%s): running in spawn mode (docs/security.md, \"Without "
+            "root\")", j->fallback, why ? why : "namespaces refused");
+  }
+  if (j->mode == SQ_JAIL_MODE_WARM) {
     rc = sq__jail_pool_new(j, cfg->pool_size > 0 ? cfg->pool_size : 1, &j->pool);
     if (rc != 0) {
       sq_jail_free(j);
@@ -154,6 +165,26 @@ void sq_jail_free(sq_jail *j) {
 }
 
 const sq__jail_common *sq__jail_common_of(const sq_jail *j) { return &j->c; }
+
+sq_jail_mode sq_jail_mode_in_force(const sq_jail *j, const char **why) {
+  if (why) *why = j ? j->fallback : NULL;
+  return j ? j->mode : SQ_JAIL_MODE_SPAWN;
+}
+
+const char *sq_jail_ns_missing_reason(void) {
+  if (geteuid() != 0) return "not root";
+  if (try_clone(NS_FLAGS)) return NULL;
+  /* CapEff in /proc/self/status: bit 21 is CAP_SYS_ADMIN */
+  FILE *f = fopen("/proc/self/status", "re");
+  char line[256];
+  unsigned long long eff = ~0ULL;
+  while (f && fgets(line, sizeof line, f))
+    if (sscanf(line, "CapEff: %llx", &eff) == 1) break;
+  if (f) fclose(f);
+  if (!(eff & (1ULL << 21)))
+    return "root without CAP_SYS_ADMIN, as in a default Docker container; docs/deploy.md lists what to add";
+  return "root, but namespaces are refused: a seccomp or AppArmor profile such as Docker's default; see docs/deploy.md";
+}
 uint32_t sq_jail_layers(const sq_jail *j) { return j ? j->c.layers : 0; }
 
 /* Slots are per process, not per runner: two runners must not share a uid
@@ -256,8 +287,10 @@ __attribute__((format(printf, 2, 3))) static void set_error(sq_jail_outcome *o, 
 }
 
 /* Without namespaces: a private scratch dir on the host with main.py in
- * it. dir must hold PATH_MAX bytes. */
-static int make_host_scratch(const sq_jail *j, const char *program, size_t len, char *dir, sq_jail_outcome *o) {
+ * it, owned by uid when not -1 (root without namespaces: the run drops to
+ * uid and must still reach its own files). dir must hold PATH_MAX bytes. */
+static int make_host_scratch(const sq_jail *j, const char *program, size_t len, long uid, char *dir,
+                             sq_jail_outcome *o) {
   snprintf(dir, PATH_MAX, "%s/run.XXXXXX", j->c.scratch_root);
   if (!mkdtemp(dir)) {
     set_error(o, "mkdtemp under %s: %s", j->c.scratch_root, strerror(errno));
@@ -267,9 +300,14 @@ static int make_host_scratch(const sq_jail *j, const char *program, size_t len, 
   char path[PATH_MAX + 16];
   snprintf(path, sizeof path, "%s/main.py", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || sq__jail_write_all(fd, program, len) != 0 || close(fd) != 0) {
+  if (fd < 0 || sq__jail_write_all(fd, program, len) != 0 || (uid >= 0 && fchown(fd, (uid_t)uid, (gid_t)uid) != 0) ||
+      close(fd) != 0) {
     set_error(o, "writing %s: %s", path, strerror(errno));
     if (fd >= 0) close(fd);
+    return SQ_EJAIL;
+  }
+  if (uid >= 0 && chown(dir, (uid_t)uid, (gid_t)uid) != 0) {
+    set_error(o, "chown %s to the run's uid %ld: %s", dir, uid, strerror(errno));
     return SQ_EJAIL;
   }
   return 0;
@@ -377,7 +415,8 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, ctl[2] = {-1, -1}, pidfd = -1;
   pid_t pid = -1;
 
-  if ((ret = make_host_scratch(j, program, len, dir, o)) != 0) goto out;
+  bool drop_uid = geteuid() == 0;
+  if ((ret = make_host_scratch(j, program, len, drop_uid ? (long)sq__jail_slot_uid(slot) : -1, dir, o)) != 0) goto out;
   char home[PATH_MAX + 8];
   snprintf(home, sizeof home, "HOME=%s", dir);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", home, "PYTHONDONTWRITEBYTECODE=1",
@@ -396,7 +435,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
                           .argv = argv, .envp = envp, .stdout_fd = out_p[1], .stderr_fd = err_p[1],
                           .status_fd = st_p[1], .sync_fd = -1, .result_fd = -1, .notify_sock = ctl[1],
                           .lim = lim, .layers = j->c.layers, .uid = sq__jail_slot_uid(slot),
-                          .drop_uid = geteuid() == 0, .seccomp = &j->c.seccomp};
+                          .drop_uid = drop_uid, .seccomp = &j->c.seccomp};
   int64_t start_ms = sq_now_mono_ms();
   pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
   if (pid < 0) {
@@ -461,6 +500,7 @@ int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t 
     return SQ_ETOOBIG;
   }
   int ret;
+  if (mode == SQ_JAIL_MODE_WARM && j->fallback) mode = o->mode = SQ_JAIL_MODE_SPAWN; /* sq_jail_mode_in_force */
   if (mode == SQ_JAIL_MODE_WARM) {
     if (!j->pool) {
       set_error(o, "warm mode needs a pool: set jail_pool_size > 0 (or jail_mode warm)");

@@ -70,6 +70,16 @@ int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t 
 /* Layers this runner enforces (spawn mode). */
 uint32_t sq_jail_layers(const sq_jail *j);
 
+/* The mode runs take (sq_jail_run): the configured one, or spawn when warm
+ * mode was asked for on a host without pid and mount namespaces (not root,
+ * or root without CAP_SYS_ADMIN: docs/security.md, "Without root"). Then
+ * *why (when not NULL) says so; else it is set to NULL. */
+sq_jail_mode sq_jail_mode_in_force(const sq_jail *j, const char **why);
+
+/* Why this host gives no namespaces, for messages: "not root", "root
+ * without CAP_SYS_ADMIN (...)", or NULL when it does. */
+const char *sq_jail_ns_missing_reason(void);
+
 /* Probes each layer on this host for `sandq-worker check`: fills up to max
  * lines (one per layer, SQ_JAIL_LAYER_COUNT suffices) and returns how many.
  * python_path is used to try a real run of the interpreter's needs. */

@@ -24,6 +24,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <poll.h>
 #include <sys/mount.h>
@@ -181,6 +182,16 @@ int sq__jail_write_all(int fd, const char *p, size_t n) {
     n -= (size_t)w;
   }
   return 0;
+}
+
+int sq__jail_program_memfd(const char *program, size_t len) {
+  int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
+  if (fd < 0) return -1;
+  if (sq__jail_write_all(fd, program, len) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 /* Copies the program's memfd to fd. */

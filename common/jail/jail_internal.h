@@ -129,6 +129,10 @@ _Noreturn void sq__jail_die(const char *step, int err, const char *hint);
 
 /* write(2) until n bytes are written; async-signal-safe. 0 or -1. */
 int sq__jail_write_all(int fd, const char *p, size_t n);
+/* A close-on-exec memfd holding program (len bytes), for a run whose
+ * program cannot travel otherwise (a holder's root cannot see host files; a
+ * warm task message has a size cap). Returns the descriptor or -1. */
+int sq__jail_program_memfd(const char *program, size_t len);
 
 /* Builds the new root on root_dir (an empty host directory) in the
  * calling process's own mount namespace and pivots into it. With

@@ -19,8 +19,8 @@ static bool clone_ok(unsigned long flag, char *detail, size_t len) {
   long pid = syscall(SYS_clone, flag | SIGCHLD, NULL, NULL, NULL, 0);
   if (pid == 0) _exit(0);
   if (pid < 0) {
-    snprintf(detail, len, "clone failed: %s%s", strerror(errno),
-             geteuid() != 0 ? " (run the worker as root)" : "");
+    const char *why = errno == EPERM ? sq_jail_ns_missing_reason() : NULL;
+    snprintf(detail, len, "clone failed: %s%s%s%s", strerror(errno), why ? " (" : "", why ? why : "", why ? ")" : "");
     return false;
   }
   int st = 0;
@@ -66,6 +66,10 @@ int sq_jail_probe(const char *python_path, sq_jail_probe_line *lines, int max) {
   if (n < max) line(&lines[n++], SQ_JAIL_LAYER_NO_NEW_PRIVS, true, "PR_SET_NO_NEW_PRIVS");
   if (n < max) line(&lines[n++], SQ_JAIL_LAYER_RLIMITS, true, "CPU, AS, NPROC, NOFILE, FSIZE, CORE=0, STACK, MEMLOCK=0");
   uint32_t cg = sq__jail_cgroup_probe(d, sizeof d);
+  if (n > 0 && !lines[0].ok) { /* the jail makes cgroups for namespaced runs only (jail.c host_layers) */
+    cg = 0;
+    snprintf(d, sizeof d, "unused without the namespaces above: runs get rlimits only");
+  }
   if (n < max) line(&lines[n++], SQ_JAIL_LAYER_CGROUP_MEMORY, cg & SQ_JAIL_LAYER_CGROUP_MEMORY, d);
   if (n < max) line(&lines[n++], SQ_JAIL_LAYER_CGROUP_PIDS, cg & SQ_JAIL_LAYER_CGROUP_PIDS, d);
   if (n < max) line(&lines[n++], SQ_JAIL_LAYER_CGROUP_CPU, cg & SQ_JAIL_LAYER_CGROUP_CPU, d);

@@ -391,17 +391,6 @@ static void slot_kill(void *arg) {
   if (r->init_pidfd >= 0) syscall(SYS_pidfd_send_signal, r->init_pidfd, SIGKILL, NULL, 0);
 }
 
-/* A memfd holding the program (the holder's root cannot see host files). */
-static int program_memfd(const char *program, size_t len) {
-  int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
-  if (fd < 0) return -1;
-  if (sq__jail_write_all(fd, program, len) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 /* A run's descriptors: pipes for stdout, stderr, setup status and the
  * init's report, the ctl socket (seccomp listener), the program's memfd. */
 typedef struct {
@@ -421,7 +410,7 @@ static int run_fds_open(run_fds *f, const char *program, size_t len) {
   *f = (run_fds){{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1};
   if (pipe2(f->out, O_CLOEXEC) != 0 || pipe2(f->err, O_CLOEXEC) != 0 || pipe2(f->st, O_CLOEXEC) != 0 ||
       pipe2(f->res, O_CLOEXEC) != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->ctl) != 0 ||
-      (f->prog = program_memfd(program, len)) < 0)
+      (f->prog = sq__jail_program_memfd(program, len)) < 0)
     return -1;
   int one = 1;
   setsockopt(f->ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);

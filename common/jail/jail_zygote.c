@@ -223,6 +223,21 @@ out:
   return ret;
 }
 
+/* One zygote's start on a thread of its own (sq__jail_pool_new). */
+typedef struct {
+  sq__jail_pool *p;
+  zygote *z;
+  pthread_t thread;
+  bool started;
+  int rc;
+} starter;
+
+static void *start_one(void *arg) {
+  starter *s = arg;
+  s->rc = zygote_start(s->p, s->z);
+  return NULL;
+}
+
 int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
   *out = NULL;
   const sq__jail_common *c = sq__jail_common_of(j);
@@ -239,13 +254,29 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
   for (int i = 0; i < size; i++) {
     p->z[i] = (zygote){.slot = -1, .pidfd = -1, .ctl = -1, .result_fd = -1};
   }
-  for (int i = 0; i < size; i++) {
+  /* The zygotes start side by side (each its own thread: its imports are
+   * most of a worker's start-up), so the pool is up in about one zygote's
+   * start whatever its size. */
+  int rc = 0;
+  starter *st = calloc((size_t)size, sizeof *st);
+  if (!st) rc = SQ_ENOMEM;
+  for (int i = 0; i < size && rc == 0; i++) {
     p->z[i].slot = sq__jail_slot_take();
-    int rc = p->z[i].slot < 0 ? SQ_EJAIL : zygote_start(p, &p->z[i]);
-    if (rc != 0) {
-      sq__jail_pool_free(p);
-      return rc;
-    }
+    if (p->z[i].slot < 0) rc = SQ_EJAIL;
+  }
+  for (int i = 0; i < size && rc == 0; i++) {
+    st[i] = (starter){.p = p, .z = &p->z[i], .rc = SQ_EJAIL};
+    st[i].started = pthread_create(&st[i].thread, NULL, start_one, &st[i]) == 0;
+    if (!st[i].started) st[i].rc = zygote_start(p, &p->z[i]); /* no thread: start it here */
+  }
+  for (int i = 0; st && i < size; i++) {
+    if (st[i].started) pthread_join(st[i].thread, NULL);
+    if (rc == 0 && st[i].rc != 0) rc = st[i].rc;
+  }
+  free(st);
+  if (rc != 0) {
+    sq__jail_pool_free(p);
+    return rc;
   }
   *out = p;
   return 0;
@@ -441,17 +472,6 @@ static int send_task(zygote *z, const char *program, size_t len, int prog_fd, co
   return sendmsg(z->ctl, &msg, MSG_NOSIGNAL) == (ssize_t)(body + (size_t)hl) ? 0 : -1;
 }
 
-/* A memfd holding the program (one too large for the task message). */
-static int program_memfd(const char *program, size_t len) {
-  int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
-  if (fd < 0) return -1;
-  if (sq__jail_write_all(fd, program, len) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 /* Makes z ready for a task: alive (else started anew) and its last task
  * reaped (else replaced). Returns 0, or SQ_EJAIL when no zygote can start
  * (a host failure). */
@@ -557,7 +577,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const s
   zygote *z = acquire(p);
   int ret = 0, prog_fd = -1;
   char why[160] = "";
-  if (len > SQ__JAIL_INLINE_MAX && (prog_fd = program_memfd(program, len)) < 0) {
+  if (len > SQ__JAIL_INLINE_MAX && (prog_fd = sq__jail_program_memfd(program, len)) < 0) {
     snprintf(o->error, sizeof o->error, "memfd for a program of %zu bytes: %s", len, strerror(errno));
     ret = SQ_EJAIL;
     goto out;

@@ -120,11 +120,13 @@ const char *sq_llm_breaker_state(sq_llm *c, int i) {
 
 /* ---- the request ---- */
 
-/* The request body as a malloc'd JSON string, or NULL when out of memory. */
-static char *build_request_body(const sq_llm_provider *p, const char *system, const char *user) {
+/* The request body as a malloc'd JSON string, or NULL when out of memory.
+ * model NULL: the provider's. */
+static char *build_request_body(const sq_llm_provider *p, const char *model, double temperature, const char *system,
+                                const char *user) {
   char *json = NULL;
   cJSON *root = cJSON_CreateObject();
-  if (!root || !cJSON_AddStringToObject(root, "model", p->model)) goto out;
+  if (!root || !cJSON_AddStringToObject(root, "model", model ? model : p->model)) goto out;
   cJSON *msgs = cJSON_AddArrayToObject(root, "messages");
   if (!msgs) goto out;
   const char *roles[2] = {"system", "user"};
@@ -137,7 +139,7 @@ static char *build_request_body(const sq_llm_provider *p, const char *system, co
     if (!cJSON_AddStringToObject(m, "role", roles[i]) || !cJSON_AddStringToObject(m, "content", texts[i]))
       goto out;
   }
-  if (!cJSON_AddNumberToObject(root, "temperature", 0)) goto out;
+  if (!cJSON_AddNumberToObject(root, "temperature", temperature)) goto out;
   json = cJSON_PrintUnformatted(root);
 out:
   cJSON_Delete(root);
@@ -216,7 +218,7 @@ int sq__llm_prepare(sq__llm_call *x) {
   x->too_big = x->nomem = false;
   x->retry_after_ms = -1;
   x->curl_err[0] = '\0';
-  x->body = build_request_body(p, x->system, x->user);
+  x->body = build_request_body(p, x->model, x->temperature, x->system, x->user);
   x->headers = x->body ? build_headers(p, &x->key) : NULL;
   x->easy = x->headers ? curl_easy_init() : NULL;
   if (!x->easy) {

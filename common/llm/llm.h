@@ -57,6 +57,8 @@ typedef struct {
   const char *system;  /* may be NULL */
   const char *user;    /* required */
   const char *task_id; /* logs only; may be NULL */
+  const char *model;   /* asked for instead of the provider's model; NULL: the provider's */
+  double temperature;  /* sampling temperature sent as is (0: deterministic, the default) */
 } sq_llm_request;
 
 /* Called once per submitted request, from sq_llm_poll (or sq_llm_submit when

@@ -84,6 +84,8 @@ struct sq__llm_call {
   sq_llm *c;
   int prov;
   char *system, *user, *task_id;
+  char *model;                    /* NULL: the provider's */
+  double temperature;
   sq_llm_done_fn fn;
   void *ud;
   int attempt;                    /* exchanges finished so far */

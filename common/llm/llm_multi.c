@@ -22,6 +22,7 @@ static void call_free(sq__llm_call *x) {
   free(x->system);
   free(x->user);
   free(x->task_id);
+  free(x->model);
   free(x);
 }
 
@@ -95,7 +96,7 @@ static void route(sq__llm_call *x) {
   sq__breaker_acquire(&p->br, now);
   x->prov = i;
   snprintf(x->reply.provider, sizeof x->reply.provider, "%s", p->cfg.name);
-  snprintf(x->reply.model, sizeof x->reply.model, "%s", p->cfg.model);
+  snprintf(x->reply.model, sizeof x->reply.model, "%s", x->model ? x->model : p->cfg.model);
   if (p->active < p->cfg.max_in_flight) {
     start(x);
     return;
@@ -121,7 +122,10 @@ int sq_llm_submit(sq_llm *c, const sq_llm_request *req, sq_llm_done_fn fn, void 
   x->user = strdup(req->user);
   x->system = sq_strdup(req->system);
   x->task_id = sq_strdup(req->task_id);
-  if (!x->user || (req->system && !x->system) || (req->task_id && !x->task_id)) {
+  x->model = req->model && req->model[0] ? strdup(req->model) : NULL;
+  x->temperature = req->temperature > 0 ? req->temperature : 0;
+  if (!x->user || (req->system && !x->system) || (req->task_id && !x->task_id) ||
+      (req->model && req->model[0] && !x->model)) {
     call_free(x);
     return SQ_ENOMEM;
   }

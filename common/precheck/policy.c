@@ -1,7 +1,9 @@
 /* policy.c: the static pre-check over pytok's tokens: imports against the
  * allowlist, dangerous calls (resolved through import aliases), dunder and
- * frame walks, `while True` loops with no way out, and f-string fields
- * checked like code. Block or record is decided per finding kind. */
+ * frame walks, modules reached through other modules, getattr with a
+ * computed name, `while True` loops with no way out, and f-string fields
+ * checked like code. Names are read as Python reads them (NFKC, in the
+ * source's declared encoding). Block or record is decided per finding kind. */
 #include "policy.h"
 
 #include <ctype.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "nfkc_ascii.h"
 #include "pytok.h"
 
 #define MAX_ALIASES 64
@@ -18,6 +21,7 @@
 #define MAX_FSTRING_LEVELS 8
 #define NAME_BYTES 128
 #define LOOKAHEAD 8
+#define MAX_GETATTR 8 /* getattr( calls open at once, nested */
 
 static const char *const kind_names[] = {
 #define X(name, str, dflt) str,
@@ -92,6 +96,12 @@ static const char *const dunders[] = {"__subclasses__", "__globals__", "__builti
 /* Frame and code walks: only as attributes (x.f_back). */
 static const char *const frame_attrs[] = {"f_globals", "f_builtins", "f_locals", "f_back", "gi_frame",
                                           "cr_frame",  "ag_frame",   "tb_frame", "_getframe"};
+/* Modules that reach processes, the interpreter or memory: as an attribute
+ * of another module (`random._os`, `typing.sys`), a walk around the
+ * allowlist. Leading underscores do not hide them. */
+static const char *const gateways[] = {"os",     "sys",    "subprocess", "builtins",        "posix",
+                                       "nt",     "importlib", "imp",     "ctypes",          "pty",
+                                       "shutil", "socket", "signal",     "multiprocessing", "runpy"};
 
 typedef struct {
   const char *name;
@@ -146,6 +156,7 @@ typedef struct {
   alias aliases[MAX_ALIASES];
   int n_aliases;
   bool syntax_reported;
+  bool latin1; /* the source declares Latin-1: bytes >= 0x80 are U+0080..U+00FF */
 } checker;
 
 typedef enum { B_LOOP, B_WHILE_TRUE, B_FUNC } block_kind;
@@ -167,6 +178,12 @@ typedef struct {
   block blocks[MAX_BLOCKS];
   int n_blocks;
   int level;     /* f-string nesting */
+  /* getattr( calls whose name argument is being read: the depth of their
+   * '(' and how far: 1 in the object, 2 at the name, 3 just after it. */
+  struct {
+    int depth, stage, line, col;
+  } getattrs[MAX_GETATTR];
+  int n_getattrs;
 } stream;
 
 __attribute__((format(printf, 5, 6))) static void add(checker *ck, sq_finding_kind kind, int line, int col,
@@ -195,6 +212,76 @@ __attribute__((format(printf, 5, 6))) static void add(checker *ck, sq_finding_ki
   va_end(ap);
 }
 
+/* ---- names as Python reads them ---- */
+
+/* The ASCII NFKC form of code point cp into out (NUL-terminated), or false
+ * when it has none (nfkc_ascii.h: a binary search over its runs). */
+static bool nfkc_ascii(uint32_t cp, char out[5]) {
+  size_t lo = 0, hi = sizeof sq__nfkc_runs / sizeof *sq__nfkc_runs;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const sq__nfkc_run *r = &sq__nfkc_runs[mid];
+    if (cp < r->first) hi = mid;
+    else if (cp >= r->first + r->count) lo = mid + 1;
+    else {
+      memcpy(out, r->ascii, 5);
+      if (r->count > 1) out[0] = (char)(out[0] + (int)(cp - r->first));
+      return true;
+    }
+  }
+  return false;
+}
+
+#define NOT_A_CHAR 0xffffffffu
+
+/* One character at p (n > 0 bytes left): UTF-8, or a Latin-1 byte. Sets
+ * *cp (NOT_A_CHAR for a byte that is no UTF-8: Python refuses the source)
+ * and returns its length in bytes. */
+static size_t next_char(const unsigned char *p, size_t n, bool latin1, uint32_t *cp) {
+  unsigned c = p[0];
+  size_t len = c < 0x80 || latin1 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (len == 0 || len > n) {
+    *cp = NOT_A_CHAR;
+    return 1;
+  }
+  uint32_t v = len == 1 ? c : len == 2 ? c & 0x1fu : len == 3 ? c & 0x0fu : c & 0x07u;
+  for (size_t i = 1; i < len; i++) {
+    if ((p[i] & 0xc0) != 0x80) {
+      *cp = NOT_A_CHAR;
+      return 1;
+    }
+    v = v << 6 | (p[i] & 0x3fu);
+  }
+  *cp = v;
+  return len;
+}
+
+/* The identifier the NAME token t spells, as Python reads it (PEP 3131:
+ * NFKC): every character whose NFKC form is ASCII becomes that form, the
+ * rest stays as written (it cannot make an ASCII name). Written to buf (cap
+ * bytes, NUL-terminated, truncated); *changed (may be NULL) tells whether
+ * it differs from the token's bytes. Returns its length. */
+static size_t name_of(const checker *ck, const sq_token *t, char *buf, size_t cap, bool *changed) {
+  const unsigned char *p = (const unsigned char *)t->text;
+  size_t n = 0, i = 0;
+  bool diff = false;
+  while (i < t->len && n + 1 < cap) {
+    uint32_t cp;
+    size_t k = next_char(p + i, t->len - i, ck->latin1, &cp);
+    char ascii[5];
+    if (cp >= 0x80 && cp != NOT_A_CHAR && nfkc_ascii(cp, ascii)) {
+      for (const char *a = ascii; *a && n + 1 < cap; a++) buf[n++] = *a;
+      diff = true;
+    } else {
+      for (size_t j = 0; j < k && n + 1 < cap; j++) buf[n++] = (char)p[i + j];
+    }
+    i += k;
+  }
+  buf[n] = '\0';
+  if (changed) *changed = diff;
+  return n;
+}
+
 static void check_stream(checker *ck, const char *src, size_t len, int line, int col, int level);
 
 static int on_field(void *ctx, const char *expr, size_t len, int line, int col) {
@@ -212,12 +299,46 @@ static void close_blocks(stream *s, int indent) {
   }
 }
 
+/* getattr(obj, name): the name must be one plain string literal; anything
+ * computed (`'_' + '_import__'`, a variable, a call) is a finding. The
+ * innermost open call sees each token; a nested getattr( is pushed on top. */
+static void watch_getattr(stream *s, const sq_token *t) {
+  if (s->n_getattrs == 0) return;
+  __typeof__(s->getattrs[0]) *g = &s->getattrs[s->n_getattrs - 1];
+  int inside = g->depth + 1;
+  bool bad = false, over = false;
+  switch (g->stage) {
+  case 0: /* its '(' */
+    g->stage = 1;
+    over = !is_op(t, "(");
+    break;
+  case 1: /* the object, up to the comma */
+    if (t->depth == inside && is_op(t, ",")) g->stage = 2;
+    else over = t->depth <= inside && is_op(t, ")");
+    break;
+  case 2: /* the name */
+    if (t->kind == SQ_TOK_STRING && !(t->str_flags & SQ_STR_F)) g->stage = 3;
+    else bad = over = true;
+    break;
+  default: /* what follows the name: the end of the argument, or more of it */
+    bad = !(t->depth == inside && (is_op(t, ",") || is_op(t, ")")));
+    over = true;
+  }
+  if (bad) add(s->ck, SQ_FINDING_GETATTR, g->line, g->col, "getattr with a computed attribute name");
+  if (over) s->n_getattrs--;
+}
+
 /* What every significant token goes through once, in order, when consumed. */
 static void consumed(stream *s, const sq_token *t) {
   if (t->first) close_blocks(s, t->indent);
+  watch_getattr(s, t);
   if (t->kind == SQ_TOK_NAME) {
-    if (IN(dunders, t->text, t->len) || (is_op(&s->prev, ".") && IN(frame_attrs, t->text, t->len)))
-      add(s->ck, SQ_FINDING_DUNDER, t->line, t->col, "%.*s", (int)t->len, t->text);
+    char name[NAME_BYTES];
+    bool changed;
+    size_t n = name_of(s->ck, t, name, sizeof name, &changed);
+    if (changed) add(s->ck, SQ_FINDING_UNICODE_NAME, t->line, t->col, "a name that reads as '%s'", name);
+    if (IN(dunders, name, n) || (is_op(&s->prev, ".") && IN(frame_attrs, name, n)))
+      add(s->ck, SQ_FINDING_DUNDER, t->line, t->col, "%s", name);
   } else if (t->kind == SQ_TOK_STRING) {
     if ((t->str_flags & SQ_STR_F) && s->level < MAX_FSTRING_LEVELS) sq_pytok_fstring_fields(t, on_field, s);
     /* getattr(x, '__globals__'): a walk spelt as a string argument */
@@ -266,7 +387,9 @@ static int dotted(stream *s, char *buf, size_t len, bool dots) {
   }
   while (peek(s, 0)->kind == SQ_TOK_NAME && !is_kw(peek(s, 0), "import")) {
     next(s, &t);
-    if (n < len) n += (size_t)snprintf(buf + n, len - n, "%s%.*s", names ? "." : "", (int)t.len, t.text);
+    char name[NAME_BYTES];
+    name_of(s->ck, &t, name, sizeof name, NULL);
+    if (n < len) n += (size_t)snprintf(buf + n, len - n, "%s%s", names ? "." : "", name);
     names++;
     if (!is_op(peek(s, 0), ".") || peek(s, 1)->kind != SQ_TOK_NAME) break;
     next(s, &t);
@@ -304,20 +427,54 @@ static void check_name(stream *s, const char *name, int line, int col) {
   if (c) add(s->ck, c->kind, line, col, "%s", name);
 }
 
+/* A module reached through another module: in resolved (a dotted name),
+ * a part after the first that names a gateway module, privately
+ * (`random._os`) or as an attribute of an imported module (rooted:
+ * `typing.sys`); and `sys.modules`, every module by name. Reports the walk,
+ * then what the rest names from the gateway on (`_os.system` is
+ * `os.system`). Returns whether it found one. */
+static bool check_walk(stream *s, const char *resolved, bool rooted, int line, int col) {
+  if (strncmp(resolved, "sys.modules", 11) == 0 && (resolved[11] == '\0' || resolved[11] == '.')) {
+    add(s->ck, SQ_FINDING_MODULE_WALK, line, col, "sys.modules");
+    return true;
+  }
+  const char *part = strchr(resolved, '.');
+  while (part) {
+    part++;
+    const char *end = strchr(part, '.');
+    size_t n = end ? (size_t)(end - part) : strlen(part);
+    const char *bare = part;
+    while (*bare == '_' && bare < part + n) bare++;
+    size_t bare_n = n - (size_t)(bare - part);
+    if ((bare != part || rooted) && IN(gateways, bare, bare_n)) {
+      add(s->ck, SQ_FINDING_MODULE_WALK, line, col, "%.*s", (int)(part + n - resolved), resolved);
+      check_name(s, bare, line, col);
+      return true;
+    }
+    part = end;
+  }
+  return false;
+}
+
 /* import a.b [as c], ... */
 static void import_stmt(stream *s) {
   do {
     const sq_token *first = peek(s, 0);
     int line = first->line, col = first->col;
-    char module[NAME_BYTES];
+    char module[NAME_BYTES], name[NAME_BYTES];
     if (dotted(s, module, sizeof module, false) == 0) return;
     check_module(s, module, line, col);
     check_name(s, module, line, col);
+    check_walk(s, module, true, line, col);
     sq_token t;
     if (is_kw(peek(s, 0), "as") && peek(s, 1)->kind == SQ_TOK_NAME) {
       next(s, &t);
       next(s, &t);
-      set_alias(s->ck, t.text, t.len, module);
+      set_alias(s->ck, name, name_of(s->ck, &t, name, sizeof name, NULL), module);
+    } else { /* `import a.b` binds a, a module */
+      size_t head = strcspn(module, ".");
+      snprintf(name, sizeof name, "%.*s", (int)head, module);
+      set_alias(s->ck, name, head, name);
     }
   } while (is_op(peek(s, 0), ",") && (next(s, &(sq_token){0}), true));
 }
@@ -335,12 +492,15 @@ static void from_stmt(stream *s) {
   if (paren) next(s, &t);
   while (peek(s, 0)->kind == SQ_TOK_NAME || is_op(peek(s, 0), "*")) {
     next(s, &t);
-    snprintf(full, sizeof full, "%s.%.*s", module, (int)t.len, t.text);
+    char name[NAME_BYTES];
+    name_of(s->ck, &t, name, sizeof name, NULL);
+    snprintf(full, sizeof full, "%s.%s", module, name);
     if (!reported && !allowed(s->ck->cfg, module) && !allowed(s->ck->cfg, full)) {
       add(s->ck, SQ_FINDING_IMPORT, line, col, "%s", module);
       reported = true;
     }
     check_name(s, full, t.line, t.col);
+    check_walk(s, full, true, t.line, t.col);
     const sq_token *bound = &t;
     sq_token as_name;
     if (is_kw(peek(s, 0), "as") && peek(s, 1)->kind == SQ_TOK_NAME) {
@@ -348,7 +508,7 @@ static void from_stmt(stream *s) {
       next(s, &as_name);
       bound = &as_name;
     }
-    if (t.kind == SQ_TOK_NAME) set_alias(s->ck, bound->text, bound->len, full);
+    if (t.kind == SQ_TOK_NAME) set_alias(s->ck, name, name_of(s->ck, bound, name, sizeof name, NULL), full);
     if (!is_op(peek(s, 0), ",")) break;
     next(s, &t);
   }
@@ -359,13 +519,15 @@ static void from_stmt(stream *s) {
  * check it; for __import__('m') and importlib.import_module('m') the
  * module too. */
 static void name_chain(stream *s, const sq_token *root) {
-  char chain[NAME_BYTES * 2], resolved[NAME_BYTES * 3];
-  int n = snprintf(chain, sizeof chain, "%.*s", (int)root->len, root->text);
+  char chain[NAME_BYTES * 2], resolved[NAME_BYTES * 3], name[NAME_BYTES];
+  name_of(s->ck, root, name, sizeof name, NULL);
+  int n = snprintf(chain, sizeof chain, "%s", name);
   while (n < (int)sizeof chain && is_op(peek(s, 0), ".") && peek(s, 1)->kind == SQ_TOK_NAME) {
     sq_token t;
     next(s, &t);
     next(s, &t);
-    n += snprintf(chain + n, sizeof chain - (size_t)n, ".%.*s", (int)t.len, t.text);
+    name_of(s->ck, &t, name, sizeof name, NULL);
+    n += snprintf(chain + n, sizeof chain - (size_t)n, ".%s", name);
   }
   size_t head = strcspn(chain, ".");
   const char *target = NULL;
@@ -373,6 +535,11 @@ static void name_chain(stream *s, const sq_token *root) {
     if (strlen(s->ck->aliases[i].name) == head && memcmp(s->ck->aliases[i].name, chain, head) == 0)
       target = s->ck->aliases[i].target;
   snprintf(resolved, sizeof resolved, "%s%s", target ? target : "", chain + (target ? head : 0));
+  if ((strcmp(resolved, "getattr") == 0 || strcmp(resolved, "builtins.getattr") == 0) && is_op(peek(s, 0), "(") &&
+      s->n_getattrs < MAX_GETATTR)
+    s->getattrs[s->n_getattrs++] = (__typeof__(s->getattrs[0])){.depth = peek(s, 0)->depth, .line = root->line,
+                                                                .col = root->col};
+  if (check_walk(s, resolved, target != NULL, root->line, root->col)) return;
   const callee *c = find_callee(resolved);
   if (!c) return;
   add(s->ck, c->kind, root->line, root->col, "%s", resolved);
@@ -439,11 +606,58 @@ static int by_position(const void *a, const void *b) {
   return (x->col > y->col) - (x->col < y->col);
 }
 
+/* The encoding the source declares, read as the 3.11 tokenizer reads it
+ * (PEP 263): on line 1, or on line 2 when line 1 is blank or a comment, a
+ * comment line matching `coding[:=][ \t]*([-\w.]+)`. UTF-8 (the default)
+ * and ASCII are read as they are, Latin-1 by its bytes (ck->latin1); any
+ * other (`utf-7`, `raw_unicode_escape`, ...) turns the very bytes the
+ * checker reads into something else, and is a finding of its own. */
+static void read_cookie(checker *ck, const char *src, size_t len) {
+  static const char *const utf8[] = {"utf-8", "utf8", "u8", "utf", "cp65001", "ascii", "us-ascii", "646", "us"};
+  static const char *const latin1[] = {"latin-1", "latin1", "iso-8859-1", "iso8859-1", "iso-latin-1", "l1",
+                                       "latin", "8859", "cp819", "iso-ir-100", "csisolatin1"};
+  const char *p = src, *end = src + len;
+  if (len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0) p += 3;
+  for (int line = 1; line <= 2 && p < end; line++) {
+    const char *eol = p;
+    while (eol < end && *eol != '\n' && *eol != '\r') eol++;
+    const char *q = p;
+    while (q < eol && (*q == ' ' || *q == '\t' || *q == '\f')) q++;
+    if (q < eol && *q != '#') return; /* code: no cookie here, nor on the next line */
+    for (const char *c = q; q < eol && c + 7 <= eol; c++) {
+      if (memcmp(c, "coding", 6) != 0 || (c[6] != ':' && c[6] != '=')) continue;
+      const char *v = c + 7;
+      while (v < eol && (*v == ' ' || *v == '\t')) v++;
+      char name[40];
+      size_t n = 0;
+      for (; v < eol && (isalnum((unsigned char)*v) || strchr("-_.", *v)) && n + 1 < sizeof name; v++)
+        name[n++] = *v == '_' ? '-' : (char)tolower((unsigned char)*v);
+      name[n] = '\0';
+      if (n == 0) continue;
+      if (IN(utf8, name, n) || strncmp(name, "utf-8-", 6) == 0) return;
+      if (IN(latin1, name, n) || strncmp(name, "latin-1-", 8) == 0 || strncmp(name, "iso-8859-1-", 11) == 0 ||
+          strncmp(name, "iso-latin-1-", 12) == 0) {
+        ck->latin1 = true;
+        return;
+      }
+      add(ck, SQ_FINDING_ENCODING, line, (int)(c - p) + 1, "%s: only UTF-8 and Latin-1 sources are read", name);
+      return;
+    }
+    while (eol < end && (*eol == '\r' || *eol == '\n')) { /* one line break */
+      bool crlf = *eol == '\r' && eol + 1 < end && eol[1] == '\n';
+      eol += crlf ? 2 : 1;
+      break;
+    }
+    p = eol;
+  }
+}
+
 int sq_policy_check(const sq_policy_config *cfg, const char *src, size_t len, sq_policy_report *out) {
   if (!out) return SQ_EINVAL;
   memset(out, 0, sizeof *out);
   if (!cfg || (!src && len)) return SQ_EINVAL;
   checker ck = {.cfg = cfg, .rep = out};
+  read_cookie(&ck, src ? src : "", len);
   check_stream(&ck, src ? src : "", len, 1, 1, 0);
   qsort(out->items, out->n, sizeof *out->items, by_position);
   return 0;

@@ -20,7 +20,11 @@
   X(PROCESS, "process", SQ_POLICY_BLOCK)                                       \
   X(DUNDER, "dunder", SQ_POLICY_BLOCK)                                         \
   X(ENDLESS_LOOP, "endless_loop", SQ_POLICY_RECORD)                            \
-  X(SYNTAX, "syntax", SQ_POLICY_RECORD)
+  X(SYNTAX, "syntax", SQ_POLICY_RECORD)                                        \
+  X(UNICODE_NAME, "unicode_name", SQ_POLICY_RECORD)                            \
+  X(ENCODING, "encoding", SQ_POLICY_BLOCK)                                     \
+  X(MODULE_WALK, "module_walk", SQ_POLICY_BLOCK)                               \
+  X(GETATTR, "getattr", SQ_POLICY_BLOCK)
 
 typedef enum {
 #define X(name, str, dflt) SQ_FINDING_##name,

@@ -73,7 +73,7 @@ static int parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
   u->port = 6379;
   u->db = -1;
   if (!url || !*url) {
-    snprintf(err, errlen, "redis URL is empty (want redis://[:password@]host[:port][/db] or unix:///path)");
+    snprintf(err, errlen, "redis URL is empty (want redis://[user:password@]host[:port][/db] or unix:///path)");
     return SQ_EINVAL;
   }
   if (strncmp(url, "unix://", 7) == 0) {
@@ -89,11 +89,17 @@ static int parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
     strcpy(u->path, p);
     return 0;
   }
+  if (strncmp(url, "rediss://", 9) == 0) {
+    snprintf(err, errlen, "redis URL: rediss:// (TLS) is not supported; reach Redis through a TLS tunnel and "
+                          "use redis://127.0.0.1:PORT (docs/deploy.md, \"Redis over TLS\")");
+    return SQ_EINVAL;
+  }
   if (strncmp(url, "redis://", 8) != 0) {
     const char *colon = strstr(url, "://");
-    snprintf(err, errlen, "redis URL: scheme '%.*s' is not redis:// or unix://",
+    snprintf(err, errlen, "redis URL: scheme '%.*s' is not redis://, unix://, redis-sentinel:// or redis-cluster://",
              colon ? (int)(colon - url > 32 ? 32 : colon - url) : 0, url);
-    if (!colon) snprintf(err, errlen, "redis URL: missing scheme (want redis:// or unix://)");
+    if (!colon)
+      snprintf(err, errlen, "redis URL: missing scheme (want redis://, unix://, redis-sentinel:// or redis-cluster://)");
     return SQ_EINVAL;
   }
   const char *auth = url + 8;
@@ -218,19 +224,50 @@ int sq__queue_check(sq_queue *q, const redisReply *r, int want, int nil_ok, cons
   return SQ_EREDIS;
 }
 
-/* Runs AUTH and SELECT as the URL asks. */
+/* Whether an error reply is about credentials or an ACL user's rights
+ * (NOAUTH, WRONGPASS, NOPERM, an AUTH the server does not expect): the
+ * operator's to fix, so it is named and not retried as a network fault. */
+static bool is_auth_reply(const redisReply *r) {
+  if (!r || r->type != REDIS_REPLY_ERROR || !r->str) return false;
+  return strncmp(r->str, "NOAUTH", 6) == 0 || strncmp(r->str, "WRONGPASS", 9) == 0 ||
+         strncmp(r->str, "NOPERM", 6) == 0 || strstr(r->str, "invalid password") ||
+         strstr(r->str, "without any password configured");
+}
+
+/* Names an authentication or permission failure (what: the command);
+ * returns SQ_EREDIS_AUTH. The password is never shown. */
+static int auth_error(sq_queue *q, const redisReply *r, const char *what) {
+  char where[300];
+  describe(q, where, sizeof where);
+  const char *user = q->url.user[0] ? q->url.user : "default";
+  int n = (int)(r->len > 160 ? 160 : r->len);
+  if (strncmp(r->str, "NOPERM", 6) == 0)
+    sq__queue_err(q, "redis user '%s' at %s may not run %s (%.*s): grant the ACL sandq needs (docs/deploy.md, "
+                  "\"Redis authentication\")", user, where, what, n, r->str);
+  else if (!q->url.password[0])
+    sq__queue_err(q, "redis at %s requires a password (%.*s): give it in the URL, redis://USER:PASSWORD@HOST:PORT "
+                  "(docs/deploy.md, \"Redis authentication\")", where, n, r->str);
+  else
+    sq__queue_err(q, "redis at %s refused the password for user '%s' (%.*s): check the user and password in the "
+                  "URL (docs/deploy.md, \"Redis authentication\")", where, user, n, r->str);
+  return SQ_EREDIS_AUTH;
+}
+
+/* Runs AUTH (or, without a password, a PING that tells whether the server
+ * wants one) and SELECT as the URL asks. */
 static int handshake(sq_queue *q) {
   redisReply *r;
   int rc;
-  if (q->url.password[0]) {
-    if (q->url.user[0])
-      r = redisCommand(q->ctx, "AUTH %s %s", q->url.user, q->url.password);
-    else
-      r = redisCommand(q->ctx, "AUTH %s", q->url.password);
-    rc = sq__queue_check(q, r, REDIS_REPLY_STATUS, 0, "AUTH");
-    freeReplyObject(r);
-    if (rc) return rc == SQ_EREDIS ? SQ_EREDIS_CONN : rc;
-  }
+  if (q->url.password[0] && q->url.user[0])
+    r = redisCommand(q->ctx, "AUTH %s %s", q->url.user, q->url.password);
+  else if (q->url.password[0])
+    r = redisCommand(q->ctx, "AUTH %s", q->url.password);
+  else
+    r = redisCommand(q->ctx, "PING");
+  rc = is_auth_reply(r) ? auth_error(q, r, q->url.password[0] ? "AUTH" : "PING")
+                        : sq__queue_check(q, r, REDIS_REPLY_STATUS, 0, q->url.password[0] ? "AUTH" : "PING");
+  freeReplyObject(r);
+  if (rc) return rc == SQ_EREDIS ? SQ_EREDIS_CONN : rc;
   if (q->url.db >= 0) {
     r = redisCommand(q->ctx, "SELECT %ld", q->url.db);
     rc = sq__queue_check(q, r, REDIS_REPLY_STATUS, 0, "SELECT");
@@ -242,7 +279,7 @@ static int handshake(sq_queue *q) {
 
 int sq__queue_load_functions(sq_queue *q) {
   redisReply *r = redisCommand(q->ctx, "FUNCTION LOAD REPLACE %s", sq__queue_lua);
-  int rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 0, "FUNCTION LOAD");
+  int rc = is_auth_reply(r) ? auth_error(q, r, "FUNCTION LOAD") : sq__queue_check(q, r, REDIS_REPLY_STRING, 0, "FUNCTION LOAD");
   freeReplyObject(r);
   return rc;
 }
@@ -464,7 +501,8 @@ int sq_queue_check_server(sq_queue *q, char *out, size_t outlen) {
                    save[0] ? "what changed since the last snapshot" : "every queued task and result");
     found++;
   }
-  long replicas = connected_replicas(q);
+  /* INFO is @dangerous (the documented ACL denies it): asked only when it matters */
+  long replicas = q->opts.wait_replicas > 0 ? connected_replicas(q) : -1;
   if (q->opts.wait_replicas > 0 && replicas >= 0 && replicas < q->opts.wait_replicas) {
     sq_buf_appendf(&text, "redis at %s has %ld replica(s) connected and wait_replicas is %lld: pushes and results "
                    "wait until enough are back (docs/operations.md, Failover)\n", where, replicas,

@@ -105,7 +105,10 @@ typedef struct {
   char *payload; /* NUL-terminated, len bytes (may hold NULs) */
   size_t len;
   char worker_id[128];
-  int shard; /* which of the queue's shards holds the claim (0 unless sharded) */
+  int shard;                   /* which of the queue's shards holds the claim (0 unless sharded) */
+  int attempt;                 /* 1 on the first claim, n + 1 after n retries (sq_queue_retry) */
+  int64_t claimed_at_ms;       /* wall clock of this claim (the worker's) */
+  int64_t first_claimed_at_ms; /* wall clock of the first attempt's claim (this one's when attempt is 1) */
 } sq_claim;
 
 void sq_claim_clear(sq_claim *c);
@@ -158,11 +161,50 @@ int sq_queue_complete(sq_queue *q, const sq_completion *c);
  * Returns 0, or the connection error that stopped it. */
 int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs);
 
+/* ---- capped streams (queue_stream.c) ------------------------------- */
+
+/* One stream entry: n field/value pairs, all borrowed. */
+typedef struct {
+  const char *const *fields;
+  const char *const *values;
+  size_t n;
+} sq_queue_stream_entry;
+
+/* Entries for the stream sq:{Q}:<name>, capped at about max_len entries
+ * (XADD MAXLEN ~ max_len: Redis trims whole nodes, so a little more may
+ * stay). Borrowed. */
+typedef struct {
+  const char *name;
+  int64_t max_len;
+  const sq_queue_stream_entry *entries;
+  size_t n;
+} sq_queue_stream_batch;
+
+/* Appends b's entries in one round trip. Returns 0, or the first error
+ * (SQ_EREDIS: e.g. the key holds another type; SQ_EREDIS_CONN). */
+int sq_queue_stream_add(sq_queue *q, const sq_queue_stream_batch *b);
+
+/* sq_queue_complete_many, with log's entries appended in the same round
+ * trip (after the completions). *log_rc gets 0 or the entries' first error;
+ * the completions' codes are as sq_queue_complete_many's. log may be NULL. */
+int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, int *rcs,
+                               const sq_queue_stream_batch *log, int *log_rc);
+
+/* Calls fn once per entry of sq:{Q}:<name> from start_id (inclusive;
+ * "(ID" exclusive; NULL or "": the first), oldest first, paging with
+ * XRANGE. The entry's id, fields and values are borrowed for the call (at
+ * most 64 pairs). A non-zero return from fn stops and is returned. */
+typedef int (*sq_queue_stream_fn)(const char *entry_id, const char *const *fields, const char *const *values,
+                                  size_t n, void *ud);
+int sq_queue_stream_range(sq_queue *q, const char *name, const char *start_id, sq_queue_stream_fn fn, void *ud);
+
 /* Schedules a transient failure for another attempt after delay_ms (< 0:
  * exponential backoff with jitter from the handle's options) through the
- * delayed set. Returns 0 with *scheduled_ms (may be NULL) set, SQ_EEXHAUSTED
- * (max_attempts reached: the claim is still held, store a final result),
- * SQ_EFENCED, or SQ_EREDIS*. reason goes into the task's history. */
+ * delayed set; the task's next claim carries attempt + 1 and this claim's
+ * first_claimed_at_ms. Returns 0 with *scheduled_ms (may be NULL) set,
+ * SQ_EEXHAUSTED (max_attempts reached: the claim is still held, store a
+ * final result), SQ_EFENCED, or SQ_EREDIS*. reason goes into the task's
+ * history. */
 int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms);
 
 /* Hands a claim back untouched to the front of its list (graceful
@@ -197,7 +239,8 @@ typedef struct {
   int64_t total;
   int64_t done;           /* tasks with a result */
   int64_t dead;           /* tasks in the dead letter */
-  int64_t finished_at_ms; /* 0 until done + dead >= total */
+  int64_t duplicate;      /* copies of an id that had a result already: settled, their result not kept */
+  int64_t finished_at_ms; /* 0 until done + dead + duplicate >= total */
   double cost_usd;        /* LLM spend so far */
   double budget_usd;      /* -1 when the batch has no budget */
   int n_statuses;
@@ -208,7 +251,9 @@ typedef struct {
   int n_statuses_dropped; /* status counters past SQ_QUEUE_MAX_STATUSES or with too long a name */
 } sq_batch_stats;
 
-/* Reads a batch's counters. A batch nobody knows gives zeros. */
+/* Reads a batch's counters. A batch nobody knows gives zeros. A value that
+ * is not an integer (or, for cost_usd and budget_usd, a finite number), or
+ * a negative count, gives SQ_EPARSE with the key and field named. */
 int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out);
 
 /* Blocks up to timeout_ms for the batch's completion event (BLPOP on
@@ -240,8 +285,15 @@ int sq_queue_dead_list(sq_queue *q, sq_queue_dead_fn fn, void *ud);
 /* The JSON record of entry id, malloc'd into *out. SQ_ENOTFOUND if none. */
 int sq_queue_dead_show(sq_queue *q, int64_t id, char **out);
 /* Puts entry id (or every entry, id < 0) back on the queue with fresh
- * counters; *n gets how many. SQ_ENOTFOUND when id named none. */
+ * counters; *n gets how many. SQ_ENOTFOUND when id named none. An entry
+ * that cannot be requeued (not a JSON object, no payload) is kept as it is
+ * and the call returns SQ_EPARSE (after requeueing the others), with the
+ * first such entry named in sq_queue_errstr. */
 int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n);
+/* The same, calling fn(entry id, why; both borrowed) for each entry kept;
+ * fn may be NULL; a non-zero return from fn is returned. */
+typedef int (*sq_queue_dead_skip_fn)(const char *id, const char *why, void *ud);
+int sq_queue_dead_requeue_each(sq_queue *q, int64_t id, size_t *n, sq_queue_dead_skip_fn fn, void *ud);
 
 /* ---- LLM-side state: batch spend and budget, cached verdicts ----
  * Kept apart so the queue's core can change without touching them. */

@@ -148,17 +148,26 @@ int sq_queue_push(sq_queue *q, const char *batch, const char *const *payloads, c
   return rc;
 }
 
-/* Parses one counter value of the batch hash. */
-static int counter_value(sq_queue *q, const redisReply *v, int64_t *out) {
+/* Parses one value of the batch hash bkey: an integer counter, or (money)
+ * a finite number; names the field and the key when it is neither. */
+static int counter_value(sq_queue *q, const char *bkey, const redisReply *k, const redisReply *v, bool money,
+                         int64_t *out, double *usd) {
   char buf[32];
   if (v->type != REDIS_REPLY_STRING || v->len == 0 || v->len >= sizeof buf) goto bad;
   memcpy(buf, v->str, v->len);
   buf[v->len] = 0;
+  if (money) {
+    char *end = NULL;
+    *usd = strtod(buf, &end);
+    if (*end || !(*usd >= -1e15 && *usd <= 1e15)) goto bad; /* also NaN and inf */
+    return 0;
+  }
   if (sq_parse_i64(buf, INT64_MIN, INT64_MAX, out) != 0) goto bad;
   return 0;
 bad:
-  sq__queue_err(q, "HGETALL: batch counter is not an integer");
-  return SQ_EREDIS;
+  sq__queue_err(q, "%s: field '%.40s' is not %s; repair it with HSET or HDEL (docs/operations.md, \"Damaged keys\")",
+                bkey, k->str, money ? "a number of dollars" : "an integer");
+  return SQ_EPARSE;
 }
 
 /* Reads one batch hash (a shard's part, or the whole batch) into out. */
@@ -181,19 +190,22 @@ static int read_part(sq_queue *q, const char *bkey, sq_batch_stats *out) {
       rc = SQ_EREDIS;
       goto out;
     }
-    if (strcmp(k->str, "cost_usd") == 0 || strcmp(k->str, "budget_usd") == 0) { /* money, not counters */
-      double d = v->type == REDIS_REPLY_STRING ? strtod(v->str, NULL) : 0;
-      if (k->str[0] == 'c') out->cost_usd = d;
-      else out->budget_usd = d;
+    bool money = strcmp(k->str, "cost_usd") == 0 || strcmp(k->str, "budget_usd") == 0;
+    double usd = 0;
+    if ((rc = counter_value(q, bkey, k, v, money, &n, &usd))) goto out;
+    if (money) {
+      if (k->str[0] == 'c') out->cost_usd = usd;
+      else out->budget_usd = usd;
       continue;
     }
-    if ((rc = counter_value(q, v, &n))) goto out;
     if (strcmp(k->str, "total") == 0) {
       out->total = n;
     } else if (strcmp(k->str, "done") == 0) {
       out->done = n;
     } else if (strcmp(k->str, "dead") == 0) {
       out->dead = n;
+    } else if (strcmp(k->str, "duplicate") == 0) {
+      out->duplicate = n;
     } else if (strcmp(k->str, "finished_at_ms") == 0) {
       out->finished_at_ms = n;
     } else if (strncmp(k->str, "status:", 7) == 0) {
@@ -206,6 +218,16 @@ static int read_part(sq_queue *q, const char *bkey, sq_batch_stats *out) {
       out->statuses[out->n_statuses++].count = n;
     }
   }
+  /* Counts that cannot be, whoever wrote them. */
+  if (out->total < 0 || out->done < 0 || out->dead < 0 || out->duplicate < 0) {
+    sq__queue_err(q, "%s: a negative count (total %lld, done %lld, dead %lld, duplicate %lld); repair it with HSET "
+                  "(docs/operations.md, \"Damaged keys\")", bkey, (long long)out->total, (long long)out->done,
+                  (long long)out->dead, (long long)out->duplicate);
+    rc = SQ_EPARSE;
+    goto out;
+  }
+  /* A stamp left from before more tasks were counted in (a raw HINCRBY). */
+  if (out->done + out->dead + out->duplicate < out->total) out->finished_at_ms = 0;
 out:
   freeReplyObject(r);
   return rc;
@@ -216,6 +238,7 @@ static void add_part(sq_batch_stats *sum, const sq_batch_stats *part) {
   sum->total += part->total;
   sum->done += part->done;
   sum->dead += part->dead;
+  sum->duplicate += part->duplicate;
   sum->n_statuses_dropped += part->n_statuses_dropped;
   for (int i = 0; i < part->n_statuses; i++) {
     int k = 0;
@@ -376,6 +399,7 @@ int sq_queue_counters_get(sq_queue *q, sq_queue_counters *out) {
   if ((rc = sq_queue_length(q, &out->waiting)) || (rc = add_size(q, "ZCARD", "delayed", &out->delayed)) ||
       (rc = add_size(q, "ZCARD", "leases", &out->in_flight)) || (rc = add_size(q, "HLEN", "dead", &out->dead_letter)))
     return rc;
+  static const char *const names[] = {"fenced", "duplicate", "stalled", "retried", "dead", "deduplicated"};
   for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
     if ((rc = sq__queue_shard_key(q, s, key, "stats", NULL))) return rc;
     redisReply *r = sq__queue_cmdf(q, &rc, key, "HMGET %s fenced duplicate stalled retried dead deduplicated", key);
@@ -383,8 +407,16 @@ int sq_queue_counters_get(sq_queue *q, sq_queue_counters *out) {
     if (!rc && r->elements == 6) {
       int64_t *f[] = {&out->fenced, &out->duplicate, &out->stalled,
                       &out->retried, &out->dead, &out->deduplicated};
-      for (size_t i = 0; i < 6; i++)
-        if (r->element[i]->type == REDIS_REPLY_STRING) *f[i] += strtoll(r->element[i]->str, NULL, 10);
+      for (size_t i = 0; i < 6 && !rc; i++) {
+        int64_t v = 0;
+        if (r->element[i]->type != REDIS_REPLY_STRING) continue;
+        if (sq_parse_i64(r->element[i]->str, 0, INT64_MAX, &v) != 0) {
+          sq__queue_err(q, "%s: field '%s' is not a count; repair it with HSET or HDEL (docs/operations.md, "
+                        "\"Damaged keys\")", key, names[i]);
+          rc = SQ_EPARSE;
+        }
+        *f[i] += v;
+      }
     }
     freeReplyObject(r);
   }

@@ -25,12 +25,14 @@ void sq_claim_clear(sq_claim *c) {
 
 static void i64_text(char *buf, size_t n, int64_t v) { snprintf(buf, n, "%lld", (long long)v); }
 
-/* Parses {token, payload, ...} of shard s into out[0..*n). */
+/* Parses {token, payload, info, ...} of shard s into out[0..*n); info is
+ * "" or "<retries> <first claim wall ms>" (queue.lua, claim). */
 static int take_claims(sq_queue *q, int s, const redisReply *r, const char *worker_id, sq_claim *out, size_t max,
                        size_t *n) {
-  for (size_t i = 0; i + 1 < r->elements && *n < max; i += 2) {
-    const redisReply *t = r->element[i], *p = r->element[i + 1];
-    if (t->type != REDIS_REPLY_INTEGER || p->type != REDIS_REPLY_STRING) {
+  int64_t now_ms = sq_now_wall_ms();
+  for (size_t i = 0; i + 2 < r->elements && *n < max; i += 3) {
+    const redisReply *t = r->element[i], *p = r->element[i + 1], *info = r->element[i + 2];
+    if (t->type != REDIS_REPLY_INTEGER || p->type != REDIS_REPLY_STRING || info->type != REDIS_REPLY_STRING) {
       sq__queue_err(q, "sq1_claim: malformed reply");
       return SQ_EREDIS;
     }
@@ -44,6 +46,13 @@ static int take_claims(sq_queue *q, int s, const redisReply *r, const char *work
     c->shard = s;
     if (c->token > q->max_token[s]) q->max_token[s] = c->token;
     snprintf(c->worker_id, sizeof c->worker_id, "%s", worker_id);
+    long long retries = 0, first_ms = 0;
+    c->attempt = 1;
+    c->claimed_at_ms = c->first_claimed_at_ms = now_ms;
+    if (info->len && sscanf(info->str, "%lld %lld", &retries, &first_ms) >= 1 && retries > 0 && retries < 1000000) {
+      c->attempt = (int)retries + 1;
+      if (first_ms > 0 && first_ms <= now_ms) c->first_claimed_at_ms = first_ms;
+    }
     (*n)++;
   }
   return 0;
@@ -59,8 +68,8 @@ static int claim_once(sq_queue *q, int s, const char *worker_id, sq_claim *out, 
   snprintf(id, sizeof id, "%016llx", (unsigned long long)q->claim_seq++);
   i64_text(lease, sizeof lease, q->opts.lease_ms);
   i64_text(cnt, sizeof cnt, (int64_t)max);
-  const char *argv[] = {worker_id, lease, cnt, id};
-  redisReply *r = sq__queue_fcall_at(q, s, "sq1_claim", 4, argv, NULL, false, &rc);
+  const char *argv[] = {worker_id, lease, cnt, id, "1"};
+  redisReply *r = sq__queue_fcall_at(q, s, "sq1_claim", 5, argv, NULL, false, &rc);
   if (rc == SQ_EREDIS_CONN) snprintf(q->lost_claim, sizeof q->lost_claim, "%s", id);
   if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_claim");
   if (!rc) rc = take_claims(q, s, r, worker_id, out, max, n);
@@ -191,20 +200,32 @@ typedef struct {
 } pipe_conns;
 
 int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs) {
-  int rc = 0, first_err = 0;
+  return sq_queue_complete_many_log(q, c, n, rcs, NULL, NULL);
+}
+
+int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, int *rcs,
+                               const sq_queue_stream_batch *log, int *log_rc) {
+  int rc = 0, first_err = 0, lrc = 0, rrc = 0;
+  size_t n_log = 0;
+  bool with_log = log && log->n > 0, log_sent = false;
+  redisContext *home = NULL; /* the log's server */
   pipe_conns pc = {.ctx = calloc(n ? n : 1, sizeof *pc.ctx), .uniq = calloc(n ? n : 1, sizeof *pc.uniq)};
   bool *redo = calloc(n ? n : 1, sizeof *redo);
+  bool *log_redo = calloc(with_log ? log->n : 1, sizeof *log_redo);
   char(*keys)[SQ__KEY_MAX] = malloc((n ? n : 1) * sizeof *keys);
-  if (!pc.ctx || !pc.uniq || !redo || !keys) {
+  if (log_rc) *log_rc = 0;
+  if (!pc.ctx || !pc.uniq || !redo || !log_redo || !keys) {
     rc = SQ_ENOMEM;
     goto out;
   }
-  /* Every server first, so a failure leaves no reply unread anywhere. */
+  /* Every server first (the log's too), so a failure leaves no reply
+   * unread anywhere. */
   for (size_t i = 0; i < n; i++) {
     if ((rc = sq__queue_shard_key(q, c[i].claim->shard, keys[i], "tasks", NULL)) || (rc = sq__queue_conn(q, keys[i])))
       goto out;
     pc.ctx[i] = q->ctx;
   }
+  if (with_log && !(lrc = sq__queue_stream_conn(q, log))) home = q->ctx;
   for (size_t i = 0; i < n; i++) {
     complete_args a;
     complete_args_fill(q, &c[i], &a);
@@ -213,6 +234,13 @@ int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *r
     size_t u = 0;
     while (u < pc.n_uniq && pc.uniq[u] != pc.ctx[i]) u++;
     if (u == pc.n_uniq) pc.uniq[pc.n_uniq++] = pc.ctx[i];
+  }
+  /* The log's entries ride in the same round trip, on the home tag's
+   * server, behind the completions (and before its WAIT). */
+  if (home) {
+    q->ctx = home;
+    lrc = sq__queue_stream_append(q, log, &n_log);
+    log_sent = true;
   }
   bool wait = q->opts.wait_replicas > 0;
   for (size_t u = 0; wait && u < pc.n_uniq; u++) {
@@ -231,6 +259,10 @@ int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *r
     rcs[i] = redo[i] ? SQ_EREDIS : complete_code(q, r, &c[i]);
     freeReplyObject(r);
   }
+  if (home) {
+    q->ctx = home;
+    rrc = sq__queue_stream_replies(q, n_log, log_redo);
+  }
   for (size_t u = 0; wait && u < pc.n_uniq; u++) {
     q->ctx = pc.uniq[u];
     int w = sq__queue_wait_read(q);
@@ -244,11 +276,15 @@ int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *r
   for (size_t i = 0; i < n && !first_err; i++) {
     if (redo[i]) rcs[i] = sq_queue_complete(q, &c[i]);
   }
+  if (home && !lrc && !rrc) rrc = sq__queue_stream_resend(q, log, log_redo);
   rc = first_err;
 out:
+  /* The log's entries went nowhere, or some failed: the caller keeps them. */
+  if (log_rc && with_log) *log_rc = lrc ? lrc : rrc ? rrc : !log_sent ? (rc ? rc : SQ_EREDIS_CONN) : 0;
   free(pc.ctx);
   free(pc.uniq);
   free(redo);
+  free(log_redo);
   free(keys);
   return rc;
 }
@@ -266,7 +302,7 @@ int sq_queue_complete(sq_queue *q, const sq_completion *c) {
 /* ---- retry / release ------------------------------------------------ */
 
 int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms) {
-  char tok[24], maxa[24], delay[24], base[24], cap[24], jit[32], ret[24];
+  char tok[24], maxa[24], delay[24], base[24], cap[24], jit[32], ret[24], first[24];
   uint32_t rnd = 0;
   int rc;
   if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd) rnd = (uint32_t)sq_now_mono_ms() * 2654435761u;
@@ -277,8 +313,9 @@ int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char 
   i64_text(cap, sizeof cap, q->opts.backoff_max_ms);
   snprintf(jit, sizeof jit, "%.6f", (double)rnd / 4294967296.0);
   i64_text(ret, sizeof ret, q->opts.retention_s);
-  const char *argv[] = {c->worker_id, tok, reason ? reason : "", maxa, delay, base, cap, jit, ret};
-  redisReply *r = sq__queue_fcall_at(q, c->shard, "sq1_retry", 9, argv, NULL, true, &rc);
+  i64_text(first, sizeof first, c->first_claimed_at_ms > 0 ? c->first_claimed_at_ms : 0);
+  const char *argv[] = {c->worker_id, tok, reason ? reason : "", maxa, delay, base, cap, jit, ret, first};
+  redisReply *r = sq__queue_fcall_at(q, c->shard, "sq1_retry", 10, argv, NULL, true, &rc);
   if (rc) return rc;
   if (r->type == REDIS_REPLY_INTEGER && r->integer == -1) {
     rc = SQ_EFENCED;

@@ -78,7 +78,7 @@ int sq_queue_dead_show(sq_queue *q, int64_t id, char **out) {
   return rc;
 }
 
-int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n) {
+int sq_queue_dead_requeue_each(sq_queue *q, int64_t id, size_t *n, sq_queue_dead_skip_fn fn, void *ud) {
   char ids[24];
   int rc = 0, shards = sq__queue_nshards(q);
   *n = 0;
@@ -87,13 +87,40 @@ int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n) {
   else
     ids[0] = 0;
   const char *argv[] = {ids};
+  size_t kept = 0;
   for (int s = 0; s < shards && !rc; s++) {
     if (id >= 0 && s != id % shards) continue;
     redisReply *r = sq__queue_fcall_at(q, s, "sq1_dead_requeue", 1, argv, NULL, true, &rc);
-    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_dead_requeue");
-    if (!rc) *n += (size_t)r->integer;
+    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_dead_requeue");
+    /* {requeued, id, why, id, why, ...}; ids are the shard's */
+    if (!rc && (r->elements < 1 || r->elements % 2 != 1 || r->element[0]->type != REDIS_REPLY_INTEGER)) {
+      sq__queue_err(q, "sq1_dead_requeue: malformed reply");
+      rc = SQ_EREDIS;
+    }
+    if (!rc) *n += (size_t)r->element[0]->integer;
+    for (size_t i = 1; !rc && i + 1 < r->elements; i += 2) {
+      const redisReply *k = r->element[i], *why = r->element[i + 1];
+      char ks[48] = "?";
+      if (k->type == REDIS_REPLY_STRING && shards == 1)
+        snprintf(ks, sizeof ks, "%.40s", k->str);
+      else if (k->type == REDIS_REPLY_STRING) /* the id callers see */
+        snprintf(ks, sizeof ks, "%lld", strtoll(k->str, NULL, 10) * shards + s);
+      const char *ws = why->type == REDIS_REPLY_STRING ? why->str : "?";
+      if (fn && (rc = fn(ks, ws, ud))) break;
+      if (!kept++)
+        snprintf(q->errstr, sizeof q->errstr, "dead-letter entry %.40s cannot be requeued (%s); kept as it is "
+                 "(sandq-producer dead show %.40s)", ks, ws, ks);
+    }
     freeReplyObject(r);
   }
-  if (!rc && id >= 0 && *n == 0) rc = SQ_ENOTFOUND;
+  if (rc) return rc;
+  if (kept) {
+    /* the first kept entry's message, not a later shard's error */
+    rc = SQ_EPARSE;
+  } else if (id >= 0 && *n == 0) {
+    rc = SQ_ENOTFOUND;
+  }
   return rc;
 }
+
+int sq_queue_dead_requeue(sq_queue *q, int64_t id, size_t *n) { return sq_queue_dead_requeue_each(q, id, n, NULL, NULL); }

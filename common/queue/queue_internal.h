@@ -208,6 +208,22 @@ int sq__queue_fcall_append_key(sq_queue *q, const char *key, const char *fn, int
 /* Reads one pipelined reply, reloading nothing (the caller retries). */
 redisReply *sq__queue_read(sq_queue *q, int *rc);
 
+/* Connects the server of b's stream (sq:{Q}:<name>, the home tag) and
+ * makes it q->ctx (queue_stream.c). Returns 0 or an error. */
+int sq__queue_stream_conn(sq_queue *q, const sq_queue_stream_batch *b);
+/* Appends b's XADDs to q->ctx's pipeline, which must be the stream's
+ * server (sq__queue_stream_conn); *n_cmds gets how many went out. Returns
+ * 0 or an error. */
+int sq__queue_stream_append(sq_queue *q, const sq_queue_stream_batch *b, size_t *n_cmds);
+/* Reads n XADD replies from q->ctx. One the cluster redirected (the slot
+ * moved: it did not land) sets redo[i] instead of failing. Returns 0 or
+ * the first error. */
+int sq__queue_stream_replies(sq_queue *q, size_t n, bool *redo);
+/* Sends b's entries with redo[i] set again, one by one, following the
+ * cluster's redirects; only once every pipelined reply is read. Returns 0
+ * or the first error. */
+int sq__queue_stream_resend(sq_queue *q, const sq_queue_stream_batch *b, const bool *redo);
+
 /* Loads the functions library (FUNCTION LOAD REPLACE). */
 int sq__queue_load_functions(sq_queue *q);
 

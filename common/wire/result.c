@@ -103,7 +103,10 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
 
   ok = ok && BSON_APPEND_DOCUMENT_BEGIN(doc, "timings", &sub) && BSON_APPEND_INT64(&sub, "queue_ms", r->queue_ms) &&
        BSON_APPEND_INT64(&sub, "llm_ms", r->llm_ms) && BSON_APPEND_INT64(&sub, "exec_ms", r->exec_ms) &&
-       BSON_APPEND_INT64(&sub, "total_ms", r->total_ms) && bson_append_document_end(doc, &sub);
+       BSON_APPEND_INT64(&sub, "total_ms", r->total_ms) &&
+       BSON_APPEND_INT64(&sub, "all_attempts_ms", r->all_attempts_ms >= r->total_ms ? r->all_attempts_ms : r->total_ms) &&
+       bson_append_document_end(doc, &sub);
+  ok = ok && BSON_APPEND_INT32(doc, "attempts", r->attempts > 0 ? r->attempts : 1);
 
   ok = ok && BSON_APPEND_DOCUMENT_BEGIN(doc, "resources", &sub) && BSON_APPEND_INT64(&sub, "cpu_ms", r->cpu_ms) &&
        BSON_APPEND_INT64(&sub, "memory_kib", r->memory_kib) && bson_append_document_end(doc, &sub);
@@ -115,7 +118,8 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
          BSON_APPEND_INT64(&sub, "completion_tokens", r->llm.completion_tokens) &&
          BSON_APPEND_DOUBLE(&sub, "cost_usd", r->llm.cost_usd) &&
          BSON_APPEND_BOOL(&sub, "usage_estimated", r->llm.usage_estimated) &&
-         BSON_APPEND_INT32(&sub, "calls", r->llm.calls > 0 ? r->llm.calls : 1) && bson_append_document_end(doc, &sub);
+         BSON_APPEND_INT32(&sub, "calls", r->llm.calls > 0 ? r->llm.calls : 1) &&
+         BSON_APPEND_DOUBLE(&sub, "temperature", r->llm.temperature) && bson_append_document_end(doc, &sub);
   }
   if (ok && r->jail.ran) ok = append_jail(doc, &r->jail);
   if (ok && r->risk) ok = append_risk(doc, r->risk);

@@ -22,6 +22,7 @@ typedef struct {
   double cost_usd;
   bool usage_estimated;        /* any call's usage was estimated */
   int calls;                   /* code + risk + repair calls; tokens and cost are their totals */
+  double temperature;          /* of the code and repair requests (the task's, else 0) */
 } sq_result_llm;
 
 /* The risk verdict (risk.h) as the result stores it; strings borrowed. */
@@ -54,7 +55,7 @@ typedef struct {
   const char *id;
   const char *batch;
   sq_status status;
-  const char *reason;          /* why, for invalid_task/llm_error/blocked/policy; may be NULL */
+  const char *reason;          /* why, for every status but passed and ok; may be NULL */
   int exit_code;               /* -1 when the program did not exit normally or did not run */
   int signal;                  /* 0 when none */
   const char *stdout_buf;
@@ -65,6 +66,8 @@ typedef struct {
   bool stderr_truncated;
   const char *code;            /* the program that ran; may be NULL */
   int64_t queue_ms, llm_ms, exec_ms, total_ms;
+  int attempts;                /* the queue's attempt this result came from (1..max_attempts); < 1: 1 */
+  int64_t all_attempts_ms;     /* wall time from the first attempt's claim to this result (written as at least total_ms) */
   int64_t cpu_ms, memory_kib;  /* from the jail; 0 when it did not run */
   const char *blocked_syscall; /* may be NULL */
   sq_result_jail jail;         /* how the program ran: mode and layers */

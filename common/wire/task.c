@@ -165,7 +165,8 @@ static sq_task *salvage(const cJSON *root, const bool *nul) {
 static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *err, size_t errlen) {
   static const char *const known[] = {"id",    "batch",           "prompt", "code",     "tests",
                                       "entry_point", "expected_stdout", "limits", "metadata",
-                                      "enqueued_at_ms", "priority", "idempotency_key"};
+                                      "enqueued_at_ms", "priority", "idempotency_key",
+                                      "temperature", "model"};
   const size_t n_known = sizeof known / sizeof known[0];
   unsigned seen = 0;
   const cJSON *m;
@@ -179,7 +180,8 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
     if (k == n_known)
       return sq_errf(err, errlen, SQ_ETASK,
                   "%s: unknown field (known: id, batch, prompt, code, tests, entry_point, "
-                  "expected_stdout, limits, metadata, enqueued_at_ms, priority, idempotency_key)", m->string);
+                  "expected_stdout, limits, metadata, enqueued_at_ms, priority, idempotency_key, "
+                  "temperature, model)", m->string);
     if (seen & (1u << k)) return sq_errf(err, errlen, SQ_ETASK, "%s: appears twice", m->string);
     seen |= 1u << k;
     switch (k) {
@@ -223,6 +225,16 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
       if (!valid_text(t->idempotency_key, SQ_TASK_IDEM_MAX))
         return sq_errf(err, errlen, SQ_ETASK, "idempotency_key: must be 1-%d bytes of valid UTF-8 without control characters",
                     SQ_TASK_IDEM_MAX);
+      break;
+    case 12:
+      if (!cJSON_IsNumber(m) || !(m->valuedouble >= 0 && m->valuedouble <= 2))
+        return sq_errf(err, errlen, SQ_ETASK, "temperature: must be a number in [0, 2]");
+      t->temperature = m->valuedouble;
+      break;
+    case 13:
+      if ((rc = take_string(m, "model", &t->model, err, errlen))) return rc;
+      if (!valid_id(t->model))
+        return sq_errf(err, errlen, SQ_ETASK, "model: must be 1-%d bytes without control characters", SQ_TASK_ID_MAX);
       break;
     }
     if (rc) return rc;
@@ -283,6 +295,7 @@ int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, 
     cJSON_Delete(root);
     return SQ_ENOMEM;
   }
+  t->temperature = -1;
   sq_json_nul_members(buf, len, nul, n);
   int rc = parse_fields(root, nul, t, err, errlen);
   if (rc) {
@@ -307,7 +320,37 @@ void sq_task_free(sq_task *t) {
   free(t->expected_stdout);
   free(t->metadata_json);
   free(t->idempotency_key);
+  free(t->model);
   free(t);
+}
+
+int sq_task_salvage(const char *buf, size_t len, char id[SQ_TASK_ID_MAX + 1], char batch[SQ_TASK_ID_MAX + 1]) {
+  id[0] = 0;
+  snprintf(batch, SQ_TASK_ID_MAX + 1, "%s", SQ_TASK_INVALID_BATCH);
+  if (len > SQ_TASK_SALVAGE_MAX) return SQ_ETOOBIG;
+  cJSON *root = cJSON_ParseWithLength(buf, len);
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return SQ_EPARSE;
+  }
+  /* An id or batch holding a NUL is never taken: cJSON would hand back its
+   * bytes before the NUL, and "t\u0000one" and "t\u0000two" would collapse
+   * into "t" (docs/formats.md, "Strings"). */
+  size_t n = (size_t)cJSON_GetArraySize(root);
+  bool *nul = calloc(n + 1, sizeof *nul);
+  if (!nul) {
+    cJSON_Delete(root);
+    return SQ_ENOMEM;
+  }
+  sq_json_nul_members(buf, len, nul, n);
+  const cJSON *i = clean_member(root, "id", nul);
+  const cJSON *b = clean_member(root, "batch", nul);
+  if (cJSON_IsString(i) && valid_id(i->valuestring)) snprintf(id, SQ_TASK_ID_MAX + 1, "%s", i->valuestring);
+  if (!cJSON_GetObjectItemCaseSensitive(root, "batch")) snprintf(batch, SQ_TASK_ID_MAX + 1, "default");
+  else if (cJSON_IsString(b) && sq_name_ok(b->valuestring, SQ_NAME_BATCH_MAX)) snprintf(batch, SQ_TASK_ID_MAX + 1, "%s", b->valuestring);
+  free(nul);
+  cJSON_Delete(root);
+  return 0;
 }
 
 int sq_task_stamp(const char *buf, size_t len, const char *batch, int64_t now_ms, char **out) {

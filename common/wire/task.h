@@ -36,6 +36,8 @@ typedef struct {
   int64_t enqueued_at_ms;/* set by the producer; 0 when absent */
   sq_task_priority priority; /* "priority": "high" | "normal" | "low" */
   char *idempotency_key; /* NULL when absent; deduplicated by the producer's push */
+  double temperature;    /* sampling temperature in [0, 2] for the LLM; < 0 when absent (0 is sent) */
+  char *model;           /* the model to ask for instead of the provider's; NULL when absent */
 } sq_task;
 
 /* Parses and validates one task of len bytes (need not be NUL-terminated).
@@ -55,6 +57,17 @@ int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, 
 
 /* Frees a task; NULL is a no-op. */
 void sq_task_free(sq_task *t);
+
+/* For a payload sq_task_parse refused without a task (no valid id, too
+ * large): the id and batch its result is filed under, so the batch that
+ * counted it still finishes. id gets its "id" when valid, else "";
+ * batch its "batch" when valid, "default" when absent, else
+ * SQ_TASK_INVALID_BATCH; an id or batch holding a NUL character is never
+ * taken. Returns 0, SQ_ENOMEM, SQ_EPARSE (not a JSON object) or
+ * SQ_ETOOBIG (over SQ_TASK_SALVAGE_MAX bytes, not parsed); both leave id ""
+ * and batch SQ_TASK_INVALID_BATCH. */
+#define SQ_TASK_SALVAGE_MAX ((size_t)64 << 20)
+int sq_task_salvage(const char *buf, size_t len, char id[SQ_TASK_ID_MAX + 1], char batch[SQ_TASK_ID_MAX + 1]);
 
 /* Rewrites one task line for the wire: sets "batch" and "enqueued_at_ms"
  * (every earlier member of those names goes). The input must be a JSON

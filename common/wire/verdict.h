@@ -5,11 +5,27 @@
 
 #include <stdbool.h>
 
+#include "harness.h"
 #include "run.h"
 #include "status.h"
 
-/* has_tests: the task had tests or an entry_point. expected_stdout may be
- * NULL. Returns the status a result reports. */
-sq_status sq_verdict_decide(const sq_jail_outcome *o, bool has_tests, const char *expected_stdout);
+/* Reasons a result carries with these verdicts (docs/formats.md). */
+#define SQ_VERDICT_EARLY_EXIT "exited before the tests completed"
+#define SQ_VERDICT_EQUAL_TO_ANYTHING "a value compared in the tests claims to equal anything"
+
+/* What the task expected of the run, and what its harness reported. */
+typedef struct {
+  bool has_tests;              /* tests or an entry_point: the run went through the harness */
+  sq_harness_marks marks;      /* sq_harness_take_marks of the run (when has_tests) */
+  const char *expected_stdout; /* or NULL */
+} sq_verdict_input;
+
+/* Returns the status a result reports. With tests, `passed` needs exit
+ * status 0 and the harness's completion mark, and no value that claimed to
+ * equal anything. expected_stdout is compared byte for byte after trailing
+ * ASCII white space (space, \t, \n, \v, \f, \r) is trimmed on both sides.
+ * When reason is not NULL it is set to one of the SQ_VERDICT_* reasons, or
+ * NULL when the status needs none. */
+sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in, const char **reason);
 
 #endif

@@ -22,7 +22,8 @@ echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' 
 C=$SQ_SRC/common
 core="$C/core/errors.c $C/core/util.c $C/core/options.c $C/core/name.c $C/core/utf8.c"
 # sq_core whole: the config pulls in the run's vocabulary, options, policy
-core_all=$(ls "$C"/core/*.c "$C"/wire/*.c "$C"/precheck/*.c)
+# (the harness's Python is embedded at build time: its generated source is in the build tree)
+core_all="$(ls "$C"/core/*.c "$C"/wire/*.c "$C"/precheck/*.c) $SQ_BIN/../common/harness_py.c"
 bson_flags=$(pkg-config --cflags --libs libbson-1.0)
 for t in $targets; do
   case $t in
@@ -31,7 +32,7 @@ for t in $targets; do
   task)
     src="$C/wire/task.c $C/core/json_scan.c $core"; corpus=task; libs="-lcjson $bson_flags" ;;
   config)
-    src=$core_all; corpus=config; libs="-lcjson $bson_flags" ;;
+    src=$core_all; corpus=config; libs="-lcjson -lm $bson_flags" ;;
   *) echo "FAIL: unknown fuzz target $t" >&2; exit 1 ;;
   esac
   # shellcheck disable=SC2086

@@ -14,6 +14,11 @@
 #   # limits: --wall-ms N ...  flags for `sandq-worker run` (also the task's limits)
 #   # requires: LAYER          skipped (and listed) when the jail here lacks it
 #   # check: FUNC ARGS...      outside checks (functions below), all must pass
+#   # tests: FILE ENTRY        run with tests/abuse/FILE as its tests and ENTRY as its
+#                              entry_point (the test harness's attacks, issue 10)
+#   # expected_stdout: TEXT    the task's expected_stdout
+#   # policy: default          run under the default pre-check policy, not all=record
+#                              (the pre-check's attacks: they must end `blocked`)
 # Placeholders substituted before a run: @MARK@ (a /tmp path prefix), @RUN@,
 # @COMM@ (a process name to find survivors by), @PROJECT@, @REDIS_PORT@,
 # @HOST_IP@, @LISTEN_PORT@, @SENTINEL@.
@@ -127,6 +132,7 @@ output_at_most() {
     || harm "more than $1 bytes of output kept"
 }
 stdout_is() { [ "$(json stdout)" = "$1" ] || harm "stdout is '$(json stdout)', want '$1'"; }
+reason_is() { [ "$(json reason)" = "$1" ] || harm "reason is '$(json reason)', want '$1'"; }
 
 # ---- layers this jail has, as `sandq-worker check` reports them ----
 LAYERS=""
@@ -151,6 +157,7 @@ skipped=""
 harmed_skipped=""
 n_run=0
 : >"$SQ_TMP/tasks.jsonl"
+: >"$SQ_TMP/tasks-verdict.jsonl"
 for MODE in spawn warm; do
 for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   name=$(basename "$f" .py)
@@ -159,6 +166,9 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   limits=$(header limits "$f")
   requires=$(header requires "$f")
   check=$(header check "$f" | substitute)
+  tests=$(header tests "$f")
+  expected_stdout=$(header expected_stdout "$f")
+  policy=$(header policy "$f")
   [ -n "$expect" ] || { echo "FAIL $name: no '# expect:' header"; failures=$((failures + 1)); continue; }
   forced=""
   if [ -n "$requires" ] && ! has_layer "$requires"; then
@@ -170,8 +180,13 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   fi
   substitute <"$f" >"$SQ_TMP/payloads/$name.py"
   OUT="$SQ_TMP/out/$name.json"
+  set -- --policy all=record
+  [ "$policy" != default ] || set --
+  # shellcheck disable=SC2086 # tests: FILE ENTRY
+  [ -z "$tests" ] || set -- "$@" --tests "$SQ_SRC/tests/abuse/${tests%% *}" --entry-point ${tests#* }
+  [ -z "$expected_stdout" ] || set -- "$@" --expected-stdout "$expected_stdout"
   # shellcheck disable=SC2086 # limits are flags
-  "$W" run --mode "$MODE" --policy all=record $limits "$SQ_TMP/payloads/$name.py" >"$OUT" 2>"$SQ_TMP/out/$name.err"
+  "$W" run --mode "$MODE" "$@" $limits "$SQ_TMP/payloads/$name.py" >"$OUT" 2>"$SQ_TMP/out/$name.err"
   rc=$?
   status=$( [ $rc -eq 0 ] && json status)
   verdict=ok
@@ -193,13 +208,20 @@ for f in "$SQ_SRC"/tests/abuse/[0-9][0-9]-*.py; do
   # the same payload as a task for the serve pass
   [ "$MODE" = spawn ] || continue
   $PY -c 'import json,sys,shlex
-f, name, limits, expect = sys.argv[1:5]
+f, name, limits, expect, tests, expected_stdout, abuse = sys.argv[1:8]
 lim, args = {}, shlex.split(limits)
 for k, v in zip(args[::2], args[1::2]):
     lim[k[2:].replace("-", "_")] = int(v)
-t = {"id": name, "code": open(f).read(), "metadata": {"allowed": expect.split()}}
+t = {"id": name, "code": open(f, encoding="utf-8").read(), "metadata": {"allowed": expect.split()}}
 if lim: t["limits"] = lim
-print(json.dumps(t))' "$SQ_TMP/payloads/$name.py" "$name" "$limits" "$expect" >>"$SQ_TMP/tasks.jsonl"
+if tests:
+    t["tests"], t["entry_point"] = open("%s/%s" % (abuse, tests.split()[0])).read(), tests.split()[1]
+if expected_stdout: t["expected_stdout"] = expected_stdout
+print(json.dumps(t))' "$SQ_TMP/payloads/$name.py" "$name" "$limits" "$expect" "$tests" "$expected_stdout" \
+    "$SQ_SRC/tests/abuse" >"$SQ_TMP/task.json"
+  # The pre-check's payloads go only to the default-policy workers (below).
+  [ "$policy" = default ] || cat "$SQ_TMP/task.json" >>"$SQ_TMP/tasks.jsonl"
+  [ -z "$tests$expected_stdout$policy" ] || cat "$SQ_TMP/task.json" >>"$SQ_TMP/tasks-verdict.jsonl"
 done
 done
 [ -z "$skipped" ] || echo "skipped, layer missing in this jail:$skipped"
@@ -228,7 +250,7 @@ for d in docs:
         print("FAIL serve %s: no findings array" % d["_id"])
         bad += 1
     # the outside checks read the same fields as from `run`
-    o = {"status": d["status"], "stdout": d["stdout"], "stderr": d["stderr"],
+    o = {"status": d["status"], "reason": d.get("reason"), "stdout": d["stdout"], "stderr": d["stderr"],
          "cpu_ms": d["resources"]["cpu_ms"], "memory_kib": d["resources"]["memory_kib"],
          "wall_ms": d["timings"]["exec_ms"], "blocked_syscall": d.get("blocked_syscall")}
     json.dump(o, open(os.path.join(sys.argv[2], "serve-%s.json" % d["_id"]), "w"))
@@ -250,6 +272,57 @@ for f in "$SQ_TMP"/out/serve-*.json; do
   fi
 done
 worker_alive || failures=$((failures + 1))
+
+# ---- the harness's and the pre-check's payloads through real workers, both modes ----
+# Per mode a worker of its own (default policy, a queue of its own) takes the
+# payloads with tests, an expected_stdout or the default policy: the attacks
+# first, the honest ones last (their verdicts must stand), the worker alive
+# after, and the outside checks (reason_is among them) on what it stored.
+n_verdict=$(wc -l <"$SQ_TMP/tasks-verdict.jsonl")
+for MODE in spawn warm; do
+  [ "$n_verdict" -gt 0 ] || break
+  export SANDQ_QUEUE="abuse-verdict-$MODE" SANDQ_JAIL_MODE=$MODE
+  sq_bg "vworker$MODE" "$W" serve --worker-id "abuse-v-$MODE"
+  eval "WORKER_PID=\$SQ_PID_vworker$MODE"
+  if ! "$SQ_BIN/sandq-producer" push --batch "abuse-v-$MODE-$RUN" --wait --timeout-s 300 \
+      --out "$SQ_TMP/verdict-$MODE.bson" "$SQ_TMP/tasks-verdict.jsonl" >"$SQ_TMP/push-v-$MODE.out" 2>&1; then
+    cat "$SQ_TMP/push-v-$MODE.out"; tail -20 "$SQ_TMP/vworker$MODE.log"
+    echo "FAIL verdict $MODE: push --wait through the worker failed"
+    failures=$((failures + 1))
+  fi
+  $PY - "$SQ_TMP/verdict-$MODE.bson" "$SQ_TMP/out" "$MODE" "$n_verdict" <<'PY' || failures=$((failures + 1))
+import bson, json, os, sys
+path, out, mode, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+docs = bson.decode_all(open(path, "rb").read()) if os.path.exists(path) else []
+bad = 0
+for d in docs:
+    want = d["metadata"]["allowed"]
+    ok = d["status"] in want and d["jail"]["mode"] == mode if d["status"] != "blocked" else d["status"] in want
+    print("%s verdict %s %s: %s%s" % ("ok  " if ok else "FAIL", mode, d["_id"], d["status"],
+                                      " (%s)" % d["reason"] if d.get("reason") else ""))
+    bad += not ok
+    o = {"status": d["status"], "reason": d.get("reason"), "stdout": d["stdout"], "stderr": d["stderr"]}
+    json.dump(o, open(os.path.join(out, "verdict-%s-%s.json" % (mode, d["_id"])), "w"))
+if len(docs) != n:
+    print("FAIL verdict %s: %d results for %d tasks" % (mode, len(docs), n))
+    bad += 1
+sys.exit(1 if bad else 0)
+PY
+  for f in "$SQ_TMP"/out/verdict-"$MODE"-*.json; do
+    [ -e "$f" ] || continue
+    name=$(basename "$f" .json); name=${name#verdict-"$MODE"-}
+    OUT=$f
+    check=$(header check "$SQ_SRC/tests/abuse/$name.py" | substitute)
+    harm_text=$( [ -z "$check" ] || eval "$check" 2>&1) || true
+    [ -z "$harm_text" ] || { echo "FAIL verdict $MODE $name: $harm_text"; failures=$((failures + 1)); }
+  done
+  worker_alive || failures=$((failures + 1))
+  kill -TERM "$WORKER_PID"
+  wait "$WORKER_PID" || { echo "FAIL verdict $MODE: the worker did not stop cleanly"; failures=$((failures + 1)); }
+  WORKER_PID=""
+  unset SANDQ_QUEUE SANDQ_JAIL_MODE
+done
+
 sentinel_alive || failures=$((failures + 1))
 canary_in_results=$(grep -c "$CANARY" "$SQ_TMP/results.bson")
 [ "$canary_in_results" -eq 0 ] || { echo "HARM: the key is in the results"; failures=$((failures + 1)); }

@@ -75,6 +75,27 @@ done
 grep -q "ok *300" "$SQ_TMP/push-sh.out" || sq_fail "push --wait summary: $(cat "$SQ_TMP/push-sh.out")"
 echo "cluster: sharded queue (3 shards on masters$shard_owners) completed, 300 results"
 
+# 2b. The audit trail of a sharded queue lives under its home tag, on a
+# master other than its first shards', while the results go to the shards:
+# one entry per program run (a real one here: noop runs none), none lost or
+# doubled (a worker sends them behind its completions, in one round trip).
+A=""; n=0
+while [ -z "$A" ] && [ $n -lt 500 ]; do
+  h=$(sq_cluster_owner "sq:{a$n}:audit")
+  [ "$h" != "$(sq_cluster_owner "sq:{a$n#0}:tasks")" ] && [ "$h" != "$(sq_cluster_owner "sq:{a$n#1}:tasks")" ] && A=a$n
+  n=$((n + 1))
+done
+[ -n "$A" ] || sq_fail "found no queue name whose home tag is on another master than its shards"
+tasks "$SQ_TMP/t30.jsonl" 30
+worker w-a1 "$A" SANDQ_SHARDS=3 SANDQ_TEST_EXEC=real
+SANDQ_SHARDS=3 "$P" push --queue "$A" --batch ba --wait --timeout-s 120 "$SQ_TMP/t30.jsonl" >"$SQ_TMP/push-a.out" \
+  2>"$SQ_TMP/push-a.err" || { cat "$SQ_TMP/push-a.err" "$SQ_TMP/worker-w-a1.log" >&2; sq_fail "push --wait (real runs) failed"; }
+home=$(sq_cluster_owner "sq:{$A}:audit")
+sq_wait_for "[ \$(redis-cli -p $home XLEN 'sq:{$A}:audit') -ge 30 ]" 10 || true
+audit=$(redis-cli -p "$home" XLEN "sq:{$A}:audit")
+[ "$audit" = 30 ] || sq_fail "sharded queue $A: $audit audit entries under sq:{$A}:audit on $home, want 30"
+echo "cluster: sharded queue $A: 30 programs run, 30 audit entries on the home tag's master $home"
+
 # 3. Reshard the queue's slot mid-run. mig28452 hashes to slot 0, the first
 # slot of the first master, which `reshard --cluster-slots 1` moves first.
 Q=mig28452

@@ -64,6 +64,9 @@ for line in open(sys.argv[1]):
     if line.startswith("#") or not line.strip():
         continue
     series, value = line.rsplit(" ", 1)
+    # every series carries its queue's label, first; the checks below read the rest
+    assert '{queue="default"' in series, series
+    series = series.replace('{queue="default"}', "").replace('{queue="default",', "{")
     samples[series] = float(value)
 docs = bson.decode_all(open(sys.argv[2], "rb").read())
 by_status = collections.Counter(d["status"] for d in docs)
@@ -110,7 +113,18 @@ $P metrics $cfg "$SQ_TMP/sandq.prom"
 promtool check metrics <"$SQ_TMP/sandq.prom" || sq_fail "promtool rejects the textfile"
 [ ! -e "$SQ_TMP/sandq.prom.tmp" ] || sq_fail "temporary textfile left behind"
 
-# Health: both workers live; one named; an unknown one is not.
+# Health: both workers live; one named; an unknown one is not; --json for scripts.
+$P health $cfg --json >"$SQ_TMP/h1.json" || sq_fail "health --json of a healthy fleet failed"
+$PY -c '
+import json, sys
+h = json.load(open(sys.argv[1]))
+assert h["healthy"] is True and h["live"] == 2, h
+assert sorted(w["worker"] for w in h["workers"]) == ["w1", "w2"], h
+assert all(w["state"] == "ok" and w["record"]["jail_mode"] in ("warm", "spawn") for w in h["workers"]), h
+' "$SQ_TMP/h1.json" || sq_fail "health --json: $(cat "$SQ_TMP/h1.json")"
+rc=0; $P health $cfg --json nobody >"$SQ_TMP/hn.json" || rc=$?
+[ $rc = 1 ] && $PY -c 'import json, sys; h = json.load(open(sys.argv[1])); assert h["healthy"] is False and "nobody" in h["summary"], h' \
+  "$SQ_TMP/hn.json" || sq_fail "health --json of an unknown worker: exit $rc, $(cat "$SQ_TMP/hn.json")"
 $P health $cfg >"$SQ_TMP/h1.txt" || { cat "$SQ_TMP/h1.txt" >&2; sq_fail "healthy fleet reported unhealthy"; }
 grep -q "HEALTHY 2 live worker" "$SQ_TMP/h1.txt" || sq_fail "health: $(cat "$SQ_TMP/h1.txt")"
 grep -q "worker w1 .* ok .*heartbeat" "$SQ_TMP/h1.txt" || sq_fail "health lacks w1's heartbeat: $(cat "$SQ_TMP/h1.txt")"

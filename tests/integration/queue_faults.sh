@@ -102,16 +102,20 @@ sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:tasks')\" 
 import sys, redis, bson
 r = redis.Redis(port=int(sys.argv[1]))
 inv = [bson.decode(v) for v in r.hvals("sq:{default}:results:_invalid")]
-assert len(inv) == 4, [d["reason"] for d in inv]   # not JSON, array, id 5, binary
+assert len(inv) == 3, [d["reason"] for d in inv]   # not JSON, array, binary: no batch can be read
 assert all(d["status"] == "invalid_task" and d["reason"] for d in inv), inv
 g1 = bson.decode(r.hget("sq:{default}:results:default", "g1"))
 assert g1["status"] == "invalid_task" and "code" in g1["reason"], g1
 g2 = bson.decode(r.hget("sq:{default}:results:gb", "g2"))
 assert g2["status"] == "invalid_task" and "cmd" in g2["reason"], g2
-# too large, but its id is readable: filed under it, not under _invalid (issue 16 item 4)
-huge = bson.decode(r.hget("sq:{default}:results:default", "huge"))
+# objects are filed under their own batch (default when absent), so that batch finishes:
+# the one without a valid id under raw-<hash>, the huge one under its id
+dflt = {k.decode(): bson.decode(v) for k, v in r.hgetall("sq:{default}:results:default").items()}
+raw = [d for k, d in dflt.items() if k.startswith("raw-")]
+assert len(raw) == 1 and raw[0]["status"] == "invalid_task" and "id" in raw[0]["reason"], dflt
+huge = dflt["huge"]
 assert huge["status"] == "invalid_task" and "more than the 262144 allowed" in huge["reason"], huge
-print("faults: garbage:", "; ".join(sorted(d["reason"][:40] for d in inv + [g1, g2, huge])))
+print("faults: garbage:", "; ".join(sorted(d["reason"][:40] for d in inv + [g1, g2, raw[0], huge])))
 PY
 [ "$(sq_redis_cli HLEN 'sq:{default}:dead')" = 0 ] || sq_fail "garbage went to the dead letter instead of a result"
 
@@ -126,6 +130,10 @@ import sys, redis, bson
 r = redis.Redis(port=int(sys.argv[1]))
 d = bson.decode(r.hget("sq:{default}:results:gen", "gen"))
 assert d["status"] == "llm_error" and "after 3 attempts" in d["reason"], d
+# issue 12: the result counts its attempts and the time across them (backoff included)
+t = d["timings"]
+assert d["attempts"] == 3 and t["all_attempts_ms"] > t["total_ms"] + 100, (d["attempts"], t)
+print("faults: %d attempts, %d ms across them, %d ms in the last" % (d["attempts"], t["all_attempts_ms"], t["total_ms"]))
 PY
 [ "$(sq_stat retried)" = 2 ] || sq_fail "retried=$(sq_stat retried), want 2"
 grep -q "retrying in" "$SQ_TMP/worker-llm-1.log" || sq_fail "no retry logged"

@@ -15,7 +15,9 @@ assert d["_id"] == "t-1" and d["batch"] == "b-1" and d["status"] == "failed", d
 assert d["exit_code"] == 97 and d["signal"] == 0
 assert d["stdout"].startswith("ok \ufffd\ufffd bad utf8, a NUL:\ufffd:end"), repr(d["stdout"])
 assert d["stdout_truncated"] is True and d["stderr_truncated"] is False
-assert d["timings"] == {"queue_ms": 5, "llm_ms": 1200, "exec_ms": 30, "total_ms": 1240}, d["timings"]
+assert d["timings"] == {"queue_ms": 5, "llm_ms": 1200, "exec_ms": 30, "total_ms": 1240,
+                        "all_attempts_ms": 13020}, d["timings"]
+assert d["attempts"] == 3 and d["llm"]["temperature"] == 0.8, d
 assert d["llm"]["provider"] == "fake" and d["llm"]["prompt_tokens"] == 10 and abs(d["llm"]["cost_usd"] - 0.0125) < 1e-12
 assert d["metadata"] == {"expect": "failed", "n": [1, 2]}, d["metadata"]
 assert isinstance(d["finished_at"], datetime.datetime)

@@ -57,6 +57,21 @@ batch() { # batch NAME: 20 prompt tasks, waits for every result
   echo "$1" >>"$SQ_TMP/batches"
 }
 
+# rollout start asks the live workers which providers they have: wait for both.
+sq_wait_for "$P health $cfg | grep -q 'HEALTHY 2 live'" 30 || sq_fail "the workers never reported health: $($P health $cfg)"
+# Providers no live worker has configured are refused, naming what they have; --force starts anyway.
+rc=0; $P rollout $cfg start new-model old-model 2>"$SQ_TMP/err" || rc=$?
+[ $rc = 1 ] || sq_fail "a rollout of providers no worker has: exit $rc, want 1"
+grep -q "no live worker has both 'new-model' and 'old-model'" "$SQ_TMP/err" &&
+  grep -q "base (2 workers)" "$SQ_TMP/err" && grep -q "cand (2 workers)" "$SQ_TMP/err" ||
+  sq_fail "the refusal does not name the live workers' providers: $(cat "$SQ_TMP/err")"
+[ -z "$(state state)" ] || sq_fail "a refused rollout wrote its state"
+rc=0; $P rollout $cfg start cand old-model 2>"$SQ_TMP/err" || rc=$?
+[ $rc = 1 ] && grep -q "old-model" "$SQ_TMP/err" || sq_fail "a rollout against an unknown baseline: exit $rc: $(cat "$SQ_TMP/err")"
+$P rollout $cfg start --force new-model old-model >"$SQ_TMP/forced" || sq_fail "rollout start --force refused"
+[ "$(state state)" = running ] && [ "$(state candidate)" = new-model ] || sq_fail "--force did not start the rollout"
+$P rollout $cfg abort >/dev/null && $P rollout $cfg clear >/dev/null
+
 # A plan that cannot work is refused, naming the key.
 if $P rollout $cfg start cand cand 2>"$SQ_TMP/err"; then sq_fail "rollout of a provider against itself accepted"; fi
 grep -q "two different" "$SQ_TMP/err" || sq_fail "unclear refusal: $(cat "$SQ_TMP/err")"
@@ -64,6 +79,10 @@ grep -q "two different" "$SQ_TMP/err" || sq_fail "unclear refusal: $(cat "$SQ_TM
 # 1. Healthy: 10 -> 30 -> 70 -> 100, then done.
 $P rollout $cfg start cand base
 [ "$(state pct)" = 10 ] && [ "$(state state)" = running ] || sq_fail "rollout did not start at 10%"
+# while it runs, status says what the controller would decide now, and no stage of an earlier rollout
+$P rollout $cfg status >"$SQ_TMP/status0.txt"
+grep -q "^now: holding at 10%" "$SQ_TMP/status0.txt" || sq_fail "status of a fresh rollout: $(cat "$SQ_TMP/status0.txt")"
+grep -q "^stage 1:" "$SQ_TMP/status0.txt" && sq_fail "a fresh rollout shows an earlier one's stages"
 $P rollout $cfg start cand base 2>/dev/null && sq_fail "a second rollout started while one runs"
 seen=""; n=0
 while [ "$(state state)" = running ]; do
@@ -75,6 +94,13 @@ $P rollout $cfg status >"$SQ_TMP/status.txt"
 cat "$SQ_TMP/status.txt"
 [ "$(state state)" = done ] && [ "$(state pct)" = 100 ] || sq_fail "healthy rollout ended $(state state) at $(state pct)%: $(state reason)"
 echo "percentages seen after each batch:$seen"
+# status shows each finished stage's figures and how it ended
+for st in "stage 1: 10%: held" "stage 2: 30%: held" "stage 3: 70%: held" "stage 4: 100%: held"; do
+  grep -q "^$st [0-9]* s, [0-9]* request(s) at this stage; over the last 5 s the candidate had" "$SQ_TMP/status.txt" ||
+    sq_fail "status lacks '$st ...'"
+done
+grep -q "^stage 3: .*; advanced: healthy at 70%" "$SQ_TMP/status.txt" && grep -q "^stage 4: .*; done: healthy at 100%" "$SQ_TMP/status.txt" ||
+  sq_fail "status does not say how each stage ended"
 $PY - "$seen" <<'PY' || sq_fail "the percentage did not climb through the stages in order:$seen"
 import sys
 seen = [int(x) for x in sys.argv[1].split()]

@@ -20,7 +20,7 @@ sq_redis_cli SET "$R" x >/dev/null
 sq_tasks "$SQ_TMP/tasks.jsonl" $N
 "$SQ_BIN/sandq-producer" push --batch bad "$SQ_TMP/tasks.jsonl" >/dev/null 2>&1 || sq_fail "push"
 sq_worker w1
-sq_wait_for "grep -q WRONGTYPE '$SQ_TMP/worker-w1.log'" 20 || sq_fail "no store failure logged"
+sq_wait_for "grep -qE 'WRONGTYPE|CORRUPT' '$SQ_TMP/worker-w1.log'" 20 || sq_fail "no store failure logged"
 
 # Over 5 s of a store error that does not pass: about one line per backoff
 # step (100 ms doubling to 5 s: 7 steps) and no reconnects (the connection

@@ -107,8 +107,8 @@ static void test_llm_settings(void) {
   sq_config c;
   char err[512] = "";
   sq_config_defaults(&c);
-  CHECK_EQ(c.max_tasks_in_flight, 64);
-  CHECK_EQ(c.claim_batch, 16);
+  CHECK_EQ(c.max_tasks_in_flight, SQ_CONFIG_AUTO);
+  CHECK_EQ(c.claim_batch, SQ_CONFIG_AUTO);
   CHECK_EQ(c.risk, SQ_RISK_SCOPE_GENERATED);
   CHECK_EQ(c.risk_policy.fallback, SQ_RISK_WARN);
   CHECK_EQ(c.risk_policy.block_level, SQ_RISK_HIGH);
@@ -227,6 +227,119 @@ static void test_metrics_settings(void) {
   bad_value("{\"rollout_hold\": 5}", "rollout_hold: unknown setting");
 }
 
+/* Sizing from the host: what nobody set is derived (the rule in
+ * config.h and docs/configuration.md); a file, the environment or a flag
+ * always wins. */
+static void test_sizing(void) {
+  sq_config c;
+  char err[512] = "", note[512];
+  sq_config_host two = {.cores = 2, .memory_mib = 24000}, small = {.cores = 16, .memory_mib = 1024};
+  sq_config_defaults(&c);
+  CHECK_EQ(c.jail_threads, SQ_CONFIG_AUTO);
+  CHECK_EQ(c.claim_prefetch, SQ_CONFIG_AUTO);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  sq_config_derive(&c, &two, note, sizeof note);
+  CHECK_EQ(c.jail_threads, 4);
+  CHECK_EQ(c.jail_pool_size, 4);
+  CHECK_EQ(c.claim_prefetch, 4);
+  CHECK_EQ(c.max_tasks_in_flight, 8);
+  CHECK_EQ(c.claim_batch, 8);
+  CHECK_CONTAINS(note, "jail_threads=4 (derived)");
+  CHECK_CONTAINS(note, "for 2 core(s), 24000 MiB");
+  /* memory bounds the threads: one per 512 MiB */
+  sq_config_defaults(&c);
+  sq_config_derive(&c, &small, note, sizeof note);
+  CHECK_EQ(c.jail_threads, 2);
+  CHECK_EQ(c.jail_pool_size, 2);
+  /* many cores: at most 64 threads and a batch of 64 */
+  sq_config_host big = {.cores = 256, .memory_mib = 1 << 20};
+  sq_config_defaults(&c);
+  sq_config_derive(&c, &big, NULL, 0);
+  CHECK_EQ(c.jail_threads, 64);
+  CHECK_EQ(c.claim_batch, 64);
+  CHECK_EQ(c.max_tasks_in_flight, 128);
+  /* the providers' slots add to max_tasks_in_flight */
+  sq_config_defaults(&c);
+  setenv("SANDQ_LLM_BASE_URL", "http://127.0.0.1:1/v1", 1);
+  setenv("SANDQ_LLM_MODEL", "mm", 1);
+  setenv("SANDQ_LLM_MAX_IN_FLIGHT", "1000", 1);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  sq_config_derive(&c, &two, note, sizeof note);
+  CHECK_EQ(c.max_tasks_in_flight, 1008);
+  unsetenv("SANDQ_LLM_BASE_URL");
+  unsetenv("SANDQ_LLM_MODEL");
+  unsetenv("SANDQ_LLM_MAX_IN_FLIGHT");
+  /* explicit settings win: a file, the environment */
+  write_file("{\"jail_threads\": 3, \"claim_batch\": 50}");
+  sq_config_defaults(&c);
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  setenv("SANDQ_JAIL_POOL_SIZE", "1", 1);
+  setenv("SANDQ_CLAIM_PREFETCH", "0", 1);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  unsetenv("SANDQ_JAIL_POOL_SIZE");
+  unsetenv("SANDQ_CLAIM_PREFETCH");
+  sq_config_derive(&c, &two, note, sizeof note);
+  CHECK_EQ(c.jail_threads, 3);
+  CHECK_EQ(c.claim_batch, 50);
+  CHECK_EQ(c.jail_pool_size, 1);
+  CHECK_EQ(c.claim_prefetch, 0);
+  CHECK_EQ(c.max_tasks_in_flight, 3);
+  CHECK_CONTAINS(note, "jail_threads=3 (set)");
+  CHECK_CONTAINS(note, "max_tasks_in_flight=3 (derived)");
+  /* jail_threads 0 still means "derive" */
+  sq_config_defaults(&c);
+  CHECK_EQ(sq_config_set(&c, "jail_threads", "0", err, sizeof err), 0);
+  sq_config_derive(&c, &two, NULL, 0);
+  CHECK_EQ(c.jail_threads, 4);
+  bad_value("{\"claim_prefetch\": -1}", "claim_prefetch");
+  /* the host probe finds at least one core and some memory */
+  sq_config_host h;
+  sq_config_host_probe(&h);
+  CHECK(h.cores >= 1);
+  CHECK(h.memory_mib >= 64);
+}
+
+/* The environment provider's concurrency and timeout, and their refusals. */
+static void test_env_provider(void) {
+  sq_config c;
+  char err[512] = "";
+  setenv("SANDQ_LLM_BASE_URL", "http://127.0.0.1:1/v1", 1);
+  setenv("SANDQ_LLM_MODEL", "mm", 1);
+  sq_config_defaults(&c);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  CHECK_EQ(c.providers[0].max_in_flight, 16);
+  CHECK_EQ(c.providers[0].timeout_ms, 60000);
+  setenv("SANDQ_LLM_MAX_IN_FLIGHT", "1000", 1);
+  setenv("SANDQ_LLM_TIMEOUT_MS", "2500", 1);
+  sq_config_defaults(&c);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  CHECK_EQ(c.providers[0].max_in_flight, 1000);
+  CHECK_EQ(c.providers[0].timeout_ms, 2500);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  static const char *bad[][2] = {{"SANDQ_LLM_MAX_IN_FLIGHT", "0"}, {"SANDQ_LLM_MAX_IN_FLIGHT", "10001"},
+                                 {"SANDQ_LLM_MAX_IN_FLIGHT", "many"}, {"SANDQ_LLM_TIMEOUT_MS", "0"},
+                                 {"SANDQ_LLM_TIMEOUT_MS", "3600001"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    setenv(bad[i][0], bad[i][1], 1);
+    sq_config_defaults(&c);
+    CHECK_EQ(sq_config_load_env(&c, err, sizeof err), SQ_ECONFIG);
+    CHECK_CONTAINS(err, bad[i][0]);
+    CHECK_CONTAINS(err, bad[i][1]);
+    setenv("SANDQ_LLM_MAX_IN_FLIGHT", "1000", 1);
+    setenv("SANDQ_LLM_TIMEOUT_MS", "2500", 1);
+  }
+  /* a file's provider is not the environment's: the variables leave it be */
+  write_file("{\"providers\":[{\"name\":\"a\",\"base_url\":\"http://127.0.0.1:9/v1\",\"model\":\"m\"}]}");
+  sq_config_defaults(&c);
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  CHECK_EQ(c.providers[0].max_in_flight, 16);
+  unsetenv("SANDQ_LLM_MAX_IN_FLIGHT");
+  unsetenv("SANDQ_LLM_TIMEOUT_MS");
+  unsetenv("SANDQ_LLM_BASE_URL");
+  unsetenv("SANDQ_LLM_MODEL");
+}
+
 int main(void) {
   snprintf(path, sizeof path, "/tmp/sq-test-config-%d.json", (int)getpid());
   sq_config c;
@@ -237,6 +350,8 @@ int main(void) {
   test_llm_settings();
   test_risk_settings();
   test_metrics_settings();
+  test_sizing();
+  test_env_provider();
   sq_config_defaults(&c);
   CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
   CHECK_STR(c.queue, "default");
@@ -258,7 +373,7 @@ int main(void) {
 
   /* the jail's mode and pool */
   CHECK_EQ((int)c.jail_mode, (int)SQ_JAIL_MODE_WARM);
-  CHECK_EQ(c.jail_pool_size, 2);
+  CHECK_EQ(c.jail_pool_size, SQ_CONFIG_AUTO);
   CHECK_EQ(sq_config_set(&c, "jail_mode", "spawn", err, sizeof err), 0);
   CHECK_EQ((int)c.jail_mode, (int)SQ_JAIL_MODE_SPAWN);
   CHECK(sq_config_set(&c, "jail_mode", "fast", err, sizeof err) != 0);

@@ -89,8 +89,53 @@ static void test_escape_and_registry(void) {
   sq_metrics_free(NULL);
 }
 
+/* One registry's own text (a worker's GET /metrics): every series with the
+ * constant labels first, zeros included, one HELP/TYPE per family, and the
+ * totals do not move with a flush (they are since creation, not deltas). */
+static void test_local_text(void) {
+  sq_metrics *m = NULL;
+  const char *names[] = {"p"};
+  sq_metrics_options o = {.window_s = 10, .retention_s = 100};
+  CHECK_EQ(sq_metrics_new(names, 1, &o, &m), 0);
+  sq_metrics_task(m, SQ_STATUS_PASSED);
+  sq_metrics_task(m, SQ_STATUS_PASSED);
+  sq_metrics_stage(m, SQ_METRICS_STAGE_JAIL, 30);
+  sq_buf b = {0};
+  CHECK_EQ(sq_metrics_text_local(m, "worker=\"w\",queue=\"q\"", &b), 0);
+  const char *t = b.data ? b.data : "";
+  CHECK(strstr(t, "\nsandq_tasks_total{worker=\"w\",queue=\"q\",status=\"passed\"} 2\n") != NULL);
+  CHECK(strstr(t, "\nsandq_tasks_total{worker=\"w\",queue=\"q\",status=\"failed\"} 0\n") != NULL);
+  CHECK(strstr(t, "sandq_stage_duration_seconds_bucket{worker=\"w\",queue=\"q\",stage=\"jail\",le=\"0.025\"} 0\n") != NULL);
+  CHECK(strstr(t, "sandq_stage_duration_seconds_bucket{worker=\"w\",queue=\"q\",stage=\"jail\",le=\"0.05\"} 1\n") != NULL);
+  CHECK(strstr(t, "sandq_llm_cost_usd_total{worker=\"w\",queue=\"q\",provider=\"p\"} 0\n") != NULL);
+  CHECK(strstr(t, "sandq_tasks_retried_total{worker=\"w\",queue=\"q\"} 0\n") != NULL);
+  /* one TYPE line per family */
+  const char *first = strstr(t, "# TYPE sandq_tasks_total counter");
+  CHECK(first != NULL && strstr(first + 1, "# TYPE sandq_tasks_total") == NULL);
+  /* the pending deltas are untouched by rendering */
+  const sq_queue_incr *it;
+  size_t n = sq_metrics_pending(m, &it);
+  CHECK(n > 0);
+  for (size_t i = 0; i < n; i++) CHECK(strstr(it[i].field, "status=\"failed\"") == NULL); /* a zero is no delta */
+  sq_buf_clear(&b);
+  /* no constant labels: the series' own only */
+  CHECK_EQ(sq_metrics_text_local(m, "", &b), 0);
+  CHECK(strstr(b.data, "\nsandq_tasks_total{status=\"passed\"} 2\n") != NULL);
+  CHECK(strstr(b.data, "sandq_tasks_retried_total 0\n") != NULL);
+  sq_buf_clear(&b);
+  char j[64];
+  sq_metrics_labels_join(j, sizeof j, "a=\"1\"", "b=\"2\"");
+  CHECK_STR(j, "a=\"1\",b=\"2\"");
+  sq_metrics_labels_join(j, sizeof j, "", "b=\"2\"");
+  CHECK_STR(j, "b=\"2\"");
+  sq_metrics_labels_join(j, sizeof j, NULL, NULL);
+  CHECK_STR(j, "");
+  sq_metrics_free(m);
+}
+
 int main(void) {
   test_quantile();
   test_escape_and_registry();
+  test_local_text();
   return sq_check_done("test_metrics");
 }

@@ -173,6 +173,92 @@ static void test_decision(void) {
   CHECK_EQ(sq_policy_action_parse("warn", &a), SQ_EINVAL);
 }
 
+/* Names as Python reads them (issue 10): NFKC identifiers, coding cookies. */
+static void test_python_reads(void) {
+  /* fullwidth letters: os.ｓｙｓｔｅｍ is os.system, __ｂａｓｅｓ__ is __bases__ */
+  CHECK_STR(check("import os\nos.\xef\xbd\x93\xef\xbd\x99\xef\xbd\x93\xef\xbd\x94\xef\xbd\x85\xef\xbd\x8d('id')\n"),
+            "import:os@1:8 process:os.system@2:1 unicode_name:a name that reads as 'system'@2:4");
+  CHECK_STR(check("().__class__.__\xef\xbd\x82\xef\xbd\x81\xef\xbd\x93\xef\xbd\x85\xef\xbd\x93__\n"),
+            "unicode_name:a name that reads as '__bases__'@1:14 dunder:__bases__@1:14");
+  /* mathematical bold s, the long s, a ligature: `ſubprocess`, `ｅｖａｌ` as an alias target */
+  CHECK_STR(check("import \xc5\xbfubprocess\n"),
+            "unicode_name:a name that reads as 'subprocess'@1:8 import:subprocess@1:8 process:subprocess@1:8");
+  CHECK_STR(check("x = \xf0\x9d\x90\x9eval\n"), "unicode_name:a name that reads as 'eval'@1:5 eval:eval@1:5");
+  CHECK_STR(check("\xef\xac\x81le = 1\n"), "unicode_name:a name that reads as 'file'@1:1");
+  /* names that NFKC leaves alone are nobody's business; keywords are not normalised */
+  CHECK_STR(check("\xe5\x80\xbc = 1\ncaf\xc3\xa9 = \xe5\x80\xbc\n"), "");
+  /* coding cookies: UTF-8 and Latin-1 are read; others are findings */
+  CHECK_STR(check("# -*- coding: utf-8 -*-\nx = 1\n"), "");
+  CHECK_STR(check("#!/usr/bin/env python3\n# coding=UTF_8\nx = 1\n"), "");
+  CHECK_STR(check("# coding: utf-7\n+AGkAbQBwAG8AcgB0- os\n"),
+            "encoding:utf-7: only UTF-8 and Latin-1 sources are read@1:3");
+  CHECK_STR(check("\n# vim: set fileencoding=raw_unicode_escape :\n"),
+            "encoding:raw-unicode-escape: only UTF-8 and Latin-1 sources are read@2:18");
+  /* a cookie after code on line 1, or on line 3, is not one (Python ignores it) */
+  CHECK_STR(check("x = 1\n# coding: utf-7\n"), "");
+  CHECK_STR(check("#\n#\n# coding: utf-7\n"), "");
+  CHECK_STR(check("# CODING: utf-7\n"), "");
+  /* Latin-1: the byte 0xBA is U+00BA, whose NFKC is 'o': __impºrt__ is __import__ */
+  CHECK_STR(check("# coding: latin-1\n__imp\xbart__('os')\n"),
+            "unicode_name:a name that reads as '__import__'@2:1 dynamic_import:__import__@2:1 import:os@2:12");
+  /* the same byte under UTF-8 is no character: nothing to read it as */
+  CHECK_STR(check("__imp\xbart__('os')\n"), "");
+}
+
+/* Modules reached through other modules; getattr with a computed name. */
+static void test_walks(void) {
+  CHECK_STR(check("import random\nrandom._os.system('sh')\n"),
+            "module_walk:random._os@2:1 process:os.system@2:1");
+  CHECK_STR(check("import typing\nf = typing.sys\n"), "module_walk:typing.sys@2:5");
+  CHECK_STR(check("import tempfile as t\nt._os.popen('id')\n"),
+            "import:tempfile@1:8 module_walk:tempfile._os@2:1 process:os.popen@2:1");
+  CHECK_STR(check("from random import _os\n_os.system('id')\n"),
+            "module_walk:random._os@1:20 module_walk:random._os@2:1 process:os.system@2:1");
+  CHECK_STR(check("import sys\nm = sys.modules['os']\n"), "module_walk:sys.modules@2:5");
+  /* a private gateway is one whatever it hangs on */
+  CHECK_STR(check("x = obj._subprocess\n"), "module_walk:obj._subprocess@1:5 process:subprocess@1:5");
+  /* ordinary module attributes are not walks */
+  CHECK_STR(check("import os.path, collections\nos.path.join('a')\ncollections.abc.Iterable\nsys = 1\nx.os = 2\n"),
+            "import:os.path@1:8");
+  /* getattr: a plain string name is fine, anything computed is a finding */
+  CHECK_STR(check("getattr(x, 'y')\ngetattr(x, 'y', None)\ngetattr(f(a, b), \"z\")\n"), "");
+  CHECK_STR(check("import sys\ngetattr(sys.modules['builtins'], '_' + '_import__')\n"),
+            "getattr:getattr with a computed attribute name@2:1 module_walk:sys.modules@2:9");
+  CHECK_STR(check("getattr(x, name)\n"), "getattr:getattr with a computed attribute name@1:1");
+  CHECK_STR(check("getattr(x, 'a' 'b')\n"), "getattr:getattr with a computed attribute name@1:1");
+  CHECK_STR(check("getattr(x, f'{a}')\n"), "getattr:getattr with a computed attribute name@1:1");
+  CHECK_STR(check("import builtins\nbuiltins.getattr(x, ''.join(p))\n"),
+            "import:builtins@1:8 getattr:getattr with a computed attribute name@2:1");
+  /* nested: the outer name is computed by the inner call */
+  CHECK_STR(check("getattr(getattr(x, 'a'), getattr(y, 'b'))\n"),
+            "getattr:getattr with a computed attribute name@1:1");
+  CHECK_STR(check("getattr(getattr(x, n), 'a')\n"), "getattr:getattr with a computed attribute name@1:9");
+}
+
+/* Random sources built of the pieces the new readings look at: nothing
+ * crashes (the sanitizer and valgrind builds run this), at most 64 kept. */
+static void test_random_readings(void) {
+  static const char *const pieces[] = {"# coding: latin-1\n", "# coding=utf-7\n", "#\n", "\n", "getattr(", ",", ")",
+                                       "(", "'a'", "'b' ", "+", "x", ".", "_os", "sys.modules", "import ", "random",
+                                       "\xef\xbd\x93", "\xf0\x9d\x90\x9e", "\xe2\x85\xa7", "\xba", "\xc5", "\xff",
+                                       "__", "f'{", "}'", " as ", "from ", "\r\n"};
+  unsigned seed = 4242;
+  char buf[600];
+  for (int iter = 0; iter < 20000; iter++) {
+    size_t len = 0;
+    while (len < sizeof buf - 32) {
+      seed = seed * 1103515245u + 12345u;
+      unsigned r = seed >> 8;
+      if (r % 61 == 0) break;
+      const char *p = pieces[r % (sizeof pieces / sizeof *pieces)];
+      memcpy(buf + len, p, strlen(p));
+      len += strlen(p);
+    }
+    CHECK_EQ(sq_policy_check(&cfg, buf, len, &rep), 0);
+    CHECK(rep.n <= SQ_POLICY_MAX_FINDINGS);
+  }
+}
+
 int main(void) {
   sq_policy_defaults(&cfg);
   test_imports();
@@ -182,5 +268,8 @@ int main(void) {
   test_not_code();
   test_fstring_code();
   test_decision();
+  test_python_reads();
+  test_walks();
+  test_random_readings();
   return sq_check_done("test_policy");
 }

@@ -43,7 +43,8 @@ static void test_wrong_types(void) {
   CHECK_EQ(push1(q, "b", "x"), SQ_EREDIS);
   raw_cmd(c, "HSET sq:{wrong}:batch:b total %s", "not-a-number");
   sq_batch_stats st;
-  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), SQ_EREDIS);
+  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), SQ_EPARSE); /* damaged data, not a Redis failure */
+  CHECK_CONTAINS(sq_queue_errstr(q), "field 'total'");
   raw_cmd(c, "DEL sq:{wrong}:tasks%s", "");
   CHECK_EQ(sq_queue_length(q, &n), 0);
   CHECK_EQ(n, 0);
@@ -133,7 +134,8 @@ static void test_urls(void) {
   raw_cmd(c, "SELECT %s", "3");
   CHECK_EQ(raw_int(c, "LLEN %s", "sq:{dbq}:tasks"), 1);
 
-  /* AUTH: an ACL user with a password; a wrong one fails to connect */
+  /* AUTH: an ACL user with a password; a wrong one is named, and is an
+   * authentication error (the callers fail fast on it), not a lost link */
   freeReplyObject(redisCommand(c, "ACL SETUSER alice on >s3cret ~* &* +@all"));
   snprintf(url, sizeof url, "redis://alice:s3cret@127.0.0.1:%d", g_port);
   q = NULL;
@@ -141,8 +143,14 @@ static void test_urls(void) {
   sq_queue_free(q);
   snprintf(url, sizeof url, "redis://alice:wrong@127.0.0.1:%d", g_port);
   q = NULL;
-  CHECK_EQ(sq_queue_new(url, "auth", &q), SQ_EREDIS_CONN);
+  char aerr[512] = "";
+  CHECK_EQ(sq_queue_new_opts(url, "auth", NULL, &q, aerr, sizeof aerr), SQ_EREDIS_AUTH);
   CHECK(q == NULL);
+  CHECK(strstr(aerr, "refused the password for user 'alice' (WRONGPASS") != NULL);
+  CHECK(strstr(aerr, "wrong") == NULL); /* the password is never shown */
+  snprintf(url, sizeof url, "rediss://alice:s3cret@127.0.0.1:%d", g_port);
+  CHECK_EQ(sq_queue_new_opts(url, "auth", NULL, &q, aerr, sizeof aerr), SQ_EINVAL);
+  CHECK(strstr(aerr, "docs/deploy.md") != NULL);
   redisFree(c);
 
   /* unix socket, when the script gave one (queue.sh does) */

@@ -5,7 +5,9 @@
  * the dead letter span the shards; plus the failover pieces every queue
  * has: a push chunk sent twice lands once, the token floor, a write the
  * replicas did not acknowledge (WAIT) counts as not done, and a server
- * demoted to a replica (READONLY) is left for another. */
+ * demoted to a replica (READONLY) is left for another; sq1_enqueue into a
+ * shard's key, completions with their audit entries across shards, and the
+ * key checks of the Functions sharding added. */
 #include <stdio.h>
 #include <string.h>
 
@@ -287,6 +289,124 @@ static void test_readonly(void) {
   sq_queue_free(q);
 }
 
+/* sq1_enqueue (the enqueue for any language) into one shard's key of a
+ * sharded queue: the workers claim it and the batch adds the part up. */
+static void test_enqueue_sharded(void) {
+  sq_queue *q = open_sharded("she", 3);
+  redisContext *c = raw();
+  redisReply *r = redisCommand(c, "FCALL sq1_enqueue 1 %s eb 3600 0 %s %s", "sq:{she#1}:tasks",
+                               "{\"id\":\"t01\",\"batch\":\"eb\"}", "{\"id\":\"t02\",\"batch\":\"eb\"}");
+  CHECK(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+  if (r && r->type == REDIS_REPLY_ARRAY) CHECK_EQ(r->element[0]->integer, 2);
+  freeReplyObject(r);
+  sq_batch_stats st;
+  CHECK_EQ(sq_queue_batch_stats(q, "eb", &st), 0);
+  CHECK_EQ(st.total, 2);
+  CHECK_EQ(st.finished_at_ms, 0);
+  sq_claim cl[2];
+  size_t got = 0;
+  CHECK_EQ(sq_queue_claim_many(q, "w", 100, cl, 2, &got), 0);
+  CHECK_EQ(got, 2);
+  for (size_t i = 0; i < got; i++) {
+    CHECK_EQ(cl[i].shard, 1);
+    CHECK_EQ(complete_one(q, &cl[i], "eb"), 0);
+    sq_claim_clear(&cl[i]);
+  }
+  CHECK_EQ(sq_queue_batch_stats(q, "eb", &st), 0);
+  CHECK_EQ(st.done, 2);
+  CHECK(st.finished_at_ms > 0);
+  CHECK_EQ(sq_queue_batch_wait(q, "eb", 1000), 0);
+  redisFree(c);
+  sq_queue_free(q);
+}
+
+static int count_entry(const char *id, const char *const *f, const char *const *v, size_t n, void *ud) {
+  (void)id, (void)f, (void)v, (void)n;
+  (*(int *)ud)++;
+  return 0;
+}
+
+/* Completions on several shards with the audit entries in the same round
+ * trip: the results land on their shards, the entries in sq:{Q}:audit. */
+static void test_complete_many_log(void) {
+  sq_queue *q = open_sharded("shl", 3);
+  redisContext *c = raw();
+  char bufs[3][64];
+  const char *p[3];
+  size_t l[3];
+  for (int i = 0; i < 3; i++) {
+    payload(bufs[i], sizeof bufs[i], i, "lb");
+    p[i] = bufs[i];
+    l[i] = strlen(bufs[i]);
+  }
+  CHECK_EQ(sq_queue_push(q, "lb", p, l, 3), 0);
+  sq_claim cl[3];
+  size_t got = 0;
+  CHECK_EQ(sq_queue_claim_many(q, "w", 100, cl, 3, &got), 0);
+  CHECK_EQ(got, 3);
+  sq_completion k[3];
+  char ids[3][8];
+  for (size_t i = 0; i < got; i++) {
+    snprintf(ids[i], sizeof ids[i], "t%c%c", cl[i].payload[8], cl[i].payload[9]);
+    k[i] = (sq_completion){.claim = &cl[i], .batch = "lb", .id = ids[i], .status = "passed",
+                           .bson = (const uint8_t *)cl[i].payload, .bson_len = cl[i].len};
+  }
+  const char *f[] = {"task"}, *v1[] = {"a"}, *v2[] = {"b"};
+  sq_queue_stream_entry e[] = {{f, v1, 1}, {f, v2, 1}};
+  sq_queue_stream_batch log = {.name = "audit", .max_len = 100, .entries = e, .n = 2};
+  int rcs[3] = {-1, -1, -1}, log_rc = -1;
+  CHECK_EQ(sq_queue_complete_many_log(q, k, got, rcs, &log, &log_rc), 0);
+  for (size_t i = 0; i < got; i++) CHECK_EQ(rcs[i], 0);
+  CHECK_EQ(log_rc, 0);
+  CHECK_EQ(raw_int(c, "XLEN %s", "sq:{shl}:audit"), 2);
+  int n = 0;
+  CHECK_EQ(sq_queue_stream_range(q, "audit", NULL, count_entry, &n), 0);
+  CHECK_EQ(n, 2);
+  sq_batch_stats st;
+  CHECK_EQ(sq_queue_batch_stats(q, "lb", &st), 0);
+  CHECK_EQ(st.done, 3);
+  for (size_t i = 0; i < got; i++) sq_claim_clear(&cl[i]);
+  redisFree(c);
+  sq_queue_free(q);
+}
+
+/* The Functions sharding and failover added check their keys before any
+ * write, as every other one does (queue.lua, "checks"). */
+static void test_corrupt_keys(void) {
+  sq_queue *q = open_queue("pc");
+  redisContext *c = raw();
+  raw_cmd(c, "LPUSH %s x", "sq:{pc}:pushed:chunk-9");
+  redisReply *r = redisCommand(c, "FCALL sq1_push_once 1 sq:{pc}:tasks chunk-9 pb 0 3600 n %s %s", "", "{\"id\":\"x\"}");
+  CHECK(r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "CORRUPT sq:{pc}:pushed:chunk-9"));
+  freeReplyObject(r);
+  CHECK_EQ(raw_int(c, "EXISTS %s", "sq:{pc}:tasks"), 0);
+  raw_cmd(c, "SET %s ten", "sq:{pc}:seq");
+  r = redisCommand(c, "FCALL sq1_seq_floor 1 sq:{pc}:tasks 5");
+  CHECK(r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "CORRUPT sq:{pc}:seq"));
+  freeReplyObject(r);
+  r = redisCommand(c, "GET sq:{pc}:seq");
+  CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "ten") == 0);
+  freeReplyObject(r);
+  redisFree(c);
+  sq_queue_free(q);
+}
+
+/* A dead-letter entry that cannot be requeued is named by the id callers
+ * see (the shard's id times the shards plus the shard). */
+static void test_dead_requeue_damaged(void) {
+  sq_queue *q = open_sharded("shr", 3);
+  redisContext *c = raw();
+  raw_cmd(c, "HSET sq:{shr#1}:dead 5 %s", "not-json");
+  raw_cmd(c, "ZADD sq:{shr#1}:dead:index 1 %s", "5");
+  size_t n = 9;
+  CHECK_EQ(sq_queue_dead_requeue(q, -1, &n), SQ_EPARSE);
+  CHECK_EQ(n, 0);
+  CHECK_CONTAINS(sq_queue_errstr(q), "entry 16 cannot be requeued");
+  CHECK_EQ(sq_queue_dead_requeue(q, 16, &n), SQ_EPARSE);
+  redisFree(c);
+  sq_queue_free(q);
+}
+
 int main(void) {
   int rc = fixture_init("test_queue_shard");
   if (rc) return rc;
@@ -297,5 +417,9 @@ int main(void) {
   test_token_floor();
   test_wait_unacknowledged();
   test_readonly();
+  test_enqueue_sharded();
+  test_complete_many_log();
+  test_corrupt_keys();
+  test_dead_requeue_damaged();
   return sq_check_done("test_queue_shard");
 }

@@ -26,10 +26,13 @@ int main(int argc, char **argv) {
                  .llm_ms = 1200,
                  .exec_ms = 30,
                  .total_ms = 1240,
+                 .attempts = 3,
+                 .all_attempts_ms = 13020,
                  .cpu_ms = 20,
                  .memory_kib = 9000,
                  .llm = {.called = true, .provider = "fake", .model = "m", .prompt_tokens = 10,
-                         .completion_tokens = 20, .cost_usd = 0.0125},
+                         .completion_tokens = 20, .cost_usd = 0.0125,
+                         .temperature = 0.8},
                  .jail = {.ran = true, .mode = "warm", .layers = {"pid_ns", "seccomp"}, .oom_killed = true},
                  .worker = "w-1",
                  .finished_at_ms = 1700000000123LL,
@@ -46,6 +49,12 @@ int main(int argc, char **argv) {
         bson_iter_double(&sub) == 0.0125);
   CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "metadata.expect", &sub) &&
         strcmp(bson_iter_utf8(&sub, NULL), "failed") == 0);
+  /* issue 12: attempts, time across them, the sampling temperature */
+  CHECK(bson_iter_init_find(&it, &doc, "attempts") && bson_iter_int32(&it) == 3);
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "timings.all_attempts_ms", &sub) &&
+        bson_iter_int64(&sub) == 13020);
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.temperature", &sub) &&
+        bson_iter_double(&sub) == 0.8);
   CHECK(bson_iter_init_find(&it, &doc, "stdout"));
   uint32_t len = 0;
   const char *s = bson_iter_utf8(&it, &len);
@@ -69,6 +78,9 @@ int main(int argc, char **argv) {
   CHECK(!bson_iter_init_find(&it, &doc2, "jail"));
   CHECK(bson_iter_init_find(&it, &doc2, "exit_code") && BSON_ITER_HOLDS_NULL(&it));
   CHECK(bson_iter_init_find(&it, &doc2, "reason"));
+  CHECK(bson_iter_init_find(&it, &doc2, "attempts") && bson_iter_int32(&it) == 1); /* unset: the first */
+  CHECK(bson_iter_init(&it, &doc2) && bson_iter_find_descendant(&it, "timings.all_attempts_ms", &sub) &&
+        bson_iter_int64(&sub) == 0);
 
   /* the pre-check's findings: an array of {kind, line, col, detail}; absent when it did not run */
   CHECK(!bson_iter_init_find(&it, &doc2, "findings"));

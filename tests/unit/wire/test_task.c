@@ -164,7 +164,32 @@ static void bad(const char *json, int code, const char *needle, const char *salv
   sq_task_free(t);
 }
 
+/* sq_task_salvage (the id and batch of a payload the parser refused): an id
+ * or batch holding a NUL is never taken, so "t\u0000one" and "t\u0000two"
+ * cannot both be filed as "t". */
+static void test_salvage(void) {
+  char id[SQ_TASK_ID_MAX + 1], batch[SQ_TASK_ID_MAX + 1];
+  const char *ok = "{\"id\":\"x1\",\"batch\":\"b\",\"code\":1}";
+  CHECK_EQ(sq_task_salvage(ok, strlen(ok), id, batch), 0);
+  CHECK_STR(id, "x1");
+  CHECK_STR(batch, "b");
+  const char *nul_id = "{\"id\":\"t\\u0000one\",\"batch\":\"raw\"}";
+  CHECK_EQ(sq_task_salvage(nul_id, strlen(nul_id), id, batch), 0);
+  CHECK_STR(id, "");
+  CHECK_STR(batch, "raw");
+  const char *nul_batch = "{\"id\":\"y\",\"batch\":\"r\\u0000aw\"}";
+  CHECK_EQ(sq_task_salvage(nul_batch, strlen(nul_batch), id, batch), 0);
+  CHECK_STR(id, "y");
+  CHECK_STR(batch, SQ_TASK_INVALID_BATCH);
+  const char *no_batch = "{\"id\":\"z\"}";
+  CHECK_EQ(sq_task_salvage(no_batch, strlen(no_batch), id, batch), 0);
+  CHECK_STR(batch, "default");
+  CHECK_EQ(sq_task_salvage("[1]", 3, id, batch), SQ_EPARSE);
+  CHECK_STR(id, "");
+}
+
 int main(void) {
+  test_salvage();
   sq_task *t = NULL;
   char err[256] = "";
 
@@ -192,10 +217,25 @@ int main(void) {
   free(prog);
   sq_task_free(t);
 
+  /* generation settings (issue 12): absent by default, carried when set */
+  CHECK_EQ(parse("{\"id\":\"s\",\"prompt\":\"p\",\"temperature\":0.8,\"model\":\"coder-7b\"}", &t, err), 0);
+  CHECK(t->temperature > 0.79 && t->temperature < 0.81);
+  CHECK_STR(t->model, "coder-7b");
+  sq_task_free(t);
+  CHECK_EQ(parse("{\"id\":\"s\",\"prompt\":\"p\",\"temperature\":0}", &t, err), 0);
+  CHECK(t->temperature == 0);
+  sq_task_free(t);
+  bad("{\"id\":\"s\",\"prompt\":\"p\",\"temperature\":2.5}", SQ_ETASK, "temperature: must be a number in [0, 2]", "s");
+  bad("{\"id\":\"s\",\"prompt\":\"p\",\"temperature\":\"hot\"}", SQ_ETASK, "temperature", "s");
+  bad("{\"id\":\"s\",\"prompt\":\"p\",\"model\":\"\"}", SQ_ETASK, "model: must be", "s");
+  bad("{\"id\":\"s\",\"prompt\":\"p\",\"n\":5}", SQ_ETASK, "n: unknown field", "s");
+
   /* prompt-only, batch defaults */
   CHECK_EQ(parse("{\"id\":\"p\",\"prompt\":\"write fizzbuzz\"}", &t, err), 0);
   CHECK_STR(t->batch, "default");
   CHECK(t->code == NULL);
+  CHECK(t->temperature < 0);
+  CHECK(t->model == NULL);
   CHECK_EQ(t->limits.wall_ms, 0);
   sq_task_free(t);
 

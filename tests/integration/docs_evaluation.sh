@@ -1,0 +1,45 @@
+#!/bin/sh
+# docs_evaluation.sh: every command of docs/evaluation.md runs as written.
+# The ```sh blocks are extracted in order and run as one script (sh -e) in
+# a directory holding the two datasets, with the built programs on the
+# PATH, a real redis-server at SANDQ_REDIS_URL and the fake LLM as the
+# workers' provider; then what the page says about the output is checked.
+set -eu
+. "$SQ_SRC/tests/lib/env.sh"
+[ -n "${SANDQ_DATA_DIR:-}" ] && [ -r "$SANDQ_DATA_DIR/HumanEval.jsonl.gz" ] && [ -r "$SANDQ_DATA_DIR/mbpp.jsonl" ] ||
+  sq_skip "the datasets are not found (SANDQ_DATA_DIR)"
+sq_env_init
+sq_start_redis
+sq_start_fake_llm
+doc="$SQ_SRC/docs/evaluation.md"
+awk '/^```sh$/ {on = 1; next} /^```/ {on = 0} on' "$doc" >"$SQ_TMP/doc.sh"
+n=$(grep -c . "$SQ_TMP/doc.sh")
+[ "$n" -ge 15 ] || sq_fail "only $n command lines found in $doc"
+mkdir "$SQ_TMP/work"
+ln -s "$SANDQ_DATA_DIR/HumanEval.jsonl.gz" "$SANDQ_DATA_DIR/mbpp.jsonl" "$SQ_TMP/work/"
+export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
+stop_workers() { [ -f "$SQ_TMP/work/workers.pid" ] && kill $(cat "$SQ_TMP/work/workers.pid") 2>/dev/null || true; }
+if ! (cd "$SQ_TMP/work" && PATH="$SQ_BIN:$PATH" sh -e "$SQ_TMP/doc.sh") >"$SQ_TMP/doc.out" 2>"$SQ_TMP/doc.err"; then
+  stop_workers
+  tail -30 "$SQ_TMP/doc.out" "$SQ_TMP/doc.err"
+  sq_fail "a command of docs/evaluation.md failed"
+fi
+stop_workers
+w="$SQ_TMP/work"
+grep -q "pass@1       1.0000  (164 problem(s))" "$SQ_TMP/doc.out" || sq_fail "HumanEval's reference solutions: pass@1 is not 1"
+grep -q "pass@1       0.9979  (974 problem(s))" "$SQ_TMP/doc.out" || sq_fail "MBPP's reference solutions: pass@1 is not 972/974"
+grep -q "pass@1       0.7500  (2 problem(s))" "$SQ_TMP/doc.out" && grep -q "pass@2       1.0000  (1 problem(s))" "$SQ_TMP/doc.out" ||
+  { cat "$SQ_TMP/doc.out"; sq_fail "the completions' pass@k differ from what the page says"; }
+grep -q "assertion failed at line 24: assert candidate(\[1.0, 2.0, 3.9, 4.0, 5.0, 2.2\], 0.3) == True" "$SQ_TMP/doc.out" ||
+  sq_fail "the wrong sample's reason differs from the page"
+for f in he-sampled.html he-sampled.bson he-sampled.results.jsonl he-sampled.csv he-sampled.report.json; do
+  [ -s "$w/$f" ] || sq_fail "$f was not written"
+done
+/usr/bin/python3 - "$w/he-sampled.report.json" "$w/he-sampled.csv" <<'PY'
+import csv, json, sys
+r = json.load(open(sys.argv[1]))
+assert r["tasks"] == 820 and r["problems"] == 164 and set(r["pass_at_k"]) == {"1", "5"}, r["pass_at_k"]
+assert r["llm"] and r["latency_ms"]["llm"]["count"] == 820
+assert len(list(csv.DictReader(open(sys.argv[2], newline="")))) == 820
+print("docs_evaluation: the commands of docs/evaluation.md ran; sampled pass@1 %.3f" % r["pass_at_k"]["1"])
+PY

@@ -1,0 +1,129 @@
+#!/bin/sh
+# evaluation.sh: sampled pass@k through sandq (issue 12). Every HumanEval
+# problem is imported with --samples 5 --temperature 0.8 --model M; the fake
+# LLM answers the five requests of problem i with (i mod 6) right programs
+# and the rest wrong; `report --json` must give, per problem and overall,
+# the pass@k the unbiased estimator predicts (computed here with exact
+# binomials), and the requests and results must carry the temperature and
+# the model. Also: `results` in each format, `push --out` refusing an
+# unwritable path before pushing anything, and `import` refusing bad input
+# with the line and field named and nothing written.
+set -eu
+. "$SQ_SRC/tests/lib/env.sh"
+data=${SANDQ_HUMANEVAL:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/HumanEval.jsonl.gz}}
+[ -n "$data" ] && [ -r "$data" ] || sq_skip "HumanEval data not found (SANDQ_DATA_DIR or SANDQ_HUMANEVAL)"
+PY=/usr/bin/python3
+$PY -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson module) is not installed"
+sq_env_init
+P=$SQ_BIN/sandq-producer
+
+# 1. import refuses bad input: the line and the field, and nothing on stdout.
+printf '%s\n' '{"task_id": "HumanEval/0", "prompt": "def f():\n", "canonical_solution": "  return 1\n", "test": "", "entry_point": "f"}' \
+  '{"task_id": "HumanEval/1", "prompt": "def g():\n", "test": "", "entry_point": "g"}' >"$SQ_TMP/bad.jsonl"
+if "$P" import humaneval "$SQ_TMP/bad.jsonl" --canonical >"$SQ_TMP/bad.out" 2>"$SQ_TMP/bad.err"; then sq_fail "bad dataset accepted"; fi
+grep -q "bad.jsonl:2: canonical_solution: missing" "$SQ_TMP/bad.err" || { cat "$SQ_TMP/bad.err"; sq_fail "no line and field named"; }
+[ ! -s "$SQ_TMP/bad.out" ] || sq_fail "import wrote tasks half-way"
+printf '%s\n' '{"task_id": "HumanEval/0", "completion": "  return 1\n"}' '{"task_id": "HumanEval/999", "completion": ""}' \
+  >"$SQ_TMP/bad-samples.jsonl"
+if "$P" import humaneval "$data" --completions "$SQ_TMP/bad-samples.jsonl" >"$SQ_TMP/bad.out" 2>"$SQ_TMP/bad.err"; then
+  sq_fail "a sample of an unknown problem accepted"
+fi
+grep -q "bad-samples.jsonl:2: task_id: 'HumanEval/999' is not a problem of" "$SQ_TMP/bad.err" || { cat "$SQ_TMP/bad.err"; sq_fail "unknown problem not named"; }
+[ ! -s "$SQ_TMP/bad.out" ] || sq_fail "import wrote tasks half-way"
+"$P" import humaneval "$data" --canonical --temperature 0.5 >/dev/null 2>&1 && sq_fail "--temperature with --canonical accepted"
+
+# 2. The sampled run. Replies: (i mod 6) of five right for problem i.
+"$P" import humaneval "$data" --samples 5 --temperature 0.8 --model fake-sampler >"$SQ_TMP/tasks.jsonl" 2>/dev/null
+$PY - "$data" "$SQ_TMP/replies.jsonl" "$SQ_TMP/expected.json" <<'PY'
+import gzip, json, sys
+rules, expected = [], {}
+for i, line in enumerate(gzip.open(sys.argv[1], "rt")):
+    p = json.loads(line)
+    right = "```python\n" + p["prompt"] + p["canonical_solution"] + "\n```\n"
+    wrong = "```python\n" + p["prompt"] + "    return None\n```\n"
+    c = i % 6
+    # the right ones first for even problems, last for odd: order must not matter
+    contents = [right] * c + [wrong] * (5 - c) if i % 2 == 0 else [wrong] * (5 - c) + [right] * c
+    rules.append({"match": p["prompt"], "kind": "code", "contents": contents})
+    expected[p["task_id"]] = c
+with open(sys.argv[2], "w") as f:
+    for r in rules:
+        f.write(json.dumps(r) + "\n")
+json.dump(expected, open(sys.argv[3], "w"))
+PY
+sq_start_redis
+sq_start_fake_llm "$SQ_TMP/replies.jsonl"
+cat >"$SQ_TMP/worker.json" <<JSON
+{"providers": [{"name": "fake", "base_url": "$SANDQ_LLM_BASE_URL", "model": "fake-coder",
+  "price_in_usd_per_mtok": 1.0, "price_out_usd_per_mtok": 2.0, "max_in_flight": 64}],
+ "scratch_root": "$SQ_TMP/scratch"}
+JSON
+unset SANDQ_LLM_BASE_URL
+sq_bg w1 "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id ev-1
+sq_bg w2 "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id ev-2
+
+# push --out to a path that cannot be written fails before anything is pushed
+if "$P" push --batch never --wait --out "$SQ_TMP/no/such/dir/r.bson" "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/never.out" 2>&1; then
+  sq_fail "push --out into a missing directory went ahead"
+fi
+grep -q "cannot write" "$SQ_TMP/never.out" || { cat "$SQ_TMP/never.out"; sq_fail "no reason for the --out refusal"; }
+[ "$(sq_redis_cli EXISTS 'sq:{default}:batch:never')" = 0 ] || sq_fail "push --out refused, but the batch was pushed"
+"$P" results never --format csv >/dev/null 2>"$SQ_TMP/never.err" && sq_fail "results of an unknown batch succeeded"
+grep -q "batch never has no results" "$SQ_TMP/never.err" || { cat "$SQ_TMP/never.err"; sq_fail "unknown batch not explained"; }
+
+t0=$(date +%s)
+"$P" push --batch sampled --wait --timeout-s 300 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
+  { cat "$SQ_TMP/push.out"; tail -20 "$SQ_TMP/w1.log"; sq_fail "the sampled batch did not finish"; }
+echo "evaluation: 820 sampled tasks in $(( $(date +%s) - t0 ))s"
+"$P" report sampled --json --k 1,2,5,10 >"$SQ_TMP/report.json"
+"$P" report sampled --k 1,2,5 >"$SQ_TMP/report.txt"
+"$P" results sampled --out "$SQ_TMP/r.bson" 2>/dev/null
+"$P" results sampled --format jsonl >"$SQ_TMP/r.jsonl"
+"$P" results sampled --format csv --out "$SQ_TMP/r.csv" 2>/dev/null
+curl -sf "http://127.0.0.1:$SQ_LLM_PORT/stats" >"$SQ_TMP/stats.json"
+$PY - "$SQ_TMP" <<'PY'
+import csv, json, math, sys, bson
+tmp = sys.argv[1]
+expected = json.load(open(f"{tmp}/expected.json"))
+rep = json.load(open(f"{tmp}/report.json"))
+def pass_at_k(n, c, k):  # Chen et al. 2021, exactly
+    return 1 - math.comb(n - c, k) / math.comb(n, k)
+assert rep["schema"] == "sandq.report/1" and rep["tasks"] == 820 and rep["problems"] == 164, rep["tasks"]
+per = {p["task_id"]: p for p in rep["per_problem"]}
+assert set(per) == set(expected)
+for tid, c in expected.items():
+    p = per[tid]
+    assert p["n"] == 5 and p["c"] == c, (tid, p, c)
+    for k in (1, 2, 5):
+        assert abs(p["pass_at_k"][str(k)] - pass_at_k(5, c, k)) < 1e-12, (tid, k, p)
+    assert p["pass_at_k"]["10"] is None
+for k in (1, 2, 5):
+    want = sum(pass_at_k(5, c, k) for c in expected.values()) / len(expected)
+    got = rep["pass_at_k"][str(k)]
+    assert abs(got - want) < 1e-12, (k, got, want)
+    assert rep["pass_at_k_problems"][str(k)] == 164
+assert rep["pass_at_k"]["10"] is None and rep["pass_at_k_problems"]["10"] == 0
+assert rep["status_counts"]["passed"] == sum(expected.values())
+# tokens and cost per provider and model; the task's model went into the request
+assert [(g["provider"], g["model"], g["tasks"]) for g in rep["llm"]] == [("fake", "fake-sampler", 820)], rep["llm"]
+assert rep["llm"][0]["cost_usd"] > 0 and rep["llm"][0]["prompt_tokens"] > 0
+assert rep["latency_ms"]["llm"]["count"] == 820 and rep["latency_ms"]["exec"]["count"] == 820
+assert len(rep["slowest"]) == 10 and len(rep["costliest"]) == 10
+assert sum(f["count"] for f in rep["failures"]) == 820 - sum(expected.values())
+stats = json.load(open(f"{tmp}/stats.json"))
+assert stats["temperatures"].get("0.8") == 820, stats["temperatures"]   # the code requests
+assert stats["models"].get("fake-sampler") == 820, stats["models"]
+docs = bson.decode_all(open(f"{tmp}/r.bson", "rb").read())
+assert len(docs) == 820
+assert all(d["llm"]["temperature"] == 0.8 and d["llm"]["model"] == "fake-sampler" for d in docs)
+assert all(d["attempts"] == 1 and d["timings"]["all_attempts_ms"] >= d["timings"]["total_ms"] for d in docs)
+assert all(d.get("reason") for d in docs if d["status"] != "passed")
+lines = [json.loads(l) for l in open(f"{tmp}/r.jsonl")]
+assert [l["_id"] for l in lines] == sorted(d["_id"] for d in docs)
+rows = list(csv.DictReader(open(f"{tmp}/r.csv", newline="")))
+assert len(rows) == 820 and rows[0]["model"] == "fake-sampler" and {r["status"] for r in rows} == {"passed", "failed", "runtime_error"}
+print("evaluation: pass@1 %.4f pass@2 %.4f pass@5 %.4f as predicted; temperature and model carried"
+      % (rep["pass_at_k"]["1"], rep["pass_at_k"]["2"], rep["pass_at_k"]["5"]))
+PY
+grep -q "pass@5" "$SQ_TMP/report.txt" && grep -q "failures by reason" "$SQ_TMP/report.txt" ||
+  { cat "$SQ_TMP/report.txt"; sq_fail "the text report lacks pass@k or failures"; }

@@ -1,0 +1,61 @@
+#!/bin/sh
+# All 974 MBPP problems through the real pipeline (import -> push -> real
+# redis-server, two warm workers -> report --json), in well under a minute.
+# Under MBPP's convention (test_setup_code, the code, each assert) every
+# reference solution passes except 367 and 927, whose setup builds a Node
+# tree before the solution defines Node (../shared/data/README.md): pass@1 is
+# 972/974, and those two say NameError. A broken completion per problem, in
+# the {"task_id", "completion"} samples format, gives pass@1 = 0.
+set -eu
+. "$SQ_SRC/tests/lib/env.sh"
+data=${SANDQ_MBPP:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/mbpp.jsonl}}
+[ -n "$data" ] && [ -r "$data" ] || sq_skip "MBPP data not found (SANDQ_DATA_DIR or SANDQ_MBPP)"
+sq_env_init
+sq_start_redis
+P=$SQ_BIN/sandq-producer
+export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
+"$P" import mbpp "$data" --canonical >"$SQ_TMP/canonical.jsonl"
+/usr/bin/python3 - "$data" >"$SQ_TMP/broken-samples.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    # the bare MBPP number, as MBPP samples files carry it
+    print(json.dumps({"task_id": json.loads(line)["task_id"], "completion": "def nothing():\n    return None\n"}))
+PY
+"$P" import mbpp "$data" --completions "$SQ_TMP/broken-samples.jsonl" >"$SQ_TMP/broken.jsonl"
+# A few reference solutions are CPU-bound for seconds (Mbpp/123 sums
+# divisors up to 9999): limits with room, so a loaded machine does not turn
+# them into timeouts.
+cat >"$SQ_TMP/worker.json" <<'JSON'
+{"default_limits": {"wall_ms": 60000, "cpu_ms": 30000}}
+JSON
+sq_bg w1 "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id mbpp-1
+sq_bg w2 "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id mbpp-2
+for set in canonical broken; do
+  t0=$(date +%s)
+  "$P" push --batch "mbpp-$set" --wait --timeout-s 240 "$SQ_TMP/$set.jsonl" >"$SQ_TMP/push-$set.out" 2>&1 ||
+    { cat "$SQ_TMP/push-$set.out"; sq_fail "push of $set exited non-zero"; }
+  took=$(( $(date +%s) - t0 ))
+  echo "mbpp: $set: 974 tasks in ${took}s"
+  [ "$took" -lt 60 ] || sq_fail "974 MBPP tasks took ${took}s through two warm workers"
+  "$P" report "mbpp-$set" --json --k 1 >"$SQ_TMP/report-$set.json"
+  "$P" results "mbpp-$set" --format jsonl --out "$SQ_TMP/$set.jsonl.out" 2>/dev/null
+done
+/usr/bin/python3 - "$SQ_TMP" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+canon = json.load(open(f"{tmp}/report-canonical.json"))
+broken = json.load(open(f"{tmp}/report-broken.json"))
+rows = [json.loads(l) for l in open(f"{tmp}/canonical.jsonl.out")]
+assert len(rows) == 974, len(rows)
+bad = {r["metadata"]["task_id"]: r for r in rows if r["status"] != "passed"}
+for tid, r in sorted(bad.items()):
+    print("not passed:", tid, r["status"], r.get("reason"))
+assert set(bad) == {"Mbpp/367", "Mbpp/927"}, sorted(bad)
+assert all(r["status"] == "runtime_error" and r["reason"].startswith("NameError: name 'Node' is not defined")
+           for r in bad.values())
+assert canon["tasks"] == 974 and canon["problems"] == 974
+assert abs(canon["pass_at_k"]["1"] - 972 / 974) < 1e-12, canon["pass_at_k"]
+assert broken["tasks"] == 974 and broken["pass_at_k"] == {"1": 0.0}, broken["pass_at_k"]
+print("mbpp: pass@1 %.4f with the reference solutions (972/974), %.1f with broken ones; failures %s"
+      % (canon["pass_at_k"]["1"], broken["pass_at_k"]["1"], {f["kind"]: f["count"] for f in broken["failures"]}))
+PY

@@ -1,0 +1,188 @@
+#!/bin/sh
+# redis_readback.sh: what the producer and the worker read back from Redis
+# is checked before use (issue 16). Real redis-server, the fake LLM, one
+# worker:
+#   1. duplicate ids and objects without an id (--no-validate, raw LPUSH):
+#      every copy settles its batch, `--wait` ends 0 and says so;
+#   2. a damaged rollout hash (window_s -100, stage -3): no crash, no
+#      nonsense written; `rollout status` names the field; `rollout abort`
+#      repairs it;
+#   3. --out: a symlink, a FIFO or a directory is refused and left alone; a
+#      regular file is replaced through a temporary file in its directory;
+#   4. a result that is not BSON is named, left out of --out, exit 6;
+#   5. dead letter: damaged entries are kept and named by `requeue --all`,
+#      a record without a payload is refused, `dead list` escapes control
+#      characters and shows absurd times as such.
+set -u
+. "$SQ_SRC/tests/lib/env.sh"
+sq_env_init
+PY=/usr/bin/python3
+$PY -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson) is not installed"
+P="$SQ_BIN/sandq-producer"
+[ -x "$P" ] || sq_fail "$P is not built"
+sq_start_redis
+R() { sq_redis_cli "$@"; }
+run() { # run NAME CMD...: stdout/stderr in $SQ_TMP/NAME.{out,err}, exit code in $rc
+  name=$1; shift
+  "$@" >"$SQ_TMP/$name.out" 2>"$SQ_TMP/$name.err"
+  rc=$?
+}
+expect_rc() { [ "$rc" = "$1" ] || { cat "$SQ_TMP/$2.out" "$SQ_TMP/$2.err" >&2; sq_fail "$2: exit code $rc, want $1"; }; }
+has() { grep -qF -- "$2" "$SQ_TMP/$1" || { cat "$SQ_TMP/$1" >&2; sq_fail "$1 lacks '$2'"; }; }
+hasnt() { ! grep -qF -- "$2" "$SQ_TMP/$1" || { cat "$SQ_TMP/$1" >&2; sq_fail "$1 has '$2'"; }; }
+eq() { [ "$1" = "$2" ] || sq_fail "$3: got '$1', want '$2'"; }
+
+# ---- a worker with two providers (the rollout needs both names) ----
+sq_bg llm "$SQ_BIN/sandq-fake-llm" --port 0 --port-file "$SQ_TMP/llm.port"
+sq_wait_for "test -s $SQ_TMP/llm.port" 10 || sq_fail "fake LLM did not start"
+lp=$(cat "$SQ_TMP/llm.port")
+cat >"$SQ_TMP/w.json" <<JSON
+{"providers": [
+   {"name": "base", "base_url": "http://127.0.0.1:$lp/v1", "model": "fake-coder", "weight": 1},
+   {"name": "cand", "base_url": "http://127.0.0.1:$lp/v1", "model": "fake-coder", "weight": 0}],
+ "risk": "off", "scratch_root": "$SQ_TMP/scratch", "metrics_flush_ms": 200}
+JSON
+cfg="--config $SQ_TMP/w.json"
+start_worker() {
+  sq_bg w1 "$SQ_BIN/sandq-worker" serve $cfg --worker-id w1
+}
+
+# 2 first (before any task): a damaged rollout must not take the worker down.
+# window_s -100 made a negative window count a size_t (SIGSEGV); stage -3
+# indexed the plan's stages before their start.
+R HSET 'sq:{default}:rollout' state running candidate cand baseline base stages 10,30,70,100 pct 10 stage 0 \
+  window_s -100 hold_s 1 min_requests 1 min_samples 1 version 3 >/dev/null
+start_worker
+sleep 3
+kill -0 "$SQ_PID_w1" 2>/dev/null || { tail -20 "$SQ_TMP/w1.log" >&2; sq_fail "worker died on window_s -100"; }
+grep -q "rollout state is damaged.*window_s" "$SQ_TMP/w1.log" || { tail -20 "$SQ_TMP/w1.log" >&2; sq_fail "worker did not name window_s"; }
+run st1 "$P" rollout $cfg status
+expect_rc 1 st1
+has st1.err "window_s"
+has st1.err "rollout abort"
+eq "$(R HGET 'sq:{default}:rollout' pct)" 10 "pct after a damaged window (nothing written)"
+R HSET 'sq:{default}:rollout' window_s 5 stage -3 >/dev/null
+sleep 2
+kill -0 "$SQ_PID_w1" 2>/dev/null || sq_fail "worker died on stage -3"
+run st2 "$P" rollout $cfg status
+expect_rc 1 st2
+has st2.err "'stage' = '-3'"
+eq "$(R HGET 'sq:{default}:rollout' pct)" 10 "pct after stage -3 (nothing written)"
+hasnt w1.log "gets -"
+run ab "$P" rollout $cfg abort
+expect_rc 0 ab
+run st3 "$P" rollout $cfg status
+expect_rc 0 st3
+has st3.out "state: aborted"
+eq "$(R HGET 'sq:{default}:rollout' stage)" 0 "stage after the repair"
+eq "$(R HGET 'sq:{default}:rollout' window_s)" 5 "a sound field is kept by the repair"
+run cl "$P" rollout $cfg clear
+expect_rc 0 cl
+
+# 1. Duplicate ids: 20 copies of one id and two objects without an id, as
+#    --no-validate pushes them. Every copy runs; one result per id is kept;
+#    the batch still finishes and --wait says so.
+: >"$SQ_TMP/dup.jsonl"
+i=0; while [ $i -lt 20 ]; do echo '{"id": "same", "code": "print(1)"}' >>"$SQ_TMP/dup.jsonl"; i=$((i + 1)); done
+echo '{"code": "print(2)"}' >>"$SQ_TMP/dup.jsonl"
+echo '{"id": 17, "code": "print(3)"}' >>"$SQ_TMP/dup.jsonl"
+run dup "$P" push $cfg --no-validate --batch dup --wait --timeout-s 120 "$SQ_TMP/dup.jsonl"
+expect_rc 0 dup
+has dup.err "19 task(s) of batch dup repeated an id"
+grep -Eq '^ *duplicate +19$' "$SQ_TMP/dup.out" || sq_fail "summary: $(cat "$SQ_TMP/dup.out")"
+eq "$(R HGET 'sq:{default}:batch:dup' done)" 3 "results kept (same + two raw ids)"
+eq "$(R HLEN 'sq:{default}:results:dup')" 3 "results stored in the batch itself"
+eq "$(R HLEN 'sq:{default}:results:_invalid')" 0 "nothing filed under _invalid"
+# the same task into the same batch again: the batch grows and finishes again
+echo '{"id": "same", "code": "print(1)"}' >"$SQ_TMP/one.jsonl"
+run dup2 "$P" push $cfg --no-validate --batch dup --wait --timeout-s 60 "$SQ_TMP/one.jsonl"
+expect_rc 0 dup2
+eq "$(R HGET 'sq:{default}:batch:dup' total)" 23 "total after a second push"
+# issue 14's order: LPUSH first, then HINCRBY total; --wait still ends
+R LPUSH 'sq:{default}:tasks' '{"id":"late","batch":"late","code":"print(1)"}' >/dev/null
+sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{default}:batch:late' done | grep -qx 1" 30 || sq_fail "late task not run"
+R HINCRBY 'sq:{default}:batch:late' total 1 >/dev/null
+run late "$P" status late
+expect_rc 0 late
+has late.out "finished"
+
+# 3. --out targets. Results are put the way a worker stores them, then a
+#    push into that batch finds it finished at once (no worker needed).
+kill "$SQ_PID_w1" 2>/dev/null; wait "$SQ_PID_w1" 2>/dev/null
+printf '{"id":"a","code":"1"}\n{"id":"b","code":"1"}\n' >"$SQ_TMP/two.jsonl"
+prep() { # prep BATCH: two stored results a, b and their counters
+  for id in a b; do
+    $PY -c 'import sys, bson; sys.stdout.buffer.write(bson.encode({"_id": sys.argv[1], "status": "passed"}))' "$id" |
+      R -x HSET "sq:{o}:results:$1" "$id" >/dev/null
+  done
+  R HSET "sq:{o}:batch:$1" done 2 status:passed 2 >/dev/null
+}
+mkdir -p "$SQ_TMP/outdir"
+echo keep >"$SQ_TMP/outdir/real"
+ln -s real "$SQ_TMP/outdir/link"
+mkfifo "$SQ_TMP/outdir/fifo"
+# refused before anything is pushed
+run link "$P" push --queue o --batch o1 --out "$SQ_TMP/outdir/link" "$SQ_TMP/two.jsonl"
+expect_rc 2 link
+has link.err "symbolic link"
+[ -L "$SQ_TMP/outdir/link" ] || sq_fail "the symlink was replaced"
+eq "$(cat "$SQ_TMP/outdir/real")" keep "the link's target"
+run fifo "$P" push --queue o --batch o1 --out "$SQ_TMP/outdir/fifo" "$SQ_TMP/two.jsonl"
+expect_rc 2 fifo
+has fifo.err "FIFO"
+[ -p "$SQ_TMP/outdir/fifo" ] || sq_fail "the FIFO was replaced"
+run dir "$P" push --queue o --batch o1 --out "$SQ_TMP/outdir" "$SQ_TMP/two.jsonl"
+expect_rc 2 dir
+has dir.err "directory"
+eq "$(R EXISTS 'sq:{o}:batch:o1')" 0 "tasks pushed for a refused --out"
+prep o1
+chmod 640 "$SQ_TMP/outdir/real"
+run reg "$P" push --queue o --batch o1 --out "$SQ_TMP/outdir/real" "$SQ_TMP/two.jsonl"
+expect_rc 0 reg
+has reg.err "wrote 2 result(s)"
+eq "$($PY -c 'import sys, bson; print(len(bson.decode_all(open(sys.argv[1], "rb").read())))' "$SQ_TMP/outdir/real")" 2 \
+  "documents in a replaced regular file"
+eq "$(stat -c %a "$SQ_TMP/outdir/real")" 640 "the replaced file keeps its mode"
+ls -a "$SQ_TMP/outdir" | grep -q 'sandq-out' && sq_fail "temporary file left behind"
+prep o3
+run new "$P" push --queue o --batch o3 --out "$SQ_TMP/outdir/new.bson" "$SQ_TMP/two.jsonl"
+expect_rc 0 new
+[ -f "$SQ_TMP/outdir/new.bson" ] || sq_fail "a new path was not written"
+
+# 4. A value that is not BSON in the results hash.
+prep o2
+R HSET 'sq:{o}:results:o2' c 'not bson at all' >/dev/null
+R HINCRBY 'sq:{o}:batch:o2' done 1 >/dev/null
+printf '{"id":"a","code":"1"}\n{"id":"b","code":"1"}\n{"id":"c","code":"1"}\n' >"$SQ_TMP/three.jsonl"
+run bad "$P" push --queue o --batch o2 --out "$SQ_TMP/outdir/o2.bson" "$SQ_TMP/three.jsonl"
+expect_rc 6 bad
+has bad.err "result 'c' of batch o2 is not a valid BSON document"
+has bad.err "wrote 2 result(s)"
+eq "$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
+  "$SQ_TMP/outdir/o2.bson")" "a b" "documents in --out beside a bad value"
+
+# 5. The dead letter.
+R HSET 'sq:{o}:dead' 1 '{not json' >/dev/null
+R HSET 'sq:{o}:dead' 2 '{"id":2,"reason":"no payload here"}' >/dev/null
+R HSET 'sq:{o}:dead' 3 '{"id":3,"priority":"n","payload":"{\"id\":\"t3\"}","dead_at_ms":1e300,"task_id":"evil\u001b[31mred"}' >/dev/null
+R ZADD 'sq:{o}:dead:index' 1 1 2 2 3 3 >/dev/null
+run list "$P" dead --queue o list
+expect_rc 0 list
+has list.out '(bad time)'
+has list.out 'evil\x1b[31mred'
+has list.out '(damaged record'
+printf '\033' >"$SQ_TMP/esc"
+grep -qF "$(cat "$SQ_TMP/esc")" "$SQ_TMP/list.out" && sq_fail "dead list printed a raw escape code"
+run rq2 "$P" dead --queue o requeue 2
+expect_rc 1 rq2
+has rq2.err "no payload"
+eq "$(R HEXISTS 'sq:{o}:dead' 2)" 1 "a record without a payload is kept"
+run rqa "$P" dead --queue o requeue --all
+expect_rc 1 rqa
+has rqa.out "requeued 1 task(s)"
+has rqa.err "entry 1 kept: not a JSON object"
+has rqa.err "entry 2 kept: no payload"
+eq "$(R HLEN 'sq:{o}:dead')" 2 "damaged entries kept"
+eq "$(R LINDEX 'sq:{o}:tasks' -1)" '{"id":"t3"}' "the sound entry requeued"
+
+echo "redis_readback: all checks passed"

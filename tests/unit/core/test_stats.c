@@ -1,0 +1,56 @@
+/* test_stats.c: pass@k against exact binomials (Python's math.comb), its
+ * edges, and nearest-rank percentiles. */
+#include <math.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "stats.h"
+
+static void near(double got, double want, const char *what) {
+  if (fabs(got - want) > 1e-12) {
+    char g[64], w[64];
+    snprintf(g, sizeof g, "%.17g", got);
+    snprintf(w, sizeof w, "%.17g", want);
+    sq_check_fail_s(__FILE__, __LINE__, what, g, w);
+  }
+}
+
+int main(void) {
+  /* 1 - comb(n-c, k) / comb(n, k), computed exactly in Python */
+  near(sq_stats_pass_at_k(5, 2, 1), 0.4, "pass@1 n5 c2");
+  near(sq_stats_pass_at_k(5, 2, 2), 0.7, "pass@2 n5 c2");
+  near(sq_stats_pass_at_k(5, 2, 3), 0.9, "pass@3 n5 c2");
+  near(sq_stats_pass_at_k(5, 0, 1), 0.0, "pass@1 n5 c0");
+  near(sq_stats_pass_at_k(5, 5, 1), 1.0, "pass@1 n5 c5");
+  near(sq_stats_pass_at_k(5, 4, 2), 1.0, "pass@2 n5 c4 (fewer failures than k)");
+  near(sq_stats_pass_at_k(10, 3, 5), 0.9166666666666666, "pass@5 n10 c3");
+  near(sq_stats_pass_at_k(200, 13, 10), 0.4975511147306061, "pass@10 n200 c13");
+  near(sq_stats_pass_at_k(200, 13, 100), 0.9999194971988055, "pass@100 n200 c13");
+  near(sq_stats_pass_at_k(200, 1, 1), 0.005, "pass@1 n200 c1");
+  near(sq_stats_pass_at_k(1, 1, 1), 1.0, "pass@1 n1 c1");
+  /* pass@1 is the pass rate c/n */
+  for (int c = 0; c <= 7; c++) near(sq_stats_pass_at_k(7, c, 1), c / 7.0, "pass@1 = c/n");
+  /* large n: no overflow, no NaN */
+  double big = sq_stats_pass_at_k(1000000, 3, 100);
+  CHECK(big > 0 && big < 0.001);
+  /* undefined: fewer samples than k, bad counts */
+  CHECK(sq_stats_pass_at_k(5, 2, 10) < 0);
+  CHECK(sq_stats_pass_at_k(5, 2, 0) < 0);
+  CHECK(sq_stats_pass_at_k(5, 6, 1) < 0);
+  CHECK(sq_stats_pass_at_k(5, -1, 1) < 0);
+
+  int64_t v[] = {40, 10, 30, 20, 50, 60, 70, 80, 90, 100};
+  sq_stats_sort_i64(v, 10);
+  CHECK_EQ(v[0], 10);
+  CHECK_EQ(v[9], 100);
+  CHECK_EQ(sq_stats_percentile(v, 10, 50), 50);
+  CHECK_EQ(sq_stats_percentile(v, 10, 90), 90);
+  CHECK_EQ(sq_stats_percentile(v, 10, 99), 100);
+  CHECK_EQ(sq_stats_percentile(v, 10, 100), 100);
+  CHECK_EQ(sq_stats_percentile(v, 10, 0), 10);
+  CHECK_EQ(sq_stats_percentile(v, 10, 1), 10);
+  CHECK_EQ(sq_stats_percentile(v, 0, 50), 0);
+  int64_t one = 7;
+  CHECK_EQ(sq_stats_percentile(&one, 1, 50), 7);
+  return sq_check_done("test_stats");
+}
