@@ -1,7 +1,10 @@
 /* queue_bench.c: queue-only throughput, execution stubbed: push N tasks,
  * then W forked consumers claim them in batches of B (one round trip) and
  * complete them in pipelines of B, with every lease and fencing check in
- * place. Prints tasks/s. Usage: queue_bench REDIS_URL N W B */
+ * place. Prints tasks/s. Usage: queue_bench REDIS_URL N W B
+ * (any URL form: redis://, redis-sentinel://, redis-cluster://). The
+ * environment adds queue options: SQ_BENCH_SHARDS (shards),
+ * SQ_BENCH_WAIT_REPLICAS (wait_replicas; bench/ha.sh). */
 #include <bson/bson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +17,24 @@
 #include "queue.h"
 #include "util.h"
 
+/* A handle on queue "bench" with the options the environment asks for. */
+static int open_bench(const char *url, sq_queue **q) {
+  sq_queue_options o;
+  char err[256];
+  sq_queue_options_default(&o);
+  const char *v = getenv("SQ_BENCH_SHARDS");
+  if (v && *v) o.shards = atol(v);
+  if ((v = getenv("SQ_BENCH_WAIT_REPLICAS")) && *v) o.wait_replicas = atol(v);
+  int rc = sq_queue_new_opts(url, "bench", &o, q, err, sizeof err);
+  if (rc) fprintf(stderr, "queue_bench: %s\n", err);
+  return rc;
+}
+
 static int consume(const char *url, int w, size_t b) {
   sq_queue *q = NULL;
   char id[32];
   snprintf(id, sizeof id, "bench-%d", w);
-  if (sq_queue_new(url, "bench", &q)) return 1;
+  if (open_bench(url, &q)) return 1;
   sq_claim *c = calloc(b, sizeof *c);
   sq_completion *k = calloc(b, sizeof *k);
   int *rcs = calloc(b, sizeof *rcs);
@@ -49,7 +65,7 @@ int main(int argc, char **argv) {
   size_t n = (size_t)atol(argv[2]), b = (size_t)atol(argv[4]);
   int workers = atoi(argv[3]);
   sq_queue *q = NULL;
-  if (sq_queue_new(url, "bench", &q)) return 1;
+  if (open_bench(url, &q)) return 1;
   char **p = calloc(n, sizeof *p);
   size_t *l = calloc(n, sizeof *l);
   for (size_t i = 0; i < n; i++) {

@@ -18,7 +18,9 @@
 
 /* Every command takes these; each table below starts with them. */
 #define COMMON_FLAGS                                                                                    \
-  {"redis", "URL", "redis_url", "redis://[user:password@]host[:port][/db] or unix:///path (SANDQ_REDIS_URL)", \
+  {"redis", "URL", "redis_url",                                                                         \
+   "redis://[user:password@]host[:port][/db], unix:///path, redis-sentinel://HOST:PORT[,...]/MASTER "  \
+   "or redis-cluster://HOST:PORT[,...] (SANDQ_REDIS_URL)",                                              \
    false},                                                                                              \
       {"queue", "NAME", "queue", "queue name (SANDQ_QUEUE, default \"default\")", false},                  \
       {"config", "FILE", NULL, "JSON configuration file", false},                                        \

@@ -20,8 +20,12 @@ redis-server redis-tools python3"
 # Also for the tests only: clang and its libFuzzer runtime (tests/fuzz),
 # redis-py and pymongo's bson (the integration tests read results), and
 # docker-compose (compose/ is validated with `docker-compose config`).
+# redis-sentinel: the failover test (tests/integration/sentinel.sh, and
+# bench/ha.sh); it is a link to redis-server, which `redis-server
+# --sentinel` replaces where the package is missing.
 if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
 	PKGS="$PKGS prometheus curl clang libclang-rt-14-dev python3-pymongo python3-bson python3-redis docker-compose"
+	PKGS="$PKGS redis-sentinel"
 fi
 
 # zlib1g-dev: `sandq-producer import` reads gzipped datasets (HumanEval.jsonl.gz).

@@ -45,7 +45,10 @@ static void llm_retry_note(const sq_llm_retry_note *n, void *ud) {
 /* serve's flags: one line each; a flag with a config key is applied over
  * the file and the environment, in command-line order (cli.h). */
 static const sq_cli_flag serve_flags[] = {
-    {"redis", "URL", "redis_url", "redis://[user:password@]host[:port][/db] or unix:///path (SANDQ_REDIS_URL)", false},
+    {"redis", "URL", "redis_url",
+     "redis://[user:password@]host[:port][/db], unix:///path, redis-sentinel://HOST:PORT[,...]/MASTER or "
+     "redis-cluster://HOST:PORT[,...] (SANDQ_REDIS_URL)",
+     false},
     {"queue", "NAME", "queue", "queue name (SANDQ_QUEUE, default \"default\")", false},
     {"config", "FILE", NULL, "JSON configuration file", false},
     {"worker-id", "ID", "worker_id", "a stable id lets a restarted worker hand back what it held (SANDQ_WORKER_ID)", false},

@@ -95,6 +95,9 @@ static const field fields[] = {
     I64("max_queue_len", queue_opts.max_queue_len, 0, INT64_MAX),
     I64("reap_interval_ms", queue_opts.reap_interval_ms, 10, 3600 * 1000),
     I64("dead_retention_s", queue_opts.dead_retention_s, 0, 10LL * 365 * 24 * 3600),
+    I64("shards", queue_opts.shards, 1, 64),
+    I64("wait_replicas", queue_opts.wait_replicas, 0, 16),
+    I64("wait_timeout_ms", queue_opts.wait_timeout_ms, 10, 600000),
     I64("shutdown_grace_ms", shutdown_grace_ms, 0, 3600 * 1000),
     STR("python", python_path),
     STR("scratch_root", scratch_root),
@@ -446,6 +449,8 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_LEASE_MS", "lease_ms"},       {"SANDQ_HEARTBEAT_MS", "heartbeat_ms"},
       {"SANDQ_MAX_STALLS", "max_stalls"},   {"SANDQ_MAX_ATTEMPTS", "max_attempts"},
       {"SANDQ_RETENTION_S", "retention_s"}, {"SANDQ_MAX_QUEUE_LEN", "max_queue_len"},
+      {"SANDQ_SHARDS", "shards"},           {"SANDQ_WAIT_REPLICAS", "wait_replicas"},
+      {"SANDQ_WAIT_TIMEOUT_MS", "wait_timeout_ms"},
       {"SANDQ_METRICS_LISTEN", "metrics_listen"}, {"SANDQ_AUDIT_MAX_LEN", "audit_max_len"},
       {"SANDQ_JAIL_THREADS", "jail_threads"}, {"SANDQ_JAIL_POOL_SIZE", "jail_pool_size"},
       {"SANDQ_MAX_TASKS_IN_FLIGHT", "max_tasks_in_flight"}, {"SANDQ_CLAIM_BATCH", "claim_batch"},
@@ -553,8 +558,10 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
   if (strncmp(cfg->redis_url, "rediss://", 9) == 0)
     return fail(err, errlen, "redis_url: rediss:// (TLS) is not supported; reach Redis through a TLS tunnel and use "
                 "redis://127.0.0.1:PORT (docs/deploy.md, \"Redis over TLS\")");
-  if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0)
-    return fail(err, errlen, "redis_url: must start with redis:// or unix:// (value not shown: it may hold a password)");
+  if (strncmp(cfg->redis_url, "redis://", 8) != 0 && strncmp(cfg->redis_url, "unix://", 7) != 0 &&
+      strncmp(cfg->redis_url, "redis-sentinel://", 17) != 0 && strncmp(cfg->redis_url, "redis-cluster://", 16) != 0)
+    return fail(err, errlen, "redis_url: must start with redis://, unix://, redis-sentinel:// or redis-cluster:// "
+                "(value not shown: it may hold a password)");
   if (!sq_name_ok(cfg->queue, SQ_NAME_QUEUE_MAX))
     return fail(err, errlen, "queue: '%s' must be 1-%d characters of " SQ_NAME_CHARS, cfg->queue,
                 SQ_NAME_QUEUE_MAX);

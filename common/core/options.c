@@ -77,7 +77,10 @@ void sq_queue_options_default(sq_queue_options *o) {
                           .retention_s = 7 * 24 * 3600,
                           .max_queue_len = 1000000,
                           .reap_interval_ms = 1000,
-                          .dead_retention_s = 30 * 24 * 3600};
+                          .dead_retention_s = 30 * 24 * 3600,
+                          .shards = 1,
+                          .wait_replicas = 0,
+                          .wait_timeout_ms = 1000};
 }
 
 void sq_rollout_plan_defaults(sq_rollout_plan *p) {

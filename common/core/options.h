@@ -85,11 +85,14 @@ typedef struct {
   int64_t max_queue_len;    /* push refuses (SQ_EFULL) beyond this many waiting tasks; 0: no cap */
   int64_t reap_interval_ms; /* at most one reaper run per interval across the fleet */
   int64_t dead_retention_s; /* the reaper drops dead-letter entries older than this; 0: keep them */
+  int64_t shards;           /* hash tags the queue's tasks spread over ({Q#0}..{Q#N-1}); 1: one, {Q} */
+  int64_t wait_replicas;    /* push, complete and hand-backs wait for this many replicas (WAIT); 0: no wait */
+  int64_t wait_timeout_ms;  /* how long one WAIT may take before the write counts as not acknowledged */
 } sq_queue_options;
 
 /* Fills o with the defaults (lease 30 s, 3 stalls, 5 attempts, backoff 1 s
  * to 60 s, retention 7 days, 1,000,000 tasks, reaper every 1 s, dead
- * letters kept 30 days). */
+ * letters kept 30 days, one shard, no replica wait (1 s when set)). */
 void sq_queue_options_default(sq_queue_options *o);
 
 /* ---- fleet metrics (metrics.h) ---------------------------------------- */

@@ -1,6 +1,7 @@
-/* queue.c: the queue handle: URL parsing, connection and reconnection,
- * loading the Redis Functions library (common/queue/queue.lua) and calling it,
- * and the start-up check of Redis settings that could lose tasks. */
+/* queue.c: the queue handle: URL parsing, connecting one server, loading
+ * the Redis Functions library (common/queue/queue.lua) and calling it, and
+ * the start-up check of Redis settings that could lose tasks. Which server
+ * a command goes to (Sentinel, Cluster) is queue_route.c's business. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -63,6 +64,8 @@ static int copy_decoded(char *dst, size_t cap, const char *s, size_t n) {
   return 0;
 }
 
+int sq__url_decode(char *dst, size_t cap, const char *s, size_t n) { return copy_decoded(dst, cap, s, n); }
+
 /* Parses url into *u. On error returns SQ_EINVAL with err naming the bad
  * part of the URL; the password is never copied into err. */
 static int parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
@@ -93,9 +96,10 @@ static int parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
   }
   if (strncmp(url, "redis://", 8) != 0) {
     const char *colon = strstr(url, "://");
-    snprintf(err, errlen, "redis URL: scheme '%.*s' is not redis:// or unix://",
+    snprintf(err, errlen, "redis URL: scheme '%.*s' is not redis://, unix://, redis-sentinel:// or redis-cluster://",
              colon ? (int)(colon - url > 32 ? 32 : colon - url) : 0, url);
-    if (!colon) snprintf(err, errlen, "redis URL: missing scheme (want redis:// or unix://)");
+    if (!colon)
+      snprintf(err, errlen, "redis URL: missing scheme (want redis://, unix://, redis-sentinel:// or redis-cluster://)");
     return SQ_EINVAL;
   }
   const char *auth = url + 8;
@@ -188,8 +192,12 @@ static struct timeval ms_to_tv(int64_t ms) {
 
 /* Where the handle points, for messages (no password). */
 static void describe(const sq_queue *q, char *buf, size_t n) {
-  if (q->url.path[0])
+  if (q->url.mode == SQ__MODE_PLAIN && q->url.path[0])
     snprintf(buf, n, "unix://%s", q->url.path);
+  else if (q->cur && q->cur->addr.host[0])
+    snprintf(buf, n, "%s:%d", q->cur->addr.host, q->cur->addr.port);
+  else if (q->url.mode == SQ__MODE_SENTINEL)
+    snprintf(buf, n, "the master '%s' of the sentinels", q->url.master);
   else
     snprintf(buf, n, "%s:%d", q->url.host, q->url.port);
 }
@@ -206,6 +214,8 @@ static int conn_error(sq_queue *q, const char *what) {
 int sq__queue_check(sq_queue *q, const redisReply *r, int want, int nil_ok, const char *what) {
   if (!r) return conn_error(q, what);
   if (r->type == REDIS_REPLY_ERROR) {
+    /* a pipelined command the cluster redirected: the map is out of date */
+    if (q->url.mode == SQ__MODE_CLUSTER && sq__queue_reroute(r)) q->slots_stale = true;
     sq__queue_err(q, "%s: %.*s", what, (int)(r->len > 200 ? 200 : r->len), r->str);
     return SQ_EREDIS;
   }
@@ -274,36 +284,57 @@ int sq__queue_load_functions(sq_queue *q) {
   return rc;
 }
 
-/* Opens (or reopens) the connection and loads the functions: a Redis that
- * restarted without persistence has lost them. */
-static int do_connect(sq_queue *q) {
-  redisFree(q->ctx);
+int sq__queue_connect_node(sq_queue *q, sq__node *n) {
+  redisFree(n->ctx);
+  n->ctx = NULL;
+  q->cur = n;
   q->ctx = NULL;
+  int rc;
+  if (q->url.mode == SQ__MODE_SENTINEL && (rc = sq__sentinel_master(q, &n->addr))) return rc;
   struct timeval tv = ms_to_tv(CONNECT_TIMEOUT_MS);
-  if (q->url.path[0])
-    q->ctx = redisConnectUnixWithTimeout(q->url.path, tv);
+  if (q->url.mode == SQ__MODE_PLAIN && q->url.path[0])
+    n->ctx = redisConnectUnixWithTimeout(q->url.path, tv);
   else
-    q->ctx = redisConnectWithTimeout(q->url.host, q->url.port, tv);
-  if (!q->ctx) {
+    n->ctx = redisConnectWithTimeout(n->addr.host, n->addr.port, tv);
+  q->ctx = n->ctx;
+  if (!n->ctx) {
     sq__queue_err(q, "out of memory allocating a redis context");
     return SQ_ENOMEM;
   }
-  if (q->ctx->err) return conn_error(q, "connect");
-  if (redisSetTimeout(q->ctx, ms_to_tv(SQ__COMMAND_TIMEOUT_MS)) != REDIS_OK) return conn_error(q, "set timeout");
-  int rc = handshake(q);
+  if (n->ctx->err) return conn_error(q, "connect");
+  if (redisSetTimeout(n->ctx, ms_to_tv(SQ__COMMAND_TIMEOUT_MS)) != REDIS_OK) return conn_error(q, "set timeout");
+  rc = handshake(q);
+  if (!rc && q->url.mode == SQ__MODE_SENTINEL) rc = sq__sentinel_check_role(q);
   if (!rc) rc = sq__queue_load_functions(q);
   if (rc == SQ_EREDIS) rc = SQ_EREDIS_CONN; /* e.g. a server older than 7.0 */
   if (rc) {
-    redisFree(q->ctx);
-    q->ctx = NULL;
+    redisFree(n->ctx);
+    n->ctx = q->ctx = NULL;
+    return rc;
   }
-  return rc;
+  /* A reconnection may reach a promoted replica that never saw our last
+   * claims: their tokens must not be handed out again (queue_claim.c). */
+  if (n->was_up) sq__queue_raise_floors(q, n);
+  n->was_up = true;
+  return 0;
 }
 
-int sq__queue_ensure(sq_queue *q) {
-  if (q->ctx && !q->ctx->err) return 0;
-  sq__queue_notice("reconnecting to redis after: %s", q->ctx ? q->ctx->errstr : "no connection");
-  return do_connect(q);
+int sq__queue_ensure(sq_queue *q) { return sq__queue_conn(q, q->tasks_key); }
+
+/* Sets up the handle's servers from its URL: the one of a plain URL, a
+ * slot for the master a Sentinel names, or a cluster's (empty) slot map. */
+static int setup_nodes(sq_queue *q) {
+  if (q->url.mode == SQ__MODE_CLUSTER) {
+    if (!(q->slots = calloc(SQ__SLOTS, 1))) return SQ_ENOMEM;
+    q->slots_stale = true;
+    return 0;
+  }
+  q->n_nodes = 1;
+  if (q->url.mode == SQ__MODE_PLAIN) {
+    snprintf(q->nodes[0].addr.host, sizeof q->nodes[0].addr.host, "%s", q->url.host);
+    q->nodes[0].addr.port = q->url.port;
+  }
+  return 0;
 }
 
 int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_options *opts,
@@ -316,7 +347,13 @@ int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_o
   sq_queue *q = calloc(1, sizeof *q);
   if (!q) return sq_errf(err, errlen, SQ_ENOMEM, "out of memory");
   char url_err[300];
-  int rc = parse_url(redis_url, &q->url, url_err, sizeof url_err);
+  int rc;
+  if (redis_url && strncmp(redis_url, "redis-sentinel://", 17) == 0)
+    rc = sq__sentinel_parse_url(redis_url, &q->url, url_err, sizeof url_err);
+  else if (redis_url && strncmp(redis_url, "redis-cluster://", 16) == 0)
+    rc = sq__cluster_parse_url(redis_url, &q->url, url_err, sizeof url_err);
+  else
+    rc = parse_url(redis_url, &q->url, url_err, sizeof url_err);
   if (rc) {
     free(q);
     return sq_errf(err, errlen, rc, "%s", url_err);
@@ -325,9 +362,15 @@ int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_o
     q->opts = *opts;
   else
     sq_queue_options_default(&q->opts);
+  if (q->opts.shards < 1 || q->opts.shards > SQ__MAX_SHARDS) {
+    int64_t shards = q->opts.shards;
+    free(q);
+    return sq_errf(err, errlen, SQ_EINVAL, "shards: %lld is not in 1..%d", (long long)shards, SQ__MAX_SHARDS);
+  }
   strcpy(q->queue, queue);
   snprintf(q->tasks_key, sizeof q->tasks_key, "sq:{%s}:tasks", queue);
-  rc = do_connect(q);
+  rc = setup_nodes(q);
+  if (!rc) rc = sq__queue_ensure(q);
   if (rc) {
     sq_errf(err, errlen, rc, "%s", q->errstr);
     sq_queue_free(q);
@@ -343,7 +386,8 @@ int sq_queue_new(const char *redis_url, const char *queue, sq_queue **out) {
 
 void sq_queue_free(sq_queue *q) {
   if (!q) return;
-  redisFree(q->ctx);
+  sq__queue_disconnect(q);
+  free(q->slots);
   memset(q->url.password, 0, sizeof q->url.password);
   free(q);
 }
@@ -368,6 +412,11 @@ int sq__queue_key(sq_queue *q, char key[SQ__KEY_MAX], const char *kind, const ch
 #define FCALL_MAX_FIXED 16
 
 int sq__queue_fcall_append(sq_queue *q, const char *fn, int argc, const char **argv, const size_t *lens) {
+  return sq__queue_fcall_append_key(q, NULL, fn, argc, argv, lens);
+}
+
+int sq__queue_fcall_append_key(sq_queue *q, const char *key, const char *fn, int argc, const char **argv,
+                               const size_t *lens) {
   const char *fixed_v[FCALL_MAX_FIXED + 4];
   size_t fixed_l[FCALL_MAX_FIXED + 4];
   const char **v = fixed_v;
@@ -384,7 +433,8 @@ int sq__queue_fcall_append(sq_queue *q, const char *fn, int argc, const char **a
   v[0] = "FCALL", l[0] = 5;
   v[1] = fn, l[1] = strlen(fn);
   v[2] = "1", l[2] = 1;
-  v[3] = q->tasks_key, l[3] = strlen(q->tasks_key);
+  if (!key) key = q->tasks_key;
+  v[3] = key, l[3] = strlen(key);
   for (int i = 0; i < argc; i++) {
     v[i + 4] = argv[i];
     l[i + 4] = lens ? lens[i] : strlen(argv[i]);
@@ -406,21 +456,9 @@ redisReply *sq__queue_read(sq_queue *q, int *rc) {
   return r;
 }
 
-static int is_missing_function(const redisReply *r) {
-  return r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
-}
-
 redisReply *sq__queue_fcall(sq_queue *q, const char *fn, int argc, const char **argv, const size_t *lens,
                             int *rc) {
-  if ((*rc = sq__queue_ensure(q))) return NULL;
-  for (int attempt = 0;; attempt++) {
-    if ((*rc = sq__queue_fcall_append(q, fn, argc, argv, lens))) return NULL;
-    redisReply *r = sq__queue_read(q, rc);
-    if (!r || attempt > 0 || !is_missing_function(r)) return r;
-    freeReplyObject(r);
-    sq__queue_notice("redis lost the sandq functions (restart or FUNCTION FLUSH); reloading");
-    if ((*rc = sq__queue_load_functions(q))) return NULL;
-  }
+  return sq__queue_fcall_at(q, -1, fn, argc, argv, lens, false, rc);
 }
 
 /* ---- server settings ------------------------------------------------ */
@@ -432,6 +470,16 @@ static int config_get(sq_queue *q, const char *name, char *buf, size_t n) {
   if (ok) snprintf(buf, n, "%s", r->element[1]->str);
   freeReplyObject(r);
   return ok ? 0 : -1;
+}
+
+/* connected_slaves of INFO replication, or -1 when it cannot be read. */
+static long connected_replicas(sq_queue *q) {
+  redisReply *r = redisCommand(q->ctx, "INFO replication");
+  long n = -1;
+  const char *f = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "connected_slaves:") : NULL;
+  if (f) n = strtol(f + strlen("connected_slaves:"), NULL, 10);
+  freeReplyObject(r);
+  return n;
 }
 
 int sq_queue_check_server(sq_queue *q, char *out, size_t outlen) {
@@ -451,6 +499,14 @@ int sq_queue_check_server(sq_queue *q, char *out, size_t outlen) {
     sq_buf_appendf(&text, "redis at %s has no AOF (appendonly no%s): a restart loses %s; set appendonly yes "
                    "(docs/operations.md)\n", where, save[0] ? ", RDB snapshots only" : ", no snapshots",
                    save[0] ? "what changed since the last snapshot" : "every queued task and result");
+    found++;
+  }
+  /* INFO is @dangerous (the documented ACL denies it): asked only when it matters */
+  long replicas = q->opts.wait_replicas > 0 ? connected_replicas(q) : -1;
+  if (q->opts.wait_replicas > 0 && replicas >= 0 && replicas < q->opts.wait_replicas) {
+    sq_buf_appendf(&text, "redis at %s has %ld replica(s) connected and wait_replicas is %lld: pushes and results "
+                   "wait until enough are back (docs/operations.md, Failover)\n", where, replicas,
+                   (long long)q->opts.wait_replicas);
     found++;
   }
   if (out && outlen && text.data) snprintf(out, outlen, "%s", text.data);

@@ -6,9 +6,18 @@
  * sq:{Q}: so a queue lives in one Redis Cluster slot; the key layout and
  * what happens on each failure are in docs/operations.md.
  *
- * A handle is one connection and is not thread-safe: a heartbeat thread
- * opens its own. A call that finds the connection broken reconnects once;
- * a call that finds the functions library missing reloads it and retries.
+ * A handle is one connection (one per cluster master it talks to) and is
+ * not thread-safe: a heartbeat thread opens its own. A call that finds the
+ * connection broken reconnects once (with Sentinel, asking the sentinels
+ * for the master again); a call that finds the functions library missing
+ * reloads it and retries. In a cluster, calls follow MOVED and ASK and wait
+ * out a slot that is moving (queue_route.c).
+ *
+ * With opts.wait_replicas > 0, the calls that write a task's fate (push,
+ * complete, retry, release, stall, release_all, recover, claim_undo,
+ * dead_requeue) also fail with SQ_EREDIS_CONN when fewer replicas than that
+ * acknowledged the write: it happened on the master but could be lost in a
+ * failover, so the caller sends it again (docs/operations.md, Failover).
  */
 #ifndef SQ_QUEUE_H
 #define SQ_QUEUE_H
@@ -23,8 +32,10 @@
 typedef struct sq_queue sq_queue;
 
 
-/* Connects to redis_url (redis://[:password@]host[:port][/db] or
- * unix:///path) and loads the functions library. queue is the queue name
+/* Connects to redis_url (redis://[:password@]host[:port][/db],
+ * unix:///path, redis-sentinel://HOST:PORT[,...]/MASTER[?db=N] or
+ * redis-cluster://HOST:PORT[,...]; docs/configuration.md) and loads the
+ * functions library. queue is the queue name
  * (sq_name_ok, name.h). opts may be NULL (defaults; copied). Returns 0 and
  * a handle, or SQ_EINVAL (bad name or URL), SQ_EREDIS_CONN, SQ_ENOMEM with
  * the reason in err (errlen bytes; err may be NULL); *out is then NULL.
@@ -50,7 +61,8 @@ typedef void (*sq_queue_notice_fn)(const char *text, void *ud);
 void sq_queue_set_notice(sq_queue_notice_fn fn, void *ud);
 
 /* Checks the Redis settings that can lose tasks: an evicting
- * maxmemory-policy, no AOF and no RDB snapshots. Writes one line (ending
+ * maxmemory-policy, no AOF and no RDB snapshots; and, with wait_replicas
+ * set, fewer replicas connected than it asks (writes would wait). Writes one line (ending
  * in a newline) per finding into out (outlen bytes, truncated; may be
  * NULL) for the caller to report. Returns how many it found (0 when CONFIG
  * GET is not allowed). */
@@ -67,8 +79,12 @@ typedef struct {
   const char *idempotency_key; /* NULL or "": no deduplication */
 } sq_push_item;
 
-/* Pushes n items for batch in chunks (one atomic step per chunk): a task
- * whose idempotency_key was seen within retention_s is skipped. Adds the
+/* Pushes n items for batch in chunks (one atomic step per chunk, spread
+ * over the shards of a sharded queue): a task whose idempotency_key was
+ * seen within retention_s is skipped. A chunk whose outcome is unknown (a
+ * broken connection, replicas that did not acknowledge it) is sent again
+ * for up to a minute with Sentinel, Cluster or wait_replicas, under an id
+ * that makes the server push it once. Adds the
  * pushed count to the batch's total. *pushed and *duplicates (either may be
  * NULL) count what happened, also on error. Returns 0, SQ_EFULL when a
  * chunk would take the queue past max_queue_len (earlier chunks stay
@@ -89,6 +105,7 @@ typedef struct {
   char *payload; /* NUL-terminated, len bytes (may hold NULs) */
   size_t len;
   char worker_id[128];
+  int shard;                   /* which of the queue's shards holds the claim (0 unless sharded) */
   int attempt;                 /* 1 on the first claim, n + 1 after n retries (sq_queue_retry) */
   int64_t claimed_at_ms;       /* wall clock of this claim (the worker's) */
   int64_t first_claimed_at_ms; /* wall clock of the first attempt's claim (this one's when attempt is 1) */

@@ -5,12 +5,24 @@
 -- a call finds it missing (a Redis restart without persistence, FUNCTION
 -- FLUSH). Every multi-key step is one function, so it is atomic.
 --
--- KEYS[1] is always sq:{Q}:tasks; every other key of the queue is derived
--- from it and shares the hash tag {Q}, so a queue lives in one cluster slot.
+-- KEYS[1] is always sq:{Q}:tasks (a sharded queue's shard k:
+-- sq:{Q#k}:tasks); every other key of the queue is derived from it and
+-- shares its hash tag, so each call stays in one cluster slot.
 -- Times are the server's (TIME), so worker clocks do not matter.
 -- The key layout is documented in docs/operations.md.
 
-local function prefix(k) return string.sub(k, 1, -6) end -- strip "tasks"
+-- KEYS[1] minus "tasks". In a cluster, while the queue's slot migrates,
+-- some of its keys are here and some on the other node: a function that
+-- met a moved key after its first writes would be torn (no rollback), and
+-- one run on the importing node would write fresh keys over ones not yet
+-- moved. Touching two keys that never exist fails at once on either node
+-- while the slot moves ("non local key", before any write), and the client
+-- waits and retries (queue_route.c); anywhere else it costs one EXISTS.
+local function prefix(k)
+  local P = string.sub(k, 1, -6)
+  redis.call('EXISTS', P .. 'slot-probe:a', P .. 'slot-probe:b')
+  return P
+end
 
 local function now_ms()
   local t = redis.call('TIME')
@@ -300,6 +312,46 @@ local function push(keys, args)
   return {pushed, dups}
 end
 
+-- push_once: ARGV chunk id, then push's arguments. A push whose reply was
+-- lost, or whose write was not acknowledged by the replicas (WAIT), is
+-- sent again under the same chunk id: if it landed, it is not pushed twice
+-- (the mark lives as long as the batch). Returns push's reply.
+local function push_once(keys, args)
+  local P = prefix(keys[1])
+  local mark = P .. 'pushed:' .. args[1]
+  want_type(mark, 'string')
+  local seen = redis.call('GET', mark)
+  if seen then
+    local p, d = string.match(seen, '^(%d+) (%d+)$')
+    if not p then corrupt(mark, 'value ' .. shown(seen) .. ' is not "<pushed> <duplicates>"') end
+    return {tonumber(p), tonumber(d)}
+  end
+  -- push checks its keys and raises before writing (CORRUPT, QUEUEFULL):
+  -- then no mark is set either, and a second send tries again.
+  local rest = {}
+  for i = 2, #args do rest[i - 1] = args[i] end
+  local res = push(keys, rest)
+  if type(res) == 'table' and res.err then return res end
+  redis.call('SET', mark, res[1] .. ' ' .. res[2], 'EX', tonumber(rest[3]))
+  return res
+end
+
+-- seq_floor: ARGV token. Raises the token counter to at least token: a
+-- client that reconnected (maybe to a promoted replica that never saw its
+-- last claims) makes sure those tokens are never handed out again, so a
+-- claim lost in the failover stays fenced. Returns the counter.
+local function seq_floor(keys, args)
+  local P = prefix(keys[1])
+  local want = tonumber(args[1])
+  want_int(P .. 'seq')
+  local cur = tonumber(redis.call('GET', P .. 'seq')) or 0
+  if cur < want then
+    redis.call('SET', P .. 'seq', want)
+    cur = want
+  end
+  return cur
+end
+
 -- enqueue: the enqueue for any language (docs/formats.md, "Enqueueing"):
 -- ARGV batch, retention_s, max_len (0: no cap), then one task JSON per
 -- argument. Each task must be a JSON object with a string id and the same
@@ -309,6 +361,10 @@ end
 -- push: the tasks are counted into the batch in the same step, so the
 -- batch's total is there before a worker can claim one. Pushing into an
 -- existing batch grows it. Returns {pushed, duplicates}.
+-- Its BADTASK refusals write nothing; push starts with prefix(), so the
+-- cluster's slot-migration guard runs before its first write too. On a
+-- sharded queue (config shards: N) KEYS[1] names one shard,
+-- sq:{Q#k}:tasks with k in 0..N-1 (docs/formats.md, "Enqueueing").
 local function enqueue(keys, args)
   local batch, ret, max_len = args[1], tonumber(args[2]), tonumber(args[3])
   if not batch or not string.match(batch, '^[A-Za-z0-9._:-]+$') or #batch > 128 then
@@ -710,6 +766,8 @@ local function hash_cas(keys, args)
 end
 
 redis.register_function('sq1_push', push)
+redis.register_function('sq1_push_once', push_once)
+redis.register_function('sq1_seq_floor', seq_floor)
 redis.register_function('sq1_enqueue', enqueue)
 redis.register_function('sq1_claim', claim)
 redis.register_function('sq1_claim_undo', claim_undo)

@@ -1,9 +1,15 @@
 /* queue_batch.c: the producer side of the queue: push (priorities,
  * idempotency keys, the length cap), batch counters, the completion event,
- * streaming a batch's results, and queue-wide counters. */
+ * streaming a batch's results, and queue-wide counters. A sharded queue
+ * (queue_shard.c) keeps each batch's counters in parts, one per shard next
+ * to the shard's tasks; readers add the parts up, and the batch is finished
+ * when every part is. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "errors.h"
 #include "queue_internal.h"
@@ -11,32 +17,43 @@
 
 #define PUSH_CHUNK 500 /* tasks per atomic push step */
 #define SCAN_COUNT "256"
+#define PUSH_RETRY_MS 60000   /* a chunk whose outcome is unknown is sent again for this long */
+#define PUSH_RETRY_MAX_MS 2000
+#define SHARDED_WAIT_POLL_MS 100
+
+static void sleep_ms(int64_t ms) {
+  struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
 
 static const char *prio_letter(sq_priority p) {
   return p == SQ_PRIORITY_HIGH ? "h" : p == SQ_PRIORITY_LOW ? "l" : "n";
 }
 
-/* One sq1_push of items[0..n). */
-static int push_chunk(sq_queue *q, const char *batch, const sq_push_item *items, size_t n, size_t *pushed,
-                      size_t *dups) {
+/* One sq1_push_once of items[0..n) onto shard s under chunk id. */
+static int push_chunk(sq_queue *q, int s, const char *id, const char *batch, const sq_push_item *items, size_t n,
+                      size_t *pushed, size_t *dups) {
   char maxl[24], ret[24];
   int rc = SQ_ENOMEM;
-  size_t argc = 3 + 3 * n;
+  size_t argc = 4 + 3 * n;
   const char **argv = malloc(argc * sizeof *argv);
   size_t *lens = malloc(argc * sizeof *lens);
   redisReply *r = NULL;
   if (!argv || !lens) goto out;
-  snprintf(maxl, sizeof maxl, "%lld", (long long)q->opts.max_queue_len);
+  /* each shard takes its share of the cap */
+  int64_t shards = sq__queue_nshards(q), cap = q->opts.max_queue_len;
+  snprintf(maxl, sizeof maxl, "%lld", (long long)(cap > 0 ? (cap + shards - 1) / shards : 0));
   snprintf(ret, sizeof ret, "%lld", (long long)q->opts.retention_s);
-  argv[0] = batch, argv[1] = maxl, argv[2] = ret;
-  for (size_t i = 0; i < 3; i++) lens[i] = strlen(argv[i]);
+  argv[0] = id, argv[1] = batch, argv[2] = maxl, argv[3] = ret;
+  for (size_t i = 0; i < 4; i++) lens[i] = strlen(argv[i]);
   for (size_t i = 0; i < n; i++) {
     const char *idem = items[i].idempotency_key ? items[i].idempotency_key : "";
-    argv[3 + 3 * i] = prio_letter(items[i].priority), lens[3 + 3 * i] = 1;
-    argv[4 + 3 * i] = idem, lens[4 + 3 * i] = strlen(idem);
-    argv[5 + 3 * i] = items[i].payload, lens[5 + 3 * i] = items[i].len;
+    argv[4 + 3 * i] = prio_letter(items[i].priority), lens[4 + 3 * i] = 1;
+    argv[5 + 3 * i] = idem, lens[5 + 3 * i] = strlen(idem);
+    argv[6 + 3 * i] = items[i].payload, lens[6 + 3 * i] = items[i].len;
   }
-  r = sq__queue_fcall(q, "sq1_push", (int)argc, argv, lens, &rc);
+  r = sq__queue_fcall_at(q, s, "sq1_push_once", (int)argc, argv, lens, true, &rc);
   if (rc) goto out;
   if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "QUEUEFULL", 9) == 0) {
     long long len = 0, max = 0;
@@ -61,12 +78,61 @@ out:
   return rc;
 }
 
+/* push_chunk under a fresh chunk id; when its outcome is unknown (the
+ * connection broke, or the replicas did not acknowledge it) and a failover
+ * may be under way (Sentinel, Cluster, or wait_replicas set), sends it again
+ * under the same id, which the server pushes at most once. */
+static int push_chunk_retrying(sq_queue *q, int s, const char *batch, const sq_push_item *items, size_t n,
+                               size_t *pushed, size_t *dups) {
+  char id[24];
+  if (q->push_seq == 0 && getrandom(&q->push_seq, sizeof q->push_seq, 0) != (ssize_t)sizeof q->push_seq)
+    q->push_seq = (uint64_t)sq_now_wall_ms() << 16;
+  snprintf(id, sizeof id, "%016llx", (unsigned long long)q->push_seq++);
+  bool retry = q->url.mode != SQ__MODE_PLAIN || q->opts.wait_replicas > 0;
+  int64_t deadline = sq_now_mono_ms() + PUSH_RETRY_MS, delay_ms = 100;
+  for (;;) {
+    int rc = push_chunk(q, s, id, batch, items, n, pushed, dups);
+    if (rc != SQ_EREDIS_CONN || !retry || sq_now_mono_ms() >= deadline) return rc;
+    sq__queue_notice("push of %zu task(s) to queue %s: %s; sending it again in %lld ms", n, q->queue, q->errstr,
+                     (long long)delay_ms);
+    sleep_ms(delay_ms);
+    delay_ms = delay_ms * 2 > PUSH_RETRY_MAX_MS ? PUSH_RETRY_MAX_MS : delay_ms * 2;
+  }
+}
+
+/* The shard item must go to, or -1 when any will do. */
+static int item_shard(const sq_queue *q, const sq_push_item *it) {
+  if (sq__queue_nshards(q) == 1) return 0;
+  return it->idempotency_key && it->idempotency_key[0] ? sq__queue_shard_of(q, it->idempotency_key) : -1;
+}
+
 int sq_queue_push_items(sq_queue *q, const char *batch, const sq_push_item *items, size_t n, size_t *pushed,
                         size_t *duplicates) {
   size_t p = 0, d = 0;
-  int rc = 0;
-  for (size_t i = 0; i < n && !rc; i += PUSH_CHUNK)
-    rc = push_chunk(q, batch, items + i, n - i < PUSH_CHUNK ? n - i : PUSH_CHUNK, &p, &d);
+  int rc = 0, shards = sq__queue_nshards(q);
+  /* Sharded, a push is spread: runs of consecutive items, each run on one
+   * shard (the next in turn, or the one an idempotency key belongs to), so
+   * what landed before an error is still a prefix of items. */
+  size_t chunk = PUSH_CHUNK;
+  if (shards > 1) {
+    chunk = (n + (size_t)shards - 1) / (size_t)shards;
+    chunk = chunk < 1 ? 1 : chunk > PUSH_CHUNK ? PUSH_CHUNK : chunk;
+  }
+  for (size_t i = 0; i < n && !rc;) {
+    int s = item_shard(q, &items[i]);
+    if (s < 0) {
+      s = q->next_shard % shards;
+      q->next_shard = (s + 1) % shards;
+    }
+    size_t j = i + 1;
+    while (j < n && j - i < chunk) {
+      int t = item_shard(q, &items[j]);
+      if (t >= 0 && t != s) break;
+      j++;
+    }
+    rc = push_chunk_retrying(q, s, batch, items + i, j - i, &p, &d);
+    i = j;
+  }
   if (pushed) *pushed = p;
   if (duplicates) *duplicates = d;
   return rc;
@@ -104,15 +170,13 @@ bad:
   return SQ_EPARSE;
 }
 
-int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
-  char bkey[SQ__KEY_MAX];
+/* Reads one batch hash (a shard's part, or the whole batch) into out. */
+static int read_part(sq_queue *q, const char *bkey, sq_batch_stats *out) {
   int rc;
   memset(out, 0, sizeof *out);
   out->budget_usd = -1;
-  if ((rc = sq__queue_key(q, bkey, "batch", batch))) return rc;
-  if ((rc = sq__queue_ensure(q))) return rc;
-  redisReply *r = redisCommand(q->ctx, "HGETALL %s", bkey);
-  if ((rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HGETALL"))) goto out;
+  redisReply *r = sq__queue_cmdf(q, &rc, bkey, "HGETALL %s", bkey);
+  if (rc || (rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HGETALL"))) goto out;
   if (r->elements % 2) {
     sq__queue_err(q, "HGETALL: odd number of elements");
     rc = SQ_EREDIS;
@@ -169,10 +233,58 @@ out:
   return rc;
 }
 
+/* Adds a shard's part to the sum. */
+static void add_part(sq_batch_stats *sum, const sq_batch_stats *part) {
+  sum->total += part->total;
+  sum->done += part->done;
+  sum->dead += part->dead;
+  sum->duplicate += part->duplicate;
+  sum->n_statuses_dropped += part->n_statuses_dropped;
+  for (int i = 0; i < part->n_statuses; i++) {
+    int k = 0;
+    while (k < sum->n_statuses && strcmp(sum->statuses[k].name, part->statuses[i].name) != 0) k++;
+    if (k == sum->n_statuses) {
+      if (k >= SQ_QUEUE_MAX_STATUSES) {
+        sum->n_statuses_dropped++;
+        continue;
+      }
+      strcpy(sum->statuses[k].name, part->statuses[i].name);
+      sum->n_statuses++;
+    }
+    sum->statuses[k].count += part->statuses[i].count;
+  }
+}
+
+int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
+  char bkey[SQ__KEY_MAX];
+  int rc, shards = sq__queue_nshards(q);
+  if (shards == 1) {
+    if ((rc = sq__queue_key(q, bkey, "batch", batch))) {
+      memset(out, 0, sizeof *out);
+      out->budget_usd = -1;
+      return rc;
+    }
+    return read_part(q, bkey, out);
+  }
+  memset(out, 0, sizeof *out);
+  bool finished = true;
+  for (int s = 0; s < shards; s++) {
+    sq_batch_stats part;
+    if ((rc = sq__queue_shard_key(q, s, bkey, "batch", batch)) || (rc = read_part(q, bkey, &part))) return rc;
+    add_part(out, &part);
+    if (part.total > 0 && !part.finished_at_ms) finished = false;
+    if (part.finished_at_ms > out->finished_at_ms) out->finished_at_ms = part.finished_at_ms;
+  }
+  if (!finished || out->total == 0) out->finished_at_ms = 0;
+  /* the spend lives under the home tag (queue_spend.c) */
+  return sq_queue_batch_spend(q, batch, &out->cost_usd, &out->budget_usd);
+}
+
 /* One HSCAN step: *reply holds [cursor, [k, v, ...]] after a 0 return. */
 static int hscan_step(sq_queue *q, const char *rkey, const char *cursor, redisReply **reply) {
-  redisReply *r = redisCommand(q->ctx, "HSCAN %s %s COUNT " SCAN_COUNT, rkey, cursor);
-  int rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HSCAN");
+  int rc;
+  redisReply *r = sq__queue_cmdf(q, &rc, rkey, "HSCAN %s %s COUNT " SCAN_COUNT, rkey, cursor);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HSCAN");
   if (!rc && (r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
               r->element[1]->type != REDIS_REPLY_ARRAY || r->element[1]->elements % 2 ||
               r->element[0]->len >= 32)) {
@@ -187,13 +299,12 @@ static int hscan_step(sq_queue *q, const char *rkey, const char *cursor, redisRe
   return 0;
 }
 
-int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn, void *ud) {
-  char rkey[SQ__KEY_MAX], cursor[32] = "0";
+/* Streams one results hash (a shard's, or the batch's). */
+static int results_of(sq_queue *q, const char *rkey, sq_queue_result_fn fn, void *ud) {
+  char cursor[32] = "0";
   int rc;
-  if ((rc = sq__queue_key(q, rkey, "results", batch))) return rc;
-  if ((rc = sq__queue_ensure(q))) return rc;
   do {
-    redisReply *r;
+    redisReply *r = NULL;
     if ((rc = hscan_step(q, rkey, cursor, &r))) return rc;
     memcpy(cursor, r->element[0]->str, r->element[0]->len + 1);
     const redisReply *kv = r->element[1];
@@ -212,30 +323,63 @@ int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn
   return 0;
 }
 
+int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn, void *ud) {
+  char rkey[SQ__KEY_MAX];
+  int rc = 0;
+  for (int s = 0; s < sq__queue_nshards(q) && !rc; s++)
+    if (!(rc = sq__queue_shard_key(q, s, rkey, "results", batch))) rc = results_of(q, rkey, fn, ud);
+  return rc;
+}
+
+
+/* A sharded batch has one event per part: polls the parts until all are
+ * finished, then consumes their events. */
+static int sharded_wait(sq_queue *q, const char *batch, int timeout_ms) {
+  int64_t deadline = sq_now_mono_ms() + timeout_ms;
+  for (;;) {
+    sq_batch_stats st;
+    int rc = sq_queue_batch_stats(q, batch, &st);
+    if (rc) return rc;
+    if (st.finished_at_ms) {
+      for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
+        char key[SQ__KEY_MAX];
+        if ((rc = sq__queue_shard_key(q, s, key, "done", batch))) break;
+        freeReplyObject(sq__queue_cmdf(q, &rc, key, "LPOP %s", key));
+      }
+      return rc;
+    }
+    if (sq_now_mono_ms() >= deadline) return SQ_ETIMEOUT;
+    sleep_ms(SHARDED_WAIT_POLL_MS);
+  }
+}
 
 int sq_queue_batch_wait(sq_queue *q, const char *batch, int timeout_ms) {
   char key[SQ__KEY_MAX];
   int rc;
-  if ((rc = sq__queue_key(q, key, "done", batch)) || (rc = sq__queue_ensure(q))) return rc;
+  if (sq__queue_nshards(q) > 1) return sharded_wait(q, batch, timeout_ms);
+  if ((rc = sq__queue_key(q, key, "done", batch)) || (rc = sq__queue_conn(q, key))) return rc;
   /* The socket must wait longer than the server blocks. */
-  redisSetTimeout(q->ctx, (struct timeval){.tv_sec = (timeout_ms + SQ__COMMAND_TIMEOUT_MS) / 1000 + 1});
-  redisReply *r = redisCommand(q->ctx, "BLPOP %s %d.%03d", key, timeout_ms / 1000, timeout_ms % 1000);
-  if (!q->ctx->err) redisSetTimeout(q->ctx, (struct timeval){.tv_sec = SQ__COMMAND_TIMEOUT_MS / 1000});
-  rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 1, "BLPOP");
+  redisContext *ctx = q->ctx;
+  redisSetTimeout(ctx, (struct timeval){.tv_sec = (timeout_ms + SQ__COMMAND_TIMEOUT_MS) / 1000 + 1});
+  redisReply *r = sq__queue_cmdf(q, &rc, key, "BLPOP %s %d.%03d", key, timeout_ms / 1000, timeout_ms % 1000);
+  if (q->ctx == ctx && !ctx->err) redisSetTimeout(ctx, (struct timeval){.tv_sec = SQ__COMMAND_TIMEOUT_MS / 1000});
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 1, "BLPOP");
   if (!rc && r->type == REDIS_REPLY_NIL) rc = SQ_ETIMEOUT;
   freeReplyObject(r);
   return rc;
 }
 
-/* LLEN/ZCARD/HLEN of sq:{Q}:<kind> added to *out. */
+/* LLEN/ZCARD/HLEN of sq:{Q}:<kind> of every shard added to *out. */
 static int add_size(sq_queue *q, const char *cmd, const char *kind, int64_t *out) {
   char key[SQ__KEY_MAX];
-  int rc;
-  if ((rc = sq__queue_key(q, key, kind, NULL)) || (rc = sq__queue_ensure(q))) return rc;
-  redisReply *r = redisCommand(q->ctx, "%s %s", cmd, key);
-  rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, cmd);
-  if (!rc) *out += r->integer;
-  freeReplyObject(r);
+  int rc = 0;
+  for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
+    if ((rc = sq__queue_shard_key(q, s, key, kind, NULL))) return rc;
+    redisReply *r = sq__queue_cmdf(q, &rc, key, "%s %s", cmd, key);
+    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, cmd);
+    if (!rc) *out += r->integer;
+    freeReplyObject(r);
+  }
   return rc;
 }
 
@@ -255,20 +399,26 @@ int sq_queue_counters_get(sq_queue *q, sq_queue_counters *out) {
   if ((rc = sq_queue_length(q, &out->waiting)) || (rc = add_size(q, "ZCARD", "delayed", &out->delayed)) ||
       (rc = add_size(q, "ZCARD", "leases", &out->in_flight)) || (rc = add_size(q, "HLEN", "dead", &out->dead_letter)))
     return rc;
-  if ((rc = sq__queue_key(q, key, "stats", NULL))) return rc;
-  redisReply *r = redisCommand(q->ctx, "HMGET %s fenced duplicate stalled retried dead deduplicated", key);
-  rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HMGET stats");
-  if (!rc && r->elements == 6) {
-    int64_t *f[] = {&out->fenced, &out->duplicate, &out->stalled,
-                    &out->retried, &out->dead, &out->deduplicated};
-    static const char *const names[] = {"fenced", "duplicate", "stalled", "retried", "dead", "deduplicated"};
-    for (size_t i = 0; i < 6 && !rc; i++)
-      if (r->element[i]->type == REDIS_REPLY_STRING && sq_parse_i64(r->element[i]->str, 0, INT64_MAX, f[i]) != 0) {
-        sq__queue_err(q, "%s: field '%s' is not a count; repair it with HSET or HDEL (docs/operations.md, "
-                      "\"Damaged keys\")", key, names[i]);
-        rc = SQ_EPARSE;
+  static const char *const names[] = {"fenced", "duplicate", "stalled", "retried", "dead", "deduplicated"};
+  for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
+    if ((rc = sq__queue_shard_key(q, s, key, "stats", NULL))) return rc;
+    redisReply *r = sq__queue_cmdf(q, &rc, key, "HMGET %s fenced duplicate stalled retried dead deduplicated", key);
+    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HMGET stats");
+    if (!rc && r->elements == 6) {
+      int64_t *f[] = {&out->fenced, &out->duplicate, &out->stalled,
+                      &out->retried, &out->dead, &out->deduplicated};
+      for (size_t i = 0; i < 6 && !rc; i++) {
+        int64_t v = 0;
+        if (r->element[i]->type != REDIS_REPLY_STRING) continue;
+        if (sq_parse_i64(r->element[i]->str, 0, INT64_MAX, &v) != 0) {
+          sq__queue_err(q, "%s: field '%s' is not a count; repair it with HSET or HDEL (docs/operations.md, "
+                        "\"Damaged keys\")", key, names[i]);
+          rc = SQ_EPARSE;
+        }
+        *f[i] += v;
       }
+    }
+    freeReplyObject(r);
   }
-  freeReplyObject(r);
   return rc;
 }

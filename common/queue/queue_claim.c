@@ -1,7 +1,10 @@
 /* queue_claim.c: a task's life on the worker side: claim under a lease and
  * a fencing token, heartbeat, complete (result + acknowledgement in one
  * atomic step), retry through the delayed set, release, recover, reap.
- * The server side of each step is a function in common/queue/queue.lua. */
+ * The server side of each step is a function in common/queue/queue.lua.
+ * A sharded queue (queue_shard.c) claims from each shard in turn; a claim
+ * names its shard and every later step of it goes there. The steps that
+ * drop a claim wait for the replicas when opts.wait_replicas is set. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +25,9 @@ void sq_claim_clear(sq_claim *c) {
 
 static void i64_text(char *buf, size_t n, int64_t v) { snprintf(buf, n, "%lld", (long long)v); }
 
-/* Parses {token, payload, info, ...} into out[0..*n); info is "" or
- * "<retries> <first claim wall ms>" (queue.lua, claim). */
-static int take_claims(sq_queue *q, const redisReply *r, const char *worker_id, sq_claim *out, size_t max,
+/* Parses {token, payload, info, ...} of shard s into out[0..*n); info is
+ * "" or "<retries> <first claim wall ms>" (queue.lua, claim). */
+static int take_claims(sq_queue *q, int s, const redisReply *r, const char *worker_id, sq_claim *out, size_t max,
                        size_t *n) {
   int64_t now_ms = sq_now_wall_ms();
   for (size_t i = 0; i + 2 < r->elements && *n < max; i += 3) {
@@ -40,6 +43,8 @@ static int take_claims(sq_queue *q, const redisReply *r, const char *worker_id, 
     c->payload[p->len] = 0;
     c->len = p->len;
     c->token = t->integer;
+    c->shard = s;
+    if (c->token > q->max_token[s]) q->max_token[s] = c->token;
     snprintf(c->worker_id, sizeof c->worker_id, "%s", worker_id);
     long long retries = 0, first_ms = 0;
     c->attempt = 1;
@@ -53,9 +58,9 @@ static int take_claims(sq_queue *q, const redisReply *r, const char *worker_id, 
   return 0;
 }
 
-/* One non-blocking claim round trip, under a new claim id; a broken
- * connection records the id as possibly lost (sq_queue_lost_claim). */
-static int claim_once(sq_queue *q, const char *worker_id, sq_claim *out, size_t max, size_t *n) {
+/* One non-blocking claim round trip on shard s, under a new claim id; a
+ * broken connection records the id as possibly lost (sq_queue_lost_claim). */
+static int claim_once(sq_queue *q, int s, const char *worker_id, sq_claim *out, size_t max, size_t *n) {
   char lease[24], cnt[24], id[24];
   int rc;
   if (q->claim_seq == 0 && getrandom(&q->claim_seq, sizeof q->claim_seq, 0) != (ssize_t)sizeof q->claim_seq)
@@ -64,10 +69,10 @@ static int claim_once(sq_queue *q, const char *worker_id, sq_claim *out, size_t 
   i64_text(lease, sizeof lease, q->opts.lease_ms);
   i64_text(cnt, sizeof cnt, (int64_t)max);
   const char *argv[] = {worker_id, lease, cnt, id, "1"};
-  redisReply *r = sq__queue_fcall(q, "sq1_claim", 5, argv, NULL, &rc);
+  redisReply *r = sq__queue_fcall_at(q, s, "sq1_claim", 5, argv, NULL, false, &rc);
   if (rc == SQ_EREDIS_CONN) snprintf(q->lost_claim, sizeof q->lost_claim, "%s", id);
   if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_claim");
-  if (!rc) rc = take_claims(q, r, worker_id, out, max, n);
+  if (!rc) rc = take_claims(q, s, r, worker_id, out, max, n);
   freeReplyObject(r);
   if (rc) {
     for (size_t i = 0; i < *n; i++) sq_claim_clear(&out[i]);
@@ -76,15 +81,15 @@ static int claim_once(sq_queue *q, const char *worker_id, sq_claim *out, size_t 
   return rc;
 }
 
-/* Blocks up to ms until the normal list holds something, without taking it
- * (BLMOVE of a list onto its own claim end is a peek). */
-static int wait_for_work(sq_queue *q, int64_t ms) {
+/* Blocks up to ms until shard s's normal list holds something, without
+ * taking it (BLMOVE of a list onto its own claim end is a peek). */
+static int wait_for_work(sq_queue *q, int s, int64_t ms) {
   char key[SQ__KEY_MAX];
   int rc;
-  if ((rc = sq__queue_key(q, key, "tasks", NULL)) || (rc = sq__queue_ensure(q))) return rc;
-  redisReply *r = redisCommand(q->ctx, "BLMOVE %s %s RIGHT RIGHT %lld.%03lld", key, key, (long long)(ms / 1000),
-                               (long long)(ms % 1000));
-  rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 1, "BLMOVE");
+  if ((rc = sq__queue_shard_key(q, s, key, "tasks", NULL))) return rc;
+  redisReply *r = sq__queue_cmdf(q, &rc, key, "BLMOVE %s %s RIGHT RIGHT %lld.%03lld", key, key,
+                                 (long long)(ms / 1000), (long long)(ms % 1000));
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 1, "BLMOVE");
   freeReplyObject(r);
   return rc;
 }
@@ -96,15 +101,25 @@ int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_c
   *n = 0;
   if (max == 0) return SQ_EINVAL;
   int64_t deadline = sq_now_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+  int shards = sq__queue_nshards(q);
   for (;;) {
     if (q->stop && *q->stop) return SQ_EINTERRUPTED;
-    int rc = claim_once(q, worker_id, out, max, n);
-    if (rc) return rc;
+    /* Each call starts one shard further, and fills what room is left from
+     * the next ones, so no shard waits behind a busy one. */
+    int first = q->next_shard % shards;
+    q->next_shard = (first + 1) % shards;
+    for (int k = 0; k < shards && *n < max; k++) {
+      size_t got = 0;
+      int rc = claim_once(q, (first + k) % shards, worker_id, out + *n, max - *n, &got);
+      if (rc) return *n ? 0 : rc; /* what other shards gave is claimed: hand it out */
+      *n += got;
+    }
     if (*n) return 0;
     int64_t left = deadline - sq_now_mono_ms();
     if (left <= 0) return SQ_EEMPTY;
-    /* High and low priority and due retries are polled every slice. */
-    if ((rc = wait_for_work(q, left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS))) return rc;
+    /* High and low priority, due retries and other shards are polled every slice. */
+    int rc = wait_for_work(q, q->next_shard, left < WAIT_SLICE_MS ? left : WAIT_SLICE_MS);
+    if (rc) return rc;
   }
 }
 
@@ -119,27 +134,35 @@ bool sq_queue_lost_claim(const sq_queue *q, char *id, size_t idlen) {
   return true;
 }
 
+/* Calls fn with argv on every shard (wait: for the replicas too), summing
+ * the integer replies into *sum (may be NULL). Stops at the first error. */
+static int each_shard(sq_queue *q, const char *fn, int argc, const char **argv, bool wait, int64_t *sum) {
+  int64_t total = 0;
+  int rc = 0;
+  for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
+    redisReply *r = sq__queue_fcall_at(q, s, fn, argc, argv, NULL, wait, &rc);
+    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, fn);
+    if (!rc) total += r->integer;
+    freeReplyObject(r);
+  }
+  if (sum) *sum = total;
+  return rc;
+}
+
 int sq_queue_claim_undo(sq_queue *q, const char *worker_id, const char *claim_id, size_t *n) {
-  int rc;
   const char *argv[] = {worker_id, claim_id};
-  redisReply *r = sq__queue_fcall(q, "sq1_claim_undo", 2, argv, NULL, &rc);
-  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_claim_undo");
-  if (!rc && n) *n = (size_t)r->integer;
-  freeReplyObject(r);
+  int64_t back = 0;
+  int rc = each_shard(q, "sq1_claim_undo", 2, argv, true, &back);
+  if (!rc && n) *n = (size_t)back;
   if (!rc && strcmp(q->lost_claim, claim_id) == 0) q->lost_claim[0] = 0;
   return rc;
 }
 
 int sq_queue_heartbeat(sq_queue *q, const char *worker_id, int64_t *n_leases) {
   char lease[24];
-  int rc;
   i64_text(lease, sizeof lease, q->opts.lease_ms);
   const char *argv[] = {worker_id, lease};
-  redisReply *r = sq__queue_fcall(q, "sq1_heartbeat", 2, argv, NULL, &rc);
-  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_heartbeat");
-  if (!rc && n_leases) *n_leases = r->integer;
-  freeReplyObject(r);
-  return rc;
+  return each_shard(q, "sq1_heartbeat", 2, argv, false, n_leases);
 }
 
 /* ---- complete ------------------------------------------------------- */
@@ -169,46 +192,108 @@ static int complete_code(sq_queue *q, const redisReply *r, const sq_completion *
   return SQ_EFENCED; /* the lease was lost and the task reclaimed */
 }
 
+/* The servers a pipeline of completions went to (distinct, in order). */
+typedef struct {
+  redisContext **ctx; /* per completion */
+  redisContext **uniq;
+  size_t n_uniq;
+} pipe_conns;
+
 int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs) {
   return sq_queue_complete_many_log(q, c, n, rcs, NULL, NULL);
 }
 
 int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, int *rcs,
                                const sq_queue_stream_batch *log, int *log_rc) {
-  int rc, lrc = 0;
+  int rc = 0, first_err = 0, lrc = 0, rrc = 0;
   size_t n_log = 0;
+  bool with_log = log && log->n > 0, log_sent = false;
+  redisContext *home = NULL; /* the log's server */
+  pipe_conns pc = {.ctx = calloc(n ? n : 1, sizeof *pc.ctx), .uniq = calloc(n ? n : 1, sizeof *pc.uniq)};
+  bool *redo = calloc(n ? n : 1, sizeof *redo);
+  bool *log_redo = calloc(with_log ? log->n : 1, sizeof *log_redo);
+  char(*keys)[SQ__KEY_MAX] = malloc((n ? n : 1) * sizeof *keys);
   if (log_rc) *log_rc = 0;
-  if ((rc = sq__queue_ensure(q))) return log_rc ? (*log_rc = rc) : rc;
+  if (!pc.ctx || !pc.uniq || !redo || !log_redo || !keys) {
+    rc = SQ_ENOMEM;
+    goto out;
+  }
+  /* Every server first (the log's too), so a failure leaves no reply
+   * unread anywhere. */
+  for (size_t i = 0; i < n; i++) {
+    if ((rc = sq__queue_shard_key(q, c[i].claim->shard, keys[i], "tasks", NULL)) || (rc = sq__queue_conn(q, keys[i])))
+      goto out;
+    pc.ctx[i] = q->ctx;
+  }
+  if (with_log && !(lrc = sq__queue_stream_conn(q, log))) home = q->ctx;
   for (size_t i = 0; i < n; i++) {
     complete_args a;
     complete_args_fill(q, &c[i], &a);
-    if ((rc = sq__queue_fcall_append(q, "sq1_complete", 7, a.argv, a.lens))) return log_rc ? (*log_rc = rc) : rc;
+    q->ctx = pc.ctx[i];
+    if ((rc = sq__queue_fcall_append_key(q, keys[i], "sq1_complete", 7, a.argv, a.lens))) goto out;
+    size_t u = 0;
+    while (u < pc.n_uniq && pc.uniq[u] != pc.ctx[i]) u++;
+    if (u == pc.n_uniq) pc.uniq[pc.n_uniq++] = pc.ctx[i];
   }
-  /* The log's entries ride in the same round trip, behind the completions. */
-  lrc = sq__queue_stream_append(q, log, &n_log);
-  int missing = 0;
+  /* The log's entries ride in the same round trip, on the home tag's
+   * server, behind the completions (and before its WAIT). */
+  if (home) {
+    q->ctx = home;
+    lrc = sq__queue_stream_append(q, log, &n_log);
+    log_sent = true;
+  }
+  bool wait = q->opts.wait_replicas > 0;
+  for (size_t u = 0; wait && u < pc.n_uniq; u++) {
+    q->ctx = pc.uniq[u];
+    sq__queue_wait_append(q);
+  }
   for (size_t i = 0; i < n; i++) {
+    q->ctx = pc.ctx[i];
     redisReply *r = sq__queue_read(q, &rc);
-    if (!r) return log_rc ? (*log_rc = rc) : rc;
-    missing |= r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
-    rcs[i] = complete_code(q, r, &c[i]);
+    if (!r) { /* that connection is gone: its other replies fail at once too */
+      rcs[i] = rc;
+      if (!first_err) first_err = rc;
+      continue;
+    }
+    redo[i] = sq__queue_reroute(r) || (r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found"));
+    rcs[i] = redo[i] ? SQ_EREDIS : complete_code(q, r, &c[i]);
     freeReplyObject(r);
   }
-  int rrc = sq__queue_stream_replies(q, n_log);
-  if (log_rc) *log_rc = lrc ? lrc : rrc;
-  if (!missing) return 0;
-  /* Redis lost the library mid-pipeline: nothing of those ran; redo them. */
-  if ((rc = sq__queue_load_functions(q))) return rc;
-  for (size_t i = 0; i < n; i++)
-    if (rcs[i] == SQ_EREDIS) rcs[i] = sq_queue_complete(q, &c[i]);
-  return 0;
+  if (home) {
+    q->ctx = home;
+    rrc = sq__queue_stream_replies(q, n_log, log_redo);
+  }
+  for (size_t u = 0; wait && u < pc.n_uniq; u++) {
+    q->ctx = pc.uniq[u];
+    int w = sq__queue_wait_read(q);
+    if (!w) continue;
+    /* Not on enough replicas: a failover could lose those results. */
+    for (size_t i = 0; i < n; i++)
+      if (pc.ctx[i] == pc.uniq[u] && (rcs[i] == 0 || rcs[i] == SQ_EEXISTS)) rcs[i] = w;
+    if (!first_err) first_err = w;
+  }
+  /* What ran nowhere (a moved slot, a library Redis lost): alone again. */
+  for (size_t i = 0; i < n && !first_err; i++) {
+    if (redo[i]) rcs[i] = sq_queue_complete(q, &c[i]);
+  }
+  if (home && !lrc && !rrc) rrc = sq__queue_stream_resend(q, log, log_redo);
+  rc = first_err;
+out:
+  /* The log's entries went nowhere, or some failed: the caller keeps them. */
+  if (log_rc && with_log) *log_rc = lrc ? lrc : rrc ? rrc : !log_sent ? (rc ? rc : SQ_EREDIS_CONN) : 0;
+  free(pc.ctx);
+  free(pc.uniq);
+  free(redo);
+  free(log_redo);
+  free(keys);
+  return rc;
 }
 
 int sq_queue_complete(sq_queue *q, const sq_completion *c) {
   complete_args a;
   int rc;
   complete_args_fill(q, c, &a);
-  redisReply *r = sq__queue_fcall(q, "sq1_complete", 7, a.argv, a.lens, &rc);
+  redisReply *r = sq__queue_fcall_at(q, c->claim->shard, "sq1_complete", 7, a.argv, a.lens, true, &rc);
   if (!rc) rc = complete_code(q, r, c);
   freeReplyObject(r);
   return rc;
@@ -230,7 +315,7 @@ int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char 
   i64_text(ret, sizeof ret, q->opts.retention_s);
   i64_text(first, sizeof first, c->first_claimed_at_ms > 0 ? c->first_claimed_at_ms : 0);
   const char *argv[] = {c->worker_id, tok, reason ? reason : "", maxa, delay, base, cap, jit, ret, first};
-  redisReply *r = sq__queue_fcall(q, "sq1_retry", 10, argv, NULL, &rc);
+  redisReply *r = sq__queue_fcall_at(q, c->shard, "sq1_retry", 10, argv, NULL, true, &rc);
   if (rc) return rc;
   if (r->type == REDIS_REPLY_INTEGER && r->integer == -1) {
     rc = SQ_EFENCED;
@@ -253,7 +338,7 @@ int sq_queue_release(sq_queue *q, const sq_claim *c) {
   int rc;
   i64_text(tok, sizeof tok, c->token);
   const char *argv[] = {c->worker_id, tok};
-  redisReply *r = sq__queue_fcall(q, "sq1_release", 2, argv, NULL, &rc);
+  redisReply *r = sq__queue_fcall_at(q, c->shard, "sq1_release", 2, argv, NULL, true, &rc);
   if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_release");
   if (!rc && r->integer < 0) rc = SQ_EFENCED;
   freeReplyObject(r);
@@ -267,7 +352,7 @@ int sq_queue_stall(sq_queue *q, const sq_claim *c, const char *why, bool *dead) 
   i64_text(stalls, sizeof stalls, q->opts.max_stalls);
   i64_text(ret, sizeof ret, q->opts.retention_s);
   const char *argv[] = {c->worker_id, tok, stalls, ret, why ? why : "handed back"};
-  redisReply *r = sq__queue_fcall(q, "sq1_stall", 5, argv, NULL, &rc);
+  redisReply *r = sq__queue_fcall_at(q, c->shard, "sq1_stall", 5, argv, NULL, true, &rc);
   if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_stall");
   if (!rc && r->integer < 0) rc = SQ_EFENCED;
   if (!rc && dead) *dead = r->integer == 2;
@@ -276,12 +361,10 @@ int sq_queue_stall(sq_queue *q, const sq_claim *c, const char *why, bool *dead) 
 }
 
 int sq_queue_release_all(sq_queue *q, const char *worker_id, size_t *n) {
-  int rc;
   const char *argv[] = {worker_id};
-  redisReply *r = sq__queue_fcall(q, "sq1_release_all", 1, argv, NULL, &rc);
-  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_release_all");
-  if (!rc && n) *n = (size_t)r->integer;
-  freeReplyObject(r);
+  int64_t back = 0;
+  int rc = each_shard(q, "sq1_release_all", 1, argv, true, &back);
+  if (n) *n = (size_t)back;
   return rc;
 }
 
@@ -304,16 +387,21 @@ bad:
 
 int sq_queue_recover(sq_queue *q, const char *worker_id, size_t *requeued, size_t *dead) {
   char stalls[24], ret[24];
-  int64_t v[2] = {0, 0};
-  int rc;
+  int64_t sum[2] = {0, 0};
+  int rc = 0;
   i64_text(stalls, sizeof stalls, q->opts.max_stalls);
   i64_text(ret, sizeof ret, q->opts.retention_s);
   const char *argv[] = {worker_id, stalls, ret};
-  redisReply *r = sq__queue_fcall(q, "sq1_recover", 3, argv, NULL, &rc);
-  if (!rc) rc = int_array(q, r, "sq1_recover", v, 2);
-  freeReplyObject(r);
-  if (requeued) *requeued = (size_t)v[0];
-  if (dead) *dead = (size_t)v[1];
+  for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
+    int64_t v[2] = {0, 0};
+    redisReply *r = sq__queue_fcall_at(q, s, "sq1_recover", 3, argv, NULL, true, &rc);
+    if (!rc) rc = int_array(q, r, "sq1_recover", v, 2);
+    freeReplyObject(r);
+    sum[0] += v[0];
+    sum[1] += v[1];
+  }
+  if (requeued) *requeued = (size_t)sum[0];
+  if (dead) *dead = (size_t)sum[1];
   return rc;
 }
 
@@ -326,11 +414,17 @@ int sq_queue_reap(sq_queue *q, const char *worker_id, bool *ran, size_t *requeue
   i64_text(ret, sizeof ret, q->opts.retention_s);
   i64_text(dead_ret, sizeof dead_ret, q->opts.dead_retention_s);
   const char *argv[] = {worker_id, lock, stalls, REAP_LIMIT, ret, dead_ret};
-  redisReply *r = sq__queue_fcall(q, "sq1_reap", 6, argv, NULL, &rc);
-  if (!rc) rc = int_array(q, r, "sq1_reap", v, 3);
-  freeReplyObject(r);
-  if (ran) *ran = v[0] == 1;
-  if (requeued) *requeued = (size_t)v[1];
-  if (dead) *dead = (size_t)v[2];
+  int64_t sum[3] = {0, 0, 0};
+  rc = 0;
+  /* each shard has its own reaper lock */
+  for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
+    redisReply *r = sq__queue_fcall_at(q, s, "sq1_reap", 6, argv, NULL, false, &rc);
+    if (!rc) rc = int_array(q, r, "sq1_reap", v, 3);
+    freeReplyObject(r);
+    for (int i = 0; i < 3 && !rc; i++) sum[i] += v[i];
+  }
+  if (ran) *ran = sum[0] > 0;
+  if (requeued) *requeued = (size_t)sum[1];
+  if (dead) *dead = (size_t)sum[2];
   return rc;
 }

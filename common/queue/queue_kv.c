@@ -1,7 +1,8 @@
 /* queue_kv.c: generic hashes under the queue's prefix for the metrics,
  * health and rollout modules: pipelined increments with TTLs, reads and
  * sums, a compare-and-set through the functions library, a lock, and the
- * fleet's worker list. The meaning of the fields lives in those modules. */
+ * fleet's worker list. The meaning of the fields lives in those modules.
+ * All of it lives under the home tag {Q}, so one node serves a pipeline. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ int sq_queue_hash_incr(sq_queue *q, const char *const *names, const int64_t *ttl
   int rc;
   if (n == 0) return 0;
   if ((rc = sq__queue_ensure(q))) return rc;
-  size_t sent = 0;
+  size_t sent = 0; /* pipelined on the home node: every key shares the home tag */
   for (size_t k = 0; k < n_names; k++) {
     char key[SQ__KEY_MAX];
     if ((rc = sq__queue_key(q, key, names[k], NULL))) return rc;
@@ -54,9 +55,9 @@ int sq_queue_hash_incr(sq_queue *q, const char *const *names, const int64_t *ttl
 int sq_queue_hash_get_all(sq_queue *q, const char *name, sq_queue_field_fn fn, void *ud) {
   char key[SQ__KEY_MAX];
   int rc;
-  if ((rc = sq__queue_key(q, key, name, NULL)) || (rc = sq__queue_ensure(q))) return rc;
-  redisReply *r = redisCommand(q->ctx, "HGETALL %s", key);
-  if ((rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HGETALL"))) {
+  if ((rc = sq__queue_key(q, key, name, NULL))) return rc;
+  redisReply *r = sq__queue_cmdf(q, &rc, key, "HGETALL %s", key);
+  if (rc || (rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HGETALL"))) {
     freeReplyObject(r);
     return rc;
   }
@@ -104,13 +105,13 @@ int sq_queue_hash_sum(sq_queue *q, const char *const *names, size_t n_names, con
 static int key_cmd(sq_queue *q, const char *name, const char *what, int argc, const char **argv) {
   char key[SQ__KEY_MAX];
   int rc;
-  if ((rc = sq__queue_key(q, key, name, NULL)) || (rc = sq__queue_ensure(q))) return rc;
+  if ((rc = sq__queue_key(q, key, name, NULL))) return rc;
   const char *full[8];
   full[0] = what;
   full[1] = key;
   for (int i = 0; i < argc && i < 6; i++) full[i + 2] = argv[i];
-  redisReply *r = redisCommandArgv(q->ctx, argc + 2, full, NULL);
-  rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, what);
+  redisReply *r = sq__queue_cmdv(q, &rc, key, argc + 2, full, NULL);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, what);
   freeReplyObject(r);
   return rc;
 }
@@ -158,9 +159,9 @@ int sq_queue_lock(sq_queue *q, const char *name, const char *owner, int64_t ttl_
   char key[SQ__KEY_MAX];
   int rc;
   *got = false;
-  if ((rc = sq__queue_key(q, key, name, NULL)) || (rc = sq__queue_ensure(q))) return rc;
-  redisReply *r = redisCommand(q->ctx, "SET %s %s NX PX %lld", key, owner, (long long)ttl_ms);
-  if (!(rc = sq__queue_check(q, r, REDIS_REPLY_STATUS, 1, "SET NX (lock)"))) *got = r->type == REDIS_REPLY_STATUS;
+  if ((rc = sq__queue_key(q, key, name, NULL))) return rc;
+  redisReply *r = sq__queue_cmdf(q, &rc, key, "SET %s %s NX PX %lld", key, owner, (long long)ttl_ms);
+  if (!rc && !(rc = sq__queue_check(q, r, REDIS_REPLY_STATUS, 1, "SET NX (lock)"))) *got = r->type == REDIS_REPLY_STATUS;
   freeReplyObject(r);
   return rc;
 }
@@ -168,14 +169,15 @@ int sq_queue_lock(sq_queue *q, const char *name, const char *owner, int64_t ttl_
 int sq_queue_workers(sq_queue *q, sq_queue_worker_fn fn, void *ud, int64_t *server_now_ms) {
   char key[SQ__KEY_MAX];
   int rc;
-  if ((rc = sq__queue_key(q, key, "workers", NULL)) || (rc = sq__queue_ensure(q))) return rc;
-  redisReply *t = redisCommand(q->ctx, "TIME");
-  if ((rc = sq__queue_check(q, t, REDIS_REPLY_ARRAY, 0, "TIME")) == 0 && t->elements == 2)
+  /* every claim and heartbeat touches each shard's list: shard 0's is whole */
+  if ((rc = sq__queue_shard_key(q, 0, key, "workers", NULL))) return rc;
+  redisReply *t = sq__queue_cmdf(q, &rc, key, "TIME");
+  if (!rc && (rc = sq__queue_check(q, t, REDIS_REPLY_ARRAY, 0, "TIME")) == 0 && t->elements == 2)
     *server_now_ms = strtoll(t->element[0]->str, NULL, 10) * 1000 + strtoll(t->element[1]->str, NULL, 10) / 1000;
   freeReplyObject(t);
   if (rc) return rc;
-  redisReply *r = redisCommand(q->ctx, "ZRANGE %s 0 -1 WITHSCORES", key);
-  if ((rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "ZRANGE workers"))) {
+  redisReply *r = sq__queue_cmdf(q, &rc, key, "ZRANGE %s 0 -1 WITHSCORES", key);
+  if (rc || (rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "ZRANGE workers"))) {
     freeReplyObject(r);
     return rc;
   }

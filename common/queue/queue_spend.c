@@ -10,17 +10,21 @@
 #include "queue.h"
 #include "queue_internal.h"
 
-/* Runs one command expecting type want (or NIL when nil_ok); *out keeps the
- * reply for the caller to free. */
-static int run_cmd(sq_queue *q, redisReply **out, int want, int nil_ok, const char *what, const char *fmt, ...) {
+/* Runs one command on key's server expecting type want (or NIL when
+ * nil_ok); *out keeps the reply for the caller to free. */
+static int run_cmd(sq_queue *q, const char *key, redisReply **out, int want, int nil_ok, const char *what,
+                   const char *fmt, ...) {
   int rc;
   *out = NULL;
-  if ((rc = sq__queue_ensure(q))) return rc;
+  char *cmd = NULL;
   va_list ap;
   va_start(ap, fmt);
-  redisReply *r = redisvCommand(q->ctx, fmt, ap);
+  int len = redisvFormatCommand(&cmd, fmt, ap);
   va_end(ap);
-  if ((rc = sq__queue_check(q, r, want, nil_ok, what))) {
+  if (len < 0) return SQ_ENOMEM;
+  redisReply *r = sq__queue_send(q, key, cmd, (size_t)len, false, &rc);
+  redisFreeCommand(cmd);
+  if (rc || (rc = sq__queue_check(q, r, want, nil_ok, what))) {
     freeReplyObject(r);
     return rc;
   }
@@ -35,7 +39,7 @@ static int batch_money(sq_queue *q, const char *batch, const char *cmd, const ch
   redisReply *r;
   if ((rc = sq__queue_key(q, bkey, "batch", batch))) return rc;
   snprintf(val, sizeof val, "%.12f", usd);
-  rc = run_cmd(q, &r, want, 0, cmd, "%s %s %s %s", cmd, bkey, field, val);
+  rc = run_cmd(q, bkey, &r, want, 0, cmd, "%s %s %s %s", cmd, bkey, field, val);
   freeReplyObject(r);
   return rc;
 }
@@ -55,7 +59,7 @@ int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, doubl
   *cost_usd = 0;
   *budget_usd = -1;
   if ((rc = sq__queue_key(q, bkey, "batch", batch))) return rc;
-  if ((rc = run_cmd(q, &r, REDIS_REPLY_ARRAY, 0, "HMGET", "HMGET %s cost_usd budget_usd", bkey))) return rc;
+  if ((rc = run_cmd(q, bkey, &r, REDIS_REPLY_ARRAY, 0, "HMGET", "HMGET %s cost_usd budget_usd", bkey))) return rc;
   if (r->elements == 2) {
     if (r->element[0]->type == REDIS_REPLY_STRING) *cost_usd = strtod(r->element[0]->str, NULL);
     if (r->element[1]->type == REDIS_REPLY_STRING) *budget_usd = strtod(r->element[1]->str, NULL);
@@ -71,7 +75,7 @@ int sq_queue_cache_get(sq_queue *q, const char *ns, const char *key, char **out,
   *out = NULL;
   snprintf(name, sizeof name, "%s:%s", ns, key);
   if ((rc = sq__queue_key(q, ckey, "cache", name))) return rc;
-  if ((rc = run_cmd(q, &r, REDIS_REPLY_STRING, 1, "GET", "GET %s", ckey))) return rc;
+  if ((rc = run_cmd(q, ckey, &r, REDIS_REPLY_STRING, 1, "GET", "GET %s", ckey))) return rc;
   if (r->type == REDIS_REPLY_NIL) {
     rc = SQ_ENOTFOUND;
   } else if (!(*out = malloc(r->len + 1))) {
@@ -92,9 +96,9 @@ int sq_queue_cache_set(sq_queue *q, const char *ns, const char *key, const char 
   snprintf(name, sizeof name, "%s:%s", ns, key);
   if ((rc = sq__queue_key(q, ckey, "cache", name))) return rc;
   if (ttl_s > 0)
-    rc = run_cmd(q, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b EX %lld", ckey, val, len, (long long)ttl_s);
+    rc = run_cmd(q, ckey, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b EX %lld", ckey, val, len, (long long)ttl_s);
   else
-    rc = run_cmd(q, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b", ckey, val, len);
+    rc = run_cmd(q, ckey, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b", ckey, val, len);
   freeReplyObject(r);
   return rc;
 }

@@ -5,7 +5,7 @@
 
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
-for t in test_queue_conn test_queue; do
+for t in test_queue_conn test_queue test_queue_shard; do
   [ -x "$SQ_BIN/$t" ] || sq_fail "$SQ_BIN/$t is not built"
 done
 SQ_REDIS_SOCK="$SQ_TMP/redis.sock"
@@ -13,7 +13,7 @@ SQ_REDIS_ARGS="--unixsocket $SQ_REDIS_SOCK --unixsocketperm 700"
 sq_start_redis
 export SQ_REDIS_SOCK
 worst=0
-for t in test_queue_conn test_queue; do
+for t in test_queue_conn test_queue test_queue_shard; do
   if [ -n "${SQ_VALGRIND:-}" ]; then
     valgrind --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite "$SQ_BIN/$t"
   else

@@ -1,0 +1,140 @@
+/* queue_sentinel.c: Redis Sentinel for the queue handle: the
+ * redis-sentinel:// URL, asking the sentinels for the master's address
+ * (SENTINEL get-master-addr-by-name) and checking that the server they
+ * name is a master (ROLE). Following a failover is the ordinary reconnect
+ * (queue_route.c): every new connection asks the sentinels again. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "errors.h"
+#include "queue_internal.h"
+#include "util.h"
+
+#define SENTINEL_TIMEOUT_MS 1000 /* one sentinel's time to answer before the next is asked */
+
+int sq__sentinel_parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
+  memset(u, 0, sizeof *u);
+  u->mode = SQ__MODE_SENTINEL;
+  u->db = -1;
+  const char *rest;
+  int rc = sq__parse_seeds(url + strlen("redis-sentinel://"), 26379, u, &rest, err, errlen);
+  if (rc) return rc;
+  const char *name = *rest == '/' ? rest + 1 : "";
+  const char *qm = strchr(name, '?');
+  size_t n = qm ? (size_t)(qm - name) : strlen(name);
+  if (n == 0 || n >= sizeof u->master) {
+    snprintf(err, errlen, "redis URL: the master's name is missing or too long "
+             "(redis-sentinel://host:port[,host:port...]/MASTER_NAME[?db=N])");
+    return SQ_EINVAL;
+  }
+  memcpy(u->master, name, n);
+  u->master[n] = 0;
+  if (qm) {
+    int64_t v;
+    if (strncmp(qm, "?db=", 4) != 0 || sq_parse_i64(qm + 4, 0, 1000000, &v) != 0) {
+      snprintf(err, errlen, "redis URL: the only option is ?db=N (a database number), not '%.32s'", qm);
+      return SQ_EINVAL;
+    }
+    u->db = (long)v;
+  }
+  /* Secrets may stay out of the URL: the master's password from
+   * SANDQ_REDIS_PASSWORD, the sentinels' from SANDQ_SENTINEL_PASSWORD (by
+   * default the master's, as most deployments share one). */
+  if (!u->password[0]) {
+    const char *pw = getenv("SANDQ_REDIS_PASSWORD");
+    if (pw && strlen(pw) < sizeof u->password) snprintf(u->password, sizeof u->password, "%s", pw);
+  }
+  const char *spw = getenv("SANDQ_SENTINEL_PASSWORD");
+  snprintf(u->sentinel_password, sizeof u->sentinel_password, "%s", spw && *spw ? spw : u->password);
+  snprintf(u->host, sizeof u->host, "%s", u->seeds[0].host);
+  u->port = u->seeds[0].port;
+  return 0;
+}
+
+/* Asks the sentinel at a for the master's address. Returns 0 with *out,
+ * or -1 with why (whylen bytes). */
+static int ask_one(sq_queue *q, const sq__addr *a, sq__addr *out, char *why, size_t whylen) {
+  struct timeval tv = {.tv_sec = SENTINEL_TIMEOUT_MS / 1000, .tv_usec = (SENTINEL_TIMEOUT_MS % 1000) * 1000};
+  redisContext *c = redisConnectWithTimeout(a->host, a->port, tv);
+  redisReply *r = NULL;
+  int rc = -1;
+  if (!c || c->err) {
+    snprintf(why, whylen, "%s", c ? c->errstr : "out of memory");
+    goto out;
+  }
+  redisSetTimeout(c, tv);
+  if (q->url.sentinel_password[0]) {
+    r = redisCommand(c, "AUTH %s", q->url.sentinel_password);
+    /* A sentinel without a password refuses AUTH: go on without it, unless
+     * the password was meant for the sentinels alone. */
+    bool unneeded = r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "without any password configured") &&
+                    !getenv("SANDQ_SENTINEL_PASSWORD");
+    if (!r || (r->type != REDIS_REPLY_STATUS && !unneeded)) {
+      snprintf(why, whylen, "AUTH: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+      goto out;
+    }
+    freeReplyObject(r);
+  }
+  r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", q->url.master);
+  if (!r) {
+    snprintf(why, whylen, "%s", c->errstr);
+    goto out;
+  }
+  if (r->type == REDIS_REPLY_NIL) {
+    snprintf(why, whylen, "it knows no master named '%s'", q->url.master);
+    goto out;
+  }
+  if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+      r->element[1]->type != REDIS_REPLY_STRING || r->element[0]->len >= sizeof out->host) {
+    snprintf(why, whylen, "%s", r->type == REDIS_REPLY_ERROR ? r->str : "malformed reply");
+    goto out;
+  }
+  int64_t port;
+  if (sq_parse_i64(r->element[1]->str, 1, 65535, &port) != 0) {
+    snprintf(why, whylen, "port '%.16s' is not a number", r->element[1]->str);
+    goto out;
+  }
+  snprintf(out->host, sizeof out->host, "%s", r->element[0]->str);
+  out->port = (int)port;
+  rc = 0;
+out:
+  freeReplyObject(r);
+  redisFree(c);
+  return rc;
+}
+
+int sq__sentinel_master(sq_queue *q, sq__addr *out) {
+  char why[200] = "", all[256] = "";
+  for (int i = 0; i < q->url.n_seeds; i++) {
+    if (ask_one(q, &q->url.seeds[i], out, why, sizeof why) == 0) {
+      if (i > 0) { /* the one that answered is asked first next time */
+        sq__addr a = q->url.seeds[i];
+        memmove(&q->url.seeds[1], &q->url.seeds[0], (size_t)i * sizeof a);
+        q->url.seeds[0] = a;
+      }
+      return 0;
+    }
+    if (!all[0]) snprintf(all, sizeof all, "%s:%d: %s", q->url.seeds[i].host, q->url.seeds[i].port, why);
+  }
+  sq__queue_err(q, "no sentinel of %d named master '%s' (first: %s)", q->url.n_seeds, q->url.master, all);
+  return SQ_EREDIS_CONN;
+}
+
+int sq__sentinel_check_role(sq_queue *q) {
+  redisReply *r = redisCommand(q->ctx, "ROLE");
+  int rc = 0;
+  if (!r) {
+    sq__queue_err(q, "ROLE: %s", q->ctx->errstr);
+    rc = SQ_EREDIS_CONN;
+  } else if (r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING &&
+             strcmp(r->element[0]->str, "master") != 0) {
+    sq__queue_err(q, "the sentinels name %s:%d as master '%s' but it is a %s (a failover is under way)",
+                  q->cur->addr.host, q->cur->addr.port, q->url.master, r->element[0]->str);
+    rc = SQ_EREDIS_CONN;
+  }
+  /* a server refusing ROLE (ACL) is taken at the sentinels' word */
+  freeReplyObject(r);
+  return rc;
+}

@@ -1,0 +1,122 @@
+# ha_env.sh: sourced after env.sh by the Sentinel and Cluster tests and
+# bench/cluster.sh: real redis-server processes on free loopback ports in
+# $SQ_TMP, torn down by env.sh's exit trap.
+#
+#   sq_start_node NAME [ARGS...]   a redis-server; sets SQ_PORT_<NAME>
+#   sq_start_sentinels MASTER_PORT N   N sentinels watching master "sq" (fast
+#                                  failover: down after 1 s); sets
+#                                  SQ_SENTINEL_PORTS ("p1 p2 ...") and
+#                                  SANDQ_REDIS_URL (redis-sentinel://...)
+#   sq_start_cluster N             N empty masters joined into one cluster;
+#                                  sets SQ_CLUSTER_PORTS and SANDQ_REDIS_URL
+#                                  (redis-cluster://, the first node as seed)
+#   sq_cluster_owner KEY           the port of the master serving KEY's slot
+
+command -v redis-server >/dev/null || sq_skip "redis-server is not installed (scripts/install-deps.sh)"
+
+sq_start_node() {
+  name=$1; shift
+  for attempt in 1 2 3; do
+    port=$(sq_free_port)
+    mkdir -p "$SQ_TMP/$name"
+    rm -f "$SQ_TMP/$name.nodes.conf"
+    sq_bg "$name" redis-server --port "$port" --bind 127.0.0.1 --dir "$SQ_TMP/$name" --daemonize no \
+      --save '' --appendonly no "$@"
+    if sq_wait_for "redis-cli -p $port ping | grep -q PONG" 10; then
+      eval "SQ_PORT_$name=$port"
+      return 0
+    fi
+    eval "kill \$SQ_PID_$name" 2>/dev/null || true
+  done
+  cat "$SQ_TMP/$name.log" >&2
+  sq_fail "redis-server $name did not start"
+}
+
+# redis-sentinel is a Debian package of its own (a link to redis-server);
+# without it, redis-server --sentinel is the same program.
+sq_start_sentinels() {
+  mport=$1; n=$2; SQ_SENTINEL_PORTS=""; urlhosts=""
+  # (not $i: sq_wait_for uses it)
+  sn=0
+  while [ $sn -lt "$n" ]; do
+    sn=$((sn + 1))
+    port=$(sq_free_port)
+    d="$SQ_TMP/sentinel$sn"; mkdir -p "$d"
+    cat >"$d/sentinel.conf" <<EOF
+port $port
+bind 127.0.0.1
+daemonize no
+dir $d
+sentinel monitor sq 127.0.0.1 $mport 2
+sentinel down-after-milliseconds sq ${SQ_DOWN_AFTER_MS:-1000}
+sentinel failover-timeout sq ${SQ_FAILOVER_TIMEOUT_MS:-3000}
+sentinel parallel-syncs sq 1
+EOF
+    if command -v redis-sentinel >/dev/null; then
+      sq_bg "sentinel$sn" redis-sentinel "$d/sentinel.conf"
+    else
+      sq_bg "sentinel$sn" redis-server "$d/sentinel.conf" --sentinel
+    fi
+    sq_wait_for "redis-cli -p $port ping | grep -q PONG" 10 ||
+      { cat "$SQ_TMP/sentinel$sn.log" >&2; sq_fail "sentinel $sn did not start"; }
+    SQ_SENTINEL_PORTS="$SQ_SENTINEL_PORTS $port"
+    urlhosts="${urlhosts:+$urlhosts,}127.0.0.1:$port"
+  done
+  export SANDQ_REDIS_URL="redis-sentinel://$urlhosts/sq"
+}
+
+# The master's port as the sentinels see it (asks each until one answers).
+sq_sentinel_master_port() {
+  for p in $SQ_SENTINEL_PORTS; do
+    a=$(redis-cli -p "$p" SENTINEL get-master-addr-by-name sq 2>/dev/null | sed -n 2p)
+    [ -n "$a" ] && { echo "$a"; return 0; }
+  done
+  return 1
+}
+
+sq_start_cluster() {
+  n=$1; SQ_CLUSTER_PORTS=""; addrs=""
+  cn=0
+  while [ $cn -lt "$n" ]; do
+    cn=$((cn + 1))
+    sq_start_node "cnode$cn" --cluster-enabled yes --cluster-config-file "$SQ_TMP/cnode$cn.nodes.conf" \
+      --cluster-node-timeout "${SQ_CLUSTER_NODE_TIMEOUT_MS:-3000}" ${SQ_CLUSTER_NODE_ARGS:-}
+    eval "port=\$SQ_PORT_cnode$cn"
+    SQ_CLUSTER_PORTS="$SQ_CLUSTER_PORTS $port"
+    addrs="$addrs 127.0.0.1:$port"
+  done
+  # shellcheck disable=SC2086
+  redis-cli --cluster create $addrs --cluster-replicas 0 --cluster-yes >"$SQ_TMP/cluster-create.log" 2>&1 ||
+    { cat "$SQ_TMP/cluster-create.log" >&2; sq_fail "redis-cli --cluster create failed"; }
+  for p in $SQ_CLUSTER_PORTS; do
+    sq_wait_for "redis-cli -p $p CLUSTER INFO | grep -q cluster_state:ok" 30 || sq_fail "cluster node $p is not ok"
+  done
+  first=$(echo $SQ_CLUSTER_PORTS | cut -d' ' -f1)
+  export SANDQ_REDIS_URL="redis-cluster://127.0.0.1:$first"
+}
+
+# The port of the master serving KEY's slot now (the one that does not
+# redirect).
+sq_cluster_owner() {
+  for p in $SQ_CLUSTER_PORTS; do
+    if redis-cli -p "$p" EXISTS "$1" 2>&1 | grep -Eq '^[0-9]+$'; then echo "$p"; return 0; fi
+  done
+  return 1
+}
+
+# A field of `SENTINEL master sq` as sentinel port $2 sees it (e.g.
+# num-other-sentinels, num-slaves, flags).
+sq_sentinel_field() {
+  redis-cli -p "$2" SENTINEL master sq 2>/dev/null | awk -v f="$1" 'prev == f { print; exit } { prev = $0 }'
+}
+
+# Waits up to $1 s until every sentinel knows the others and one replica.
+sq_sentinels_ready() {
+  n=$(echo $SQ_SENTINEL_PORTS | wc -w)
+  for p in $SQ_SENTINEL_PORTS; do
+    sq_wait_for "test \"\$(redis-cli -p $p SENTINEL master sq | awk 'prev == \"num-other-sentinels\" { print; exit } { prev = \$0 }')\" = $((n - 1))" "$1" ||
+      return 1
+    sq_wait_for "test \"\$(redis-cli -p $p SENTINEL master sq | awk 'prev == \"num-slaves\" { print; exit } { prev = \$0 }')\" -ge 1" "$1" ||
+      return 1
+  done
+}
