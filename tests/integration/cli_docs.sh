@@ -47,6 +47,13 @@ while IFS="$(printf '\t')" read -r code flag ex; do
       curl -sf "http://127.0.0.1:$(cat llm.port)/stats" >/dev/null || sq_fail "row $n: the fake LLM does not answer" ;;
     esac
     kill -TERM $pid
+    # A server must stop on SIGTERM: give it 30 s (it finishes what it holds),
+    # then fail naming it rather than hang until ctest's timeout.
+    if ! sq_wait_for "! kill -0 $pid" 30; then
+      tail -5 "$SQ_TMP/serves.log" >&2
+      kill -KILL $pid 2>/dev/null || true
+      sq_fail "row $n: '$ex' did not stop within 30 s of SIGTERM"
+    fi
     set +e; wait $pid; rc=$?; set -e
     [ $rc -eq 0 ] || { cat "$SQ_TMP/serves.log" >&2; sq_fail "row $n: '$ex' exited $rc after SIGTERM, want 0"; }
   else
