@@ -219,8 +219,15 @@ int main(int argc, char **argv) {
     printf("sandq-producer %s\n", SQ_VERSION);
     return SQ_EXIT_OK;
   }
-  for (size_t i = 0; i < N_OWN; i++)
-    if (strcmp(name, own_parsers[i].name) == 0) return own_parsers[i].run(argc - 1, argv + 1);
+  for (size_t i = 0; i < N_OWN; i++) {
+    if (strcmp(name, own_parsers[i].name) != 0) continue;
+    for (int a = 2; a < argc && strcmp(argv[a], "--") != 0; a++)
+      if (strcmp(argv[a], "--version") == 0) { /* as every other command takes it */
+        printf("sandq-producer %s\n", SQ_VERSION);
+        return SQ_EXIT_OK;
+      }
+    return own_parsers[i].run(argc - 1, argv + 1);
+  }
   const command *c = NULL;
   for (size_t i = 0; i < N_COMMANDS; i++)
     if (strcmp(name, commands[i].name) == 0) c = &commands[i];
