@@ -30,12 +30,17 @@ while IFS="$(printf '\t')" read -r code flag ex; do
   first=$(echo "$flag" | grep -o -- '-[-a-z]*' | head -n 1)
   case " $ex " in *" $first "* | *" $first="*) ;; *) sq_fail "row $n: the example '$ex' does not use $first" ;; esac
   if [ "$code" = serves ]; then
+    # The log starts empty here, in this shell: the background job's own
+    # redirection would come too late, and the check below would read the
+    # last row's "serving queue" and signal a shell that has not yet become
+    # the server (its trap takes the SIGTERM, and exec forgets it).
     rm -f llm.port
+    : >"$SQ_TMP/serves.log"
     case "$ex" in
       sandq-fake-llm*) ready="test -s '$SQ_TMP/run/llm.port'"; ex="$ex --port-file llm.port" ;;
       *) ready="grep -q 'serving queue' '$SQ_TMP/serves.log'" ;;
     esac
-    (eval "exec $ex") >"$SQ_TMP/serves.log" 2>&1 &
+    (eval "exec $ex") >>"$SQ_TMP/serves.log" 2>&1 &
     pid=$!
     SQ_PIDS="$SQ_PIDS $pid"
     if ! sq_wait_for "$ready" 60; then
