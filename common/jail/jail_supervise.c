@@ -26,6 +26,8 @@
 #define DRAIN_AFTER_EXIT_MS 1000 /* reading what the killed tree left in the pipes */
 #define END_GRACE_MS 3000        /* after a kill, how long the end report may take */
 #define TICK_MS 10               /* poll period when nothing else wakes us */
+#define EARLY_RETRY_MS 10        /* a task whose output closed: its exit looked for again after this, */
+#define EARLY_RETRY_MAX_MS 320   /* doubling up to this (a look spins up to 2 ms) */
 #define CPU_CHECK_MS 20          /* how often the tree's CPU time is read while it runs */
 
 /* One captured stream: read end of a pipe and what was kept of it. */
@@ -123,6 +125,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
   sq_jail_end killed_for = SQ_JAIL_EXITED_OK; /* EXITED_OK: we did not kill it */
   int64_t killed_at_ms = 0, drain_until_ms = 0;
   bool ended = false, oom = false, ctl_open = w->ctl_fd >= 0, early_tried = false;
+  int64_t early_next_ms = 0, early_retry_ms = EARLY_RETRY_MS;
   w->never_started = false;
 
   for (;;) {
@@ -160,6 +163,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
     if (!ended && cpu0_us >= 0 && killed_for == SQ_JAIL_EXITED_OK && wait_ms > next_cpu_ms - now)
       wait_ms = next_cpu_ms - now;
     if (!ended && w->done_fd < 0 && wait_ms > TICK_MS) wait_ms = TICK_MS;
+    if (!ended && early_tried && wait_ms > early_next_ms - now) wait_ms = early_next_ms - now;
     if (wait_ms < 0) wait_ms = 0;
 
     struct pollfd pfd[5];
@@ -217,9 +221,20 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       }
     }
     if (check && !ended && w->end_check(w->arg, NULL, 0, &status, &ru)) ended = true;
-    if (!ended && !early_tried && s[0].fd < 0 && s[1].fd < 0 && kill_pidfd >= 0) {
-      early_tried = true; /* the task closed its output: it may be exiting */
-      if (w->early_check(w->arg, w->kill_pid, kill_pidfd, &status, &ru)) ended = true;
+    if (!ended && s[0].fd < 0 && s[1].fd < 0 && kill_pidfd >= 0 && sq_now_mono_ms() >= early_next_ms) {
+      /* The task closed its output: it may be exiting. Looked for again
+       * after EARLY_RETRY_MS, doubling, since on a loaded machine it may close its
+       * output well before it exits, and the end report may never come: a
+       * task that stopped its zygote (SIGSTOP) is woken once, so the zygote
+       * reports, whatever the task did to it. */
+      if (w->early_check(w->arg, w->kill_pid, kill_pidfd, &status, &ru)) {
+        ended = true;
+      } else {
+        if (!early_tried && w->cont_pid > 0) kill(w->cont_pid, SIGCONT);
+        early_tried = true;
+        early_next_ms = sq_now_mono_ms() + early_retry_ms;
+        if (early_retry_ms < EARLY_RETRY_MAX_MS) early_retry_ms *= 2;
+      }
     }
     if (ended && !drain_until_ms) {
       o->wall_ms = w->start_ms ? sq_now_mono_ms() - w->start_ms : 0;

@@ -112,6 +112,14 @@ static void test_zygote_attacks(sq_jail_mode mode) {
   attack(mode, "SIGSTOP the parent, then sleep past the wall clock",
          "import os, signal, time\nos.kill(os.getppid(), signal.SIGSTOP)\ntime.sleep(60)\n", NULL);
   attack(mode, "SIGTSTP the parent", "import os, signal\nos.kill(os.getppid(), signal.SIGTSTP)\n", NULL);
+  /* Its output closed well before it exits (as a loaded machine may make
+   * any task look), and its zygote stopped, so no end report comes: the
+   * supervisor keeps looking for the exit (and wakes the zygote) instead of
+   * waiting out the wall clock. */
+  attack(mode, "close stdout and stderr, SIGSTOP the parent, exit 0.3 s later",
+         "import os, signal, time\nos.close(1)\nos.close(2)\nos.kill(os.getppid(), signal.SIGSTOP)\n"
+         "time.sleep(0.3)\n",
+         "exited_ok");
   attack(mode, "chmod 0500 /scratch", "import os\nos.chmod('/scratch', 0o500)\nprint('ro')\n", "exited_ok");
   attack(mode, "chmod 0 /scratch", "import os\nos.chmod('/scratch', 0)\n", "exited_ok");
   attack(mode, "main.py deleted", "import os\nos.unlink('/scratch/main.py')\n", "exited_ok");
