@@ -140,7 +140,10 @@ int sq__report_html(const sq__report *r, sq_buf *out);
 /* `import`, `results`, `report`: args after the command's name (argv[0] is
  * the command). Return an SQ_EXIT_* code. */
 int sq__import_run(int argc, char **argv);
-int sq__results_run(int argc, char **argv);
-int sq__report_cmd_run(int argc, char **argv);
+/* results and report run from main.c's command table: cfg built from the
+ * common options, argv their own flags (they lead) and the BATCH;
+ * argv[-1] is the command's name. */
+int sq__results_run(const sq_config *cfg, int argc, char **argv);
+int sq__report_cmd_run(const sq_config *cfg, int argc, char **argv);
 
 #endif

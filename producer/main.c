@@ -2,8 +2,8 @@
  * anywhere, --help on every command, --version), build the configuration
  * (defaults, --config file, environment, flags) and dispatch to a command:
  * push (push.c), status (progress.c, report.c), dead, metrics, health,
- * rollout and audit (their own files); import, results and report (eval.h)
- * parse their own options. Nothing more. */
+ * rollout, audit, results and report (their own files); import (eval.h),
+ * which needs no Redis, parses its own options. Nothing more. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +57,17 @@ static const sq_cli_flag audit_flags[] = {
     {"since", "T", NULL, "only entries from T on (ms since the epoch, or a stream id)", true},
     {"json", NULL, NULL, "JSON Lines instead of a table", true},
     {NULL, NULL, NULL, NULL, false}};
+static const sq_cli_flag results_flags[] = {
+    COMMON_FLAGS,
+    {"format", "F", NULL, "bson (as stored, the default), jsonl (relaxed Extended JSON) or csv (a row per task)", true},
+    {"out", "FILE", NULL, "write FILE whole (a temporary file, then a rename) instead of stdout", true},
+    {NULL, NULL, NULL, NULL, false}};
+static const sq_cli_flag report_flags[] = {
+    COMMON_FLAGS,
+    {"json", NULL, NULL, "the report as JSON (schema sandq.report/1, docs/evaluation.md) instead of text", true},
+    {"html", "FILE", NULL, "also write a self-contained HTML page with plots (inline SVG, no scripts)", true},
+    {"k", "LIST", NULL, "the k of pass@k, comma-separated (default 1,10,100), by metadata.task_id", true},
+    {NULL, NULL, NULL, NULL, false}};
 
 /* A command that reads options of its own (dead's --all) declares them
  * pass_on: they are checked here like any flag, and handed to it ahead of
@@ -78,16 +89,16 @@ static const command commands[] = {
      sq__rollout_run},
     {"audit", "audit [options] [--batch B] [--since T] [--json]   programs run, oldest first", audit_flags,
      sq__audit_run},
+    {"results", "results [options] BATCH [--format bson|jsonl|csv] [--out FILE]", results_flags, sq__results_run},
+    {"report", "report [options] BATCH [--json] [--html FILE] [--k 1,10,100]", report_flags, sq__report_cmd_run},
 };
 
-/* Commands that parse every option themselves (eval.h). */
+/* Commands that parse every option themselves (eval.h): import. */
 static const struct {
   const char *name, *synopsis;
   int (*run)(int, char **);
 } own_parsers[] = {
     {"import", "import humaneval|mbpp FILE [--canonical | --completions F | --samples N] ...", sq__import_run},
-    {"results", "results [options] BATCH [--format bson|jsonl|csv] [--out FILE]", sq__results_run},
-    {"report", "report [options] BATCH [--json] [--html FILE] [--k 1,10,100]", sq__report_cmd_run},
 };
 #define N_OWN (sizeof own_parsers / sizeof own_parsers[0])
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

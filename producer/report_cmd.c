@@ -107,30 +107,17 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
   return rc ? SQ_ENOMEM : 0;
 }
 
-static void report_usage(FILE *f) {
-  fputs("usage: sandq-producer report [--redis URL] [--queue NAME] [--config FILE] BATCH\n"
-        "                              [--json] [--html FILE] [--k 1,10,100]\n"
-        "  --json       the report as JSON (schema sandq.report/1, docs/evaluation.md) instead of text\n"
-        "  --html FILE  also write a self-contained HTML page with plots (inline SVG, no scripts)\n"
-        "  --k LIST     the k of pass@k, comma-separated (default 1,10,100); samples are grouped\n"
-        "               by metadata.task_id, else by id\n",
-        f);
-}
-
-int sq__report_cmd_run(int argc, char **argv) {
-  static const struct option opts[] = {{"redis", required_argument, NULL, 'r'}, {"queue", required_argument, NULL, 'q'},
-                                       {"config", required_argument, NULL, 'c'}, {"json", no_argument, NULL, 'j'},
-                                       {"html", required_argument, NULL, 'H'},   {"k", required_argument, NULL, 'k'},
-                                       {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0}};
-  const char *redis = NULL, *queue = NULL, *file = NULL, *html = NULL;
+int sq__report_cmd_run(const sq_config *cfg, int argc, char **argv) {
+  static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                       {"html", required_argument, NULL, 'H'},
+                                       {"k", required_argument, NULL, 'k'},
+                                       {NULL, 0, NULL, 0}};
+  const char *html = NULL;
   bool json = false;
   int k[SQ__REPORT_MAX_K] = {1, 10, 100}, n_k = 3, c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  optind = 0; /* argv[-1] is the command's name (main.c); its flags lead the operands */
+  while ((c = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
     switch (c) {
-    case 'r': redis = optarg; break;
-    case 'q': queue = optarg; break;
-    case 'c': file = optarg; break;
     case 'j': json = true; break;
     case 'H': html = optarg; break;
     case 'k':
@@ -140,16 +127,15 @@ int sq__report_cmd_run(int argc, char **argv) {
         return SQ_EXIT_USAGE;
       }
       break;
-    case 'h': report_usage(stdout); return SQ_EXIT_OK;
-    default: report_usage(stderr); return SQ_EXIT_USAGE;
+    default: return SQ_EXIT_USAGE;
     }
   }
-  if (argc - optind != 1) {
-    fprintf(stderr, "sandq-producer: report takes exactly one BATCH id\n");
-    report_usage(stderr);
+  argc -= optind - 1, argv += optind - 1;
+  if (argc != 1) {
+    fprintf(stderr, "sandq-producer: report takes exactly one BATCH id (sandq-producer report --help)\n");
     return SQ_EXIT_USAGE;
   }
-  const char *batch = argv[optind];
+  const char *batch = argv[0];
   if (!sq_name_ok(batch, SQ_NAME_BATCH_MAX)) {
     fprintf(stderr, "sandq-producer: batch '%s' must be 1-128 characters of A-Z a-z 0-9 . _ : -\n", batch);
     return SQ_EXIT_USAGE;
@@ -158,17 +144,14 @@ int sq__report_cmd_run(int argc, char **argv) {
     fprintf(stderr, "sandq-producer: --html needs a file name\n");
     return SQ_EXIT_USAGE;
   }
-  sq_config cfg;
-  if (sq__config_build(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
-  sq_log_init("sandq-producer", cfg.log_level);
-  if (sq__out_check(html) != 0) return SQ_EXIT_ERROR;
+  if (sq__out_check(html) != 0) return SQ_EXIT_USAGE;
   sq_queue *q = NULL;
   sq__result_set rs = {0};
   sq__report rep = {0};
   sq_buf text = {0}, page = {0};
   int code = SQ_EXIT_ERROR;
-  if (sq__open_queue(&cfg, &q) != 0 || sq__results_fetch(q, &cfg, batch, &rs) != 0) goto out;
-  int rc = sq__report_build(&rs, batch, cfg.queue, k, n_k, &rep);
+  if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, batch, &rs) != 0) goto out;
+  int rc = sq__report_build(&rs, batch, cfg->queue, k, n_k, &rep);
   if (!rc) rc = json ? sq__report_json(&rep, &text) : sq__report_text(&rep, &text);
   if (!rc && html) rc = sq__report_html(&rep, &page);
   if (rc) {

@@ -204,40 +204,25 @@ static int render(const sq__result_set *rs, const char *format, sq_buf *out) {
   return rc;
 }
 
-static void results_usage(FILE *f) {
-  fputs("usage: sandq-producer results [--redis URL] [--queue NAME] [--config FILE] BATCH\n"
-        "                               [--format bson|jsonl|csv] [--out FILE]\n"
-        "  --format F   bson: concatenated documents as stored (default); jsonl: one relaxed Extended JSON\n"
-        "               document per line; csv: one row per task (id, status, reason, timings, tokens, cost)\n"
-        "  --out FILE   write FILE whole (via FILE.tmp and a rename) instead of stdout\n",
-        f);
-}
-
-int sq__results_run(int argc, char **argv) {
-  static const struct option opts[] = {{"redis", required_argument, NULL, 'r'}, {"queue", required_argument, NULL, 'q'},
-                                       {"config", required_argument, NULL, 'c'}, {"format", required_argument, NULL, 'f'},
-                                       {"out", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
-  const char *redis = NULL, *queue = NULL, *file = NULL, *format = "bson", *out_path = NULL;
+int sq__results_run(const sq_config *cfg, int argc, char **argv) {
+  static const struct option opts[] = {
+      {"format", required_argument, NULL, 'f'}, {"out", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0}};
+  const char *format = "bson", *out_path = NULL;
   int c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  optind = 0; /* argv[-1] is the command's name (main.c); its flags lead the operands */
+  while ((c = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
     switch (c) {
-    case 'r': redis = optarg; break;
-    case 'q': queue = optarg; break;
-    case 'c': file = optarg; break;
     case 'f': format = optarg; break;
     case 'o': out_path = optarg; break;
-    case 'h': results_usage(stdout); return SQ_EXIT_OK;
-    default: results_usage(stderr); return SQ_EXIT_USAGE;
+    default: return SQ_EXIT_USAGE;
     }
   }
-  if (argc - optind != 1) {
-    fprintf(stderr, "sandq-producer: results takes exactly one BATCH id\n");
-    results_usage(stderr);
+  argc -= optind - 1, argv += optind - 1;
+  if (argc != 1) {
+    fprintf(stderr, "sandq-producer: results takes exactly one BATCH id (sandq-producer results --help)\n");
     return SQ_EXIT_USAGE;
   }
-  const char *batch = argv[optind];
+  const char *batch = argv[0];
   if (strcmp(format, "bson") && strcmp(format, "jsonl") && strcmp(format, "csv")) {
     fprintf(stderr, "sandq-producer: --format '%s' must be bson, jsonl or csv\n", format);
     return SQ_EXIT_USAGE;
@@ -250,15 +235,12 @@ int sq__results_run(int argc, char **argv) {
     fprintf(stderr, "sandq-producer: BSON is binary: give --out FILE, or --format jsonl|csv for a terminal\n");
     return SQ_EXIT_USAGE;
   }
-  sq_config cfg;
-  if (sq__config_build(&cfg, file, redis, queue) != 0) return SQ_EXIT_USAGE;
-  sq_log_init("sandq-producer", cfg.log_level);
-  if (sq__out_check(out_path) != 0) return SQ_EXIT_ERROR;
+  if (sq__out_check(out_path) != 0) return SQ_EXIT_USAGE;
   sq_queue *q = NULL;
   sq__result_set rs = {0};
   sq_buf out = {0};
   int code = SQ_EXIT_ERROR;
-  if (sq__open_queue(&cfg, &q) != 0 || sq__results_fetch(q, &cfg, batch, &rs) != 0) goto out;
+  if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, batch, &rs) != 0) goto out;
   if (render(&rs, format, &out) != 0) {
     fprintf(stderr, "sandq-producer: out of memory\n");
     goto out;

@@ -73,7 +73,7 @@ echo "cli_docs: all $n documented flag examples ran with their documented exit c
 helpflags() { "$@" --help 2>&1 | grep -o -- '--[a-z][-a-z]*' ; }
 for prog in sandq-producer sandq-worker sandq-fake-llm; do
   case $prog in
-    sandq-producer) cmds="push status dead metrics health rollout audit" ;;
+    sandq-producer) cmds="push status dead metrics health rollout audit results report" ;;
     sandq-worker) cmds="serve run check" ;;
     *) cmds="-" ;;
   esac
@@ -132,11 +132,11 @@ expect 1 "cannot listen on 127.0.0.1:$busy" sandq-fake-llm --port "$busy"
 [ "$(wc -l <"$SQ_TMP/err")" -eq 1 ] || { cat "$SQ_TMP/err" >&2; sq_fail "a busy port is more than one line"; }
 echo "cli_docs: sandq-fake-llm prints usage without --port; bad arguments, a missing file and a busy port are one line each"
 
-# 5. The evaluation commands parse their own options (producer/eval.h), and
-#    take --help and --version like every other command.
-for c in import results report; do
+# 5. import parses its own options (producer/eval.h), and takes --help and
+#    --version like every other command.
+for c in import; do
   out=$(sandq-producer $c --version) || sq_fail "'sandq-producer $c --version' failed"
   [ "$out" = "$(sandq-producer --version)" ] || sq_fail "'sandq-producer $c --version' printed '$out'"
   sandq-producer $c --help 2>&1 | grep -q usage || sq_fail "'sandq-producer $c --help' prints no usage"
 done
-echo "cli_docs: import, results and report take --help and --version"
+echo "cli_docs: import takes --help and --version"
