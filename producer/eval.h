@@ -41,8 +41,12 @@ void sq__results_free(sq__result_set *s);
  * removed again. Explains a failure on stderr and returns SQ_EIO; 0 when
  * writable. */
 int sq__out_check(const char *path);
-/* Writes data to path whole (via path.tmp and a rename), or to stdout when
- * path is NULL or "-". Explains failures on stderr; returns 0 or SQ_EIO. */
+/* Writes data to path whole (a temporary file in its directory, fsync, a
+ * rename: a reader sees the old file or the whole new one; an existing
+ * file keeps its mode; a link, FIFO, directory or device is refused), or to
+ * stdout when path is NULL or "-". Explains failures on stderr; returns 0,
+ * SQ_EINVAL (not a regular file or a new path) or SQ_EIO. One writer for
+ * push --out, results --out and report --html (report.c). */
 int sq__out_write(const char *path, const void *data, size_t len);
 
 /* Parses --redis/--queue/--config and builds the configuration (main.c). */

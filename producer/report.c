@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "eval.h"
 #include "log.h"
 #include "producer.h"
 #include "util.h"
@@ -176,10 +177,26 @@ static int out_target(const char *path, mode_t *mode) {
   return SQ_EINVAL;
 }
 
-/* Writes the good documents, concatenated, into a temporary file in
- * path's directory, then renames it over path, so a reader sees the old
- * file or the whole new one. */
-static int write_bson_file(const char *path, const row_list *l) {
+/* write(2) until len bytes are written. 0 or -1. */
+static int write_all(int fd, const char *p, size_t len) {
+  while (len) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int sq__out_write(const char *path, const void *data, size_t len) {
+  if (!path || strcmp(path, "-") == 0) {
+    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
+      fprintf(stderr, "sandq-producer: writing to stdout: %s\n", strerror(errno));
+      return SQ_EIO;
+    }
+    return 0;
+  }
   mode_t mode;
   int rc = out_target(path, &mode);
   if (rc) return rc;
@@ -189,7 +206,7 @@ static int write_bson_file(const char *path, const row_list *l) {
     return SQ_ENOMEM;
   int fd = mkstemp(tmp.data);
   if (fd < 0) {
-    fprintf(stderr, "sandq-producer: cannot create a temporary file for --out %s: %s\n", path, strerror(errno));
+    fprintf(stderr, "sandq-producer: cannot create a temporary file for %s: %s\n", path, strerror(errno));
     sq_buf_clear(&tmp);
     return SQ_EIO;
   }
@@ -198,13 +215,8 @@ static int write_bson_file(const char *path, const row_list *l) {
     umask(um);
     mode = 0666 & ~um;
   }
-  FILE *f = fdopen(fd, "wb");
-  if (!f || fchmod(fd, mode) != 0) rc = SQ_EIO;
-  for (size_t i = 0; i < l->n && !rc; i++)
-    if (!l->rows[i].bad_bson && fwrite(l->rows[i].bson, 1, l->rows[i].bson_len, f) != l->rows[i].bson_len)
-      rc = SQ_EIO;
-  if (!rc && (fflush(f) != 0 || fsync(fd) != 0)) rc = SQ_EIO;
-  if (f ? fclose(f) != 0 : close(fd) != 0) rc = SQ_EIO;
+  if (fchmod(fd, mode) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) rc = SQ_EIO;
+  if (close(fd) != 0) rc = SQ_EIO;
   if (rc) {
     fprintf(stderr, "sandq-producer: writing %s: %s\n", tmp.data, strerror(errno));
   } else if (rename(tmp.data, path) != 0) {
@@ -213,6 +225,17 @@ static int write_bson_file(const char *path, const row_list *l) {
   }
   if (rc) unlink(tmp.data);
   sq_buf_clear(&tmp);
+  return rc;
+}
+
+/* The good documents, concatenated, written whole (sq__out_write). */
+static int write_bson_file(const char *path, const row_list *l) {
+  sq_buf all = {0};
+  int rc = 0;
+  for (size_t i = 0; i < l->n && !rc; i++)
+    if (!l->rows[i].bad_bson) rc = sq_buf_append(&all, l->rows[i].bson, l->rows[i].bson_len);
+  if (!rc) rc = sq__out_write(path, all.data ? all.data : "", all.len);
+  sq_buf_clear(&all);
   return rc;
 }
 

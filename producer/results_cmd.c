@@ -110,35 +110,6 @@ int sq__out_check(const char *path) {
   return rc;
 }
 
-int sq__out_write(const char *path, const void *data, size_t len) {
-  if (!path || strcmp(path, "-") == 0) {
-    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-      fprintf(stderr, "sandq-producer: writing to stdout: %s\n", strerror(errno));
-      return SQ_EIO;
-    }
-    return 0;
-  }
-  sq_buf tmp = {0};
-  if (sq_buf_appendf(&tmp, "%s.tmp", path) != 0) return SQ_ENOMEM;
-  int rc = 0;
-  FILE *f = fopen(tmp.data, "wb");
-  if (!f) {
-    fprintf(stderr, "sandq-producer: cannot write %s: %s\n", tmp.data, strerror(errno));
-    rc = SQ_EIO;
-    goto out;
-  }
-  if (fwrite(data, 1, len, f) != len) rc = SQ_EIO;
-  if (fclose(f) != 0) rc = SQ_EIO;
-  if (!rc && rename(tmp.data, path) != 0) rc = SQ_EIO;
-  if (rc) {
-    fprintf(stderr, "sandq-producer: writing %s: %s\n", path, strerror(errno));
-    unlink(tmp.data);
-  }
-out:
-  sq_buf_clear(&tmp);
-  return rc;
-}
-
 /* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line break. */
 static int csv_field(sq_buf *b, const char *s, bool last) {
   int rc = 0;

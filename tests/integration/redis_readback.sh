@@ -131,6 +131,14 @@ run fifo "$P" push --queue o --batch o1 --out "$SQ_TMP/outdir/fifo" "$SQ_TMP/two
 expect_rc 2 fifo
 has fifo.err "FIFO"
 [ -p "$SQ_TMP/outdir/fifo" ] || sq_fail "the FIFO was replaced"
+# results --out and report --html share the one writer (producer/report.c)
+run rlink "$P" results --queue o o1 --out "$SQ_TMP/outdir/link"
+expect_rc 2 rlink
+has rlink.err "symbolic link"
+run rfifo "$P" report --queue o o1 --html "$SQ_TMP/outdir/fifo"
+expect_rc 2 rfifo
+has rfifo.err "FIFO"
+[ -L "$SQ_TMP/outdir/link" ] && [ -p "$SQ_TMP/outdir/fifo" ] || sq_fail "results/report replaced a link or a FIFO"
 run dir "$P" push --queue o --batch o1 --out "$SQ_TMP/outdir" "$SQ_TMP/two.jsonl"
 expect_rc 2 dir
 has dir.err "directory"
