@@ -2,7 +2,7 @@
  * fleet's metrics in the Prometheus text format: the workers' totals
  * (sq:{Q}:metrics) plus gauges read now (queue sizes, queue events,
  * workers, the rollout), every sample labelled with its queue. With FILE,
- * written atomically (FILE.tmp, rename) for node_exporter's textfile
+ * written atomically (a temporary file, then a rename) for node_exporter's textfile
  * collector; with --listen, served as GET /metrics (read from Redis per
  * scrape) and GET /healthz (200 while Redis answers) until SIGTERM. */
 #include <getopt.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "eval.h"
 #include "http.h"
 #include "metrics.h"
 #include "producer.h"
@@ -193,17 +194,8 @@ int sq__metrics_run(const sq_config *cfg, int argc, char **argv) {
     code = SQ_EXIT_ERROR;
   } else if (argc == 0) {
     fwrite(b.data ? b.data : "", 1, b.len, stdout);
-  } else {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", argv[0]);
-    FILE *f = fopen(tmp, "w");
-    bool ok = f && fwrite(b.data ? b.data : "", 1, b.len, f) == b.len;
-    if (f && fclose(f) != 0) ok = false;
-    if (!ok || rename(tmp, argv[0]) != 0) {
-      perror(argv[0]);
-      remove(tmp);
-      code = SQ_EXIT_ERROR;
-    }
+  } else if (sq__out_write(argv[0], b.data ? b.data : "", b.len) != 0) { /* whole, via a rename (report.c) */
+    code = SQ_EXIT_ERROR;
   }
   sq_buf_clear(&b);
   sq_queue_free(q);
