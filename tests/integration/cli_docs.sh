@@ -115,6 +115,10 @@ sandq-producer status cli-b1 --queue default >/dev/null || sq_fail "status BATCH
 echo 'print("from stdin")' | sandq-worker run - --mode warm | grep -q '"stdout":"from stdin\\n"' || sq_fail "run - (stdin)"
 expect 2 "unrecognized option '--frobnicate'" sandq-producer dead list --frobnicate
 expect 2 "unrecognized option '--wait'" sandq-producer status b --wait
+expect 2 "--format 'xml' must be bson, jsonl or csv" sandq-producer results cli-b1 --format xml
+expect 2 "--k '0' must be up to" sandq-producer report cli-b1 --k 0
+expect 2 "report takes exactly one BATCH id" sandq-producer report
+expect 2 "--html needs a file name" sandq-producer report cli-b1 --html -
 expect 2 "--batch needs a value" sandq-producer push tests/data/cli-tasks.jsonl --batch
 expect 2 "--wait takes no value" sandq-producer push --wait=yes tests/data/cli-tasks.jsonl
 expect 2 "unexpected argument 'extra'" sandq-worker check extra
