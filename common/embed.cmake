@@ -1,9 +1,13 @@
-# embed.cmake: turns a text file into a C source defining a NUL-terminated
-# char array, so the Redis Functions library and the warm zygote's Python ship inside
-# the libraries.
+# embed.cmake: turns a file into a C source defining a NUL-terminated char
+# array NAME and its size in bytes, NAME_size (without the NUL), so the Redis
+# Functions library, the warm zygote's Python and its loop's shared object
+# ship inside the libraries.
 #   cmake -DIN=queue.lua -DOUT=queue_lua.c -DNAME=sq__queue_lua -P embed.cmake
 file(READ "${IN}" hex HEX)
+string(LENGTH "${hex}" size)
+math(EXPR size "${size} / 2")
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," bytes "${hex}")
 string(REGEX REPLACE "(0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,0x..,)" "\\1\n" bytes "${bytes}")
 file(WRITE "${OUT}" "/* Generated from ${IN} by common/embed.cmake; do not edit. */\n"
-  "extern const char ${NAME}[];\nconst char ${NAME}[] = {\n${bytes}0x00};\n")
+  "extern const char ${NAME}[];\nconst char ${NAME}[] = {\n${bytes}0x00};\n"
+  "extern const unsigned long ${NAME}_size;\nconst unsigned long ${NAME}_size = ${size};\n")

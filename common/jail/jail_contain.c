@@ -173,17 +173,6 @@ static int die_with_parent(const sq__jail_child *c) {
 
 static int set_hostname(void) { return sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1); }
 
-int sq__jail_write_all(int fd, const char *p, size_t n) {
-  while (n) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 int sq__jail_program_memfd(const char *program, size_t len) {
   int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
   if (fd < 0) return -1;
@@ -225,7 +214,7 @@ static int write_program(const sq__jail_child *c) {
  * tmpfs is mounted per run), or it is built here. */
 static int build_root(const sq__jail_child *c) {
   if (c->root_prepared) return sq__jail_mnt_scratch("", c->uid);
-  return sq__jail_mnt_build(c->root_dir, c->uid, true);
+  return sq__jail_mnt_build(c->root_dir, c->uid, true, c->warm);
 }
 
 static int set_umask(void) {

@@ -26,6 +26,9 @@
  * control socket to the supervisor and its channel to its init. */
 #define SQ__JAIL_ZYGOTE_CTL_FD 5
 #define SQ__JAIL_ZYGOTE_INIT_FD 6
+/* The zygote loop's shared object (zygote_loop.c), written into each warm
+ * root by its init; read-only from the task's side like the rest of it. */
+#define SQ__JAIL_ZYGOTE_SO "/.sandq-zygote.so"
 /* Programs up to this size travel inside the warm task message; larger
  * ones in a memfd passed with it (a SOCK_SEQPACKET message is one skb). */
 #define SQ__JAIL_INLINE_MAX (256 << 10)
@@ -138,8 +141,10 @@ int sq__jail_program_memfd(const char *program, size_t len);
  * calling process's own mount namespace and pivots into it. With
  * with_scratch the scratch tmpfs at SQ__JAIL_SCRATCH (owned by uid) is
  * mounted too; without, SQ__JAIL_SCRATCH is left an empty directory for
- * sq__jail_mnt_scratch. Async-signal-safe. Returns 0 or -1 with errno. */
-int sq__jail_mnt_build(const char *root_dir, unsigned uid, bool with_scratch);
+ * sq__jail_mnt_scratch. With with_zygote the zygote loop's shared object is
+ * written to SQ__JAIL_ZYGOTE_SO. Async-signal-safe. Returns 0 or -1 with
+ * errno. */
+int sq__jail_mnt_build(const char *root_dir, unsigned uid, bool with_scratch, bool with_zygote);
 /* Mounts a fresh scratch tmpfs (size and inode caps, mode 0700, owned by
  * uid) at root + SQ__JAIL_SCRATCH; root is "" inside a built root.
  * Async-signal-safe. Returns 0 or -1 with errno. */
@@ -288,5 +293,7 @@ sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end k
 /* The zygote loop (warm pool, zygote.py embedded), passed to the
  * interpreter with -c. */
 extern const char sq__jail_zygote_py[];
+extern const char sq__jail_zygote_so[]; /* zygote_loop.c built; sq__jail_zygote_so_size bytes */
+extern const unsigned long sq__jail_zygote_so_size;
 
 #endif

@@ -119,7 +119,18 @@ int sq__jail_mnt_scratch(const char *root, unsigned uid) {
   return chown(dst, uid, uid);
 }
 
-int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch) {
+/* The zygote loop's shared object, on the root tmpfs (not noexec), owned by
+ * root, read and exec only. */
+static int write_zygote(const char *root) {
+  char dst[512];
+  join(dst, sizeof dst, root, SQ__JAIL_ZYGOTE_SO);
+  int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0555);
+  if (fd < 0) return -1;
+  int rc = sq__jail_write_all(fd, sq__jail_zygote_so, sq__jail_zygote_so_size);
+  return close(fd) != 0 ? -1 : rc;
+}
+
+int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch, bool with_zygote) {
   /* Nothing we mount may propagate back to the host. */
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
   if (mount("sandq-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=256,mode=0755") != 0)
@@ -132,6 +143,7 @@ int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch) {
   for (size_t i = 0; i < sizeof dev_files / sizeof *dev_files; i++)
     if (bind_dev(root, dev_files[i]) != 0) return -1;
   if (with_scratch ? sq__jail_mnt_scratch(root, uid) != 0 : mkdirs(root, SQ__JAIL_SCRATCH) != 0) return -1;
+  if (with_zygote && write_zygote(root) != 0) return -1;
   char old[512];
   join(old, sizeof old, root, "/.old");
   if (mkdir(old, 0700) != 0) return -1;

@@ -256,7 +256,7 @@ static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const ch
   if (read(H_SYNC, &b, 1) != 1) h_die("slot holder: waiting for the cgroups");
   close(H_SYNC);
   if (sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1) != 0) h_die("slot holder: sethostname");
-  if (sq__jail_mnt_build(root_dir, 0, false) != 0) h_die("slot holder: building the root");
+  if (sq__jail_mnt_build(root_dir, 0, false, false) != 0) h_die("slot holder: building the root");
   if (chdir("/") != 0) h_die("slot holder: chdir /");
   close(H_STATUS); /* EOF: ready */
   sq__jail_die_to(-1, -1); /* descriptor 4 may be a run's from here on */

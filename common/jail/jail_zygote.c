@@ -154,14 +154,14 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   snprintf(name, sizeof name, "z%d-%d", (int)getpid(), z->slot); /* z: warm pool, s: spawn */
   z->layers = (c->layers & ~SQ__JAIL_CGROUP_LAYERS) |
               (sq__jail_cgroup_create(&z->cg, name, 512, SQ__JAIL_NPROC_MAX + 4) & c->layers);
-  char nr[16], inline_max[24], limits[RLIM_NLIMITS * 48];
-  snprintf(nr, sizeof nr, "%d", (int)SYS_seccomp);
+  char inline_max[24], limits[RLIM_NLIMITS * 48];
   snprintf(inline_max, sizeof inline_max, "%d", SQ__JAIL_INLINE_MAX);
   rlimits_arg(limits, sizeof limits);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
                   "PYTHONIOENCODING=utf-8", NULL};
-  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, nr, SQ__JAIL_SCRATCH,
-                  SQ_JAIL_STR(SQ__JAIL_ZYGOTE_CTL_FD), SQ_JAIL_STR(SQ__JAIL_ZYGOTE_INIT_FD), inline_max, limits, NULL};
+  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, SQ__JAIL_SCRATCH,
+                  SQ_JAIL_STR(SQ__JAIL_ZYGOTE_CTL_FD), SQ_JAIL_STR(SQ__JAIL_ZYGOTE_INIT_FD), inline_max, limits,
+                  SQ__JAIL_ZYGOTE_SO, NULL};
   sq_jail_limits none = {0};
   sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .program_fd = -1, .argv = argv, .envp = envp,
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],

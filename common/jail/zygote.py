@@ -1,13 +1,18 @@
-# zygote.py: the warm zygote's loop (common/jail/jail_zygote.c starts it as
+# zygote.py: the warm zygote's Python (common/jail/jail_zygote.c starts it as
 # `python3 -I -S -c <this file> ARGS` inside the jail's namespaces and root,
 # as the slot's uid, no capabilities, no_new_privs; embedded into the jail
 # library by common/embed.cmake).
 #
-# argv: NR_SECCOMP SCRATCH CTL_FD INIT_FD INLINE_MAX RLIMITS
+# argv: SCRATCH CTL_FD INIT_FD INLINE_MAX RLIMITS LOOP_SO
 #   RLIMITS: "RES:SOFT:HARD,..." for every resource: the worker's values with
 #   the jail's own (NOFILE, FSIZE, NPROC, CORE, STACK, MEMLOCK) in place; -1
 #   is unlimited. Each task's child sets every one of them, plus CPU and AS
 #   from its task, so nothing the zygote's limits became reaches a task.
+#   LOOP_SO: the loop below, in C (zygote_loop.c), which its init wrote into
+#   the root. Python runs only each task's program; everything around it,
+#   the fork, the reaping and the task's setup, is C, which writes a few
+#   pages where Python wrote hundreds, each a copy-on-write fault while the
+#   zygote and its child share them (docs/benchmarks.md).
 #
 # Protocol on CTL_FD (SOCK_SEQPACKET to the supervisor):
 #   in  "f" + BPF        once: the filter each task's child installs
@@ -26,7 +31,7 @@
 #
 # The child for the next task is forked ahead, once the last task's process
 # group is gone, every child reaped and SCRATCH mounted afresh: it starts its
-# own session, rehearses the task's path (so its copy-on-write faults happen
+# own session, compiles a line (so the compiler's copy-on-write faults happen
 # now), installs the filter, sends its listener and waits for the task, so a
 # task's critical path holds no fork, no filter load and few page faults.
 # Then it writes main.py, sets its rlimits and runs the program as
@@ -36,7 +41,7 @@
 # act closes its stdout and stderr and yields the CPU once: the supervisor,
 # woken by both at EOF, may learn the exit status from the kernel before the
 # task's memory is torn down.
-import os, sys, socket, resource, ctypes, gc
+import os, sys, ctypes, gc
 # What most programs import (HumanEval's 164: typing, math, random, copy,
 # string, collections, re), imported once here. hashlib (libcrypto),
 # decimal, fractions, statistics, datetime and traceback are not: they made
@@ -46,31 +51,15 @@ import os, sys, socket, resource, ctypes, gc
 import json, re, math, collections, itertools, functools, heapq, bisect, string, random
 import typing, copy, operator, time
 
-NR_SECCOMP = int(sys.argv[1])
-SCRATCH = sys.argv[2]
-CTL_FD = int(sys.argv[3])
-INIT_FD = int(sys.argv[4])
-INLINE_MAX = int(sys.argv[5])
-LIMITS = [tuple(int(v) for v in item.split(':')) for item in sys.argv[6].split(',')]
+SCRATCH, CTL_FD, INIT_FD, INLINE_MAX, LIMITS, LOOP_SO = sys.argv[1:7]
 MAIN = SCRATCH + '/main.py'
-R = resource
-WALL = 0x40000000  # __WALL: children whatever their exit signal
-
-ctl = socket.socket(fileno=CTL_FD)
-init = socket.socket(fileno=INIT_FD)
-msg = ctl.recv(1 << 20)
-assert msg[:1] == b'f'
-BPF = ctypes.create_string_buffer(msg[1:], len(msg) - 1)
-
-
-class FProg(ctypes.Structure):
-    _fields_ = [('len', ctypes.c_ushort), ('filter', ctypes.c_void_p)]
-
-
-PROG = FProg((len(msg) - 1) // 8, ctypes.cast(BPF, ctypes.c_void_p))
-PROG_REF = ctypes.byref(PROG)
-seccomp = ctypes.CDLL(None, use_errno=True).syscall
-del msg
+loop = ctypes.PyDLL(LOOP_SO)  # the GIL stays held: the loop forks the interpreter
+hook = ctypes.c_void_p
+api = ctypes.pythonapi
+loop.sq_zygote_serve.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_long, ctypes.c_char_p,
+                                 hook, hook, hook]
+loop.sq_zygote_take.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
+HOOKS = [ctypes.cast(getattr(api, 'PyOS_' + n), hook) for n in ('BeforeFork', 'AfterFork_Parent', 'AfterFork_Child')]
 compile('pass', '<sandq>', 'exec')  # the AST types, once, not in every task
 
 
@@ -108,128 +97,20 @@ def run(program):
     os._exit(code)
 
 
-def read_all(fd):
-    parts, off = [], 0  # pread: the memfd's offset is shared with the supervisor's copy
-    while True:
-        b = os.pread(fd, 1 << 20, off)
-        if not b: return b''.join(parts)
-        parts.append(b)
-        off += len(b)
-
-
-def write_all(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
-
-def set_limits(cpu, asz):
-    for r, soft, hard in LIMITS:
-        if r == R.RLIMIT_CPU: soft, hard = cpu, cpu + 1
-        elif r == R.RLIMIT_AS: soft = hard = asz
-        R.setrlimit(r, (soft, hard))
-
-
-def take(msg, fds):
-    """The task's setup: descriptors, program, main.py, limits. Raises on failure."""
-    head, _, program = msg.partition(b'\n')
-    _, cpu, asz, names = head.split()
-    names = names.decode()
-    if len(names) != len(fds) or not names.startswith('oe'): raise ValueError('bad task header %r' % head)
-    fd = dict(zip(names, fds))
-    os.dup2(fd['o'], 1)
-    os.dup2(fd['e'], 2)
-    if 'p' in fd: program = read_all(fd['p'])
-    for f in fds: os.close(f)
-    out = os.open(MAIN, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    write_all(out, program)
-    os.close(out)
-    os.chdir(SCRATCH)
-    set_limits(int(cpu), int(asz))
-    return program
-
-
-def rehearse():
-    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    socket.send_fds(a, [b't 1 2 oe\npass\n'], [a.fileno(), b.fileno()])
-    msg, fds, _, _ = socket.recv_fds(b, 1 << 16, 3)
-    for fd in fds: os.close(fd)
-    head, _, program = msg.partition(b'\n')
-    [int(x) for x in head.split()[1:3]]
-    for r, soft, hard in LIMITS: R.setrlimit(r, R.getrlimit(r))
-    compile(program, MAIN, 'exec')
-    a.close(); b.close()
-
-
-def child(took):
-    os.setsid()
-    init.close()
-    rehearse()
-    listener = seccomp(NR_SECCOMP, 1, 8, PROG_REF)
-    if listener < 0:
-        ctl.send(b'e seccomp in the warm child failed: errno %d' % ctypes.get_errno())
-        os._exit(1)
-    socket.send_fds(ctl, [b'n'], [listener])
-    os.close(listener)
-    msg, fds, _, _ = socket.recv_fds(ctl, INLINE_MAX + 256, 4)
-    if not msg or msg[:1] != b't':
-        os._exit(0)
-    try:
-        program = take(msg, fds)
-    except BaseException as e:
-        try: ctl.send(b'e ' + repr(e).encode(errors='replace')[:200])
-        except BaseException: pass
-        os._exit(1)
-    del msg
-    os.write(took, b't')
-    os.close(took)
-    ctl.close()
+def child():
+    compile(b'pass\n', MAIN, 'exec')  # before the task's clock: its copy-on-write faults
+    at, size = ctypes.c_void_p(), ctypes.c_size_t()
+    loop.sq_zygote_take(ctypes.byref(at), ctypes.byref(size))  # returns set up, or never
+    program = ctypes.string_at(at.value, size.value)
+    del at, size
     run(program)
 
 
-def reap():
-    try:
-        while os.waitpid(-1, os.WNOHANG | WALL)[0] > 0: pass
-    except ChildProcessError:
-        pass
-
-
-def gone(pgid):
-    for _ in range(2000):
-        reap()  # a zombie of the group would keep killpg succeeding
-        try: os.killpg(pgid, 9)
-        except ProcessLookupError: break
-        time.sleep(0.0005)
-    reap()
-
-
-def fresh_scratch():
-    init.send(b'w')
-    if init.recv(16) != b'k':
-        os.write(2, b'sandq-jail: the init could not mount a fresh scratch\n')
-        os._exit(0)
-
-
-os.chdir('/')  # never in a scratch that is about to be replaced
-ctl.send(b'ready')
 gc.freeze()
-while True:
-    fresh_scratch()
-    took_r, took_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.close(took_r)
-            child(took_w)
-        finally:
-            os._exit(1)
-    os.close(took_w)
-    _, status, ru = os.wait4(pid, 0)
-    took = os.read(took_r, 1)
-    os.close(took_r)
-    if not took:
-        try: ctl.send(b'x')
-        except OSError: pass
-        os._exit(0)
-    ctl.send(b'r %d %d %d %d' % (status, int(ru.ru_utime * 1e6), int(ru.ru_stime * 1e6), ru.ru_maxrss))
-    gone(pid)
+# Returns only in each task's child, forked ahead of its task; the zygote
+# itself stays in the C loop until its supervisor goes.
+loop.sq_zygote_serve(int(CTL_FD), int(INIT_FD), SCRATCH.encode(), int(INLINE_MAX), LIMITS.encode(), *HOOKS)
+try:
+    child()
+finally:
+    os._exit(1)

@@ -1,7 +1,8 @@
 /* test_jail_warm.c: the warm pool: each verdict mapped as in spawn mode,
  * no state leaking from one task to the next, a killed zygote replaced,
- * concurrent runs from several threads, the cgroup OOM verdict, and a task's
- * end taken early only as the kernel shows it. */
+ * concurrent runs from several threads, the cgroup OOM verdict, a task's
+ * end taken early only as the kernel shows it, and the C loop's children
+ * as fresh as Python's own fork would make them. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -177,6 +178,35 @@ static void test_zygote_replaced(void) {
   }
 }
 
+/* The zygote's loop forks the interpreter from C (zygote_loop.c): each
+ * child must still run the interpreter's fork hooks (random reseeded, so no
+ * two tasks share a sequence), and the loop's shared object in the root is
+ * the task's to read, not to change. */
+static void test_fork_state(void) {
+  static const char prog[] =
+      "import random, os\n"
+      "so = '/.sandq-zygote.so'\n"
+      "st = os.stat(so)\n"
+      "try:\n    open(so, 'r+b'); w = 'writable'\nexcept OSError as e:\n    w = type(e).__name__\n"
+      "print(random.getrandbits(64), st.st_uid, oct(st.st_mode & 0o777), w)\n";
+  char seen[3][96];
+  for (int i = 0; i < 3; i++) {
+    sq_jail_outcome o;
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, prog, NULL, &o), 0);
+    CHECK_STR(sq_jail_end_name(o.end), "exited_ok");
+    unsigned long long bits = 0;
+    char mode[16] = "", w[32] = "";
+    int uid = -1;
+    CHECK_EQ(o.stdout_buf ? sscanf(o.stdout_buf, "%llu %d %15s %31s", &bits, &uid, mode, w) : 0, 4);
+    CHECK_EQ(uid, 0);
+    CHECK_STR(mode, "0o555");
+    CHECK(strcmp(w, "writable") != 0);
+    snprintf(seen[i], sizeof seen[i], "%llu", bits);
+    for (int k = 0; k < i; k++) CHECK(strcmp(seen[k], seen[i]) != 0);
+    sq_jail_outcome_clear(&o);
+  }
+}
+
 typedef struct {
   sq_jail_mode mode;
   int id, ok;
@@ -251,6 +281,8 @@ int main(int argc, char **argv) {
   test_no_leak();
   fprintf(stderr, "zygote replaced\n");
   test_zygote_replaced();
+  fprintf(stderr, "fork state\n");
+  test_fork_state();
   fprintf(stderr, "threads\n");
   test_threads();
   return finish();

@@ -1,0 +1,333 @@
+/* zygote_loop.c: the warm zygote's loop and each task's setup, in C. Built
+ * as a shared object of its own, embedded into the jail library, written
+ * into each zygote's root by its init (SQ__JAIL_ZYGOTE_SO) and loaded by
+ * zygote.py with ctypes.PyDLL (the GIL held throughout).
+ *
+ * Why C: a process forked from the interpreter pays a copy-on-write fault
+ * (about 2 µs in this VM) for every page either side writes while both
+ * live. The same loop in Python wrote hundreds of pages per task, in the
+ * zygote (its loop, its reference counts) and in the child (the socket
+ * module, resource, the setup's objects); this one writes a few, and
+ * Python runs only the task's own program (docs/benchmarks.md).
+ *
+ * No Python.h: the interpreter's fork hooks arrive as function pointers
+ * (ctypes.pythonapi), so this builds without Python's headers and works in
+ * any CPython that can load ctypes.
+ *
+ * The protocol with the supervisor (jail_zygote.c) is zygote.py's; its
+ * header comment is the reference. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <linux/filter.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "jail_internal.h" /* sq__jail_write_all (jail_write.c, built into both) */
+
+#ifndef __WALL
+#define __WALL 0x40000000
+#endif
+#define ZL_MAX_FILTER 4096 /* instructions: the kernel's own BPF_MAXINSNS */
+#define ZL_MAX_FDS 4
+
+typedef void (*zl_hook)(void);
+
+/* The loop's state; in a child, what take() needs. */
+static struct {
+  int ctl, init, took_w;
+  char scratch[240], main_py[256]; /* copies: the caller's strings go when it returns */
+  size_t inline_max;
+  struct sock_fprog prog;
+  struct {
+    int res;
+    rlim_t soft, hard;
+  } limits[RLIM_NLIMITS];
+  int n_limits;
+} zl;
+
+int sq_zygote_serve(int ctl, int init, const char *scratch, long inline_max, const char *limits, zl_hook before,
+                    zl_hook after_parent, zl_hook after_child);
+int sq_zygote_take(char **program, size_t *len);
+
+static void die(const char *what) {
+  char m[160];
+  int n = snprintf(m, sizeof m, "sandq-jail: zygote: %s: %s\n", what, strerror(errno));
+  if (n > 0 && write(2, m, (size_t)n) < 0) { /* nothing left to tell */
+  }
+  _exit(1);
+}
+
+static void ctl_send(const char *msg, size_t len) {
+  ssize_t n;
+  do n = send(zl.ctl, msg, len, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != (ssize_t)len) die("send to the supervisor");
+}
+
+/* "RES:SOFT:HARD,..." (-1 unlimited) into zl.limits. */
+static int parse_limits(const char *s) {
+  while (*s && zl.n_limits < RLIM_NLIMITS) {
+    char *end;
+    long long v[3];
+    for (int i = 0; i < 3; i++) {
+      errno = 0;
+      v[i] = strtoll(s, &end, 10);
+      if (errno || end == s || (*end != (i < 2 ? ':' : ',') && !(i == 2 && *end == '\0'))) return -1;
+      s = *end ? end + 1 : end;
+    }
+    zl.limits[zl.n_limits].res = (int)v[0];
+    zl.limits[zl.n_limits].soft = v[1] < 0 ? RLIM_INFINITY : (rlim_t)v[1];
+    zl.limits[zl.n_limits].hard = v[2] < 0 ? RLIM_INFINITY : (rlim_t)v[2];
+    zl.n_limits++;
+  }
+  return *s ? -1 : 0;
+}
+
+static void reap(void) {
+  while (waitpid(-1, NULL, WNOHANG | __WALL) > 0) {
+  }
+}
+
+/* The last task's process group gone: every member killed and reaped (a
+ * zombie of the group would keep killpg succeeding). */
+static void gone(pid_t pgid) {
+  struct timespec half_ms = {0, 500000};
+  for (int i = 0; i < 2000; i++) {
+    reap();
+    if (killpg(pgid, SIGKILL) != 0) {
+      if (errno != ESRCH) die("killpg");
+      break;
+    }
+    nanosleep(&half_ms, NULL);
+  }
+  reap();
+}
+
+static void fresh_scratch(void) {
+  char k[16];
+  ssize_t n;
+  do n = send(zl.init, "w", 1, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  do n = n == 1 ? recv(zl.init, k, sizeof k, 0) : -1;
+  while (n < 0 && errno == EINTR);
+  if (n != 1 || k[0] != 'k') {
+    static const char m[] = "sandq-jail: the init could not mount a fresh scratch\n";
+    if (write(2, m, sizeof m - 1) < 0) { /* exiting anyway */
+    }
+    _exit(0);
+  }
+}
+
+/* Receives the filter ("f" + BPF), which every task's child installs. */
+static int recv_filter(void) {
+  size_t cap = 1 + ZL_MAX_FILTER * sizeof(struct sock_filter);
+  char *buf = malloc(cap);
+  if (!buf) return -1;
+  ssize_t n;
+  do n = recv(zl.ctl, buf, cap, 0);
+  while (n < 0 && errno == EINTR);
+  if (n < 1 + (ssize_t)sizeof(struct sock_filter) || buf[0] != 'f' || (n - 1) % sizeof(struct sock_filter)) {
+    free(buf);
+    errno = EPROTO;
+    return -1;
+  }
+  zl.prog.len = (unsigned short)((size_t)(n - 1) / sizeof(struct sock_filter));
+  zl.prog.filter = malloc((size_t)(n - 1));
+  if (!zl.prog.filter) {
+    free(buf);
+    return -1;
+  }
+  memcpy(zl.prog.filter, buf + 1, (size_t)(n - 1));
+  free(buf);
+  return 0;
+}
+
+/* The zygote: answers "ready", then forks one child per task, ahead of it,
+ * and reports each child's end. Returns only in a child (0), which goes on
+ * with sq_zygote_take; a failure of the loop ends the zygote (the
+ * supervisor starts another). */
+int sq_zygote_serve(int ctl, int init, const char *scratch, long inline_max, const char *limits, zl_hook before,
+                    zl_hook after_parent, zl_hook after_child) {
+  zl.ctl = ctl;
+  zl.init = init;
+  zl.inline_max = inline_max > 0 ? (size_t)inline_max : 0;
+  if ((size_t)snprintf(zl.scratch, sizeof zl.scratch, "%s", scratch) >= sizeof zl.scratch ||
+      (size_t)snprintf(zl.main_py, sizeof zl.main_py, "%s/main.py", scratch) >= sizeof zl.main_py) {
+    errno = ENAMETOOLONG;
+    die("scratch path");
+  }
+  if (parse_limits(limits) != 0) {
+    errno = EINVAL;
+    die("rlimits argument");
+  }
+  if (recv_filter() != 0) die("receiving the filter");
+  if (chdir("/") != 0) die("chdir /"); /* never in a scratch that is about to be replaced */
+  ctl_send("ready", 5);
+  for (;;) {
+    fresh_scratch();
+    int took[2];
+    if (pipe2(took, O_CLOEXEC) != 0) die("pipe");
+    before();
+    pid_t pid = fork();
+    if (pid < 0) die("fork");
+    if (pid == 0) {
+      after_child();
+      close(took[0]);
+      zl.took_w = took[1];
+      return 0;
+    }
+    after_parent();
+    close(took[1]);
+    int status = 0;
+    struct rusage ru;
+    pid_t w;
+    do w = wait4(pid, &status, 0, &ru);
+    while (w < 0 && errno == EINTR);
+    if (w != pid) die("wait4");
+    char t;
+    ssize_t n;
+    do n = read(took[0], &t, 1);
+    while (n < 0 && errno == EINTR);
+    close(took[0]);
+    if (n != 1) { /* it died before it took a task */
+      send(zl.ctl, "x", 1, MSG_NOSIGNAL);
+      _exit(0);
+    }
+    char r[96];
+    int rl = snprintf(r, sizeof r, "r %d %lld %lld %ld", status,
+                      (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+                      (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss);
+    ctl_send(r, (size_t)rl);
+    gone(pid);
+  }
+}
+
+/* A child's failure to set its task up: "e MESSAGE" to the supervisor
+ * (none of the task's code ran; it replaces the zygote), then exit. */
+static void refuse(const char *what) {
+  char m[200];
+  int n = snprintf(m, sizeof m, "e %s: %s", what, strerror(errno));
+  if (n > 0) send(zl.ctl, m, (size_t)n < sizeof m ? (size_t)n : sizeof m - 1, MSG_NOSIGNAL);
+  _exit(1);
+}
+
+/* The program from its memfd (pread: the offset is shared with the
+ * supervisor's copy). */
+static char *read_memfd(int fd, size_t *len) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return NULL;
+  size_t cap = (size_t)st.st_size, off = 0;
+  char *buf = malloc(cap + 1);
+  if (!buf) return NULL;
+  for (;;) {
+    if (off == cap) {
+      char *nb = realloc(buf, (cap = cap * 2 + 4096) + 1);
+      if (!nb) break;
+      buf = nb;
+    }
+    ssize_t n = pread(fd, buf + off, cap - off, (off_t)off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (n == 0) {
+      *len = off;
+      return buf;
+    }
+    off += (size_t)n;
+  }
+  free(buf);
+  return NULL;
+}
+
+/* The child: its own session, the filter (its listener to the supervisor,
+ * which starts the task's clock on it), then the task: "t CPU_S AS_BYTES
+ * FDS\n" + program, with the descriptors FDS names. Sets the task up
+ * (stdout, stderr, main.py, the scratch as cwd, every rlimit) and returns
+ * 0 with the program in *program (malloc'd). Failures never return. */
+int sq_zygote_take(char **program, size_t *len) {
+  if (setsid() < 0) refuse("setsid");
+  close(zl.init);
+  int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &zl.prog);
+  if (listener < 0) refuse("seccomp in the warm child failed");
+  union {
+    char b[CMSG_SPACE(ZL_MAX_FDS * sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u);
+  struct iovec iov = {.iov_base = "n", .iov_len = 1};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = CMSG_SPACE(sizeof(int))};
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &listener, sizeof(int));
+  ssize_t n;
+  do n = sendmsg(zl.ctl, &m, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != 1) _exit(1);
+  close(listener);
+
+  size_t cap = zl.inline_max + 256;
+  char *msg = malloc(cap + 1);
+  if (!msg) refuse("memory for the task");
+  iov = (struct iovec){.iov_base = msg, .iov_len = cap};
+  memset(&u, 0, sizeof u);
+  m = (struct msghdr){.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+  do n = recvmsg(zl.ctl, &m, MSG_CMSG_CLOEXEC);
+  while (n < 0 && errno == EINTR);
+  int fds[ZL_MAX_FDS], nfds = 0;
+  for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+      int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+      for (int i = 0; i < k && nfds < ZL_MAX_FDS; i++) memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+    }
+  if (n < 1 || msg[0] != 't') _exit(0); /* the supervisor let us go */
+  msg[n] = '\0';
+  char *nl = memchr(msg, '\n', (size_t)n);
+  long long cpu_s = 0, as_bytes = 0;
+  char names[ZL_MAX_FDS + 2] = "";
+  errno = EPROTO;
+  if (!nl || sscanf(msg, "t %lld %lld %5s", &cpu_s, &as_bytes, names) != 3 || (int)strlen(names) != nfds ||
+      strncmp(names, "oe", 2) != 0 || (nfds == 3 && names[2] != 'p') || nfds > 3 || cpu_s < 1 || as_bytes < 1)
+    refuse("bad task header");
+  if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0) refuse("dup2");
+  char *prog = nl + 1;
+  size_t plen = (size_t)(msg + n - prog);
+  if (nfds == 3) {
+    if (!(prog = read_memfd(fds[2], &plen))) refuse("reading the program");
+    free(msg);
+    msg = NULL;
+  }
+  for (int i = 0; i < nfds; i++) close(fds[i]);
+  int out = open(zl.main_py, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0 || sq__jail_write_all(out, prog, plen) != 0 || close(out) != 0) refuse("writing main.py");
+  if (chdir(zl.scratch) != 0) refuse("chdir to the scratch");
+  for (int i = 0; i < zl.n_limits; i++) {
+    struct rlimit rl = {zl.limits[i].soft, zl.limits[i].hard};
+    if (zl.limits[i].res == RLIMIT_CPU) rl = (struct rlimit){(rlim_t)cpu_s, (rlim_t)cpu_s + 1};
+    else if (zl.limits[i].res == RLIMIT_AS) rl = (struct rlimit){(rlim_t)as_bytes, (rlim_t)as_bytes};
+    if (setrlimit(zl.limits[i].res, &rl) != 0) refuse("setrlimit");
+  }
+  *program = prog;
+  *len = plen;
+  do n = write(zl.took_w, "t", 1);
+  while (n < 0 && errno == EINTR);
+  close(zl.took_w);
+  close(zl.ctl);
+  return 0;
+}
