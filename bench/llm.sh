@@ -8,6 +8,11 @@
 #             (SANDQ_LLM_BASE_URL, SANDQ_LLM_MAX_IN_FLIGHT=1000), sizing
 #             derived: prompt -> code -> warm jail run (risk off); target
 #             ≥ 800 tasks/s with peak RSS ≤ 64 MiB
+#   env-steady  the same worker and tasks, SQ_BENCH_STEADY_N (10000) of them:
+#             the rate once the first second's wave is paid (1000 in flight
+#             at 1 s latency means nothing ends in the first second, a third
+#             of a 3000-task batch's ideal time); the target is judged here,
+#             env-warm's rate shown beside it
 #   full      the same path from a config file, 1000 in flight, jail_mode spawn
 #   risk      prompt -> code -> risk verdict "block" (2 LLM calls, no jail run)
 #   llm-only  prompt -> a reply without code -> llm_error (1 LLM call, no jail run)
@@ -24,7 +29,7 @@ export SQ_BIN="$BUILD/bin" SQ_SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SQ_SRC/tests/lib/env.sh"
 . "$SQ_SRC/bench/lib/summary.sh"
 sq_env_init
-N=${SQ_BENCH_N:-3000}
+N=${SQ_BENCH_N:-3000} SN=${SQ_BENCH_STEADY_N:-10000}
 FN=${SQ_BENCH_FAKE_N:-16000} FI=${SQ_BENCH_FAKE_IN_FLIGHT:-4000}
 [ "$(id -u)" -eq 0 ] || sq_fail "llm.sh: run as root (the workers' jails need namespaces)"
 cat >"$SQ_TMP/replies.jsonl" <<'R'
@@ -102,6 +107,7 @@ JSON
     'BEGIN { k = 1000 / hz / n; printf "            CPU per task: worker tree %.3f ms, fake LLM %.3f ms, redis %.3f ms\n", w * k, f * k, r * k }'
   awk -v n="$n" -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.1f\n", n / (t1 - t0) }' >"$SQ_TMP/$name.rate"
   awk -v h="$hwm" 'BEGIN { printf "%.1f\n", h / 1024 }' >"$SQ_TMP/$name.rss"
+  echo "$n" >"$SQ_TMP/$name.n"
   awk -v n="$n" -v w="$((w1 - w0))" -v f="$((f1 - f0))" -v r="$((r1 - r0))" -v hz="$BENCH_HZ" \
     'BEGIN { printf "%.3f\n", (w + f + r) * 1000 / hz / n }' >"$SQ_TMP/$name.cpu"
 }
@@ -112,6 +118,7 @@ ratio() { # ratio A B: A's rate over B's, when both ran
 }
 
 run env-warm off 1000 "$N" "[full]" ok warm env
+run env-steady off 1000 "$SN" "[full]" ok warm env
 run full off 1000 "$N" "[full]" ok spawn
 run risk generated 1000 "$N" "[risk]" blocked
 run llm-only off 1000 "$N" "[llm-only]" llm_error
@@ -120,14 +127,19 @@ run serial off 1 8 "[full]" ok
 ratio env-warm serial-warm
 ratio full serial
 
-if [ -s "$SQ_TMP/env-warm.rate" ]; then
-  r=$(cat "$SQ_TMP/env-warm.rate") rss=$(cat "$SQ_TMP/env-warm.rss") cpu=$(cat "$SQ_TMP/env-warm.cpu")
+# Judged on env-steady (env-warm alone when only it ran); env-warm beside it.
+judge=env-steady; [ -s "$SQ_TMP/$judge.rate" ] || judge=env-warm
+if [ -s "$SQ_TMP/$judge.rate" ]; then
+  r=$(cat "$SQ_TMP/$judge.rate") rss=$(cat "$SQ_TMP/$judge.rss") cpu=$(cat "$SQ_TMP/$judge.cpu")
+  n=$(cat "$SQ_TMP/$judge.n")
   one=$(cat "$SQ_TMP/serial-warm.rate" 2>/dev/null || echo 0)
   cpu_cap=$(awk -v c="$cpu" -v n="$(nproc)" 'BEGIN { printf "%.0f", (c > 0 ? n * 1000 / c : 0) }')
-  if bench_ge "$cpu_cap" 1000; then why="the LLM side: 1000 in flight at 1 s allows 1000/s, less the 1 s ramp of a $N-task batch"
-  else why="CPU: $cpu ms per task (worker tree, fake LLM, redis) on $(nproc) cores allows about $cpu_cap tasks/s"; fi
+  if bench_ge "$cpu_cap" 1000; then why="the LLM side: 1000 in flight at 1 s allows 1000/s, less the 1 s ramp of a $n-task batch"
+  else why="CPU: $cpu ms per task (worker tree, fake LLM, redis) on $(nproc) cores allows about $cpu_cap tasks/s, less the 1 s ramp of a $n-task batch"; fi
   if bench_ge "$r" 800 && bench_ge 64 "$rss"; then met=yes; else met=no; fi
   x=$(awk -v a="$r" -v b="$one" 'BEGIN { printf "%.0f", (b > 0 ? a / b : 0) }')
+  also=""
+  [ "$judge" = env-warm ] || ! [ -s "$SQ_TMP/env-warm.rate" ] || also="; $N tasks: $(cat "$SQ_TMP/env-warm.rate")/s"
   bench_target "LLM side: one worker, 1000 in flight (environment), 1 s latency" \
-    "$r tasks/s, peak RSS $rss MiB, ${x}x one in flight" "≥ 800/s, ≤ 64 MiB" $met "$why"
+    "$r tasks/s ($n tasks$also), peak RSS $rss MiB, ${x}x one in flight" "≥ 800/s, ≤ 64 MiB" $met "$why"
 fi
