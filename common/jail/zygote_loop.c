@@ -61,6 +61,7 @@ static struct {
   int n_limits;
 } zl;
 
+/* The two entry points; their only caller is zygote.py, through ctypes. */
 int sq_zygote_serve(int ctl, int init, const char *scratch, long inline_max, const char *limits, zl_hook before,
                     zl_hook after_parent, zl_hook after_child);
 int sq_zygote_take(char **program, size_t *len);
