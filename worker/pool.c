@@ -57,7 +57,8 @@ static void *run(void *arg) {
       snprintf(j->out.error, sizeof j->out.error, "test hook: a host failure");
       j->jail_rc = SQ_EJAIL;
     } else {
-      j->jail_rc = sq_jail_run(p->jail, j->program, strlen(j->program), &j->lim, j->r.id, &j->out);
+      j->jail_rc = sq_jail_run_task(p->jail, j->program, strlen(j->program), j->listing, strlen(j->listing),
+                                    &j->lim, j->r.id, &j->out);
     }
     pthread_mutex_lock(&p->mu);
     push(&p->done_head, &p->done_tail, j);

@@ -482,8 +482,13 @@ out:
   return ret;
 }
 
-int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
-                     const sq_jail_limits *lim_in, const char *task_id, sq_jail_outcome *o) {
+/* A program whose own text never says "import" (so no import statement,
+ * no __import__, no importlib) runs on a lean zygote; anything else on
+ * one with the common modules loaded. Only the cost differs. */
+static bool imports_nothing(const char *text, size_t len) { return !memmem(text, len, "import", 6); }
+
+static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len, const char *source,
+               size_t source_len, const sq_jail_limits *lim_in, const char *task_id, sq_jail_outcome *o) {
   memset(o, 0, sizeof *o);
   o->exit_code = -1;
   o->end = SQ_JAIL_SETUP_ERROR;
@@ -506,7 +511,8 @@ int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t 
       set_error(o, "warm mode needs a pool: set jail_pool_size > 0 (or jail_mode warm)");
       ret = SQ_EINVAL;
     } else {
-      ret = sq__jail_pool_run(j->pool, program, program_len, &lim, task_id, o);
+      bool lean = source ? imports_nothing(source, source_len) : imports_nothing(program, program_len);
+      ret = sq__jail_pool_run(j->pool, program, program_len, lean, &lim, task_id, o);
     }
   } else {
     int slot = sq__jail_slot_take();
@@ -531,7 +537,17 @@ int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t 
   return ret;
 }
 
+int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
+                     const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o) {
+  return run(j, mode, program, program_len, NULL, 0, lim, task_id, o);
+}
+
 int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim,
                 const char *task_id, sq_jail_outcome *o) {
-  return sq_jail_run_mode(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, lim, task_id, o);
+  return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, NULL, 0, lim, task_id, o);
+}
+
+int sq_jail_run_task(sq_jail *j, const char *program, size_t program_len, const char *source, size_t source_len,
+                     const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o) {
+  return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, source, source_len, lim, task_id, o);
 }

@@ -25,7 +25,8 @@ typedef struct {
   const char *python_path; /* interpreter, e.g. /usr/bin/python3 */
   const char *scratch_root; /* per-run scratch dirs (and the roots' mount point) below it */
   sq_jail_mode mode;        /* default for runs */
-  int pool_size;            /* warm zygotes (0: none started; warm runs then fail) */
+  int pool_size;            /* warm zygotes with the common modules imported (0: none started; warm
+                               runs then fail); as many lean ones start beside them, within 32 in all */
 } sq_jail_config;
 
 typedef struct sq_jail sq_jail;
@@ -63,7 +64,15 @@ void sq_jail_free(sq_jail *j);
  * may be NULL. */
 int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim,
                 const char *task_id, sq_jail_outcome *outcome);
-/* Same, in the mode given (warm needs a pool: pool_size > 0). */
+/* Same, for a program that wraps a task's own text (source, source_len:
+ * the test harness around the code and its tests). The warm pool keeps two
+ * kinds of zygote, with the common modules imported and without (a lean
+ * one forks cheaper); the jail reads source, or program when source is
+ * NULL, to choose: text that never says "import" takes a lean one. Only
+ * the cost differs: a module imported on a lean zygote is imported then. */
+int sq_jail_run_task(sq_jail *j, const char *program, size_t program_len, const char *source, size_t source_len,
+                     const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *outcome);
+/* Same as sq_jail_run, in the mode given (warm needs a pool: pool_size > 0). */
 int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
                      const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *outcome);
 

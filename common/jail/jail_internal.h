@@ -256,7 +256,9 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
 typedef struct sq__jail_pool sq__jail_pool;
 int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out);
 void sq__jail_pool_free(sq__jail_pool *p);
-int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const sq_jail_limits *lim,
+/* lean: the program imports nothing (sq_jail_run_task), so a lean zygote
+ * suits it. */
+int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool lean, const sq_jail_limits *lim,
                       const char *task_id, sq_jail_outcome *o);
 
 /* Shared by spawn and warm (jail.c). */

@@ -57,13 +57,19 @@ typedef struct {
   pid_t zpid;         /* host pid of the interpreter (continued after each kill) */
   bool busy;
   bool reap_pending; /* the last task ended early: its "r" report is still to come */
+  bool lean;         /* without the common modules imported (zygote.py) */
 } zygote;
 
+/* Two kinds of zygote: size with the common modules imported, for programs
+ * that import, and n_lean without, for those that do not: a lean
+ * interpreter has half the memory to copy at each fork and to tear down at
+ * each exit (docs/benchmarks.md). A run takes its own kind when one is
+ * free, else the other (an import in a lean zygote works, only slower). */
 struct sq__jail_pool {
   sq_jail *jail;
   pthread_mutex_t lock;
   pthread_cond_t freed;
-  int size;
+  int size, n_lean, total; /* z[0, size): full; z[size, total): lean */
   zygote z[];
 };
 
@@ -161,7 +167,7 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
                   "PYTHONIOENCODING=utf-8", NULL};
   char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, SQ__JAIL_SCRATCH,
                   SQ_JAIL_STR(SQ__JAIL_ZYGOTE_CTL_FD), SQ_JAIL_STR(SQ__JAIL_ZYGOTE_INIT_FD), inline_max, limits,
-                  SQ__JAIL_ZYGOTE_SO, NULL};
+                  SQ__JAIL_ZYGOTE_SO, z->lean ? "lean" : "full", NULL};
   sq_jail_limits none = {0};
   sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .program_fd = -1, .argv = argv, .envp = envp,
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
@@ -245,31 +251,39 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
     SQ_ERROR("warm pool: needs pid and mount namespaces (run as root; see `sandq-worker check`)");
     return SQ_EJAIL;
   }
-  sq__jail_pool *p = calloc(1, sizeof *p + (size_t)size * sizeof(zygote));
+  /* As many lean zygotes as full ones, within half the slots (the rest
+   * stay for spawn runs). */
+  int n_lean = SQ__JAIL_MAX_SLOTS / 2 - size;
+  if (n_lean > size) n_lean = size;
+  if (n_lean < 0) n_lean = 0;
+  int total = size + n_lean;
+  sq__jail_pool *p = calloc(1, sizeof *p + (size_t)total * sizeof(zygote));
   if (!p) return SQ_ENOMEM;
   p->jail = j;
   p->size = size;
+  p->n_lean = n_lean;
+  p->total = total;
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->freed, NULL);
-  for (int i = 0; i < size; i++) {
-    p->z[i] = (zygote){.slot = -1, .pidfd = -1, .ctl = -1, .result_fd = -1};
+  for (int i = 0; i < total; i++) {
+    p->z[i] = (zygote){.slot = -1, .pidfd = -1, .ctl = -1, .result_fd = -1, .lean = i >= size};
   }
   /* The zygotes start side by side (each its own thread: its imports are
    * most of a worker's start-up), so the pool is up in about one zygote's
    * start whatever its size. */
   int rc = 0;
-  starter *st = calloc((size_t)size, sizeof *st);
+  starter *st = calloc((size_t)total, sizeof *st);
   if (!st) rc = SQ_ENOMEM;
-  for (int i = 0; i < size && rc == 0; i++) {
+  for (int i = 0; i < total && rc == 0; i++) {
     p->z[i].slot = sq__jail_slot_take();
     if (p->z[i].slot < 0) rc = SQ_EJAIL;
   }
-  for (int i = 0; i < size && rc == 0; i++) {
+  for (int i = 0; i < total && rc == 0; i++) {
     st[i] = (starter){.p = p, .z = &p->z[i], .rc = SQ_EJAIL};
     st[i].started = pthread_create(&st[i].thread, NULL, start_one, &st[i]) == 0;
     if (!st[i].started) st[i].rc = zygote_start(p, &p->z[i]); /* no thread: start it here */
   }
-  for (int i = 0; st && i < size; i++) {
+  for (int i = 0; st && i < total; i++) {
     if (st[i].started) pthread_join(st[i].thread, NULL);
     if (rc == 0 && st[i].rc != 0) rc = st[i].rc;
   }
@@ -284,7 +298,7 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
 
 void sq__jail_pool_free(sq__jail_pool *p) {
   if (!p) return;
-  for (int i = 0; i < p->size; i++) {
+  for (int i = 0; i < p->total; i++) {
     zygote_stop(&p->z[i]);
     sq__jail_slot_give(p->z[i].slot);
   }
@@ -300,12 +314,15 @@ static bool zygote_alive(const zygote *z) {
   return poll(&pf, 1, 0) == 0;
 }
 
-static zygote *acquire(sq__jail_pool *p) {
+/* A free zygote, of the kind asked for when one is free, else of the other;
+ * waits while none is. */
+static zygote *acquire(sq__jail_pool *p, bool lean) {
   pthread_mutex_lock(&p->lock);
   zygote *z = NULL;
   while (!z) {
-    for (int i = 0; i < p->size && !z; i++)
-      if (!p->z[i].busy) z = &p->z[i];
+    for (int pass = 0; pass < 2 && !z; pass++)
+      for (int i = 0; i < p->total && !z; i++)
+        if (!p->z[i].busy && (pass == 1 || p->z[i].lean == lean)) z = &p->z[i];
     if (!z) pthread_cond_wait(&p->freed, &p->lock);
   }
   z->busy = true;
@@ -572,9 +589,9 @@ out:
   return ret;
 }
 
-int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const sq_jail_limits *lim,
+int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool lean, const sq_jail_limits *lim,
                       const char *task_id, sq_jail_outcome *o) {
-  zygote *z = acquire(p);
+  zygote *z = acquire(p, lean);
   int ret = 0, prog_fd = -1;
   char why[160] = "";
   if (len > SQ__JAIL_INLINE_MAX && (prog_fd = sq__jail_program_memfd(program, len)) < 0) {

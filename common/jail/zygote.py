@@ -3,7 +3,7 @@
 # as the slot's uid, no capabilities, no_new_privs; embedded into the jail
 # library by common/embed.cmake).
 #
-# argv: SCRATCH CTL_FD INIT_FD INLINE_MAX RLIMITS LOOP_SO
+# argv: SCRATCH CTL_FD INIT_FD INLINE_MAX RLIMITS LOOP_SO KIND
 #   RLIMITS: "RES:SOFT:HARD,..." for every resource: the worker's values with
 #   the jail's own (NOFILE, FSIZE, NPROC, CORE, STACK, MEMLOCK) in place; -1
 #   is unlimited. Each task's child sets every one of them, plus CPU and AS
@@ -13,6 +13,8 @@
 #   the fork, the reaping and the task's setup, is C, which writes a few
 #   pages where Python wrote hundreds, each a copy-on-write fault while the
 #   zygote and its child share them (docs/benchmarks.md).
+#   KIND: "full" imports the common modules below; "lean" does not (it runs
+#   programs whose text never says "import": jail.c).
 #
 # Protocol on CTL_FD (SOCK_SEQPACKET to the supervisor):
 #   in  "f" + BPF        once: the filter each task's child installs
@@ -42,16 +44,18 @@
 # woken by both at EOF, may learn the exit status from the kernel before the
 # task's memory is torn down.
 import os, sys, ctypes, gc
+SCRATCH, CTL_FD, INIT_FD, INLINE_MAX, LIMITS, LOOP_SO, KIND = sys.argv[1:8]
 # What most programs import (HumanEval's 164: typing, math, random, copy,
 # string, collections, re), imported once here. hashlib (libcrypto),
 # decimal, fractions, statistics, datetime and traceback are not: they made
 # the interpreter 17.5 MB instead of 12.4, and every task's fork, copy-on-
 # write faults and exit pay for its size (about 0.1 ms of CPU per task,
-# docs/benchmarks.md); a task that imports one pays about 2 ms once.
-import json, re, math, collections, itertools, functools, heapq, bisect, string, random
-import typing, copy, operator, time
-
-SCRATCH, CTL_FD, INIT_FD, INLINE_MAX, LIMITS, LOOP_SO = sys.argv[1:7]
+# docs/benchmarks.md); a task that imports one pays about 2 ms once. A lean
+# zygote imports none of them: it runs programs that import nothing (80% of
+# HumanEval's and MBPP's), and has half the memory to copy at each fork.
+if KIND != 'lean':
+    import json, re, math, collections, itertools, functools, heapq, bisect, string, random
+    import typing, copy, operator, time
 MAIN = SCRATCH + '/main.py'
 loop = ctypes.PyDLL(LOOP_SO)  # the GIL stays held: the loop forks the interpreter
 hook = ctypes.c_void_p

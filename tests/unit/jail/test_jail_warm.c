@@ -207,6 +207,38 @@ static void test_fork_state(void) {
   }
 }
 
+/* Two kinds of zygote: a program whose text never says "import" runs on a
+ * lean one (none of the common modules loaded), any other on a full one;
+ * a lean one keeps nothing from one task to the next either. */
+static void test_kinds(void) {
+  static const char lean[] = "imp = __builtins__.__dict__['__im' + 'port__']\nprint('re' in imp('sys').modules)\n";
+  static const char full[] = "import sys\nprint('re' in sys.modules)\n";
+  static const char dirty[] =
+      "__builtins__.planted = 1\nglobals()['LEFT'] = 1\nopen('left.txt', 'w').write('x')\nprint('dirty')\n";
+  static const char clean[] =
+      "try:\n    open('left.txt'); f = 'left'\nexcept FileNotFoundError:\n    f = 'none'\n"
+      "print(hasattr(__builtins__, 'planted'), 'LEFT' in globals(), f)\n";
+  sq_jail_outcome o;
+  for (int round = 0; round < 2; round++) {
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, lean, NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "False\n");
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, full, NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "True\n");
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, dirty, NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "dirty\n");
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, clean, NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "False False none\n");
+    sq_jail_outcome_clear(&o);
+  }
+  /* The task's own text decides, not the program around it. */
+  CHECK_EQ(sq_jail_run_task(jail, full, strlen(full), "print(1)\n", 9, &base, "test", &o), 0);
+  CHECK_STR(o.stdout_buf, "False\n");
+  sq_jail_outcome_clear(&o);
+}
+
 typedef struct {
   sq_jail_mode mode;
   int id, ok;
@@ -283,6 +315,8 @@ int main(int argc, char **argv) {
   test_zygote_replaced();
   fprintf(stderr, "fork state\n");
   test_fork_state();
+  fprintf(stderr, "kinds\n");
+  test_kinds();
   fprintf(stderr, "threads\n");
   test_threads();
   return finish();
