@@ -8,10 +8,13 @@ set -eu
 PKGS="build-essential cmake pkg-config
 libhiredis-dev libcurl4-openssl-dev libssl-dev libcjson-dev libseccomp-dev libbson-dev zlib1g-dev
 libmicrohttpd-dev
-redis-server redis-tools python3"
+redis-server redis-tools python3 python3-dev"
 
 # libmicrohttpd-dev: the workers' and the producer's scrape endpoint
 # (GET /metrics, /healthz) is built on it, so the demo needs it too.
+# python3-dev: Python's headers, for the warm zygote's loop, an extension
+# module on the stable ABI (common/jail/zygote_loop.c); nothing links
+# libpython.
 
 # For the tests only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does
 # not): the Prometheus server and promtool. The tests check the metrics'

@@ -8,8 +8,8 @@
 #   the jail's own (NOFILE, FSIZE, NPROC, CORE, STACK, MEMLOCK) in place; -1
 #   is unlimited. Each task's child sets every one of them, plus CPU and AS
 #   from its task, so nothing the zygote's limits became reaches a task.
-#   LOOP_SO: the loop below, in C (zygote_loop.c), which its init wrote into
-#   the root. Python runs only each task's program; everything around it,
+#   LOOP_SO: the loop below, in C (zygote_loop.c: the extension module
+#   sandq_zygote), which its init wrote into the root. Python runs only each task's program; everything around it,
 #   the fork, the reaping and the task's setup, is C, which writes a few
 #   pages where Python wrote hundreds, each a copy-on-write fault while the
 #   zygote and its child share them (docs/benchmarks.md).
@@ -43,7 +43,7 @@
 # act closes its stdout and stderr and yields the CPU once: the supervisor,
 # woken by both at EOF, may learn the exit status from the kernel before the
 # task's memory is torn down.
-import os, sys, ctypes, gc
+import os, sys, gc, _imp
 SCRATCH, CTL_FD, INIT_FD, INLINE_MAX, LIMITS, LOOP_SO, KIND = sys.argv[1:8]
 # What most programs import (HumanEval's 164: typing, math, random, copy,
 # string, collections, re), imported once here. hashlib (libcrypto),
@@ -57,13 +57,13 @@ if KIND != 'lean':
     import json, re, math, collections, itertools, functools, heapq, bisect, string, random
     import typing, copy, operator, time
 MAIN = SCRATCH + '/main.py'
-loop = ctypes.PyDLL(LOOP_SO)  # the GIL stays held: the loop forks the interpreter
-hook = ctypes.c_void_p
-api = ctypes.pythonapi
-loop.sq_zygote_serve.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_long, ctypes.c_char_p,
-                                 hook, hook, hook]
-loop.sq_zygote_take.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
-HOOKS = [ctypes.cast(getattr(api, 'PyOS_' + n), hook) for n in ('BeforeFork', 'AfterFork_Parent', 'AfterFork_Child')]
+
+
+class Spec:  # what the import machinery passes to an extension's loader
+    name, origin = 'sandq_zygote', LOOP_SO
+
+
+loop = _imp.create_dynamic(Spec)  # the GIL stays held: the loop forks the interpreter
 compile('pass', '<sandq>', 'exec')  # the AST types, once, not in every task
 
 
@@ -103,17 +103,13 @@ def run(program):
 
 def child():
     compile(b'pass\n', MAIN, 'exec')  # before the task's clock: its copy-on-write faults
-    at, size = ctypes.c_void_p(), ctypes.c_size_t()
-    loop.sq_zygote_take(ctypes.byref(at), ctypes.byref(size))  # returns set up, or never
-    program = ctypes.string_at(at.value, size.value)
-    del at, size
-    run(program)
+    run(loop.take())  # the task, set up (or it never returns)
 
 
 gc.freeze()
 # Returns only in each task's child, forked ahead of its task; the zygote
 # itself stays in the C loop until its supervisor goes.
-loop.sq_zygote_serve(int(CTL_FD), int(INIT_FD), SCRATCH.encode(), int(INLINE_MAX), LIMITS.encode(), *HOOKS)
+loop.serve(int(CTL_FD), int(INIT_FD), SCRATCH, int(INLINE_MAX), LIMITS)
 try:
     child()
 finally:

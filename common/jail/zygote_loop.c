@@ -1,7 +1,8 @@
-/* zygote_loop.c: the warm zygote's loop and each task's setup, in C. Built
- * as a shared object of its own, embedded into the jail library, written
- * into each zygote's root by its init (SQ__JAIL_ZYGOTE_SO) and loaded by
- * zygote.py with ctypes.PyDLL (the GIL held throughout).
+/* zygote_loop.c: the warm zygote's loop and each task's setup, in C: the
+ * Python extension module sandq_zygote. Built as a shared object of its
+ * own, embedded into the jail library, written into each zygote's root by
+ * its init (SQ__JAIL_ZYGOTE_SO) and imported by zygote.py (the GIL held
+ * throughout).
  *
  * Why C: a process forked from the interpreter pays a copy-on-write fault
  * (about 2 µs in this VM) for every page either side writes while both
@@ -10,15 +11,21 @@
  * module, resource, the setup's objects); this one writes a few, and
  * Python runs only the task's own program (docs/benchmarks.md).
  *
- * No Python.h: the interpreter's fork hooks arrive as function pointers
- * (ctypes.pythonapi), so this builds without Python's headers and works in
- * any CPython that can load ctypes.
+ * An extension rather than a library called through ctypes: ctypes and
+ * libffi were a fifth of a lean zygote's memory and ten of its mappings,
+ * all copied at each fork and torn down at each exit. Built on Python's
+ * stable ABI (3.7 and later), so one build serves any CPython 3 the jail's
+ * `python` names.
  *
  * The protocol with the supervisor (jail_zygote.c) is zygote.py's; its
  * header comment is the reference. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#define PY_SSIZE_T_CLEAN
+#define Py_LIMITED_API 0x03070000
+#include <Python.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
@@ -46,8 +53,6 @@
 #define ZL_MAX_FILTER 4096 /* instructions: the kernel's own BPF_MAXINSNS */
 #define ZL_MAX_FDS 4
 
-typedef void (*zl_hook)(void);
-
 /* The loop's state; in a child, what take() needs. */
 static struct {
   int ctl, init, took_w;
@@ -61,10 +66,7 @@ static struct {
   int n_limits;
 } zl;
 
-/* The two entry points; their only caller is zygote.py, through ctypes. */
-int sq_zygote_serve(int ctl, int init, const char *scratch, long inline_max, const char *limits, zl_hook before,
-                    zl_hook after_parent, zl_hook after_child);
-int sq_zygote_take(char **program, size_t *len);
+PyMODINIT_FUNC PyInit_sandq_zygote(void);
 
 static void die(const char *what) {
   char m[160];
@@ -159,12 +161,15 @@ static int recv_filter(void) {
   return 0;
 }
 
-/* The zygote: answers "ready", then forks one child per task, ahead of it,
- * and reports each child's end. Returns only in a child (0), which goes on
- * with sq_zygote_take; a failure of the loop ends the zygote (the
- * supervisor starts another). */
-int sq_zygote_serve(int ctl, int init, const char *scratch, long inline_max, const char *limits, zl_hook before,
-                    zl_hook after_parent, zl_hook after_child) {
+/* serve(ctl, init, scratch, inline_max, limits): the zygote. Answers
+ * "ready", then forks one child per task, ahead of it, and reports each
+ * child's end. Returns only in a child (None), which goes on with take(); a
+ * failure of the loop ends the zygote (the supervisor starts another). */
+static PyObject *zl_serve(PyObject *self, PyObject *args) {
+  int ctl, init;
+  const char *scratch, *limits;
+  long inline_max;
+  if (!PyArg_ParseTuple(args, "iisls", &ctl, &init, &scratch, &inline_max, &limits)) return NULL;
   zl.ctl = ctl;
   zl.init = init;
   zl.inline_max = inline_max > 0 ? (size_t)inline_max : 0;
@@ -184,16 +189,16 @@ int sq_zygote_serve(int ctl, int init, const char *scratch, long inline_max, con
     fresh_scratch();
     int took[2];
     if (pipe2(took, O_CLOEXEC) != 0) die("pipe");
-    before();
+    PyOS_BeforeFork();
     pid_t pid = fork();
     if (pid < 0) die("fork");
     if (pid == 0) {
-      after_child();
+      PyOS_AfterFork_Child();
       close(took[0]);
       zl.took_w = took[1];
-      return 0;
+      Py_RETURN_NONE;
     }
-    after_parent();
+    PyOS_AfterFork_Parent();
     close(took[1]);
     int status = 0;
     struct rusage ru;
@@ -255,12 +260,12 @@ static char *read_memfd(int fd, size_t *len) {
   return NULL;
 }
 
-/* The child: its own session, the filter (its listener to the supervisor,
- * which starts the task's clock on it), then the task: "t CPU_S AS_BYTES
- * FDS\n" + program, with the descriptors FDS names. Sets the task up
- * (stdout, stderr, main.py, the scratch as cwd, every rlimit) and returns
- * 0 with the program in *program (malloc'd). Failures never return. */
-int sq_zygote_take(char **program, size_t *len) {
+/* take(): the child. Its own session, the filter (its listener to the
+ * supervisor, which starts the task's clock on it), then the task: "t CPU_S
+ * AS_BYTES FDS\n" + program, with the descriptors FDS names. Sets the task
+ * up (stdout, stderr, main.py, the scratch as cwd, every rlimit) and
+ * returns the program (bytes). Failures never return. */
+static PyObject *zl_take(PyObject *self, PyObject *unused) {
   if (setsid() < 0) refuse("setsid");
   close(zl.init);
   int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &zl.prog);
@@ -324,11 +329,19 @@ int sq_zygote_take(char **program, size_t *len) {
     else if (zl.limits[i].res == RLIMIT_AS) rl = (struct rlimit){(rlim_t)as_bytes, (rlim_t)as_bytes};
     if (setrlimit(zl.limits[i].res, &rl) != 0) refuse("setrlimit");
   }
-  *program = prog;
-  *len = plen;
   do n = write(zl.took_w, "t", 1);
   while (n < 0 && errno == EINTR);
   close(zl.took_w);
   close(zl.ctl);
-  return 0;
+  return PyBytes_FromStringAndSize(prog, (Py_ssize_t)plen);
 }
+
+static PyMethodDef zl_methods[] = {
+    {"serve", zl_serve, METH_VARARGS, "serve(ctl, init, scratch, inline_max, limits): the zygote's loop"},
+    {"take", zl_take, METH_NOARGS, "take(): the next task, set up; its program"},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef zl_module = {PyModuleDef_HEAD_INIT, "sandq_zygote", NULL, -1, zl_methods,
+                                       NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit_sandq_zygote(void) { return PyModule_Create(&zl_module); }
