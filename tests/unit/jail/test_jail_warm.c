@@ -43,6 +43,14 @@ static void expect(sq_jail_mode mode, const char *prog, const sq_jail_limits *li
   sq_jail_outcome_clear(&o);
 }
 
+/* Runs prog warm; its stdout must be want. */
+static void warm_prints(const char *prog, const char *want) {
+  sq_jail_outcome o;
+  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, prog, NULL, &o), 0);
+  CHECK_STR(o.stdout_buf, want);
+  sq_jail_outcome_clear(&o);
+}
+
 /* Every verdict, pinned in both modes. */
 static void test_verdicts(void) {
   sq_jail_limits fast = base;
@@ -141,12 +149,8 @@ static void test_no_leak(void) {
       "      'LEFT' in globals(), sys.path[0] == '/scratch', sorted(os.listdir('.')), 'LEAK' in os.environ)\n";
   sq_jail_outcome o;
   for (int round = 0; round < 2; round++) {
-    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, dirty, NULL, &o), 0);
-    CHECK_STR(o.stdout_buf, "dirty\n");
-    sq_jail_outcome_clear(&o);
-    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, clean, NULL, &o), 0);
-    CHECK_STR(o.stdout_buf, "module 1 False False False ['main.py'] False\n");
-    sq_jail_outcome_clear(&o);
+    warm_prints(dirty, "dirty\n");
+    warm_prints(clean, "module 1 False False False ['main.py'] False\n");
   }
   /* A daemon that outlives its task is killed with it: setsid is refused
    * and the task's process group goes at the end. */
@@ -157,9 +161,7 @@ static void test_no_leak(void) {
            0);
   sq_jail_outcome_clear(&o);
   usleep(800000);
-  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "import os\nprint(sorted(os.listdir('.')))\n", NULL, &o), 0);
-  CHECK_STR(o.stdout_buf, "['main.py']\n");
-  sq_jail_outcome_clear(&o);
+  warm_prints("import os\nprint(sorted(os.listdir('.')))\n", "['main.py']\n");
 }
 
 /* A task that kills its zygote ends as signaled; the next task gets a new one. */
@@ -220,18 +222,10 @@ static void test_kinds(void) {
       "print(hasattr(__builtins__, 'planted'), 'LEFT' in globals(), f)\n";
   sq_jail_outcome o;
   for (int round = 0; round < 2; round++) {
-    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, lean, NULL, &o), 0);
-    CHECK_STR(o.stdout_buf, "False\n");
-    sq_jail_outcome_clear(&o);
-    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, full, NULL, &o), 0);
-    CHECK_STR(o.stdout_buf, "True\n");
-    sq_jail_outcome_clear(&o);
-    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, dirty, NULL, &o), 0);
-    CHECK_STR(o.stdout_buf, "dirty\n");
-    sq_jail_outcome_clear(&o);
-    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, clean, NULL, &o), 0);
-    CHECK_STR(o.stdout_buf, "False False none\n");
-    sq_jail_outcome_clear(&o);
+    warm_prints(lean, "False\n");
+    warm_prints(full, "True\n");
+    warm_prints(dirty, "dirty\n");
+    warm_prints(clean, "False False none\n");
   }
   /* The task's own text decides, not the program around it. */
   CHECK_EQ(sq_jail_run_task(jail, full, strlen(full), "print(1)\n", 9, &base, "test", &o), 0);
