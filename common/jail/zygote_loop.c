@@ -322,6 +322,13 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   for (int i = 0; i < nfds; i++) close(fds[i]);
   int out = open(zl.main_py, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0 || sq__jail_write_all(out, prog, plen) != 0 || close(out) != 0) refuse("writing main.py");
+  /* The program as Python will run it, before the task's limits apply. */
+  PyObject *program = PyBytes_FromStringAndSize(prog, (Py_ssize_t)plen);
+  if (!program) {
+    PyErr_Clear();
+    errno = ENOMEM;
+    refuse("the program as bytes");
+  }
   if (chdir(zl.scratch) != 0) refuse("chdir to the scratch");
   for (int i = 0; i < zl.n_limits; i++) {
     struct rlimit rl = {zl.limits[i].soft, zl.limits[i].hard};
@@ -333,7 +340,7 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   while (n < 0 && errno == EINTR);
   close(zl.took_w);
   close(zl.ctl);
-  return PyBytes_FromStringAndSize(prog, (Py_ssize_t)plen);
+  return program;
 }
 
 static PyMethodDef zl_methods[] = {
