@@ -236,6 +236,9 @@ typedef struct {
   int64_t start_ms;    /* when the run started; 0: when the first 'n' arrives (a warm
                           child that took the task), set then */
   int64_t take_timeout_ms; /* start_ms 0: how long the first 'n' may take */
+  int64_t sent_ms;     /* start_ms 0: when the task was sent. An 'n' that says when it was sent
+                          ("n MONOTONIC_MS", the warm child's) starts the clock at the later of
+                          the two: the child takes the task then, however late we read it */
   bool never_started;  /* set: no 'n' within take_timeout_ms (nothing was killed) */
   pid_t cont_pid;      /* > 0: SIGCONT after every kill (a warm zygote a task may have stopped) */
   const sq__jail_cgroup *cg; /* or NULL: the tree's CPU time and its cpu_ms limit */

@@ -530,6 +530,7 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
     goto out;
   }
   warm_run r = {.z = z};
+  int64_t sent_ms = sq_now_mono_ms();
   if (send_task(z, program, len, prog_fd, lim, out_p[1], err_p[1]) != 0) {
     int err = errno;
     zygote_stop(z);
@@ -548,7 +549,7 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
   sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = z->ctl, .done_fd = z->pidfd,
                       .kill_pid = 0, .kill_group = true, .end_check = warm_end,
                       .kill_fallback = warm_kill_zygote, .early_check = warm_early, .arg = &r,
-                      .start_ms = 0, .take_timeout_ms = TAKE_TIMEOUT_MS, .cont_pid = z->zpid,
+                      .start_ms = 0, .take_timeout_ms = TAKE_TIMEOUT_MS, .sent_ms = sent_ms, .cont_pid = z->zpid,
                       .cg = &z->cg, .lim = lim};
   r.w = &w;
   out_p[0] = err_p[0] = -1;

@@ -22,7 +22,8 @@
 #   in  "t CPU_S AS_BYTES FDS\n" + program, with descriptors named by FDS in
 #                        order: o stdout, e stderr, p a memfd holding the
 #                        program (then nothing follows the header)
-#   out "n" + [listener] from the child for the next task, its filter loaded:
+#   out "n MS" + [listener] from the child for the next task, its filter loaded
+#                        (MS: CLOCK_MONOTONIC in ms, when it said so):
 #                        the supervisor starts the task's wall clock on it
 #   out "e MESSAGE"      the child could not set the task up; none of the
 #                        task's code ran (the supervisor replaces us)

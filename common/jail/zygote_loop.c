@@ -275,7 +275,13 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
     struct cmsghdr align;
   } u;
   memset(&u, 0, sizeof u);
-  struct iovec iov = {.iov_base = "n", .iov_len = 1};
+  /* "n MONOTONIC_MS": the supervisor starts the task's clock at the later
+   * of this and its sending of the task, not when it reads this. */
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  char said[32];
+  int said_len = snprintf(said, sizeof said, "n %lld", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+  struct iovec iov = {.iov_base = said, .iov_len = (size_t)said_len};
   struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = CMSG_SPACE(sizeof(int))};
   struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
   cm->cmsg_level = SOL_SOCKET;
@@ -285,7 +291,7 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   ssize_t n;
   do n = sendmsg(zl.ctl, &m, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
-  if (n != 1) _exit(1);
+  if (n != said_len) _exit(1);
   close(listener);
 
   size_t cap = zl.inline_max + 256;
