@@ -254,6 +254,41 @@ static void *worker(void *p) {
   return NULL;
 }
 
+typedef struct {
+  int ok;
+  char out[16];
+} kind_arg;
+
+static void *lean_sleeper(void *p) {
+  static const char prog[] =
+      "imp = __builtins__.__dict__['__im' + 'port__']\nimp('time').sleep(2)\nprint('re' in imp('sys').modules)\n";
+  kind_arg *a = p;
+  sq_jail_outcome o;
+  if (sq_jail_run_mode(jail, SQ_JAIL_MODE_WARM, prog, strlen(prog), &base, "kinds", &o) == 0 &&
+      o.end == SQ_JAIL_EXITED_OK && o.stdout_buf) {
+    a->ok = 1;
+    snprintf(a->out, sizeof a->out, "%s", o.stdout_buf);
+  }
+  sq_jail_outcome_clear(&o);
+  return NULL;
+}
+
+/* More programs that import nothing than lean zygotes (the pool has 2): all
+ * run at once, the third on a full zygote, none waiting for a lean one. */
+static void test_kind_fallback(void) {
+  enum { N = 3 };
+  pthread_t t[N];
+  kind_arg a[N] = {{0}};
+  for (int i = 0; i < N; i++) CHECK_EQ(pthread_create(&t[i], NULL, lean_sleeper, &a[i]), 0);
+  int full = 0;
+  for (int i = 0; i < N; i++) {
+    pthread_join(t[i], NULL);
+    CHECK_EQ(a[i].ok, 1);
+    full += strcmp(a[i].out, "True\n") == 0;
+  }
+  CHECK(full >= 1);
+}
+
 /* sq_jail_run from several threads at once, both modes mixed. */
 static void test_threads(void) {
   enum { N = 6 };
@@ -311,6 +346,8 @@ int main(int argc, char **argv) {
   test_fork_state();
   fprintf(stderr, "kinds\n");
   test_kinds();
+  fprintf(stderr, "kind fallback\n");
+  test_kind_fallback();
   fprintf(stderr, "threads\n");
   test_threads();
   return finish();
