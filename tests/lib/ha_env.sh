@@ -9,7 +9,9 @@
 #                                  SANDQ_REDIS_URL (redis-sentinel://...)
 #   sq_start_cluster N             N empty masters joined into one cluster;
 #                                  sets SQ_CLUSTER_PORTS and SANDQ_REDIS_URL
-#                                  (redis-cluster://, the first node as seed)
+#                                  (redis-cluster://, the first node as seed);
+#                                  with SQ_CLUSTER_REPLICAS=R, N nodes make
+#                                  N/(R+1) masters with R replicas each
 #   sq_cluster_owner KEY           the port of the master serving KEY's slot
 
 command -v redis-server >/dev/null || sq_skip "redis-server is not installed (scripts/install-deps.sh)"
@@ -86,7 +88,8 @@ sq_start_cluster() {
     addrs="$addrs 127.0.0.1:$port"
   done
   # shellcheck disable=SC2086
-  redis-cli --cluster create $addrs --cluster-replicas 0 --cluster-yes >"$SQ_TMP/cluster-create.log" 2>&1 ||
+  redis-cli --cluster create $addrs --cluster-replicas "${SQ_CLUSTER_REPLICAS:-0}" --cluster-yes \
+    >"$SQ_TMP/cluster-create.log" 2>&1 ||
     { cat "$SQ_TMP/cluster-create.log" >&2; sq_fail "redis-cli --cluster create failed"; }
   for p in $SQ_CLUSTER_PORTS; do
     sq_wait_for "redis-cli -p $p CLUSTER INFO | grep -q cluster_state:ok" 30 || sq_fail "cluster node $p is not ok"

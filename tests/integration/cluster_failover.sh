@@ -1,0 +1,100 @@
+#!/bin/sh
+# cluster_failover.sh: a Redis Cluster master fails over in the middle of a
+# batch and loses no task. Six nodes on loopback ports, three masters with a
+# replica each; the producer and two workers are given one seed node
+# (redis-cluster://) and wait for one replica on every push and result
+# (wait_replicas 1). In the middle of the batch the replica of the master
+# that serves the queue's slot stalls and loses its link, then that master is
+# killed with -9; the cluster promotes the replica, which has lost the last
+# writes (node
+# timeout 2 s), and the old master, restarted, rejoins as its replica.
+# Every task ends with exactly one result, on the new master, and
+# `push --wait` ends normally. (With SQ_TEST_WAIT_REPLICAS=0 it fails:
+# results acknowledged but never replicated leave their tasks claimed, their
+# leases kept alive by the workers' heartbeats, and the batch never ends.)
+set -eu
+. "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/tests/lib/ha_env.sh"
+sq_env_init
+command -v redis-cli >/dev/null || sq_skip "redis-cli is not installed (redis-tools)"
+P="$SQ_BIN/sandq-producer"
+N=${SQ_CLUSTER_FO_TASKS:-600}
+SQ_CLUSTER_REPLICAS=1 SQ_CLUSTER_NODE_TIMEOUT_MS=2000 sq_start_cluster 6
+seed=$(echo $SQ_CLUSTER_PORTS | cut -d' ' -f1)
+
+# A queue whose slot lives on a master other than the seed's.
+Q=""; n=0
+while [ -z "$Q" ] && [ $n -lt 500 ]; do
+  o=$(sq_cluster_owner "sq:{fo$n}:tasks")
+  [ "$o" != "$seed" ] && Q=fo$n
+  n=$((n + 1))
+done
+[ -n "$Q" ] || sq_fail "found no queue on a master other than the seed"
+mport=$(sq_cluster_owner "sq:{$Q}:tasks")
+mid=$(redis-cli -p "$mport" CLUSTER MYID)
+rport=""
+for p in $SQ_CLUSTER_PORTS; do
+  redis-cli -p "$p" CLUSTER NODES | grep myself | grep -q "slave $mid" && rport=$p
+done
+[ -n "$rport" ] || sq_fail "the master $mport of queue $Q has no replica"
+sq_wait_for "redis-cli -p $rport INFO replication | grep -q 'master_link_status:up'" 30 || sq_fail "the replica did not sync"
+mpid="" mk=""
+for k in 1 2 3 4 5 6; do
+  eval "kp=\$SQ_PORT_cnode$k kpid=\$SQ_PID_cnode$k"
+  [ "$kp" = "$mport" ] && mpid=$kpid mk=$k
+done
+[ -n "$mpid" ] || sq_fail "no pid for the node on port $mport"
+echo "cluster failover: queue $Q on master $mport (pid $mpid), replica $rport, seed $seed"
+
+export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_LOG_LEVEL=warn \
+  SANDQ_WAIT_REPLICAS=${SQ_TEST_WAIT_REPLICAS:-1} SANDQ_WAIT_TIMEOUT_MS=1000 SANDQ_LEASE_MS=4000 SANDQ_HEARTBEAT_MS=500
+awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"t%05d\",\"code\":\"import time\\ntime.sleep(0.02)\"}\n", i }' \
+  >"$SQ_TMP/tasks.jsonl"
+# One task at a time per worker, each 20 ms in the real jail: the batch is
+# still running when its master dies, and the task each worker has in hand
+# when the replica stalls is claimed before the stall and done during it.
+echo '{"claim_batch": 1, "max_tasks_in_flight": 1}' >"$SQ_TMP/slow.json"
+for w in w1 w2; do
+  "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/slow.json" --queue "$Q" --worker-id "$w" >"$SQ_TMP/worker-$w.log" 2>&1 &
+  SQ_PIDS="$SQ_PIDS $!"
+done
+"$P" push --queue "$Q" --batch fo --wait --timeout-s 240 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>"$SQ_TMP/push.err" &
+push_pid=$!
+SQ_PIDS="$SQ_PIDS $push_pid"
+sq_wait_for "test \"\$(redis-cli -p $mport HLEN 'sq:{$Q}:results:fo')\" -ge $((N / 6))" 120 ||
+  { cat "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "the batch did not get going"; }
+# The replica stalls and loses its link (what a slow network does), so what
+# the master writes from now on never reaches it; then the master dies.
+eval "rpid=\$SQ_PID_cnode$(for k in 1 2 3 4 5 6; do eval "[ \"\$SQ_PORT_cnode$k\" = $rport ]" && echo $k; done)"
+kill -STOP "$rpid"
+redis-cli -p "$mport" CLIENT KILL TYPE replica >/dev/null
+sleep 0.7
+at_kill=$(redis-cli -p "$mport" HLEN "sq:{$Q}:results:fo")
+kill -9 "$mpid"
+kill -CONT "$rpid"
+echo "cluster failover: replica cut off, then master $mport killed with $at_kill of $N results"
+sq_wait_for "test \"\$(redis-cli -p $rport ROLE | head -1)\" = master" 60 || sq_fail "the cluster did not promote the replica"
+echo "cluster failover: replica $rport promoted"
+# With wait_replicas 1 the new master takes no work until it has a replica
+# (docs/operations.md): the old master's service restarts it, and it rejoins
+# the cluster as the new master's replica.
+sq_bg "cnode${mk}b" redis-server --port "$mport" --bind 127.0.0.1 --dir "$SQ_TMP/cnode$mk" --daemonize no \
+  --save '' --appendonly no --cluster-enabled yes --cluster-config-file "$SQ_TMP/cnode$mk.nodes.conf" \
+  --cluster-node-timeout 2000
+sq_wait_for "redis-cli -p $mport ROLE | head -1 | grep -q slave" 60 || sq_fail "the old master did not rejoin as a replica"
+echo "cluster failover: the old master $mport rejoined as a replica"
+
+set +e; wait $push_pid; rc=$?; set -e
+[ $rc -eq 0 ] || { tail -n 20 "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "push --wait exited $rc across the failover"; }
+grep -q "ok *$N" "$SQ_TMP/push.out" || sq_fail "push --wait summary: $(cat "$SQ_TMP/push.out")"
+[ "$at_kill" -lt "$N" ] || sq_fail "the failover came after the batch had finished"
+r=$(redis-cli -p "$rport" HLEN "sq:{$Q}:results:fo")
+[ "$r" = "$N" ] || sq_fail "$r results, want $N"
+d=$(redis-cli -p "$rport" HGET "sq:{$Q}:batch:fo" done)
+[ "$d" = "$N" ] || sq_fail "batch done counter $d, want $N (exactly one result per task)"
+t=$(redis-cli -p "$rport" HGET "sq:{$Q}:batch:fo" total)
+[ "$t" = "$N" ] || sq_fail "batch total $t, want $N (a push chunk landed twice?)"
+for k in tasks leases delayed; do
+  [ "$(redis-cli -p "$rport" EXISTS "sq:{$Q}:$k")" = 0 ] || sq_fail "sq:{$Q}:$k is not empty after the batch"
+done
+echo "cluster failover: all $N tasks have exactly one result on the promoted replica; push --wait ended normally"
