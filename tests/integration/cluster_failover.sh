@@ -19,7 +19,8 @@ sq_env_init
 command -v redis-cli >/dev/null || sq_skip "redis-cli is not installed (redis-tools)"
 P="$SQ_BIN/sandq-producer"
 N=${SQ_CLUSTER_FO_TASKS:-600}
-SQ_CLUSTER_REPLICAS=1 SQ_CLUSTER_NODE_TIMEOUT_MS=2000 sq_start_cluster 6
+SQ_CLUSTER_REPLICAS=1 SQ_CLUSTER_NODE_TIMEOUT_MS=2000 # kept for the restart below
+sq_start_cluster 6
 seed=$(echo $SQ_CLUSTER_PORTS | cut -d' ' -f1)
 
 # A queue whose slot lives on a master other than the seed's.
@@ -38,12 +39,9 @@ for p in $SQ_CLUSTER_PORTS; do
 done
 [ -n "$rport" ] || sq_fail "the master $mport of queue $Q has no replica"
 sq_wait_for "redis-cli -p $rport INFO replication | grep -q 'master_link_status:up'" 30 || sq_fail "the replica did not sync"
-mpid="" mk=""
-for k in 1 2 3 4 5 6; do
-  eval "kp=\$SQ_PORT_cnode$k kpid=\$SQ_PID_cnode$k"
-  [ "$kp" = "$mport" ] && mpid=$kpid mk=$k
-done
-[ -n "$mpid" ] || sq_fail "no pid for the node on port $mport"
+mk=$(sq_cluster_node "$mport") || sq_fail "no cluster node on port $mport"
+rk=$(sq_cluster_node "$rport") || sq_fail "no cluster node on port $rport"
+eval "mpid=\$SQ_PID_cnode$mk rpid=\$SQ_PID_cnode$rk"
 echo "cluster failover: queue $Q on master $mport (pid $mpid), replica $rport, seed $seed"
 
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_LOG_LEVEL=warn \
@@ -65,7 +63,6 @@ sq_wait_for "test \"\$(redis-cli -p $mport HLEN 'sq:{$Q}:results:fo')\" -ge $((N
   { cat "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "the batch did not get going"; }
 # The replica stalls and loses its link (what a slow network does), so what
 # the master writes from now on never reaches it; then the master dies.
-eval "rpid=\$SQ_PID_cnode$(for k in 1 2 3 4 5 6; do eval "[ \"\$SQ_PORT_cnode$k\" = $rport ]" && echo $k; done)"
 kill -STOP "$rpid"
 redis-cli -p "$mport" CLIENT KILL TYPE replica >/dev/null
 sleep 0.7
@@ -78,9 +75,7 @@ echo "cluster failover: replica $rport promoted"
 # With wait_replicas 1 the new master takes no work until it has a replica
 # (docs/operations.md): the old master's service restarts it, and it rejoins
 # the cluster as the new master's replica.
-sq_bg "cnode${mk}b" redis-server --port "$mport" --bind 127.0.0.1 --dir "$SQ_TMP/cnode$mk" --daemonize no \
-  --save '' --appendonly no --cluster-enabled yes --cluster-config-file "$SQ_TMP/cnode$mk.nodes.conf" \
-  --cluster-node-timeout 2000
+sq_restart_cluster_node "$mk"
 sq_wait_for "redis-cli -p $mport ROLE | head -1 | grep -q slave" 60 || sq_fail "the old master did not rejoin as a replica"
 echo "cluster failover: the old master $mport rejoined as a replica"
 
@@ -88,13 +83,5 @@ set +e; wait $push_pid; rc=$?; set -e
 [ $rc -eq 0 ] || { tail -n 20 "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "push --wait exited $rc across the failover"; }
 grep -q "ok *$N" "$SQ_TMP/push.out" || sq_fail "push --wait summary: $(cat "$SQ_TMP/push.out")"
 [ "$at_kill" -lt "$N" ] || sq_fail "the failover came after the batch had finished"
-r=$(redis-cli -p "$rport" HLEN "sq:{$Q}:results:fo")
-[ "$r" = "$N" ] || sq_fail "$r results, want $N"
-d=$(redis-cli -p "$rport" HGET "sq:{$Q}:batch:fo" done)
-[ "$d" = "$N" ] || sq_fail "batch done counter $d, want $N (exactly one result per task)"
-t=$(redis-cli -p "$rport" HGET "sq:{$Q}:batch:fo" total)
-[ "$t" = "$N" ] || sq_fail "batch total $t, want $N (a push chunk landed twice?)"
-for k in tasks leases delayed; do
-  [ "$(redis-cli -p "$rport" EXISTS "sq:{$Q}:$k")" = 0 ] || sq_fail "sq:{$Q}:$k is not empty after the batch"
-done
+sq_batch_once "$rport" "$Q" fo "$N"
 echo "cluster failover: all $N tasks have exactly one result on the promoted replica; push --wait ended normally"

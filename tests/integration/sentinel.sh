@@ -75,16 +75,7 @@ grep -q "ok *$N" "$SQ_TMP/push.out" || sq_fail "push --wait summary: $(cat "$SQ_
 [ "$at_kill" -lt "$N" ] || sq_fail "the failover came after the batch had finished"
 # Exactly one result per task: as many results as tasks, the done counter
 # agrees, and nothing is left waiting or claimed.
-rport=$(sq_sentinel_master_port)
-r=$(redis-cli -p "$rport" HLEN 'sq:{default}:results:fo')
-[ "$r" = "$N" ] || sq_fail "$r results, want $N"
-d=$(redis-cli -p "$rport" HGET 'sq:{default}:batch:fo' done)
-[ "$d" = "$N" ] || sq_fail "batch done counter $d, want $N"
-t=$(redis-cli -p "$rport" HGET 'sq:{default}:batch:fo' total)
-[ "$t" = "$N" ] || sq_fail "batch total $t, want $N (a push chunk landed twice?)"
-for k in tasks leases delayed; do
-  [ "$(redis-cli -p "$rport" EXISTS "sq:{default}:$k")" = 0 ] || sq_fail "sq:{default}:$k is not empty after the batch"
-done
+sq_batch_once "$(sq_sentinel_master_port)" default fo "$N"
 grep -Eq "following the failover|reconnecting|failed" "$SQ_TMP/worker-w1.log" "$SQ_TMP/worker-w2.log" ||
   sq_fail "no worker noticed the failover"
 echo "sentinel: all $N tasks have exactly one result; push --wait ended normally"

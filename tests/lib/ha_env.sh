@@ -13,6 +13,13 @@
 #                                  with SQ_CLUSTER_REPLICAS=R, N nodes make
 #                                  N/(R+1) masters with R replicas each
 #   sq_cluster_owner KEY           the port of the master serving KEY's slot
+#   sq_cluster_node PORT           the number K of the node on PORT (cnodeK)
+#   sq_restart_cluster_node K      starts cnodeK again, as its service would
+#                                  (same port, same nodes.conf); sets
+#                                  SQ_PID_cnodeK
+#   sq_batch_once PORT QUEUE BATCH N  fails unless batch BATCH of QUEUE, on
+#                                  the master on PORT, has exactly one result
+#                                  per task and nothing left queued or leased
 
 command -v redis-server >/dev/null || sq_skip "redis-server is not installed (scripts/install-deps.sh)"
 
@@ -76,13 +83,46 @@ sq_sentinel_master_port() {
   return 1
 }
 
+# A cluster node's arguments beyond sq_start_node's.
+sq__cluster_node_args() {
+  echo "--cluster-enabled yes --cluster-config-file $SQ_TMP/cnode$1.nodes.conf" \
+    "--cluster-node-timeout ${SQ_CLUSTER_NODE_TIMEOUT_MS:-3000} ${SQ_CLUSTER_NODE_ARGS:-}"
+}
+
+sq_cluster_node() {
+  for k in $(seq 1 "$(echo $SQ_CLUSTER_PORTS | wc -w)"); do
+    eval "[ \"\$SQ_PORT_cnode$k\" = \"$1\" ]" && { echo "$k"; return 0; }
+  done
+  return 1
+}
+
+sq_restart_cluster_node() {
+  eval "port=\$SQ_PORT_cnode$1"
+  # shellcheck disable=SC2046
+  sq_bg "cnode$1" redis-server --port "$port" --bind 127.0.0.1 --dir "$SQ_TMP/cnode$1" --daemonize no --save '' \
+    --appendonly no $(sq__cluster_node_args "$1")
+}
+
+sq_batch_once() {
+  bp=$1 bq=$2 bb=$3 bn=$4
+  r=$(redis-cli -p "$bp" HLEN "sq:{$bq}:results:$bb")
+  [ "$r" = "$bn" ] || sq_fail "$r results, want $bn"
+  d=$(redis-cli -p "$bp" HGET "sq:{$bq}:batch:$bb" done)
+  [ "$d" = "$bn" ] || sq_fail "batch done counter $d, want $bn (exactly one result per task)"
+  t=$(redis-cli -p "$bp" HGET "sq:{$bq}:batch:$bb" total)
+  [ "$t" = "$bn" ] || sq_fail "batch total $t, want $bn (a push chunk landed twice?)"
+  for k in tasks leases delayed; do
+    [ "$(redis-cli -p "$bp" EXISTS "sq:{$bq}:$k")" = 0 ] || sq_fail "sq:{$bq}:$k is not empty after the batch"
+  done
+}
+
 sq_start_cluster() {
   n=$1; SQ_CLUSTER_PORTS=""; addrs=""
   cn=0
   while [ $cn -lt "$n" ]; do
     cn=$((cn + 1))
-    sq_start_node "cnode$cn" --cluster-enabled yes --cluster-config-file "$SQ_TMP/cnode$cn.nodes.conf" \
-      --cluster-node-timeout "${SQ_CLUSTER_NODE_TIMEOUT_MS:-3000}" ${SQ_CLUSTER_NODE_ARGS:-}
+    # shellcheck disable=SC2046
+    sq_start_node "cnode$cn" $(sq__cluster_node_args "$cn")
     eval "port=\$SQ_PORT_cnode$cn"
     SQ_CLUSTER_PORTS="$SQ_CLUSTER_PORTS $port"
     addrs="$addrs 127.0.0.1:$port"
