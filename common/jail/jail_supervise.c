@@ -100,7 +100,6 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *sta
     if (w->start_ms == 0) { /* the child takes the task now, or did when it said so */
       int64_t now = sq_now_mono_ms(), said = n > 2 && buf[1] == ' ' ? strtoll(buf + 2, NULL, 10) : 0;
       w->start_ms = said > 0 && said <= now ? (said > w->sent_ms ? said : w->sent_ms) : now;
-      if (w->start_ms <= 0) w->start_ms = now;
     }
     if (w->kill_pid == 0 && sender > 0) {
       w->kill_pid = sender;

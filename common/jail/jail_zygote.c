@@ -61,7 +61,7 @@ typedef struct {
 } zygote;
 
 /* Two kinds of zygote: size with the common modules imported, for programs
- * that import, and n_lean without, for those that do not: a lean
+ * that import, and the rest without, for those that do not: a lean
  * interpreter has half the memory to copy at each fork and to tear down at
  * each exit (docs/benchmarks.md). A run takes its own kind when one is
  * free, else the other (an import in a lean zygote works, only slower). */
@@ -69,7 +69,7 @@ struct sq__jail_pool {
   sq_jail *jail;
   pthread_mutex_t lock;
   pthread_cond_t freed;
-  int size, n_lean, total; /* z[0, size): full; z[size, total): lean */
+  int size, total; /* z[0, size): full; z[size, total): lean */
   zygote z[];
 };
 
@@ -261,7 +261,6 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
   if (!p) return SQ_ENOMEM;
   p->jail = j;
   p->size = size;
-  p->n_lean = n_lean;
   p->total = total;
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->freed, NULL);
