@@ -453,7 +453,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
 
   pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
   spawn_run r = {.pid = pid};
-  sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = pidfd,
+  sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = pidfd, .notify_fd = -1,
                       .kill_pid = pid, .kill_group = true, .end_check = spawn_end, .arg = &r,
                       .start_ms = start_ms, .lim = lim};
   out_p[0] = err_p[0] = -1;

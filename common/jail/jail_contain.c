@@ -331,7 +331,7 @@ ssize_t sq__jail_recv_run(int sock, char *buf, size_t cap, int *fds) {
 }
 
 /* The filter, its listener handed to the supervisor; the last step before
- * exec. In warm mode the zygote's children install it per task instead. */
+ * exec. A warm zygote loads it itself, once its modules are imported. */
 static int load_seccomp(const sq__jail_child *c) {
   if (c->warm) return 0;
   int fd = sq__jail_seccomp_install(c->seccomp);

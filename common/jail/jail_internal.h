@@ -219,10 +219,14 @@ typedef struct {
                           seccomp listener (and the sender's pid); others go to
                           end_check. Not closed. */
   int done_fd;         /* readable when the run may have ended (pidfd), or -1 */
+  int notify_fd;       /* the run's seccomp listener, owned by the caller (a warm
+                          zygote's, loaded once for all its tasks), or -1: it
+                          comes with an 'n' message (spawn), ours then */
   pid_t kill_pid;      /* SIGKILL target: the payload (spawn without namespaces),
                           0 until the task's first message names it (warm), or
                           -1: always kill_fallback (a holder's run: its init's pidfd) */
-  bool kill_group;     /* kill -kill_pid as well (warm: the task's session) */
+  bool kill_group;     /* kill -kill_pid as well (spawn: the payload's session; a
+                          warm zygote kills what its task left itself) */
   /* Called when done_fd is readable, on every tick without done_fd, and
    * with each other message on ctl_fd; returns true when the run has ended
    * (status and ru filled). */

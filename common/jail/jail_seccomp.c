@@ -134,10 +134,11 @@ static int add_rules(scmp_filter_ctx ctx, uint32_t kill) {
   struct scmp_arg_cmp tiocsti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI);
   if (rule(ctx, kill, "ioctl", 1, &tiocsti) != 0) return SQ_EJAIL;
 
-  /* The process group is the warm pool's handle on a task's tree (and a
-   * second fence in spawn mode, where the pid namespace is the first):
-   * leaving it (a setsid'ed daemon) fails: setsid and setpgid are left out
-   * of the allowlist on purpose, so they get the default EPERM. */
+  /* The process group is a second fence in spawn mode (the pid namespace
+   * is the first; a warm zygote kills every process of its namespace after
+   * each task): leaving it (a setsid'ed daemon) fails: setsid and setpgid
+   * are left out of the allowlist on purpose, so they get the default
+   * EPERM. */
 
   /* prlimit64 on the caller only (pid 0, as glibc's getrlimit/setrlimit
    * call it): another process of the same uid, a warm task's zygote above

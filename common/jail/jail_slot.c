@@ -456,7 +456,7 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
   char setup_msg[sizeof o->error];
   size_t setup_len = sq__jail_read_status(f.st[0], setup_msg, sizeof setup_msg);
   r.result_fd = f.res[0];
-  sq__jail_watch w = {.out_fd = f.out[0], .err_fd = f.err[0], .ctl_fd = f.ctl[0], .done_fd = f.res[0],
+  sq__jail_watch w = {.out_fd = f.out[0], .err_fd = f.err[0], .ctl_fd = f.ctl[0], .done_fd = f.res[0], .notify_fd = -1,
                       .kill_pid = -1, .end_check = slot_end, .kill_fallback = slot_kill, .arg = &r,
                       .start_ms = start_ms, .cg = cg, .lim = lim};
   f.out[0] = f.err[0] = -1; /* sq__jail_supervise closes them */

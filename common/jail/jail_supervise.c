@@ -94,7 +94,7 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *sta
   }
   if (buf[0] == 'n') {
     if (got_fd >= 0) {
-      if (*notify_fd >= 0) close(*notify_fd);
+      if (*notify_fd >= 0 && *notify_fd != w->notify_fd) close(*notify_fd);
       *notify_fd = got_fd;
     }
     if (w->start_ms == 0) { /* the child takes the task now, or did when it said so */
@@ -122,7 +122,8 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
   const sq_jail_limits *lim = w->lim;
   stream s[2] = {{.fd = w->out_fd, .cap = (size_t)lim->output_kib * 1024},
                  {.fd = w->err_fd, .cap = (size_t)lim->output_kib * 1024}};
-  int notify_fd = -1, kill_pidfd = -1, status = 0, ret = 0;
+  /* The listener: the caller's (kept), or ours once an 'n' brings one. */
+  int notify_fd = w->notify_fd, kill_pidfd = -1, status = 0, ret = 0;
   struct rusage ru = {0};
   int64_t take_deadline_ms = sq_now_mono_ms() + w->take_timeout_ms;
   int64_t cpu0_us = -1, next_cpu_ms = 0, tree_ms = -1;
@@ -209,8 +210,8 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
           killed_at_ms = sq_now_mono_ms();
           kill_run(w);
         }
-        if (pfd[k].revents & (POLLHUP | POLLERR)) {
-          close(notify_fd); /* every process holding the filter is gone */
+        if (pfd[k].revents & (POLLHUP | POLLERR)) { /* every process holding the filter is gone */
+          if (notify_fd != w->notify_fd) close(notify_fd);
           notify_fd = -1;
         }
       } else {
@@ -248,7 +249,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       drain_until_ms = sq_now_mono_ms() + DRAIN_AFTER_EXIT_MS;
     }
   }
-  if (notify_fd >= 0) close(notify_fd);
+  if (notify_fd >= 0 && notify_fd != w->notify_fd) close(notify_fd);
   if (kill_pidfd >= 0) close(kill_pidfd);
 
   o->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -1,12 +1,14 @@
 /* jail_zygote.c: the warm pool. Each zygote is a Python interpreter started
  * by execve (so it holds nothing of the worker's memory) inside the jail's
  * namespaces, root, uid and cgroups, prepared once, with the usual modules
- * imported (zygote.py, embedded). It forks the child for the next task
- * ahead; the child installs the seccomp filter, waits for its task, sets
- * every rlimit from the worker's values and the task's, and runs the
- * program; each child is a fresh copy, so nothing one task changes in the
- * interpreter reaches the next, and the zygote's init mounts a fresh
- * scratch before each child.
+ * imported (zygote.py, embedded). It loads the seccomp filter once, before
+ * its first task, and hands its listener over with "ready". It forks the
+ * child for the next task ahead; the child, under the filter, waits for its
+ * task, sets every rlimit from the worker's values and the task's, and runs
+ * the program; each child is a fresh copy, so nothing one task changes in
+ * the interpreter reaches the next. After each task the zygote kills every
+ * process left in its namespace, and its init mounts a fresh scratch
+ * before the next child.
  *
  * Only a host failure fails a run. A zygote that died, was killed or
  * stopped by a task, or stopped answering is replaced; if a zygote cannot
@@ -52,6 +54,7 @@ typedef struct {
   int pidfd;          /* of init */
   int ctl;            /* our end of the control socket */
   int result_fd;      /* init's report (unused; kept open so init never blocks) */
+  int notify;         /* the seccomp listener of the zygote's filter (every task runs under it), or -1 */
   sq__jail_cgroup cg;
   uint32_t layers;
   pid_t zpid;         /* host pid of the interpreter (continued after each kill) */
@@ -82,32 +85,41 @@ static void zygote_stop(zygote *z) {
   z->init = 0;
   z->zpid = 0;
   z->reap_pending = false;
-  int fds[] = {z->pidfd, z->ctl, z->result_fd};
-  for (size_t i = 0; i < 3; i++)
+  int fds[] = {z->pidfd, z->ctl, z->result_fd, z->notify};
+  for (size_t i = 0; i < 4; i++)
     if (fds[i] >= 0) close(fds[i]);
-  z->pidfd = z->ctl = z->result_fd = -1;
+  z->pidfd = z->ctl = z->result_fd = z->notify = -1;
   sq__jail_cgroup_destroy(&z->cg);
 }
 
 /* Waits up to timeout_ms for one message on fd; returns its length or -1.
- * *sender (may be NULL) gets the sender's pid (SO_PASSCRED), 0 if none. */
-static ssize_t recv_timed(int fd, char *buf, size_t cap, int timeout_ms, pid_t *sender) {
+ * *sender (may be NULL) gets the sender's pid (SO_PASSCRED), 0 if none;
+ * *passed (may be NULL: closed) a descriptor passed with it, -1 if none. */
+static ssize_t recv_timed(int fd, char *buf, size_t cap, int timeout_ms, pid_t *sender, int *passed) {
+  if (sender) *sender = 0;
+  if (passed) *passed = -1;
   struct pollfd p = {.fd = fd, .events = POLLIN};
   if (poll(&p, 1, timeout_ms) != 1) return -1;
   struct iovec iov = {.iov_base = buf, .iov_len = cap};
   union {
-    char b[CMSG_SPACE(sizeof(struct ucred))];
+    char b[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int))];
     struct cmsghdr align;
   } u;
   struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
   ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  if (sender) *sender = 0;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm; cm = CMSG_NXTHDR(&msg, cm))
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS && sender) {
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm; cm = CMSG_NXTHDR(&msg, cm)) {
+    if (cm->cmsg_level != SOL_SOCKET) continue;
+    if (cm->cmsg_type == SCM_CREDENTIALS && sender) {
       struct ucred cr;
       memcpy(&cr, CMSG_DATA(cm), sizeof cr);
       *sender = cr.pid;
+    } else if (cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int))) {
+      int got;
+      memcpy(&got, CMSG_DATA(cm), sizeof got);
+      if (passed && *passed < 0) *passed = got;
+      else close(got);
     }
+  }
   return n;
 }
 
@@ -164,7 +176,7 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   snprintf(inline_max, sizeof inline_max, "%d", SQ__JAIL_INLINE_MAX);
   rlimits_arg(limits, sizeof limits);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
-                  "PYTHONIOENCODING=utf-8", NULL};
+                  "PYTHONIOENCODING=utf-8", "LD_BIND_NOW=1" /* zygote.py: removed there */, NULL};
   char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, SQ__JAIL_SCRATCH,
                   SQ_JAIL_STR(SQ__JAIL_ZYGOTE_CTL_FD), SQ_JAIL_STR(SQ__JAIL_ZYGOTE_INIT_FD), inline_max, limits,
                   SQ__JAIL_ZYGOTE_SO, z->lean ? "lean" : "full", NULL};
@@ -207,8 +219,8 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   n = send(ctl[0], f, bpf_len + 1, MSG_NOSIGNAL);
   free(f);
   if (n != (ssize_t)bpf_len + 1) goto out;
-  n = recv_timed(ctl[0], msg, sizeof msg, READY_TIMEOUT_MS, &z->zpid);
-  if (n != 5 || memcmp(msg, "ready", 5) != 0) {
+  n = recv_timed(ctl[0], msg, sizeof msg, READY_TIMEOUT_MS, &z->zpid, &z->notify);
+  if (n != 5 || memcmp(msg, "ready", 5) != 0 || z->notify < 0) {
     SQ_ERROR("warm pool: the zygote did not start (see its stderr above)");
     goto out;
   }
@@ -265,7 +277,7 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->freed, NULL);
   for (int i = 0; i < total; i++) {
-    p->z[i] = (zygote){.slot = -1, .pidfd = -1, .ctl = -1, .result_fd = -1, .lean = i >= size};
+    p->z[i] = (zygote){.slot = -1, .pidfd = -1, .ctl = -1, .result_fd = -1, .notify = -1, .lean = i >= size};
   }
   /* The zygotes start side by side (each its own thread: its imports are
    * most of a worker's start-up), so the pool is up in about one zygote's
@@ -499,7 +511,7 @@ static int zygote_ready(sq__jail_pool *p, zygote *z, const char *task_id, sq_jai
   }
   if (z->init > 0 && z->reap_pending) { /* the last task's process must be gone first */
     char msg[256];
-    ssize_t n = recv_timed(z->ctl, msg, sizeof msg, REAP_TIMEOUT_MS, NULL);
+    ssize_t n = recv_timed(z->ctl, msg, sizeof msg, REAP_TIMEOUT_MS, NULL, NULL);
     z->reap_pending = false;
     if (n < 1 || msg[0] != 'r') {
       SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d did not report the last task's end; replacing it",
@@ -546,7 +558,7 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
   close(err_p[1]);
   out_p[1] = err_p[1] = -1;
   sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = z->ctl, .done_fd = z->pidfd,
-                      .kill_pid = 0, .kill_group = true, .end_check = warm_end,
+                      .notify_fd = z->notify, .kill_pid = 0, .end_check = warm_end,
                       .kill_fallback = warm_kill_zygote, .early_check = warm_early, .arg = &r,
                       .start_ms = 0, .take_timeout_ms = TAKE_TIMEOUT_MS, .sent_ms = sent_ms, .cont_pid = z->zpid,
                       .cg = &z->cg, .lim = lim};

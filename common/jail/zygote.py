@@ -17,12 +17,14 @@
 #   programs whose text never says "import": jail.c).
 #
 # Protocol on CTL_FD (SOCK_SEQPACKET to the supervisor):
-#   in  "f" + BPF        once: the filter each task's child installs
-#   out "ready"          modules imported, waiting for tasks
+#   in  "f" + BPF        once: the filter, which the zygote loads before its
+#                        first task; it and every task's child run under it
+#   out "ready" + listener   modules imported, the filter loaded (its
+#                        seccomp listener passed), waiting for tasks
 #   in  "t CPU_S AS_BYTES FDS\n" + program, with descriptors named by FDS in
 #                        order: o stdout, e stderr, p a memfd holding the
 #                        program (then nothing follows the header)
-#   out "n MS" + [listener] from the child for the next task, its filter loaded
+#   out "n MS"           from the child for the next task, ready for it
 #                        (MS: CLOCK_MONOTONIC in ms, when it said so):
 #                        the supervisor starts the task's wall clock on it
 #   out "e MESSAGE"      the child could not set the task up; none of the
@@ -32,11 +34,11 @@
 # On INIT_FD (to the namespace's init, which is root): "w" asks for a fresh
 # scratch tmpfs on SCRATCH; the answer is "k" (done) or "e" (failed).
 #
-# The child for the next task is forked ahead, once the last task's process
-# group is gone, every child reaped and SCRATCH mounted afresh: it starts its
-# own session, compiles a line (so the compiler's copy-on-write faults happen
-# now), installs the filter, sends its listener and waits for the task, so a
-# task's critical path holds no fork, no filter load and few page faults.
+# The child for the next task is forked ahead, once every process the last
+# task left is gone (the zygote kills all of its namespace but the init),
+# every child reaped and SCRATCH mounted afresh: it compiles a line (so the
+# compiler's copy-on-write faults happen now), says so and waits for the
+# task, so a task's critical path holds no fork and few page faults.
 # Then it writes main.py, sets its rlimits and runs the program as
 # `python3 -I -S /scratch/main.py` would (a fresh __main__, the same
 # traceback and exit status 1 for an uncaught exception). A task's exit
@@ -65,6 +67,11 @@ class Spec:  # what the import machinery passes to an extension's loader
 
 
 loop = _imp.create_dynamic(Spec)  # the GIL stays held: the loop forks the interpreter
+# The supervisor starts us with LD_BIND_NOW=1: every symbol the interpreter
+# and the loop use is bound here, once, not by the dynamic linker in each
+# task's child (a dozen copy-on-write faults per task, docs/benchmarks.md).
+# A task does not see it.
+os.environ.pop('LD_BIND_NOW', None)
 compile('pass', '<sandq>', 'exec')  # the AST types, once, not in every task
 
 

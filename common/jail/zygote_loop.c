@@ -58,7 +58,6 @@ static struct {
   int ctl, init, took_w;
   char scratch[240], main_py[256]; /* copies: the caller's strings go when it returns */
   size_t inline_max;
-  struct sock_fprog prog;
   struct {
     int res;
     rlim_t soft, hard;
@@ -79,6 +78,26 @@ static void die(const char *what) {
 static void ctl_send(const char *msg, size_t len) {
   ssize_t n;
   do n = send(zl.ctl, msg, len, MSG_NOSIGNAL);
+  while (n < 0 && errno == EINTR);
+  if (n != (ssize_t)len) die("send to the supervisor");
+}
+
+/* msg with one descriptor (SCM_RIGHTS). */
+static void send_with_fd(const char *msg, size_t len, int fd) {
+  union {
+    char b[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+  } u;
+  memset(&u, 0, sizeof u);
+  struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+  struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+  cm->cmsg_level = SOL_SOCKET;
+  cm->cmsg_type = SCM_RIGHTS;
+  cm->cmsg_len = CMSG_LEN(sizeof(int));
+  memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+  ssize_t n;
+  do n = sendmsg(zl.ctl, &m, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n != (ssize_t)len) die("send to the supervisor");
 }
@@ -107,14 +126,17 @@ static void reap(void) {
   }
 }
 
-/* The last task's process group gone: every member killed and reaped (a
- * zombie of the group would keep killpg succeeding). */
-static void gone(pid_t pgid) {
+/* Everything the last task left gone: every process of the namespace but
+ * its init (root, and spared by kill -1 anyway) and us, killed and reaped
+ * (the init reaps what was reparented to it; until then a zombie keeps
+ * kill -1 succeeding). No process group is needed: a task cannot leave the
+ * namespace, and the filter denies setsid and setpgid all the same. */
+static void gone(void) {
   struct timespec half_ms = {0, 500000};
   for (int i = 0; i < 2000; i++) {
     reap();
-    if (killpg(pgid, SIGKILL) != 0) {
-      if (errno != ESRCH) die("killpg");
+    if (kill(-1, SIGKILL) != 0) {
+      if (errno != ESRCH) die("kill -1");
       break;
     }
     nanosleep(&half_ms, NULL);
@@ -137,28 +159,26 @@ static void fresh_scratch(void) {
   }
 }
 
-/* Receives the filter ("f" + BPF), which every task's child installs. */
-static int recv_filter(void) {
+/* Receives the filter ("f" + BPF) and loads it with a listener, which it
+ * returns (-1 on failure). */
+static int load_filter(void) {
   size_t cap = 1 + ZL_MAX_FILTER * sizeof(struct sock_filter);
   char *buf = malloc(cap);
   if (!buf) return -1;
   ssize_t n;
   do n = recv(zl.ctl, buf, cap, 0);
   while (n < 0 && errno == EINTR);
+  int listener = -1;
   if (n < 1 + (ssize_t)sizeof(struct sock_filter) || buf[0] != 'f' || (n - 1) % sizeof(struct sock_filter)) {
-    free(buf);
     errno = EPROTO;
-    return -1;
+  } else {
+    memmove(buf, buf + 1, (size_t)(n - 1)); /* aligned, as malloc gave it */
+    struct sock_fprog prog = {.len = (unsigned short)((size_t)(n - 1) / sizeof(struct sock_filter)),
+                              .filter = (struct sock_filter *)(void *)buf};
+    listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
   }
-  zl.prog.len = (unsigned short)((size_t)(n - 1) / sizeof(struct sock_filter));
-  zl.prog.filter = malloc((size_t)(n - 1));
-  if (!zl.prog.filter) {
-    free(buf);
-    return -1;
-  }
-  memcpy(zl.prog.filter, buf + 1, (size_t)(n - 1));
   free(buf);
-  return 0;
+  return listener;
 }
 
 /* serve(ctl, init, scratch, inline_max, limits): the zygote. Answers
@@ -182,9 +202,17 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
     errno = EINVAL;
     die("rlimits argument");
   }
-  if (recv_filter() != 0) die("receiving the filter");
   if (chdir("/") != 0) die("chdir /"); /* never in a scratch that is about to be replaced */
-  ctl_send("ready", 5);
+  /* The filter, once: this loop and every task's child run under it from
+   * here on (the loop's calls are all on its allowlist). One load per
+   * zygote instead of one per task: at each load the kernel converts and
+   * compiles the filter and runs it for every call number (its action
+   * cache), about 0.05 ms (docs/benchmarks.md). Its listener goes to the
+   * supervisor with "ready". */
+  int listener = load_filter();
+  if (listener < 0) die("loading the seccomp filter with a listener");
+  send_with_fd("ready", 5, listener);
+  close(listener);
   for (;;) {
     fresh_scratch();
     int took[2];
@@ -220,7 +248,7 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
                       (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
                       (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss);
     ctl_send(r, (size_t)rl);
-    gone(pid);
+    gone();
   }
 }
 
@@ -260,50 +288,38 @@ static char *read_memfd(int fd, size_t *len) {
   return NULL;
 }
 
-/* take(): the child. Its own session, the filter (its listener to the
- * supervisor, which starts the task's clock on it), then the task: "t CPU_S
+/* take(): the child, under the zygote's filter. Says it is there (the
+ * supervisor starts the task's clock on it), then takes the task: "t CPU_S
  * AS_BYTES FDS\n" + program, with the descriptors FDS names. Sets the task
  * up (stdout, stderr, main.py, the scratch as cwd, every rlimit) and
  * returns the program (bytes). Failures never return. */
 static PyObject *zl_take(PyObject *self, PyObject *unused) {
-  if (setsid() < 0) refuse("setsid");
   close(zl.init);
-  int listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &zl.prog);
-  if (listener < 0) refuse("seccomp in the warm child failed");
-  union {
-    char b[CMSG_SPACE(ZL_MAX_FDS * sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
   /* "n MONOTONIC_MS": the supervisor starts the task's clock at the later
    * of this and its sending of the task, not when it reads this. */
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   char said[32];
   int said_len = snprintf(said, sizeof said, "n %lld", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-  struct iovec iov = {.iov_base = said, .iov_len = (size_t)said_len};
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = CMSG_SPACE(sizeof(int))};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &listener, sizeof(int));
   ssize_t n;
-  do n = sendmsg(zl.ctl, &m, MSG_NOSIGNAL);
+  do n = send(zl.ctl, said, (size_t)said_len, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n != said_len) _exit(1);
-  close(listener);
 
   size_t cap = zl.inline_max + 256;
   char *msg = malloc(cap + 1);
   if (!msg) refuse("memory for the task");
-  iov = (struct iovec){.iov_base = msg, .iov_len = cap};
+  struct iovec iov = {.iov_base = msg, .iov_len = cap};
+  union {
+    char b[CMSG_SPACE(ZL_MAX_FDS * sizeof(int))];
+    struct cmsghdr align;
+  } u;
   memset(&u, 0, sizeof u);
-  m = (struct msghdr){.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
+  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
   do n = recvmsg(zl.ctl, &m, MSG_CMSG_CLOEXEC);
   while (n < 0 && errno == EINTR);
   int fds[ZL_MAX_FDS], nfds = 0;
-  for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
     if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
       int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
       for (int i = 0; i < k && nfds < ZL_MAX_FDS; i++) memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
