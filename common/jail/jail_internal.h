@@ -244,6 +244,7 @@ typedef struct {
                           ("n MONOTONIC_MS", the warm child's) starts the clock at the later of
                           the two: the child takes the task then, however late we read it */
   bool never_started;  /* set: no 'n' within take_timeout_ms (nothing was killed) */
+  bool pid_learned;    /* set: kill_pid came with an 'n' (killed by a pidfd, never by number) */
   pid_t cont_pid;      /* > 0: SIGCONT after every kill (a warm zygote a task may have stopped) */
   const sq__jail_cgroup *cg; /* or NULL: the tree's CPU time and its cpu_ms limit */
   const sq_jail_limits *lim;

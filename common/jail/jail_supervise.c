@@ -57,8 +57,12 @@ static int stream_read(stream *s) {
   return 1;
 }
 
-static void kill_run(sq__jail_watch *w) {
-  if (w->kill_pid > 0) {
+/* A pid learned from an 'n' is killed by its pidfd only: by the time the
+ * message is read the process may be reaped, and its number another's. */
+static void kill_run(sq__jail_watch *w, int kill_pidfd) {
+  if (w->pid_learned) {
+    if (kill_pidfd >= 0) syscall(SYS_pidfd_send_signal, kill_pidfd, SIGKILL, NULL, 0);
+  } else if (w->kill_pid > 0) {
     if (w->kill_group) kill(-w->kill_pid, SIGKILL);
     kill(w->kill_pid, SIGKILL);
   } else if (w->kill_fallback) {
@@ -101,9 +105,10 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *sta
       int64_t now = sq_now_mono_ms(), said = n > 2 && buf[1] == ' ' ? strtoll(buf + 2, NULL, 10) : 0;
       w->start_ms = said > 0 && said <= now ? (said > w->sent_ms ? said : w->sent_ms) : now;
     }
-    if (w->kill_pid == 0 && sender > 0) {
+    if (w->kill_pid == 0 && sender > 0) { /* no pidfd: it is reaped already, nothing to kill */
       w->kill_pid = sender;
-      if (w->early_check && *kill_pidfd < 0) *kill_pidfd = (int)syscall(SYS_pidfd_open, sender, 0);
+      w->pid_learned = true;
+      *kill_pidfd = (int)syscall(SYS_pidfd_open, sender, 0);
     }
     return 0;
   }
@@ -154,14 +159,14 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
     if (!ended && started && killed_for == SQ_JAIL_EXITED_OK && now >= deadline_ms) {
       killed_for = SQ_JAIL_TIMEOUT;
       killed_at_ms = now;
-      kill_run(w);
+      kill_run(w, kill_pidfd);
     }
     if (!ended && cpu0_us >= 0 && killed_for == SQ_JAIL_EXITED_OK && now >= next_cpu_ms) {
       next_cpu_ms = now + CPU_CHECK_MS;
       if ((tree_ms = tree_cpu_ms(w, cpu0_us)) >= lim->cpu_ms) {
         killed_for = SQ_JAIL_CPU_LIMIT; /* the whole tree's, however many processes share it */
         killed_at_ms = now;
-        kill_run(w);
+        kill_run(w, kill_pidfd);
       }
     }
     int64_t wait_ms = ended ? drain_until_ms - now : killed_for != SQ_JAIL_EXITED_OK ? TICK_MS : deadline_ms - now;
@@ -193,7 +198,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
     int pr = poll(pfd, (nfds_t)n, (int)wait_ms);
     if (pr < 0 && errno != EINTR) {
       SQ_PERROR("poll");
-      kill_run(w);
+      kill_run(w, kill_pidfd);
     }
     bool check = !ended && w->done_fd < 0;
     for (int k = 0; pr > 0 && k < n; k++) {
@@ -208,7 +213,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
             killed_for == SQ_JAIL_EXITED_OK) {
           killed_for = SQ_JAIL_POLICY;
           killed_at_ms = sq_now_mono_ms();
-          kill_run(w);
+          kill_run(w, kill_pidfd);
         }
         if (pfd[k].revents & (POLLHUP | POLLERR)) { /* every process holding the filter is gone */
           if (notify_fd != w->notify_fd) close(notify_fd);
@@ -221,12 +226,13 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
         if ((oom || (!was_truncated && st->truncated)) && killed_for == SQ_JAIL_EXITED_OK && !ended) {
           killed_for = oom ? SQ_JAIL_SIGNALED : SQ_JAIL_OUTPUT_LIMIT;
           killed_at_ms = sq_now_mono_ms();
-          kill_run(w);
+          kill_run(w, kill_pidfd);
         }
       }
     }
     if (check && !ended && w->end_check(w->arg, NULL, 0, &status, &ru)) ended = true;
-    if (!ended && s[0].fd < 0 && s[1].fd < 0 && kill_pidfd >= 0 && sq_now_mono_ms() >= early_next_ms) {
+    if (!ended && w->early_check && s[0].fd < 0 && s[1].fd < 0 && kill_pidfd >= 0 &&
+        sq_now_mono_ms() >= early_next_ms) {
       /* The task closed its output: it may be exiting. Looked for again
        * after EARLY_RETRY_MS, doubling, since on a loaded machine it may close its
        * output well before it exits, and the end report may never come: a
@@ -245,7 +251,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       o->wall_ms = w->start_ms ? sq_now_mono_ms() - w->start_ms : 0;
       int64_t t = tree_cpu_ms(w, cpu0_us);
       if (t > tree_ms) tree_ms = t;
-      kill_run(w); /* what the program left behind */
+      kill_run(w, kill_pidfd); /* what the program left behind */
       drain_until_ms = sq_now_mono_ms() + DRAIN_AFTER_EXIT_MS;
     }
   }

@@ -73,6 +73,10 @@ static void test_verdicts(void) {
     expect(mode, "import ctypes\nctypes.CDLL(None).syscall(101, 0, 0, 0, 0)\n", NULL, SQ_JAIL_POLICY, "ptrace");
     expect(mode, "import ctypes\nctypes.CDLL(None).syscall(272, 0x20000)\n", NULL, SQ_JAIL_POLICY, "unshare");
     expect(mode, "import ctypes\nctypes.CDLL(None).syscall(425, 8, 0)\n", NULL, SQ_JAIL_POLICY, "io_uring_setup");
+    /* By a process the task forked: named all the same (in warm mode through
+     * the zygote's one listener), and the whole tree goes. */
+    expect(mode, "import ctypes, os\nif os.fork() == 0:\n    ctypes.CDLL(None).syscall(101, 0, 0, 0, 0)\nos.wait()\n",
+           NULL, SQ_JAIL_POLICY, "ptrace");
     /* An x32 call: foreign ABI, killed outright (no name). */
     expect(mode, "import ctypes\nctypes.CDLL(None).syscall(0x40000000 | 39)\n", NULL, SQ_JAIL_POLICY, NULL);
     /* A socket outside AF_UNIX: EPERM, the program carries on. */
@@ -152,8 +156,9 @@ static void test_no_leak(void) {
     warm_prints(dirty, "dirty\n");
     warm_prints(clean, "module 1 False False False ['main.py'] False\n");
   }
-  /* A daemon that outlives its task is killed with it: setsid is refused
-   * and the task's process group goes at the end. */
+  /* A daemon that outlives its task is killed with it: setsid is refused,
+   * and after each task the zygote kills every process left in its
+   * namespace. */
   CHECK_EQ(run_in(SQ_JAIL_MODE_WARM,
                   "import os, time\nif os.fork() == 0:\n    time.sleep(0.5)\n    open('late.txt','w').write('x')\n"
                   "    time.sleep(30)\nprint('bye')\n",
@@ -190,16 +195,17 @@ static void test_fork_state(void) {
       "so = '/.sandq-zygote.so'\n"
       "st = os.stat(so)\n"
       "try:\n    open(so, 'r+b'); w = 'writable'\nexcept OSError as e:\n    w = type(e).__name__\n"
-      "print(random.getrandbits(64), st.st_uid, oct(st.st_mode & 0o777), w)\n";
+      "print(random.getrandbits(64), st.st_uid, oct(st.st_mode & 0o777), w, 'LD_BIND_NOW' in os.environ)\n";
   char seen[3][96];
   for (int i = 0; i < 3; i++) {
     sq_jail_outcome o;
     CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, prog, NULL, &o), 0);
     CHECK_STR(sq_jail_end_name(o.end), "exited_ok");
     unsigned long long bits = 0;
-    char mode[16] = "", w[32] = "";
+    char mode[16] = "", w[32] = "", env[8] = "";
     int uid = -1;
-    CHECK_EQ(o.stdout_buf ? sscanf(o.stdout_buf, "%llu %d %15s %31s", &bits, &uid, mode, w) : 0, 4);
+    CHECK_EQ(o.stdout_buf ? sscanf(o.stdout_buf, "%llu %d %15s %31s %7s", &bits, &uid, mode, w, env) : 0, 5);
+    CHECK_STR(env, "False"); /* the zygote's LD_BIND_NOW is not the task's */
     CHECK_EQ(uid, 0);
     CHECK_STR(mode, "0o555");
     CHECK(strcmp(w, "writable") != 0);
