@@ -11,7 +11,8 @@
 #include "producer.h"
 #include "util.h"
 
-#define POLL_MS 200
+#define POLL_MS 200    /* between two looks at the counters, at most */
+#define POLL_MIN_MS 5  /* and at least: near the end (below) */
 #define PLAIN_PROGRESS_MS 2000
 #define OUTAGE_GIVE_UP_MS (5 * 60 * 1000) /* redis unreachable this long while waiting: give up */
 #define BAR_WIDTH 24
@@ -67,11 +68,23 @@ static void show(const char *batch, const sq_batch_stats *st, double rate, bool 
   fflush(stderr);
 }
 
+/* How long to sleep before the next look: POLL_MS, or, once the batch's
+ * rate says it ends sooner, half the time it should take, so the end is
+ * seen within POLL_MIN_MS or so, not up to POLL_MS late (a few more
+ * looks in a batch's last moments, none while it is far from done). */
+static int64_t next_poll_ms(int64_t remaining, double rate) {
+  if (remaining <= 0 || rate <= 0) return POLL_MS;
+  double half_eta_ms = (double)remaining / rate * 1000.0 / 2;
+  if (half_eta_ms >= POLL_MS) return POLL_MS;
+  return half_eta_ms < POLL_MIN_MS ? POLL_MIN_MS : (int64_t)half_eta_ms;
+}
+
 int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
   bool tty = isatty(STDERR_FILENO);
   int64_t t0 = sq_now_mono_ms(), last_plain = t0 - PLAIN_PROGRESS_MS, outage_since = 0;
   int64_t settled0 = -1;
   for (;;) {
+    int64_t sleep_for = POLL_MS;
     int rc = sq_queue_batch_stats(q, batch, st);
     int64_t now = sq_now_mono_ms();
     if (rc == SQ_EPARSE) { /* damaged counters do not mend themselves: say so at once */
@@ -101,6 +114,7 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
         last_plain = now;
       }
       if (finished) return SQ_EXIT_OK;
+      sleep_for = next_poll_ms(st->total - settled, rate);
     }
     if (timeout_s > 0 && now - t0 >= timeout_s * 1000) {
       if (tty) fputc('\n', stderr);
@@ -109,6 +123,6 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
               batch);
       return SQ_EXIT_TIMEOUT;
     }
-    sleep_ms(POLL_MS);
+    sleep_ms(sleep_for);
   }
 }
