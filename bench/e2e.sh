@@ -6,7 +6,8 @@
 #     sizing is derived from the host), SQ_BENCH_E2E_N trivial tasks
 #     (`x = i * 2`) pushed right after the workers start, timed from their
 #     start to the producer's --wait seeing the last result; every result ok;
-#     each worker's start-up ("ready in N ms") from its log;
+#     each worker's start-up from its log: "ready in N ms" (claiming, a warm
+#     zygote up) and "warm pool: ... up in M ms" (every zygote up);
 #  3. CPU per task: a second batch through the same, now warm, workers, the
 #     CPU of every process summed (the workers' trees: the worker itself, the
 #     jail's inits, the warm zygotes and the tasks they fork; redis-server;
@@ -56,11 +57,14 @@ t1=$(date +%s.%N)
 grep -Eq "^ *ok +$EN\$" "$SQ_TMP/e2e.out" || { tail -12 "$SQ_TMP/e2e.out" >&2; sq_fail "e2e: not every task ended ok"; }
 e2e=$(rate "$EN" "$t0" "$t1")
 grep -h 'sizing:' "$SQ_TMP/w1.log" | sed 's/.*sizing:/sizing:/' | head -1
+# ready: claiming (a warm zygote up); the whole pool up a little later.
+# The target is judged on the later of the two.
 ready=0
 for k in 1 2; do
   ms=$(sed -n 's/.*ready in \([0-9]*\) ms.*/\1/p' "$SQ_TMP/w$k.log")
-  echo "e2e-$k ready in ${ms:-?} ms"
-  [ -n "$ms" ] && [ "$ms" -gt "$ready" ] && ready=$ms
+  pool=$(sed -n 's/.*warm pool: .* up in \([0-9]*\) ms.*/\1/p' "$SQ_TMP/w$k.log")
+  echo "e2e-$k claiming in ${ms:-?} ms, its whole warm pool up in ${pool:-?} ms"
+  for v in $ms $pool; do [ "$v" -gt "$ready" ] && ready=$v; done
 done
 echo "sandq defaults: $EN tasks, $e2e tasks/s (from the workers' start)"
 
@@ -111,5 +115,5 @@ bench_target "end to end, defaults / bare python3 -I -S two at a time" "${x}x ($
 if bench_ge 1.0 "$cpu"; then met=yes; else met=no; fi
 bench_target "CPU per trivial task, every process" "$cpu ms" "≤ 1.0 ms" $met "$top (the jail in all: $jail ms)"
 if [ "$ready" -le 300 ]; then met=yes; else met=no; fi
-bench_target "worker start-up (warm pool up, claiming)" "$ready ms" "≤ 300 ms" $met \
+bench_target "worker start-up (whole warm pool up, claiming)" "$ready ms" "≤ 300 ms" $met \
   "the warm zygotes' start (Python and its imports), side by side; under load $(bench_load)"

@@ -159,7 +159,7 @@ int sq_cmd_serve(int argc, char **argv) {
           (long long)w.cfg.heartbeat_ms, sq_risk_scope_name(w.cfg.risk), (long long)w.cfg.max_repairs);
   SQ_INFO("worker %s ready in %lld ms (%s mode, %lld jail thread(s)%s; claiming)", w.cfg.worker_id,
           (long long)(sq_now_mono_ms() - start_ms), sq_jail_mode_name(w.cfg.jail_mode), (long long)w.cfg.jail_threads,
-          w.cfg.jail_mode == SQ_JAIL_MODE_WARM ? ", warm pool up" : "");
+          w.cfg.jail_mode == SQ_JAIL_MODE_WARM ? ", a warm zygote up" : "");
   exit_code = sq__worker_loop(&w);
   if (exit_code != 0) sq__wq_hand_back(&w);
   sq__tick_final(&w);

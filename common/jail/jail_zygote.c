@@ -68,11 +68,17 @@ typedef struct {
  * interpreter has half the memory to copy at each fork and to tear down at
  * each exit (docs/benchmarks.md). A run takes its own kind when one is
  * free, else the other (an import in a lean zygote works, only slower). */
+typedef struct starter starter;
+
 struct sq__jail_pool {
   sq_jail *jail;
   pthread_mutex_t lock;
   pthread_cond_t freed;
   int size, total; /* z[0, size): full; z[size, total): lean */
+  starter *starters; /* one per zygote: its first start (joined by sq__jail_pool_free) */
+  int starting, up;  /* first starts not finished yet; and succeeded */
+  int start_rc;      /* the last first start's failure */
+  int64_t start_ms;  /* when the pool started */
   zygote z[];
 };
 
@@ -241,18 +247,31 @@ out:
   return ret;
 }
 
-/* One zygote's start on a thread of its own (sq__jail_pool_new). */
-typedef struct {
+/* One zygote's first start, on a thread of its own (sq__jail_pool_new):
+ * the zygote stays busy until it is done, then is free to take runs (one
+ * that failed is started again by the run that takes it). */
+struct starter {
   sq__jail_pool *p;
   zygote *z;
   pthread_t thread;
   bool started;
-  int rc;
-} starter;
+};
+
+static void pool_start_done(sq__jail_pool *p, zygote *z, int rc) {
+  pthread_mutex_lock(&p->lock);
+  z->busy = false;
+  p->starting--;
+  if (rc == 0) p->up++;
+  else p->start_rc = rc;
+  if (p->starting == 0)
+    SQ_INFO("warm pool: %d of %d zygotes up in %lld ms", p->up, p->total, (long long)(sq_now_mono_ms() - p->start_ms));
+  pthread_cond_broadcast(&p->freed);
+  pthread_mutex_unlock(&p->lock);
+}
 
 static void *start_one(void *arg) {
   starter *s = arg;
-  s->rc = zygote_start(s->p, s->z);
+  pool_start_done(s->p, s->z, zygote_start(s->p, s->z));
   return NULL;
 }
 
@@ -274,31 +293,38 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
   p->jail = j;
   p->size = size;
   p->total = total;
+  p->start_ms = sq_now_mono_ms();
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->freed, NULL);
   for (int i = 0; i < total; i++) {
     p->z[i] = (zygote){.slot = -1, .pidfd = -1, .ctl = -1, .result_fd = -1, .notify = -1, .lean = i >= size};
   }
   /* The zygotes start side by side (each its own thread: its imports are
-   * most of a worker's start-up), so the pool is up in about one zygote's
-   * start whatever its size. */
+   * most of a worker's start-up), and the pool is ready as soon as the
+   * first one is up: runs take the others as they come up, so tasks
+   * waiting at start do not wait for the whole pool (docs/benchmarks.md).
+   * The pool fails only when no zygote could start. */
   int rc = 0;
-  starter *st = calloc((size_t)total, sizeof *st);
-  if (!st) rc = SQ_ENOMEM;
+  p->starters = calloc((size_t)total, sizeof *p->starters);
+  if (!p->starters) rc = SQ_ENOMEM;
   for (int i = 0; i < total && rc == 0; i++) {
     p->z[i].slot = sq__jail_slot_take();
     if (p->z[i].slot < 0) rc = SQ_EJAIL;
   }
   for (int i = 0; i < total && rc == 0; i++) {
-    st[i] = (starter){.p = p, .z = &p->z[i], .rc = SQ_EJAIL};
-    st[i].started = pthread_create(&st[i].thread, NULL, start_one, &st[i]) == 0;
-    if (!st[i].started) st[i].rc = zygote_start(p, &p->z[i]); /* no thread: start it here */
+    starter *s = &p->starters[i];
+    *s = (starter){.p = p, .z = &p->z[i]};
+    pthread_mutex_lock(&p->lock);
+    p->z[i].busy = true;
+    p->starting++;
+    pthread_mutex_unlock(&p->lock);
+    s->started = pthread_create(&s->thread, NULL, start_one, s) == 0;
+    if (!s->started) pool_start_done(p, s->z, zygote_start(p, s->z)); /* no thread: start it here */
   }
-  for (int i = 0; st && i < total; i++) {
-    if (st[i].started) pthread_join(st[i].thread, NULL);
-    if (rc == 0 && st[i].rc != 0) rc = st[i].rc;
-  }
-  free(st);
+  pthread_mutex_lock(&p->lock);
+  while (rc == 0 && p->up == 0 && p->starting > 0) pthread_cond_wait(&p->freed, &p->lock);
+  if (rc == 0 && p->up == 0) rc = p->start_rc ? p->start_rc : SQ_EJAIL;
+  pthread_mutex_unlock(&p->lock);
   if (rc != 0) {
     sq__jail_pool_free(p);
     return rc;
@@ -309,6 +335,9 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
 
 void sq__jail_pool_free(sq__jail_pool *p) {
   if (!p) return;
+  for (int i = 0; p->starters && i < p->total; i++)
+    if (p->starters[i].started) pthread_join(p->starters[i].thread, NULL);
+  free(p->starters);
   for (int i = 0; i < p->total; i++) {
     zygote_stop(&p->z[i]);
     sq__jail_slot_give(p->z[i].slot);
