@@ -6,9 +6,9 @@
  * child for the next task ahead; the child, under the filter, waits for its
  * task, sets every rlimit from the worker's values and the task's, and runs
  * the program; each child is a fresh copy, so nothing one task changes in
- * the interpreter reaches the next. After each task the zygote kills every
- * process left in its namespace, and its init mounts a fresh scratch
- * before the next child.
+ * the interpreter reaches the next. After each task the zygote, its
+ * subreaper, kills whatever the task left in its namespace, and its init
+ * mounts a fresh scratch before the next child.
  *
  * Only a host failure fails a run. A zygote that died, was killed or
  * stopped by a task, or stopped answering is replaced; if a zygote cannot

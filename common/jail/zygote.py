@@ -35,7 +35,7 @@
 # scratch tmpfs on SCRATCH; the answer is "k" (done) or "e" (failed).
 #
 # The child for the next task is forked ahead, once every process the last
-# task left is gone (the zygote kills all of its namespace but the init),
+# task left is gone (the zygote is its subreaper: zygote_loop.c, gone()),
 # every child reaped and SCRATCH mounted afresh: it compiles a line (so the
 # compiler's copy-on-write faults happen now), says so and waits for the
 # task, so a task's critical path holds no fork and few page faults.

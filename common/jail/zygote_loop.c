@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -121,27 +122,27 @@ static int parse_limits(const char *s) {
   return *s ? -1 : 0;
 }
 
-static void reap(void) {
-  while (waitpid(-1, NULL, WNOHANG | __WALL) > 0) {
+/* Reaps every child that has ended; returns whether any is still running. */
+static bool reap(void) {
+  pid_t p;
+  while ((p = waitpid(-1, NULL, WNOHANG | __WALL)) > 0) {
   }
+  return p == 0;
 }
 
-/* Everything the last task left gone: every process of the namespace but
- * its init (root, and spared by kill -1 anyway) and us, killed and reaped
- * (the init reaps what was reparented to it; until then a zombie keeps
- * kill -1 succeeding). No process group is needed: a task cannot leave the
- * namespace, and the filter denies setsid and setpgid all the same. */
+/* Everything the last task left gone. The zygote is its tasks' subreaper,
+ * so whatever a task leaves running is its child (an orphan's parent is
+ * the nearest subreaper above it, whatever its session): once the task is
+ * reaped, no child left means nothing left, which is the common case and
+ * costs one waitpid. Otherwise every process of the namespace but its init
+ * (root) and us is killed (kill -1: it walks every process on the host,
+ * so only then) and reaped, until no child is left. */
 static void gone(void) {
   struct timespec half_ms = {0, 500000};
-  for (int i = 0; i < 2000; i++) {
-    reap();
-    if (kill(-1, SIGKILL) != 0) {
-      if (errno != ESRCH) die("kill -1");
-      break;
-    }
+  for (int i = 0; i < 2000 && reap(); i++) {
+    if (kill(-1, SIGKILL) != 0 && errno != ESRCH) die("kill -1");
     nanosleep(&half_ms, NULL);
   }
-  reap();
 }
 
 static void fresh_scratch(void) {
@@ -203,6 +204,7 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
     die("rlimits argument");
   }
   if (chdir("/") != 0) die("chdir /"); /* never in a scratch that is about to be replaced */
+  if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("PR_SET_CHILD_SUBREAPER"); /* gone() */
   /* The filter, once: this loop and every task's child run under it from
    * here on (the loop's calls are all on its allowlist). One load per
    * zygote instead of one per task: at each load the kernel converts and
@@ -231,8 +233,10 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
     int status = 0;
     struct rusage ru;
     pid_t w;
-    do w = wait4(pid, &status, 0, &ru);
-    while (w < 0 && errno == EINTR);
+    /* Any child: what the task orphans is ours to reap as it goes (a
+     * zombie would count against the task's process limits). */
+    do w = wait4(-1, &status, __WALL, &ru);
+    while ((w < 0 && errno == EINTR) || (w > 0 && w != pid));
     if (w != pid) die("wait4");
     char t;
     ssize_t n;
