@@ -97,7 +97,7 @@ echo "$before $after $r0 $r1 $ptick" | awk -v n="$CN" -v hz="$BENCH_HZ" '{
   printf "worker process (claim, parse, pre-check, BSON, complete, jail supervision) %.3f\n", ($5 - $1) * ms
   printf "jail helpers (slot holders and namespace inits: fresh scratch mounts)      %.3f\n", ($6 - $2) * ms
   printf "warm zygotes (fork, reaping, the loop)                                     %.3f\n", ($7 - $3) * ms
-  printf "tasks (the forked children: copy-on-write faults, filter, the program, exit) %.3f\n", ($8 - $4) * ms
+  printf "tasks (the forked children: copy-on-write faults, the program, exit)         %.3f\n", ($8 - $4) * ms
   printf "redis-server                                                               %.3f\n", ($10 - $9) * ms
   printf "producer (push, --wait)                                                    %.3f\n", $11 * ms
 }' >"$SQ_TMP/stages"
