@@ -23,19 +23,45 @@
 
 command -v redis-server >/dev/null || sq_skip "redis-server is not installed (scripts/install-deps.sh)"
 
+# A free port for a cluster node: its bus port, 10,000 higher, must be free
+# and at most 65,535 too (Redis refuses a port above 55,535 in cluster
+# mode, and a fifth of the kernel's ephemeral range is above it).
+sq_free_cluster_port() {
+  /usr/bin/python3 -c '
+import socket
+for _ in range(200):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    if p > 55535:
+        s.close(); continue
+    b = socket.socket()
+    try:
+        b.bind(("127.0.0.1", p + 10000))
+    except OSError:
+        s.close(); continue
+    print(p); b.close(); s.close(); break
+'
+}
+
 sq_start_node() {
   name=$1; shift
+  case " $* " in *" --cluster-enabled yes "*) pick=sq_free_cluster_port ;; *) pick=sq_free_port ;; esac
   for attempt in 1 2 3; do
-    port=$(sq_free_port)
+    port=$($pick)
     mkdir -p "$SQ_TMP/$name"
     rm -f "$SQ_TMP/$name.nodes.conf"
     sq_bg "$name" redis-server --port "$port" --bind 127.0.0.1 --dir "$SQ_TMP/$name" --daemonize no \
       --save '' --appendonly no "$@"
-    if sq_wait_for "redis-cli -p $port ping | grep -q PONG" 10; then
+    eval "pid=\$SQ_PID_$name"
+    # Up to 10 s for its PONG; a server that exited (its port taken
+    # meanwhile, say) is started again on another port at once.
+    if sq_wait_for "redis-cli -p $port ping | grep -q PONG || ! kill -0 $pid" 10 &&
+      redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; then
       eval "SQ_PORT_$name=$port"
       return 0
     fi
-    eval "kill \$SQ_PID_$name" 2>/dev/null || true
+    kill "$pid" 2>/dev/null || true
+    echo "redis-server $name on port $port did not start (attempt $attempt):" >&2
+    tail -3 "$SQ_TMP/$name.log" >&2
   done
   cat "$SQ_TMP/$name.log" >&2
   sq_fail "redis-server $name did not start"
