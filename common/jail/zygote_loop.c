@@ -152,7 +152,8 @@ static void fresh_scratch(void) {
   while (n < 0 && errno == EINTR);
   do n = n == 1 ? recv(zl.init, k, sizeof k, 0) : -1;
   while (n < 0 && errno == EINTR);
-  if (n != 1 || k[0] != 'k') {
+  if (n != 1) _exit(0); /* the init is gone: the pool is stopping (or the worker died) */
+  if (k[0] != 'k') {
     static const char m[] = "sandq-jail: the init could not mount a fresh scratch\n";
     if (write(2, m, sizeof m - 1) < 0) { /* exiting anyway */
     }
