@@ -260,7 +260,7 @@ int sq__wq_store(worker *w, job *j) {
   sq_queue *q;
   int rc;
   /* Until stored, the claim stays ours under its lease (kept alive by the
-   * heartbeat thread; queue.lua refuses a completion it cannot write before
+   * heartbeat thread; the queue library (common/queue/lua/) refuses a completion it cannot write before
    * touching the claim), so nothing is lost while this waits. */
   while ((rc = ready(w, &q, "storing a result", j->r.id)) == 0) {
     if ((rc = settle(w, q, j)) == 0) {

@@ -1,5 +1,5 @@
 /* queue.c: the queue handle: URL parsing, connecting one server, loading
- * the Redis Functions library (common/queue/queue.lua) and calling it, and
+ * the Redis Functions library (common/queue/lua/) and calling it, and
  * the start-up check of Redis settings that could lose tasks. Which server
  * a command goes to (Sentinel, Cluster) is queue_route.c's business. */
 #include <ctype.h>

@@ -1,5 +1,5 @@
 /* queue.h: the Redis side of sandq (hiredis + a Redis Functions library,
- * common/queue/queue.lua): push tasks, claim them under a lease and a fencing
+ * common/queue/lua/): push tasks, claim them under a lease and a fencing
  * token, heartbeat, complete, retry, hand back, reap, dead letter, batches.
  *
  * Knows nothing of the jail or the LLM. Every key of queue Q starts with

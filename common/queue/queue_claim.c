@@ -1,7 +1,8 @@
 /* queue_claim.c: a task's life on the worker side: claim under a lease and
  * a fencing token, heartbeat, complete (result + acknowledgement in one
  * atomic step), retry through the delayed set, release, recover, reap.
- * The server side of each step is a function in common/queue/queue.lua.
+ * The server side of each step is a function in common/queue/lua/ (40-claims.lua
+ * and 30-push.lua).
  * A sharded queue (queue_shard.c) claims from each shard in turn; a claim
  * names its shard and every later step of it goes there. The steps that
  * drop a claim wait for the replicas when opts.wait_replicas is set. */
@@ -26,7 +27,7 @@ void sq_claim_clear(sq_claim *c) {
 static void i64_text(char *buf, size_t n, int64_t v) { snprintf(buf, n, "%lld", (long long)v); }
 
 /* Parses {token, payload, info, ...} of shard s into out[0..*n); info is
- * "" or "<retries> <first claim wall ms>" (queue.lua, claim). */
+ * "" or "<retries> <first claim wall ms>" (lua/40-claims.lua, claim). */
 static int take_claims(sq_queue *q, int s, const redisReply *r, const char *worker_id, sq_claim *out, size_t max,
                        size_t *n) {
   int64_t now_ms = sq_now_wall_ms();

@@ -82,7 +82,7 @@ sq__reply_kind sq__reply_classify(const char *err, size_t len, int *slot, sq__ad
   if (starts(err, len, "ASK ") && parse_redirect(err + 4, len - 4, slot, to) == 0) return SQ__REPLY_ASK;
   if (starts(err, len, "TRYAGAIN") || starts(err, len, "CLUSTERDOWN")) return SQ__REPLY_BUSY;
   /* A function whose slot is being migrated meets a key that is on the
-   * other node (queue.lua's prefix() touches two absent keys first so
+   * other node (lua/00-base.lua's prefix() touches two absent keys first so
    * this happens before any write). */
   if (contains(err, len, "non local key") || contains(err, len, "cluster is down")) return SQ__REPLY_BUSY;
   if (starts(err, len, "READONLY")) return SQ__REPLY_READONLY;

@@ -100,7 +100,7 @@ eq "$(cat "$SQ_TMP/idle.out")" idle-1 "batch id before the wait"
 [ $(( $(date +%s) - t0 )) -le 5 ] || sq_fail "--timeout-s 1 took too long"
 
 # store_result BATCH ID STATUS FILE: stores the BSON result in FILE the way
-# a worker's sq1_complete does (common/queue/queue.lua): the result (first
+# a worker's sq1_complete does (common/queue/lua/40-claims.lua): the result (first
 # one per id wins) and the batch's done and status:STATUS counters in one
 # atomic step, so `push --wait` never sees done = total before the status
 # count (three separate commands let it print a summary missing a row).

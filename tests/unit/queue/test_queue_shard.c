@@ -371,7 +371,7 @@ static void test_complete_many_log(void) {
 }
 
 /* The Functions sharding and failover added check their keys before any
- * write, as every other one does (queue.lua, "checks"). */
+ * write, as every other one does (common/queue/lua/10-checks.lua). */
 static void test_corrupt_keys(void) {
   sq_queue *q = open_queue("pc");
   redisContext *c = raw();

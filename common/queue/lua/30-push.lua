@@ -1,0 +1,132 @@
+-- 30-push.lua: putting tasks on the queue: push, push_once, seq_floor,
+-- enqueue (the sandq_v1 library, part 4 of 7).
+
+-- push: ARGV batch, max_len (0: no cap), retention_s, then triples
+-- (priority letter, idempotency key or "", payload). All or nothing under
+-- the cap. Returns {pushed, duplicates} or the error "QUEUEFULL <len> <max>".
+local function push(keys, args)
+  local P = prefix(keys[1])
+  local batch, max_len, ret = args[1], tonumber(args[2]), tonumber(args[3])
+  local n = (#args - 3) / 3
+  want_lists(P)
+  want_batch(P, batch)
+  want_type(P .. 'batches', 'zset')
+  want_stats(P, 'deduplicated')
+  if max_len > 0 then
+    local len = redis.call('LLEN', P .. 'tasks') + redis.call('LLEN', P .. 'tasks:high') +
+                redis.call('LLEN', P .. 'tasks:low')
+    if len + n > max_len then return redis.error_reply('QUEUEFULL ' .. len .. ' ' .. max_len) end
+  end
+  local pushed, dups = 0, 0
+  for i = 0, n - 1 do
+    local prio, idem, payload = args[4 + 3 * i], args[5 + 3 * i], args[6 + 3 * i]
+    if idem == '' or redis.call('SET', P .. 'idem:' .. idem, batch, 'NX', 'EX', ret) then
+      redis.call('LPUSH', list_key(P, prio), payload)
+      pushed = pushed + 1
+    else
+      dups = dups + 1
+    end
+  end
+  if pushed > 0 then
+    local bk = P .. 'batch:' .. batch
+    redis.call('HINCRBY', bk, 'total', pushed)
+    redis.call('HDEL', bk, 'finished_at_ms')
+    redis.call('EXPIRE', bk, ret)
+    redis.call('ZADD', P .. 'batches', now_ms(), batch)
+    check_finished(P, batch, ret) -- results that came before their total (a raw LPUSH) count
+  end
+  if dups > 0 then stat(P, 'deduplicated', dups) end
+  return {pushed, dups}
+end
+
+-- push_once: ARGV chunk id, then push's arguments. A push whose reply was
+-- lost, or whose write was not acknowledged by the replicas (WAIT), is
+-- sent again under the same chunk id: if it landed, it is not pushed twice
+-- (the mark lives as long as the batch). Returns push's reply.
+local function push_once(keys, args)
+  local P = prefix(keys[1])
+  local mark = P .. 'pushed:' .. args[1]
+  want_type(mark, 'string')
+  local seen = redis.call('GET', mark)
+  if seen then
+    local p, d = string.match(seen, '^(%d+) (%d+)$')
+    if not p then corrupt(mark, 'value ' .. shown(seen) .. ' is not "<pushed> <duplicates>"') end
+    return {tonumber(p), tonumber(d)}
+  end
+  -- push checks its keys and raises before writing (CORRUPT, QUEUEFULL):
+  -- then no mark is set either, and a second send tries again.
+  local rest = {}
+  for i = 2, #args do rest[i - 1] = args[i] end
+  local res = push(keys, rest)
+  if type(res) == 'table' and res.err then return res end
+  redis.call('SET', mark, res[1] .. ' ' .. res[2], 'EX', tonumber(rest[3]))
+  return res
+end
+
+-- seq_floor: ARGV token. Raises the token counter to at least token: a
+-- client that reconnected (maybe to a promoted replica that never saw its
+-- last claims) makes sure those tokens are never handed out again, so a
+-- claim lost in the failover stays fenced. Returns the counter.
+local function seq_floor(keys, args)
+  local P = prefix(keys[1])
+  local want = tonumber(args[1])
+  want_int(P .. 'seq')
+  local cur = tonumber(redis.call('GET', P .. 'seq')) or 0
+  if cur < want then
+    redis.call('SET', P .. 'seq', want)
+    cur = want
+  end
+  return cur
+end
+
+-- enqueue: the enqueue for any language (docs/formats.md, "Enqueueing"):
+-- ARGV batch, retention_s, max_len (0: no cap), then one task JSON per
+-- argument. Each task must be a JSON object with a string id and the same
+-- batch (absent means "default"); its priority ("high", "normal", "low")
+-- and idempotency_key are read from it. Anything else refuses the whole
+-- call, nothing pushed: "BADTASK <n>: <why>" (n counts from 1). Then it is
+-- push: the tasks are counted into the batch in the same step, so the
+-- batch's total is there before a worker can claim one. Pushing into an
+-- existing batch grows it. Returns {pushed, duplicates}.
+-- Its BADTASK refusals write nothing; push starts with prefix(), so the
+-- cluster's slot-migration guard runs before its first write too. On a
+-- sharded queue (config shards: N) KEYS[1] names one shard,
+-- sq:{Q#k}:tasks with k in 0..N-1 (docs/formats.md, "Enqueueing").
+local function enqueue(keys, args)
+  local batch, ret, max_len = args[1], tonumber(args[2]), tonumber(args[3])
+  if not batch or not string.match(batch, '^[A-Za-z0-9._:-]+$') or #batch > 128 then
+    return redis.error_reply('BADTASK 0: batch must be 1-128 characters of A-Z a-z 0-9 . _ : -')
+  end
+  if not ret or ret < 1 or ret ~= math.floor(ret) then
+    return redis.error_reply('BADTASK 0: retention_s must be a whole number of seconds >= 1')
+  end
+  if not max_len or max_len < 0 or max_len ~= math.floor(max_len) then
+    return redis.error_reply('BADTASK 0: max_len must be a whole number >= 0 (0: no cap)')
+  end
+  if #args < 4 then return redis.error_reply('BADTASK 0: no task given') end
+  local prios = {high = 'h', normal = 'n', low = 'l'}
+  local pargs = {batch, max_len, ret}
+  for i = 4, #args do
+    local n = i - 3
+    local ok, t = pcall(cjson.decode, args[i])
+    if not ok or type(t) ~= 'table' then return redis.error_reply('BADTASK ' .. n .. ': not a JSON object') end
+    if type(t.id) ~= 'string' or t.id == '' then
+      return redis.error_reply('BADTASK ' .. n .. ': id must be a non-empty string')
+    end
+    local tb = t.batch == nil and 'default' or t.batch
+    if tb ~= batch then
+      return redis.error_reply('BADTASK ' .. n .. ': its batch is ' .. (type(tb) == 'string' and "'" .. tb .. "'" or
+                               'not a string') .. ', not ' .. batch .. ' (set "batch" in the task)')
+    end
+    local prio = t.priority == nil and 'n' or prios[t.priority]
+    if not prio then return redis.error_reply('BADTASK ' .. n .. ': priority must be high, normal or low') end
+    local idem = t.idempotency_key == nil and '' or t.idempotency_key
+    if type(idem) ~= 'string' then
+      return redis.error_reply('BADTASK ' .. n .. ': idempotency_key must be a string')
+    end
+    pargs[#pargs + 1] = prio
+    pargs[#pargs + 1] = idem
+    pargs[#pargs + 1] = args[i]
+  end
+  return push(keys, pargs)
+end
