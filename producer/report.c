@@ -177,18 +177,6 @@ static int out_target(const char *path, mode_t *mode) {
   return SQ_EINVAL;
 }
 
-/* write(2) until len bytes are written. 0 or -1. */
-static int write_all(int fd, const char *p, size_t len) {
-  while (len) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    len -= (size_t)w;
-  }
-  return 0;
-}
-
 int sq__out_write(const char *path, const void *data, size_t len) {
   if (!path || strcmp(path, "-") == 0) {
     if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
@@ -215,7 +203,7 @@ int sq__out_write(const char *path, const void *data, size_t len) {
     umask(um);
     mode = 0666 & ~um;
   }
-  if (fchmod(fd, mode) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) rc = SQ_EIO;
+  if (fchmod(fd, mode) != 0 || sq_write_all(fd, data, len) != 0 || fsync(fd) != 0) rc = SQ_EIO;
   if (close(fd) != 0) rc = SQ_EIO;
   if (rc) {
     fprintf(stderr, "sandq-producer: writing %s: %s\n", tmp.data, strerror(errno));

@@ -23,6 +23,10 @@ char *sq_strdup(const char *s);
 /* Parses a whole decimal integer in [min,max]; returns 0 or SQ_EINVAL. */
 int sq_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out);
 
+/* write(2) until all n bytes are written (EINTR retried). 0, or -1 with
+ * errno set. Async-signal-safe (core/write_all.c). */
+int sq_write_all(int fd, const void *data, size_t n);
+
 /* Removes a directory tree (no symlink following). Returns 0 or SQ_EIO. */
 int sq_rmtree(const char *path);
 

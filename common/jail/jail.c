@@ -300,7 +300,7 @@ static int make_host_scratch(const sq_jail *j, const char *program, size_t len, 
   char path[PATH_MAX + 16];
   snprintf(path, sizeof path, "%s/main.py", dir);
   int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0 || sq__jail_write_all(fd, program, len) != 0 || (uid >= 0 && fchown(fd, (uid_t)uid, (gid_t)uid) != 0) ||
+  if (fd < 0 || sq_write_all(fd, program, len) != 0 || (uid >= 0 && fchown(fd, (uid_t)uid, (gid_t)uid) != 0) ||
       close(fd) != 0) {
     set_error(o, "writing %s: %s", path, strerror(errno));
     if (fd >= 0) close(fd);

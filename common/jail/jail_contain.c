@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "jail_internal.h"
+#include "util.h"
 
 /* Fixed descriptor numbers once set_up_descriptors ran. A warm zygote's
  * channel to its init takes FD_SYNC's number once that is closed. */
@@ -176,7 +177,7 @@ static int set_hostname(void) { return sethostname(SQ__JAIL_HOSTNAME, sizeof SQ_
 int sq__jail_program_memfd(const char *program, size_t len) {
   int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
   if (fd < 0) return -1;
-  if (sq__jail_write_all(fd, program, len) != 0) {
+  if (sq_write_all(fd, program, len) != 0) {
     close(fd);
     return -1;
   }
@@ -192,7 +193,7 @@ static int copy_program(int fd) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return -1;
     if (n == 0) break;
-    if (sq__jail_write_all(fd, buf, (size_t)n) != 0) return -1;
+    if (sq_write_all(fd, buf, (size_t)n) != 0) return -1;
     off += n;
   }
   return close(FD_PROGRAM);
@@ -205,7 +206,7 @@ static int write_program(const sq__jail_child *c) {
   if (c->warm) return 0; /* the zygote's child writes each task's program */
   int fd = open(SQ__JAIL_SCRATCH "/main.py", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return -1;
-  int rc = c->program_fd >= 0 ? copy_program(fd) : sq__jail_write_all(fd, c->program, c->program_len);
+  int rc = c->program_fd >= 0 ? copy_program(fd) : sq_write_all(fd, c->program, c->program_len);
   close(fd);
   return rc;
 }
@@ -401,7 +402,7 @@ static _Noreturn void init_finish(sq__jail_init_report *rep_in) {
     if (p < 0 && errno != EINTR) break;
   }
   getrusage(RUSAGE_CHILDREN, &rep.ru);
-  if (sq__jail_write_all(FD_RESULT, (const char *)&rep, sizeof rep) != 0) { /* nobody listens */
+  if (sq_write_all(FD_RESULT, (const char *)&rep, sizeof rep) != 0) { /* nobody listens */
   }
   _exit(0);
 }
@@ -520,7 +521,7 @@ static _Noreturn void warm_init(const sq__jail_child *c) {
         continue;
       }
       char answer = fresh_scratch(c) == 0 ? 'k' : 'e';
-      if (sq__jail_write_all(sp[0], &answer, 1) != 0) p[1].fd = -1;
+      if (sq_write_all(sp[0], &answer, 1) != 0) p[1].fd = -1;
     }
   }
   init_finish(&rep);
@@ -575,7 +576,7 @@ static int receive_run(int sock, sq__jail_child *c) {
   c->result_fd = fds[3];
   c->notify_sock = fds[4];
   c->program_fd = fds[5];
-  if (sq__jail_write_all(sock, "a", 1) != 0) return -1; /* the holder may go on */
+  if (sq_write_all(sock, "a", 1) != 0) return -1; /* the holder may go on */
   return close(sock);
 }
 

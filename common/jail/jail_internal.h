@@ -130,8 +130,6 @@ ssize_t sq__jail_recv_run(int sock, char *buf, size_t cap, int *fds);
 void sq__jail_die_to(int status_fd, int stderr_fd);
 _Noreturn void sq__jail_die(const char *step, int err, const char *hint);
 
-/* write(2) until n bytes are written; async-signal-safe. 0 or -1. */
-int sq__jail_write_all(int fd, const char *p, size_t n);
 /* A close-on-exec memfd holding program (len bytes), for a run whose
  * program cannot travel otherwise (a holder's root cannot see host files; a
  * warm task message has a size cap). Returns the descriptor or -1. */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "jail_internal.h"
+#include "util.h"
 
 #define RO_FLAGS (MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
@@ -126,7 +127,7 @@ static int write_zygote(const char *root) {
   join(dst, sizeof dst, root, SQ__JAIL_ZYGOTE_SO);
   int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0555);
   if (fd < 0) return -1;
-  int rc = sq__jail_write_all(fd, sq__jail_zygote_so, sq__jail_zygote_so_size);
+  int rc = sq_write_all(fd, sq__jail_zygote_so, sq__jail_zygote_so_size);
   return close(fd) != 0 ? -1 : rc;
 }
 

@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "jail_internal.h" /* sq__jail_write_all (jail_write.c, built into both) */
+#include "util.h" /* sq_write_all (core/write_all.c, compiled into this module too) */
 
 #ifndef __WALL
 #define __WALL 0x40000000
@@ -348,7 +348,7 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   }
   for (int i = 0; i < nfds; i++) close(fds[i]);
   int out = open(zl.main_py, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (out < 0 || sq__jail_write_all(out, prog, plen) != 0 || close(out) != 0) refuse("writing main.py");
+  if (out < 0 || sq_write_all(out, prog, plen) != 0 || close(out) != 0) refuse("writing main.py");
   /* The program as Python will run it, before the task's limits apply. */
   PyObject *program = PyBytes_FromStringAndSize(prog, (Py_ssize_t)plen);
   if (!program) {

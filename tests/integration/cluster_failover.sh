@@ -17,7 +17,6 @@ set -eu
 . "$SQ_SRC/tests/lib/ha_env.sh"
 sq_env_init
 command -v redis-cli >/dev/null || sq_skip "redis-cli is not installed (redis-tools)"
-P="$SQ_BIN/sandq-producer"
 N=${SQ_CLUSTER_FO_TASKS:-600}
 SQ_CLUSTER_REPLICAS=1 SQ_CLUSTER_NODE_TIMEOUT_MS=2000 # kept for the restart below
 sq_start_cluster 6
@@ -56,15 +55,9 @@ for w in w1 w2; do
   "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/slow.json" --queue "$Q" --worker-id "$w" >"$SQ_TMP/worker-$w.log" 2>&1 &
   SQ_PIDS="$SQ_PIDS $!"
 done
-"$P" push --queue "$Q" --batch fo --wait --timeout-s 240 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>"$SQ_TMP/push.err" &
-push_pid=$!
-SQ_PIDS="$SQ_PIDS $push_pid"
-sq_wait_for "test \"\$(redis-cli -p $mport HLEN 'sq:{$Q}:results:fo')\" -ge $((N / 6))" 120 ||
-  { cat "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "the batch did not get going"; }
-# The replica stalls and loses its link (what a slow network does), so what
-# the master writes from now on never reaches it; then the master dies.
-kill -STOP "$rpid"
-redis-cli -p "$mport" CLIENT KILL TYPE replica >/dev/null
+sq_push_midway "$mport" "$Q" fo "$SQ_TMP/tasks.jsonl" $((N / 6)) --timeout-s 240
+# The replica is cut off; then the master dies.
+sq_cut_replica "$mport" "$rpid"
 sleep 0.7
 at_kill=$(redis-cli -p "$mport" HLEN "sq:{$Q}:results:fo")
 kill -9 "$mpid"
@@ -79,9 +72,7 @@ sq_restart_cluster_node "$mk"
 sq_wait_for "redis-cli -p $mport ROLE | head -1 | grep -q slave" 60 || sq_fail "the old master did not rejoin as a replica"
 echo "cluster failover: the old master $mport rejoined as a replica"
 
-set +e; wait $push_pid; rc=$?; set -e
-[ $rc -eq 0 ] || { tail -n 20 "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "push --wait exited $rc across the failover"; }
-grep -q "ok *$N" "$SQ_TMP/push.out" || sq_fail "push --wait summary: $(cat "$SQ_TMP/push.out")"
+sq_push_ended "$N"
 [ "$at_kill" -lt "$N" ] || sq_fail "the failover came after the batch had finished"
 sq_batch_once "$rport" "$Q" fo "$N"
 echo "cluster failover: all $N tasks have exactly one result on the promoted replica; push --wait ended normally"

@@ -17,7 +17,6 @@ set -eu
 . "$SQ_SRC/tests/lib/ha_env.sh"
 sq_env_init
 command -v redis-cli >/dev/null || sq_skip "redis-cli is not installed (redis-tools)"
-P="$SQ_BIN/sandq-producer"
 N=${SQ_SENTINEL_TASKS:-3000}
 
 # The master keeps an AOF, as docs/deploy.md asks; it restarts from it.
@@ -39,16 +38,9 @@ for w in w1 w2; do
   "$SQ_BIN/sandq-worker" serve --worker-id "$w" >"$SQ_TMP/worker-$w.log" 2>&1 &
   SQ_PIDS="$SQ_PIDS $!"
 done
-"$P" push --batch fo --wait --timeout-s 150 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>"$SQ_TMP/push.err" &
-push_pid=$!
-SQ_PIDS="$SQ_PIDS $push_pid"
-
-sq_wait_for "test \"\$(redis-cli -p $mport HLEN 'sq:{default}:results:fo')\" -ge $((N / 5))" 120 ||
-  { cat "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "the batch did not get going"; }
-# The replica stalls and loses its link (what a slow network does), so what
-# the master writes from now on never reaches it; then the master dies.
-kill -STOP "$SQ_PID_replica"
-redis-cli -p "$mport" CLIENT KILL TYPE replica >/dev/null
+sq_push_midway "$mport" default fo "$SQ_TMP/tasks.jsonl" $((N / 5)) --timeout-s 150
+# The replica is cut off; then the master dies.
+sq_cut_replica "$mport" "$SQ_PID_replica"
 before=$(redis-cli -p "$mport" HLEN 'sq:{default}:results:fo')
 sleep 0.7
 after=$(redis-cli -p "$mport" HLEN 'sq:{default}:results:fo')
@@ -69,9 +61,7 @@ echo "sentinel: replica $rport promoted"
 sq_bg master2 redis-server --port "$mport" --bind 127.0.0.1 --dir "$SQ_TMP/master" --daemonize no --save '' \
   --appendonly yes --appendfsync everysec
 
-set +e; wait $push_pid; rc=$?; set -e
-[ $rc -eq 0 ] || { tail -20 "$SQ_TMP/push.err" >&2; sq_fail "push --wait exited $rc across the failover"; }
-grep -q "ok *$N" "$SQ_TMP/push.out" || sq_fail "push --wait summary: $(cat "$SQ_TMP/push.out")"
+sq_push_ended "$N"
 [ "$at_kill" -lt "$N" ] || sq_fail "the failover came after the batch had finished"
 # Exactly one result per task: as many results as tasks, the done counter
 # agrees, and nothing is left waiting or claimed.

@@ -17,6 +17,16 @@
 #   sq_restart_cluster_node K      starts cnodeK again, as its service would
 #                                  (same port, same nodes.conf); sets
 #                                  SQ_PID_cnodeK
+#   sq_push_midway PORT QUEUE BATCH FILE AT [ARGS...]  `push --wait` of FILE in
+#                                  the background (SQ_PUSH_PID; push.out,
+#                                  push.err), back once the master on PORT
+#                                  holds AT results of the batch
+#   sq_cut_replica PORT PID        the replica PID stalls (SIGSTOP) and the
+#                                  master on PORT drops its link, as a slow
+#                                  network would: nothing written from now
+#                                  on reaches it
+#   sq_push_ended N                fails unless that push --wait exited 0
+#                                  with N tasks ok
 #   sq_batch_once PORT QUEUE BATCH N  fails unless batch BATCH of QUEUE, on
 #                                  the master on PORT, has exactly one result
 #                                  per task and nothing left queued or leased
@@ -127,6 +137,26 @@ sq_restart_cluster_node() {
   # shellcheck disable=SC2046
   sq_bg "cnode$1" redis-server --port "$port" --bind 127.0.0.1 --dir "$SQ_TMP/cnode$1" --daemonize no --save '' \
     --appendonly no $(sq__cluster_node_args "$1")
+}
+
+sq_push_midway() {
+  mp=$1 pq=$2 pb=$3 pf=$4 at=$5; shift 5
+  "$SQ_BIN/sandq-producer" push --queue "$pq" --batch "$pb" --wait "$@" "$pf" >"$SQ_TMP/push.out" 2>"$SQ_TMP/push.err" &
+  SQ_PUSH_PID=$!
+  SQ_PIDS="$SQ_PIDS $SQ_PUSH_PID"
+  sq_wait_for "test \"\$(redis-cli -p $mp HLEN 'sq:{$pq}:results:$pb')\" -ge $at" 120 ||
+    { cat "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "the batch did not get going"; }
+}
+
+sq_cut_replica() {
+  kill -STOP "$2"
+  redis-cli -p "$1" CLIENT KILL TYPE replica >/dev/null
+}
+
+sq_push_ended() {
+  set +e; wait "$SQ_PUSH_PID"; rc=$?; set -e
+  [ $rc -eq 0 ] || { tail -n 20 "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "push --wait exited $rc across the failover"; }
+  grep -q "ok *$1" "$SQ_TMP/push.out" || sq_fail "push --wait summary: $(cat "$SQ_TMP/push.out")"
 }
 
 sq_batch_once() {
