@@ -28,11 +28,18 @@ volatile sig_atomic_t sq__worker_stop;
  *     must not stop the LLM side from being fed;
  *   the LLM's:  the providers' max_in_flight + claim_prefetch, less the
  *     tasks waiting on a reply (only with a provider);
- * and never beyond max_tasks_in_flight or claim_batch. */
+ * and never beyond max_tasks_in_flight or claim_batch. The jail's room is
+ * claimed a prefetch at a time: while a task still waits for a jail
+ * thread, a smaller room waits to grow, so a worker busy with short tasks
+ * claims several per round trip instead of one per finished task (each
+ * round trip costs redis-server and the worker more than the task's share
+ * of the claim; docs/benchmarks.md). No thread idles for it: once none has
+ * a task waiting, any room is claimed. */
 int64_t sq__loop_claim_room(const worker *w) {
   const sq_config *c = &w->cfg;
   int64_t room = c->max_tasks_in_flight - w->in_flight;
   int64_t jail = c->jail_threads + c->claim_prefetch - (w->in_flight - w->llm_jobs);
+  if (jail > 0 && jail < c->claim_prefetch && w->pool && sq__pool_waiting(w->pool) > 0) jail = 0;
   if (jail < room) room = jail;
   if (w->llm) {
     int64_t cap = c->claim_prefetch;

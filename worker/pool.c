@@ -19,6 +19,7 @@ struct jail_pool {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   job *todo_head, *todo_tail;
+  int todo_n; /* jobs in todo: submitted, no thread has them yet */
   job *done_head, *done_tail;
   bool stop;
   int wake[2];
@@ -50,6 +51,7 @@ static void *run(void *arg) {
     while (!p->stop && !p->todo_head)
       pthread_cond_wait(&p->cv, &p->mu);
     job *j = p->stop ? NULL : pop(&p->todo_head, &p->todo_tail);
+    if (j) p->todo_n--;
     pthread_mutex_unlock(&p->mu);
     if (!j) return NULL;
     if (sq__test_jail_fails(j->task)) { /* a test hook: what a host failure looks like */
@@ -103,8 +105,16 @@ int sq__pool_fd(const jail_pool *p) { return p->wake[0]; }
 void sq__pool_submit(jail_pool *p, job *j) {
   pthread_mutex_lock(&p->mu);
   push(&p->todo_head, &p->todo_tail, j);
+  p->todo_n++;
   pthread_cond_signal(&p->cv);
   pthread_mutex_unlock(&p->mu);
+}
+
+int sq__pool_waiting(jail_pool *p) {
+  pthread_mutex_lock(&p->mu);
+  int n = p->todo_n;
+  pthread_mutex_unlock(&p->mu);
+  return n;
 }
 
 job *sq__pool_take(jail_pool *p) {

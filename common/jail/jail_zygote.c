@@ -46,7 +46,6 @@
 #define TAKE_TIMEOUT_MS 10000 /* from sending a task to a child taking it (the zygote's cleanup included) */
 #define CTL_SNDBUF_BYTES (4 << 20)
 #define REAP_TIMEOUT_MS 5000 /* a task that ended early: its reaping, before the next */
-#define EARLY_SPIN_MS 2      /* from the task closing its output to its exit in the kernel */
 
 typedef struct {
   int slot;           /* uid and cgroup name; -1 when none */
@@ -419,22 +418,9 @@ static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct
 }
 
 /* Whether the process behind pidfd is still there to read about (running,
- * or exited but not reaped): the kernel shows its pid in the pidfd's fdinfo
- * until it is reaped (-1 after), so a pid read before this check named it. */
-static bool pidfd_unreaped(int pidfd, pid_t pid) {
-  struct pollfd pf = {.fd = pidfd, .events = POLLIN};
-  if (poll(&pf, 1, 0) == 0) return true; /* still running */
-  char path[64], buf[512];
-  snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return false;
-  buf[n] = '\0';
-  const char *p = strstr(buf, "\nPid:");
-  return p && strtol(p + 5, NULL, 10) == (long)pid;
-}
+ * or exited but not reaped): signal 0 reaches it until it is reaped (ESRCH
+ * after), so a pid read before this check named it. */
+static bool pidfd_unreaped(int pidfd) { return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0; }
 
 /* Reads the flags, virtual size, CPU ticks (with waited-for children) and
  * exit status of pid from /proc/PID/stat, checking afterwards that pidfd (of
@@ -448,7 +434,7 @@ static bool proc_stat(pid_t pid, int pidfd, unsigned long *flags, long long *vsi
   if (fd < 0) return false;
   ssize_t n = read(fd, buf, sizeof buf - 1);
   close(fd);
-  if (n <= 0 || !pidfd_unreaped(pidfd, pid)) return false; /* reaped: the pid may name another process */
+  if (n <= 0 || !pidfd_unreaped(pidfd)) return false; /* reaped: the pid may name another process */
   buf[n] = '\0';
   char *p = strrchr(buf, ')');
   if (!p) return false;
@@ -475,24 +461,18 @@ static bool proc_stat(pid_t pid, int pidfd, unsigned long *flags, long long *vsi
 static bool warm_early(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru) {
   warm_run *r = arg;
   if (pid <= 0 || !r->z->cg.mem[0]) return false;
-  int64_t until_ms = sq_now_mono_ms() + EARLY_SPIN_MS;
-  for (;;) {
-    unsigned long flags;
-    long long vsize, ticks;
-    int exit_code;
-    if (!proc_stat(pid, pidfd, &flags, &vsize, &ticks, &exit_code)) return false;
-    if ((flags & 0x4 /* PF_EXITING */) && vsize == 0) {
-      long tck = sysconf(_SC_CLK_TCK);
-      long long us = ticks * 1000000 / (tck > 0 ? tck : 100);
-      *status = exit_code;
-      memset(ru, 0, sizeof *ru);
-      ru->ru_utime.tv_sec = (time_t)(us / 1000000);
-      ru->ru_utime.tv_usec = (suseconds_t)(us % 1000000);
-      return true;
-    }
-    if (sq_now_mono_ms() > until_ms) return false;
-    usleep(20);
-  }
+  unsigned long flags;
+  long long vsize, ticks;
+  int exit_code;
+  if (!proc_stat(pid, pidfd, &flags, &vsize, &ticks, &exit_code) || !(flags & 0x4 /* PF_EXITING */) || vsize != 0)
+    return false;
+  long tck = sysconf(_SC_CLK_TCK);
+  long long us = ticks * 1000000 / (tck > 0 ? tck : 100);
+  *status = exit_code;
+  memset(ru, 0, sizeof *ru);
+  ru->ru_utime.tv_sec = (time_t)(us / 1000000);
+  ru->ru_utime.tv_usec = (suseconds_t)(us % 1000000);
+  return true;
 }
 
 static void warm_kill_zygote(void *arg) {

@@ -156,6 +156,35 @@ static void test_no_leak(void) {
     warm_prints(dirty, "dirty\n");
     warm_prints(clean, "module 1 False False False ['main.py'] False\n");
   }
+  /* The scratch is reused without a mount only when the kernel's counts
+   * show it as fresh once main.py is gone (zygote_loop.c,
+   * scratch_as_fresh): each change below alone must still give the next
+   * task a fresh one. Several rounds, so that a change and the check after
+   * it meet on the same zygote of the two. */
+  static const char *const alone[] = {
+      "import os\nos.chmod('.', 0o755)\n",                 /* the root's mode */
+      "import os\nos.link('main.py', 'hard')\n",           /* main.py kept under another name */
+      "import os\nos.rename('main.py', 'moved')\n",        /* main.py gone, its inode kept */
+      "import os\nopen('empty', 'w')\n",                    /* an inode, no block */
+      "import os\nos.mkdir('d')\nos.rmdir('d')\nopen('main.py', 'a').write('#' * 9000)\n", /* clean */
+  };
+  for (int round = 0; round < 3; round++)
+    for (size_t i = 0; i < sizeof alone / sizeof *alone; i++) {
+      warm_prints(alone[i], "");
+      warm_prints("import os\nprint(oct(os.stat('.').st_mode), sorted(os.listdir('.')))\n",
+                  "0o40700 ['main.py']\n");
+    }
+  /* And a clean scratch is reused: main.py's inode number, which a fresh
+   * tmpfs starts again, moves on from one task to the next on a zygote. */
+  unsigned long ino_min = ~0UL, ino_max = 0;
+  for (int i = 0; i < 8; i++) {
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "import os\nprint(os.stat('main.py').st_ino)\n", NULL, &o), 0);
+    unsigned long ino = o.stdout_buf ? strtoul(o.stdout_buf, NULL, 10) : 0;
+    if (ino < ino_min) ino_min = ino;
+    if (ino > ino_max) ino_max = ino;
+    sq_jail_outcome_clear(&o);
+  }
+  CHECK(ino_max > ino_min);
   /* A daemon that outlives its task is killed with it: setsid is refused,
    * and after each task the zygote kills every process left in its
    * namespace. */
