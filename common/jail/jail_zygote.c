@@ -35,6 +35,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "errors.h"
@@ -46,6 +47,8 @@
 #define TAKE_TIMEOUT_MS 10000 /* from sending a task to a child taking it (the zygote's cleanup included) */
 #define CTL_SNDBUF_BYTES (4 << 20)
 #define REAP_TIMEOUT_MS 5000 /* a task that ended early: its reaping, before the next */
+#define EARLY_LOOKS 2        /* warm_early: looks at a task that closed its output, ... */
+#define EARLY_AGAIN_US 50    /* ... this far apart: from its last line to its exit */
 
 typedef struct {
   int slot;           /* uid and cgroup name; -1 when none */
@@ -59,6 +62,7 @@ typedef struct {
   pid_t zpid;         /* host pid of the interpreter (continued after each kill) */
   bool busy;
   bool reap_pending; /* the last task ended early: its "r" report is still to come */
+  bool look_early;   /* this run: the pool's runs fit the cores, so its early end is looked for (warm_early) */
   bool lean;         /* without the common modules imported (zygote.py) */
 } zygote;
 
@@ -76,6 +80,7 @@ struct sq__jail_pool {
   int size, total; /* z[0, size): full; z[size, total): lean */
   starter *starters; /* one per zygote: its first start (joined by sq__jail_pool_free) */
   int starting, up;  /* first starts not finished yet; and succeeded */
+  int running, cores; /* zygotes taken by runs now; the CPUs online */
   int start_rc;      /* the last first start's failure */
   int64_t start_ms;  /* when the pool started */
   zygote z[];
@@ -292,6 +297,8 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
   p->jail = j;
   p->size = size;
   p->total = total;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  p->cores = cores > 0 ? (int)cores : 1;
   p->start_ms = sq_now_mono_ms();
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->freed, NULL);
@@ -365,6 +372,7 @@ static zygote *acquire(sq__jail_pool *p, bool lean) {
     if (!z) pthread_cond_wait(&p->freed, &p->lock);
   }
   z->busy = true;
+  z->look_early = ++p->running <= p->cores;
   pthread_mutex_unlock(&p->lock);
   return z;
 }
@@ -372,6 +380,7 @@ static zygote *acquire(sq__jail_pool *p, bool lean) {
 static void release(sq__jail_pool *p, zygote *z) {
   pthread_mutex_lock(&p->lock);
   z->busy = false;
+  p->running--;
   pthread_cond_signal(&p->freed);
   pthread_mutex_unlock(&p->lock);
 }
@@ -457,15 +466,24 @@ static bool proc_stat(pid_t pid, int pidfd, unsigned long *flags, long long *vsi
  * memory already detached: do_exit sets exit_code before exit_mm), the run
  * has ended with that status, without waiting for the teardown and the
  * zygote's report. Otherwise the zygote's report ends it, as before. Only
- * the status and CPU time come from here; the memory peak is the cgroup's. */
+ * the status and CPU time come from here; the memory peak is the cgroup's.
+ * Looked at twice, EARLY_AGAIN_US apart (its last line to its exit), and
+ * only while the pool's runs fit the cores: the early end saves a run the
+ * teardown's latency (about 0.2 ms) when a core is there to look, and costs
+ * the tasks CPU when every core is busy with them (docs/benchmarks.md). */
 static bool warm_early(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru) {
   warm_run *r = arg;
-  if (pid <= 0 || !r->z->cg.mem[0]) return false;
+  if (pid <= 0 || !r->z->cg.mem[0] || !r->z->look_early) return false;
   unsigned long flags;
   long long vsize, ticks;
   int exit_code;
-  if (!proc_stat(pid, pidfd, &flags, &vsize, &ticks, &exit_code) || !(flags & 0x4 /* PF_EXITING */) || vsize != 0)
-    return false;
+  for (int look = 0;; look++) {
+    if (!proc_stat(pid, pidfd, &flags, &vsize, &ticks, &exit_code)) return false;
+    if ((flags & 0x4 /* PF_EXITING */) && vsize == 0) break;
+    if (look == EARLY_LOOKS - 1) return false;
+    struct timespec t = {0, EARLY_AGAIN_US * 1000};
+    nanosleep(&t, NULL);
+  }
   long tck = sysconf(_SC_CLK_TCK);
   long long us = ticks * 1000000 / (tck > 0 ? tck : 100);
   *status = exit_code;
