@@ -156,6 +156,14 @@ static void test_no_leak(void) {
     warm_prints(dirty, "dirty\n");
     warm_prints(clean, "module 1 False False False ['main.py'] False\n");
   }
+  /* The zygote rehearses a task before its first child (zygote.py): none
+   * of it shows, in either kind, and a task's sys.argv is its own. */
+  for (int round = 0; round < 2; round++) {
+    warm_prints("import sys\nprint(__name__, sys.argv, 'x' in globals(), sys.modules['__main__'].__dict__ is globals())\n"
+                "sys.argv.append('left')\nx = 1\n",
+                "__main__ ['/scratch/main.py'] False True\n");
+    warm_prints("print(__name__, __file__, 'x' in globals())\nx = 1\n", "__main__ /scratch/main.py False\n");
+  }
   /* The scratch is reused without a mount only when the kernel's counts
    * show it as fresh once main.py is gone (zygote_loop.c,
    * scratch_as_fresh): each change below alone must still give the next
