@@ -94,9 +94,11 @@ void sq__loop_service(worker *w, int timeout_ms) {
     return;
   }
   wait_events(w, timeout_ms);
-  job *j;
-  while ((j = sq__pool_take(w->pool)) != NULL)
+  for (job *j = sq__pool_take_all(w->pool), *next; j; j = next) {
+    next = j->next;
+    j->next = NULL;
     sq__job_executed(j);
+  }
 }
 
 /* Stores the finished jobs, cfg.claim_batch at a time through js. */

@@ -117,12 +117,16 @@ int sq__pool_waiting(jail_pool *p) {
   return n;
 }
 
-job *sq__pool_take(jail_pool *p) {
+job *sq__pool_take_all(jail_pool *p) {
+  /* The wake-up bytes first, then the list: a job finished after the read
+   * has written its byte after it, so the loop wakes again for it. One
+   * read: bytes left over only wake the loop once more, for nothing. */
   char buf[256];
-  while (read(p->wake[0], buf, sizeof buf) > 0) {
+  if (read(p->wake[0], buf, sizeof buf) < 0) { /* EAGAIN: nothing finished since the last take */
   }
   pthread_mutex_lock(&p->mu);
-  job *j = pop(&p->done_head, &p->done_tail);
+  job *j = p->done_head;
+  p->done_head = p->done_tail = NULL;
   pthread_mutex_unlock(&p->mu);
   return j;
 }

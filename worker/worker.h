@@ -128,13 +128,13 @@ void sq__job_free(job *j);
 
 /* pool.c */
 int sq__pool_new(sq_jail *jail, int n_threads, jail_pool **out);
-/* Readable when finished jobs wait in sq__pool_take. */
+/* Readable when finished jobs wait in sq__pool_take_all. */
 int sq__pool_fd(const jail_pool *p);
 void sq__pool_submit(jail_pool *p, job *j);
 /* Jobs submitted that no thread has started yet. */
 int sq__pool_waiting(jail_pool *p);
-/* One finished job, or NULL. */
-job *sq__pool_take(jail_pool *p);
+/* Every finished job, oldest first, linked by ->next (the caller's now), or NULL. */
+job *sq__pool_take_all(jail_pool *p);
 /* Stops the threads after their current run; queued jobs are not run. */
 void sq__pool_free(jail_pool *p);
 

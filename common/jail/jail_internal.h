@@ -230,10 +230,11 @@ typedef struct {
    * (status and ru filled). */
   bool (*end_check)(void *arg, const char *msg, size_t len, int *status, struct rusage *ru);
   void (*kill_fallback)(void *arg); /* when there is nothing else to kill */
-  /* Or NULL. Called once, when stdout and stderr are both at EOF before the
-   * end, with kill_pid and a pidfd of it opened when kill_pid was learned;
-   * returns true when the kernel shows the run ended (status and ru filled). */
-  bool (*early_check)(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru);
+  /* Or NULL. Called when stdout and stderr are both at EOF before the end
+   * (again, later: again true), with kill_pid and a pidfd of it opened when
+   * kill_pid was learned; returns true when the kernel shows the run ended
+   * (status and ru filled). */
+  bool (*early_check)(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru, bool again);
   void *arg;
   int64_t start_ms;    /* when the run started; 0: when the first 'n' arrives (a warm
                           child that took the task), set then */

@@ -134,7 +134,8 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
   int64_t cpu0_us = -1, next_cpu_ms = 0, tree_ms = -1;
   sq_jail_end killed_for = SQ_JAIL_EXITED_OK; /* EXITED_OK: we did not kill it */
   int64_t killed_at_ms = 0, drain_until_ms = 0;
-  bool ended = false, oom = false, ctl_open = w->ctl_fd >= 0, early_tried = false;
+  bool ended = false, oom = false, ctl_open = w->ctl_fd >= 0, early_tried = false, reported = false,
+       continued = false;
   int64_t early_next_ms = 0, early_retry_ms = EARLY_RETRY_MS;
   w->never_started = false;
 
@@ -207,7 +208,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       else if (map[k] == 3) {
         int r = ctl_read(w, &notify_fd, &kill_pidfd, &status, &ru);
         if (r < 0) ctl_open = false;
-        if (r > 0) ended = true;
+        if (r > 0) ended = reported = true;
       } else if (map[k] == 4) {
         if (sq__jail_seccomp_read(notify_fd, o->blocked_syscall, sizeof o->blocked_syscall) == 0 &&
             killed_for == SQ_JAIL_EXITED_OK) {
@@ -236,12 +237,14 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       /* The task closed its output: it may be exiting. Looked for again
        * after EARLY_RETRY_MS, doubling, since on a loaded machine it may close its
        * output well before it exits, and the end report may never come: a
-       * task that stopped its zygote (SIGSTOP) is woken once, so the zygote
-       * reports, whatever the task did to it. */
-      if (w->early_check(w->arg, w->kill_pid, kill_pidfd, &status, &ru)) {
+       * task that stopped its zygote (SIGSTOP) is woken once, at the first
+       * look again (the report of a task that did not is in by then), so the
+       * zygote reports, whatever the task did to it. */
+      if (w->early_check(w->arg, w->kill_pid, kill_pidfd, &status, &ru, early_tried)) {
         ended = true;
       } else {
-        if (!early_tried && w->cont_pid > 0) kill(w->cont_pid, SIGCONT);
+        if (early_tried && !continued && w->cont_pid > 0) kill(w->cont_pid, SIGCONT);
+        continued = early_tried;
         early_tried = true;
         early_next_ms = sq_now_mono_ms() + early_retry_ms;
         if (early_retry_ms < EARLY_RETRY_MAX_MS) early_retry_ms *= 2;
@@ -251,7 +254,9 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
       o->wall_ms = w->start_ms ? sq_now_mono_ms() - w->start_ms : 0;
       int64_t t = tree_cpu_ms(w, cpu0_us);
       if (t > tree_ms) tree_ms = t;
-      kill_run(w, kill_pidfd); /* what the program left behind */
+      /* What the program left behind; a warm task's zygote, which has
+       * reported its end, is killing that itself (nothing to wake). */
+      if (!(reported && w->pid_learned)) kill_run(w, kill_pidfd);
       drain_until_ms = sq_now_mono_ms() + DRAIN_AFTER_EXIT_MS;
     }
   }

@@ -467,20 +467,22 @@ static bool proc_stat(pid_t pid, int pidfd, unsigned long *flags, long long *vsi
  * has ended with that status, without waiting for the teardown and the
  * zygote's report. Otherwise the zygote's report ends it, as before. Only
  * the status and CPU time come from here; the memory peak is the cgroup's.
- * Looked at twice, EARLY_AGAIN_US apart (its last line to its exit), and
- * only while the pool's runs fit the cores: the early end saves a run the
- * teardown's latency (about 0.2 ms) when a core is there to look, and costs
- * the tasks CPU when every core is busy with them (docs/benchmarks.md). */
-static bool warm_early(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru) {
+ * At the output's EOF, looked at twice, EARLY_AGAIN_US apart (its last
+ * line to its exit), and only while the pool's runs fit the cores: the
+ * early end saves a run the teardown's latency (about 0.2 ms) when a core
+ * is there to look, and costs the tasks CPU when every core is busy with
+ * them (docs/benchmarks.md). Again (no report 10 ms later, say from a
+ * zygote its task stopped): looked at once, however busy the pool. */
+static bool warm_early(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru, bool again) {
   warm_run *r = arg;
-  if (pid <= 0 || !r->z->cg.mem[0] || !r->z->look_early) return false;
+  if (pid <= 0 || !r->z->cg.mem[0] || (!again && !r->z->look_early)) return false;
   unsigned long flags;
   long long vsize, ticks;
   int exit_code;
   for (int look = 0;; look++) {
     if (!proc_stat(pid, pidfd, &flags, &vsize, &ticks, &exit_code)) return false;
     if ((flags & 0x4 /* PF_EXITING */) && vsize == 0) break;
-    if (look == EARLY_LOOKS - 1) return false;
+    if (again || look == EARLY_LOOKS - 1) return false;
     struct timespec t = {0, EARLY_AGAIN_US * 1000};
     nanosleep(&t, NULL);
   }
