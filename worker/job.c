@@ -46,8 +46,12 @@ static void done(job *j) {
   sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_TOTAL, j->r.total_ms);
   j->next = NULL;
   if (w->done_tail) w->done_tail->next = j;
-  else w->done_head = j;
+  else {
+    w->done_head = j;
+    w->done_since_ms = sq_now_mono_ms();
+  }
   w->done_tail = j;
+  w->done_n++;
 }
 
 static void end_with(job *j, sq_status status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -256,6 +260,7 @@ static void exec_start(job *j) {
   sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
+  w->in_jail++;
   sq__pool_submit(w->pool, j);
 }
 
@@ -351,6 +356,7 @@ static bool repair(job *j) {
 }
 
 void sq__job_executed(job *j) {
+  j->w->in_jail--;
   if (j->jail_rc == SQ_ETOOBIG || j->jail_rc == SQ_EINVAL) { /* the program, not the host */
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", j->out.error);
     return;

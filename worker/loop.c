@@ -2,7 +2,7 @@
  * room (claim_room: what it can start soon, claim_batch per round trip),
  * drives every LLM request through the client's curl multi loop, collects
  * jail runs from the pool, and stores finished results (claim_batch per
- * pipeline). */
+ * pipeline, several per round trip: store_due). */
 #include <poll.h>
 #include <stdlib.h>
 
@@ -13,6 +13,7 @@
 
 #define EMPTY_BACKOFF_MS 20 /* with work in flight, how long an empty queue is believed */
 #define IDLE_WAIT_MS 200
+#define STORE_WAIT_MS 2 /* how long a finished job may wait for others to share its round trip */
 
 volatile sig_atomic_t sq__worker_stop;
 
@@ -101,11 +102,38 @@ void sq__loop_service(worker *w, int timeout_ms) {
   }
 }
 
-/* Stores the finished jobs, cfg.claim_batch at a time through js. */
+/* When the finished jobs are stored: results share round trips to Redis
+ * (each costs redis-server and the worker more than the results it
+ * carries: docs/benchmarks.md), so one waits, at most STORE_WAIT_MS, while
+ * jail runs are out that may add theirs. Never longer: at once when
+ * stopping, when no run is out (a slow task's result never waits), when a
+ * round of the jail threads' results is in, or when storing them opens a
+ * claim's worth of room for the jail (claims and stores keep step). */
+static bool store_due(const worker *w) {
+  if (!w->done_head) return false;
+  if (sq__worker_stop || w->fatal || w->in_jail == 0 || w->done_n >= w->cfg.jail_threads) return true;
+  int64_t jail = w->cfg.jail_threads + w->cfg.claim_prefetch - (w->in_flight - w->llm_jobs);
+  if (jail < w->cfg.claim_prefetch && jail + w->done_n >= w->cfg.claim_prefetch) return true;
+  return sq_now_mono_ms() - w->done_since_ms >= STORE_WAIT_MS;
+}
+
+/* The ms the loop may wait before the finished jobs are due. */
+static int store_wait_ms(const worker *w, int timeout_ms) {
+  if (!w->done_head) return timeout_ms;
+  if (store_due(w)) return 0;
+  int64_t left = w->done_since_ms + STORE_WAIT_MS - sq_now_mono_ms();
+  if (left < 0) left = 0;
+  return left < timeout_ms ? (int)left : timeout_ms;
+}
+
+/* Stores the finished jobs, cfg.claim_batch at a time through js, once
+ * they are due (store_due). */
 static void store_done(worker *w, job **js) {
+  if (!store_due(w)) return;
   /* A batch's cost counter holds every call of a result before the result
    * is stored (a reader who sees the batch done sees its whole cost). */
-  if (w->done_head) sq__spend_flush(w, true);
+  sq__spend_flush(w, true);
+  w->done_n = 0;
   while (w->done_head) {
     size_t n = 0;
     while (w->done_head && n < (size_t)w->cfg.claim_batch) {
@@ -137,7 +165,7 @@ int sq__worker_loop(worker *w) {
     store_done(w, js);
     sq__tick(w);
     if (w->in_flight == 0) continue;
-    sq__loop_service(w, w->done_head ? 0 : timeout);
+    sq__loop_service(w, store_wait_ms(w, timeout));
     store_done(w, js);
   }
   free(claims);

@@ -78,7 +78,10 @@ typedef struct {
   int in_flight;          /* jobs claimed and not yet stored */
   int llm_waiting;        /* of those, jobs waiting on an LLM reply now */
   int llm_jobs;           /* of those, jobs that went to the LLM at all (the rest came with their code) */
+  int in_jail;            /* of those, jobs in the jail pool (waiting for a thread or running) */
   job *done_head, *done_tail; /* finished, waiting to be stored */
+  int done_n;             /* how many */
+  int64_t done_since_ms;  /* when the oldest of them finished (monotonic) */
   bool fatal;             /* the host cannot run the jail: stop and hand everything back */
   char host_error[256];   /* why, for the last health record (health.h host_error) */
   sq_metrics *metrics;    /* this worker's counters, flushed by tick.c */

@@ -1,0 +1,36 @@
+#!/bin/sh
+# store_prompt.sh: a worker holds a finished result back only briefly, to
+# share a round trip to Redis with others (worker/loop.c, store_due: at most
+# STORE_WAIT_MS while jail runs are out), never until its slow neighbours end.
+# One default worker claims a slow task (3 s) and fast ones together; each
+# fast result must be readable while the slow task still runs.
+set -eu
+. "$SQ_SRC/tests/lib/env.sh"
+sq_env_init
+[ -x /usr/bin/python3 ] || sq_skip "/usr/bin/python3 is not installed"
+[ "$(id -u)" -eq 0 ] || sq_skip "the worker's warm pool needs root (namespaces, cgroups)"
+sq_start_redis
+unset SANDQ_LLM_BASE_URL
+SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" sq_bg w "$SQ_BIN/sandq-worker" serve --worker-id prompt --log-level info
+sq_wait_for "grep -q 'ready in' $SQ_TMP/w.log" 30 || { cat "$SQ_TMP/w.log" >&2; sq_fail "the worker never got ready"; }
+for round in 1 2 3; do
+  {
+    printf '{"id":"slow","code":"import time\\ntime.sleep(3)"}\n'
+    printf '{"id":"fast%d","code":"x = %d"}\n' 1 1 2 2
+  } >"$SQ_TMP/tasks.jsonl"
+  t0=$(date +%s%N)
+  "$SQ_BIN/sandq-producer" push --batch "prompt$round" "$SQ_TMP/tasks.jsonl" >/dev/null
+  sq_wait_for "\"$SQ_BIN/sandq-producer\" results prompt$round --format jsonl 2>/dev/null | grep -c '\"fast' | grep -qx 2" 20 ||
+    sq_fail "round $round: the fast results were not stored"
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  "$SQ_BIN/sandq-producer" results "prompt$round" --format jsonl >"$SQ_TMP/r.jsonl"
+  # The slow task sleeps 3 s: its result beside the fast ones means they
+  # were held back until it ended.
+  if grep -q '"slow"' "$SQ_TMP/r.jsonl" || [ "$ms" -ge 2500 ]; then
+    sq_fail "round $round: the fast results were stored only after $ms ms, with the slow task's"
+  fi
+  echo "round $round: both fast results stored after $ms ms, the slow task still running"
+  sq_wait_for "\"$SQ_BIN/sandq-producer\" results prompt$round --format jsonl 2>/dev/null | grep -q '\"slow'" 20 ||
+    sq_fail "round $round: the slow result was not stored"
+done
+echo "store_prompt: fast results stored while a slow task ran, 3 rounds"
