@@ -36,10 +36,16 @@ volatile sig_atomic_t sq__worker_stop;
  * round trip costs redis-server and the worker more than the task's share
  * of the claim; docs/benchmarks.md). No thread idles for it: once none has
  * a task waiting, any room is claimed. */
+/* The jail's budget left: jail_threads + claim_prefetch, less the tasks
+ * held that came with their code (finished ones not yet stored included). */
+static int64_t jail_room(const worker *w) {
+  return w->cfg.jail_threads + w->cfg.claim_prefetch - (w->in_flight - w->llm_jobs);
+}
+
 int64_t sq__loop_claim_room(const worker *w) {
   const sq_config *c = &w->cfg;
   int64_t room = c->max_tasks_in_flight - w->in_flight;
-  int64_t jail = c->jail_threads + c->claim_prefetch - (w->in_flight - w->llm_jobs);
+  int64_t jail = jail_room(w);
   if (jail > 0 && jail < c->claim_prefetch && w->pool && sq__pool_waiting(w->pool) > 0) jail = 0;
   if (jail < room) room = jail;
   if (w->llm) {
@@ -112,7 +118,7 @@ void sq__loop_service(worker *w, int timeout_ms) {
 static bool store_due(const worker *w) {
   if (!w->done_head) return false;
   if (sq__worker_stop || w->fatal || w->in_jail == 0 || w->done_n >= w->cfg.jail_threads) return true;
-  int64_t jail = w->cfg.jail_threads + w->cfg.claim_prefetch - (w->in_flight - w->llm_jobs);
+  int64_t jail = jail_room(w);
   if (jail < w->cfg.claim_prefetch && jail + w->done_n >= w->cfg.claim_prefetch) return true;
   return sq_now_mono_ms() - w->done_since_ms >= STORE_WAIT_MS;
 }
