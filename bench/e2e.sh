@@ -75,7 +75,7 @@ tasks "$SQ_TMP/cpu.jsonl" "$CN" c
 # zygotes with the tasks they forked and reaped (python3)
 kinds() {
   for wp in $wpids; do
-    for q in $(bench_tree_pids "$wp"); do
+    for q in $(sq_tree_pids "$wp"); do
       awk -v w="$wp" -v q="$q" '{ comm = $2; own = $14 + $15; kids = $16 + $17
         kind = (q == w) ? "worker" : (comm == "(python3)" ? "zygotes" : "helpers")
         print kind, own, kids }' "/proc/$q/stat" 2>/dev/null || true

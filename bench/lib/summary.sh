@@ -27,17 +27,11 @@ bench_load() { cut -d' ' -f1-3 /proc/loadavg; }
 # reaped children's) summed over PID and every live descendant.
 bench_tree_ticks() {
   t=0
-  for q in $(bench_tree_pids "$1"); do
+  for q in $(sq_tree_pids "$1"); do
     v=$(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$q/stat" 2>/dev/null || echo 0)
     t=$((t + v))
   done
   echo "$t"
-}
-
-# bench_tree_pids PID: PID and its live descendants, one per line.
-bench_tree_pids() {
-  echo "$1"
-  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do bench_tree_pids "$c"; done
 }
 
 # bench_ticks PID: CPU ticks of PID alone (all its threads, no children).

@@ -26,7 +26,8 @@ typedef struct {
   const char *scratch_root; /* per-run scratch dirs (and the roots' mount point) below it */
   sq_jail_mode mode;        /* default for runs */
   int pool_size;            /* warm zygotes with the common modules imported (0: none started; warm
-                               runs then fail); as many lean ones start beside them, within 32 in all */
+                               runs then fail), started when the first run asks for one; as many
+                               lean ones, within 32 in all, start with the pool */
 } sq_jail_config;
 
 typedef struct sq_jail sq_jail;

@@ -70,7 +70,10 @@ typedef struct {
  * that import, and the rest without, for those that do not: a lean
  * interpreter has half the memory to copy at each fork and to tear down at
  * each exit (docs/benchmarks.md). A run takes its own kind when one is
- * free, else the other (an import in a lean zygote works, only slower). */
+ * free, else the other (an import in a lean zygote works, only slower).
+ * The lean ones start with the pool; the full ones, twice the start-up CPU
+ * each, when the first run asks for one (acquire), and that run takes a
+ * lean one meanwhile: a batch that never imports never pays for them. */
 typedef struct starter starter;
 
 struct sq__jail_pool {
@@ -80,6 +83,9 @@ struct sq__jail_pool {
   int size, total; /* z[0, size): full; z[size, total): lean */
   starter *starters; /* one per zygote: its first start (joined by sq__jail_pool_free) */
   int starting, up;  /* first starts not finished yet; and succeeded */
+  int phase_n, phase_up; /* the starts begun together (the lean ones, later the full ones); up of them */
+  int64_t phase_ms;  /* when they began */
+  bool full_started; /* the full zygotes' start has begun (no longer dormant) */
   int running, cores; /* zygotes taken by runs now; the CPUs online */
   int start_rc;      /* the last first start's failure */
   int64_t start_ms;  /* when the pool started */
@@ -265,10 +271,19 @@ static void pool_start_done(sq__jail_pool *p, zygote *z, int rc) {
   pthread_mutex_lock(&p->lock);
   z->busy = false;
   p->starting--;
-  if (rc == 0) p->up++;
+  if (rc == 0) p->up++, p->phase_up++;
   else p->start_rc = rc;
-  if (p->starting == 0)
-    SQ_INFO("warm pool: %d of %d zygotes up in %lld ms", p->up, p->total, (long long)(sq_now_mono_ms() - p->start_ms));
+  if (p->starting == 0) {
+    long long ms = (long long)(sq_now_mono_ms() - p->phase_ms);
+    if (p->phase_n == p->total)
+      SQ_INFO("warm pool: %d of %d zygotes up in %lld ms", p->phase_up, p->phase_n, ms);
+    else if (!p->full_started)
+      SQ_INFO("warm pool: %d of %d lean zygotes up in %lld ms (the %d full ones start with the first task that "
+              "imports)", p->phase_up, p->phase_n, ms, p->size);
+    else
+      SQ_INFO("warm pool: %d of %d full zygotes up in %lld ms (a task that imports started them)", p->phase_up,
+              p->phase_n, ms);
+  }
   pthread_cond_broadcast(&p->freed);
   pthread_mutex_unlock(&p->lock);
 }
@@ -277,6 +292,28 @@ static void *start_one(void *arg) {
   starter *s = arg;
   pool_start_done(s->p, s->z, zygote_start(s->p, s->z));
   return NULL;
+}
+
+/* Starts z[from, to) side by side, each on a thread of its own; each is
+ * busy until it is up (or failed). */
+static void start_range(sq__jail_pool *p, int from, int to) {
+  pthread_mutex_lock(&p->lock);
+  if (p->starting == 0) { /* else these join the starts still going */
+    p->phase_n = p->phase_up = 0;
+    p->phase_ms = sq_now_mono_ms();
+  }
+  p->phase_n += to - from;
+  for (int i = from; i < to; i++) {
+    p->z[i].busy = true;
+    p->starting++;
+  }
+  pthread_mutex_unlock(&p->lock);
+  for (int i = from; i < to; i++) {
+    starter *s = &p->starters[i];
+    *s = (starter){.p = p, .z = &p->z[i]};
+    s->started = pthread_create(&s->thread, NULL, start_one, s) == 0;
+    if (!s->started) pool_start_done(p, s->z, zygote_start(p, s->z)); /* no thread: start it here */
+  }
 }
 
 int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
@@ -317,16 +354,13 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
     p->z[i].slot = sq__jail_slot_take();
     if (p->z[i].slot < 0) rc = SQ_EJAIL;
   }
-  for (int i = 0; i < total && rc == 0; i++) {
-    starter *s = &p->starters[i];
-    *s = (starter){.p = p, .z = &p->z[i]};
-    pthread_mutex_lock(&p->lock);
-    p->z[i].busy = true;
-    p->starting++;
-    pthread_mutex_unlock(&p->lock);
-    s->started = pthread_create(&s->thread, NULL, start_one, s) == 0;
-    if (!s->started) pool_start_done(p, s->z, zygote_start(p, s->z)); /* no thread: start it here */
-  }
+  /* The lean ones now; the full ones, dormant (busy, never taken) until
+   * the first run that asks for one (acquire). A pool of full ones only
+   * starts them now. */
+  int from = n_lean > 0 ? size : 0;
+  for (int i = 0; rc == 0 && i < from; i++) p->z[i].busy = true;
+  p->full_started = from == 0;
+  if (rc == 0) start_range(p, from, total);
   pthread_mutex_lock(&p->lock);
   while (rc == 0 && p->up == 0 && p->starting > 0) pthread_cond_wait(&p->freed, &p->lock);
   if (rc == 0 && p->up == 0) rc = p->start_rc ? p->start_rc : SQ_EJAIL;
@@ -365,6 +399,8 @@ static bool zygote_alive(const zygote *z) {
 static zygote *acquire(sq__jail_pool *p, bool lean) {
   pthread_mutex_lock(&p->lock);
   zygote *z = NULL;
+  bool start_full = !lean && !p->full_started; /* the first run that asks for a full one starts them */
+  if (start_full) p->full_started = true;
   while (!z) {
     for (int pass = 0; pass < 2 && !z; pass++)
       for (int i = 0; i < p->total && !z; i++)
@@ -374,6 +410,7 @@ static zygote *acquire(sq__jail_pool *p, bool lean) {
   z->busy = true;
   z->look_early = ++p->running <= p->cores;
   pthread_mutex_unlock(&p->lock);
+  if (start_full) start_range(p, 0, p->size);
   return z;
 }
 

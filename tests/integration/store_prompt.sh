@@ -15,7 +15,7 @@ SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" sq_bg w "$SQ_BIN/sandq-worker" serve --work
 sq_wait_for "grep -q 'ready in' $SQ_TMP/w.log" 30 || { cat "$SQ_TMP/w.log" >&2; sq_fail "the worker never got ready"; }
 for round in 1 2 3; do
   {
-    printf '{"id":"slow","code":"import time\\ntime.sleep(3)"}\n'
+    printf '{"id":"slow","code":"import os, time\\nprint(\\"policy\\", os.sched_getscheduler(0))\\ntime.sleep(3)"}\n'
     printf '{"id":"fast%d","code":"x = %d"}\n' 1 1 2 2
   } >"$SQ_TMP/tasks.jsonl"
   t0=$(date +%s%N)
@@ -30,7 +30,22 @@ for round in 1 2 3; do
     sq_fail "round $round: the fast results were stored only after $ms ms, with the slow task's"
   fi
   echo "round $round: both fast results stored after $ms ms, the slow task still running"
+  if [ "$round" = 1 ]; then # 3: SCHED_BATCH, field 41 of a thread's stat
+    n=0
+    for pid in $(sq_tree_pids "$SQ_PID_w"); do
+      for t in /proc/$pid/task/*; do
+        pol=$(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f39) || continue
+        [ -z "$pol" ] && continue
+        [ "$pol" = 3 ] || sq_fail "thread $t ($(cat "$t/comm" 2>/dev/null)) runs policy $pol, not SCHED_BATCH (3)"
+        n=$((n + 1))
+      done
+    done
+    [ "$n" -ge 10 ] || sq_fail "only $n threads and processes found under the worker"
+    echo "round 1: $n threads and processes under the worker, every one SCHED_BATCH"
+  fi
   sq_wait_for "\"$SQ_BIN/sandq-producer\" results prompt$round --format jsonl 2>/dev/null | grep -q '\"slow'" 20 ||
     sq_fail "round $round: the slow result was not stored"
+  "$SQ_BIN/sandq-producer" results "prompt$round" --format jsonl | grep '"slow"' | grep -q 'policy 3' ||
+    sq_fail "round $round: the task did not run SCHED_BATCH: $("$SQ_BIN/sandq-producer" results "prompt$round" --format jsonl | grep '"slow"')"
 done
 echo "store_prompt: fast results stored while a slow task ran, 3 rounds"

@@ -81,4 +81,10 @@ sq_start_fake_llm() {
   export SQ_LLM_PORT SANDQ_LLM_BASE_URL="http://127.0.0.1:$SQ_LLM_PORT/v1" SANDQ_LLM_MODEL="fake-coder"
 }
 
+# sq_tree_pids PID: PID and its live descendants, one per line.
+sq_tree_pids() {
+  echo "$1"
+  for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do sq_tree_pids "$c"; done
+}
+
 sq_redis_cli() { redis-cli -p "$SQ_REDIS_PORT" "$@"; }

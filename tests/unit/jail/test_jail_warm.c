@@ -283,6 +283,24 @@ static void test_kinds(void) {
   sq_jail_outcome_clear(&o);
 }
 
+/* A pool starts its lean zygotes only; the full ones start when the first
+ * program that imports asks for one, and that program runs on a lean one
+ * meanwhile. Runs first, on the fresh pool: nothing has imported yet. */
+static void test_full_on_demand(void) {
+  static const char full[] = "import sys\nprint('re' in sys.modules)\n";
+  usleep(1000 * 1000); /* full zygotes started with the pool would be up by now */
+  warm_prints(full, "False\n"); /* no full zygote was up: a lean one ran it */
+  bool up = false;
+  for (int i = 0; i < 200 && !up; i++) { /* then they come up: 10 s at most */
+    sq_jail_outcome o;
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, full, NULL, &o), 0);
+    up = o.stdout_buf && strcmp(o.stdout_buf, "True\n") == 0;
+    sq_jail_outcome_clear(&o);
+    if (!up) usleep(50 * 1000);
+  }
+  CHECK(up);
+}
+
 typedef struct {
   sq_jail_mode mode;
   int id, ok;
@@ -384,6 +402,8 @@ int main(int argc, char **argv) {
     test_cgroup_oom();
     return finish();
   }
+  fprintf(stderr, "full zygotes on demand\n");
+  test_full_on_demand();
   fprintf(stderr, "verdicts\n");
   test_verdicts();
   fprintf(stderr, "early end\n");
