@@ -75,12 +75,16 @@ os.environ.pop('LD_BIND_NOW', None)
 compile('pass', '<sandq>', 'exec')  # the AST types, once, not in every task
 
 
-def execute(program):
-    """The program as `python3 -I -S /scratch/main.py` runs it; its exit status."""
+def fresh_main():
+    """A __main__ as `python3 -I -S /scratch/main.py` has it, before its first line."""
     main = type(sys)('__main__')
     main.__file__ = MAIN
     main.__builtins__ = __builtins__
-    sys.modules['__main__'] = main
+    return main
+
+
+def execute(program, main):
+    """The program run as `python3 -I -S /scratch/main.py` runs it, in main; its exit status."""
     code = 0
     try:
         exec(compile(program, MAIN, 'exec'), main.__dict__)
@@ -99,33 +103,30 @@ def execute(program):
             sys.excepthook(type(e), e, e.__traceback__)
         except BaseException:
             os.write(2, b'MemoryError\n' if isinstance(e, MemoryError) else b'uncaught exception\n')
-    for s in (sys.stdout, sys.stderr):
-        try: s.flush()
-        except BaseException: pass
     return code
-
-
-def run(program):
-    code = execute(program)
-    os.closerange(1, 3)  # one call (close_range): the supervisor sees both at EOF at once
-    os._exit(code)
 
 
 def child():
     compile(b'pass\n', MAIN, 'exec')  # before the task's clock: its copy-on-write faults
-    run(loop.take())  # the task, set up (or it never returns)
+    # The task (set up by take, or it never returns) in the __main__ made
+    # below; finish flushes both streams, closes them in one call (the
+    # supervisor sees both at EOF at once) and exits with the status.
+    loop.finish(execute(loop.take(), TASK_MAIN))
 
 
 # A rehearsal of a task, here, once: every child then finds the attribute
 # lookups, interned names and allocations of that path already made, and
 # writes fewer of the pages it shares with us (each a copy-on-write fault:
-# 7 fewer per task, docs/benchmarks.md). Nothing of it stays: the rehearsal's
-# __main__ is dropped, sys.argv is what every task gets.
-saved = sys.modules.get('__main__')
-execute(b'x = 1 * 2\n')
-sys.modules['__main__'] = saved
+# 7 fewer per task, docs/benchmarks.md). Nothing of it stays: its __main__
+# is dropped, sys.argv is what every task gets.
+execute(b'x = 1 * 2\n', fresh_main())
+loop.finish(None)  # flushes, as each task's end does (and nothing else without a status)
 sys.argv = [MAIN]
-del saved
+# Every task's __main__, made once, here, and never touched by the zygote:
+# each child has it as the fork leaves it, fresh (a module made in each
+# child cost it 10 more page faults, docs/benchmarks.md).
+TASK_MAIN = fresh_main()
+sys.modules['__main__'] = TASK_MAIN
 gc.freeze()
 # Returns only in each task's child, forked ahead of its task; the zygote
 # itself stays in the C loop until its supervisor goes.
