@@ -245,6 +245,7 @@ static bool make_dirs(sq__jail_cgroup *cg, const char *name, bool *mem_ok, bool 
 
 uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t memory_mib, int pids_max) {
   memset(cg, 0, sizeof *cg);
+  cg->made = true;
   cg->peak_fd = cg->oom_fd = cg->cpu_fd = -1;
   for (int i = 0; i < 3; i++) cg->lock_fd[i] = -1;
   cg->v2 = is_v2_only();
@@ -337,7 +338,7 @@ static void remove_dir(const char *dir) {
 }
 
 void sq__jail_cgroup_destroy(sq__jail_cgroup *cg) {
-  if (!cg) return;
+  if (!cg || !cg->made) return; /* zeroed, never made: its descriptors (0) are not ours */
   if (cg->mem[0]) {
     if (cg->peak_fd >= 0) close(cg->peak_fd);
     if (cg->oom_fd >= 0) close(cg->oom_fd);
@@ -353,6 +354,7 @@ void sq__jail_cgroup_destroy(sq__jail_cgroup *cg) {
     cg->lock_fd[i] = -1;
   }
   cg->mem[0] = cg->pids[0] = cg->cpu[0] = '\0';
+  cg->made = false;
 }
 
 uint32_t sq__jail_cgroup_probe(char *detail, size_t len) {

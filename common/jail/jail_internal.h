@@ -165,8 +165,10 @@ bool sq__jail_seccomp_notify_supported(void);
 /* Whether the kernel can install a filter (probe for `check`). */
 bool sq__jail_seccomp_probe(const struct sock_fprog *prog, char *detail, size_t len);
 
-/* A run's cgroups (v1 memory and pids hierarchies, or one v2 group). */
+/* A run's cgroups (v1 memory and pids hierarchies, or one v2 group). A
+ * zeroed one is "not made": destroying it does nothing. */
 typedef struct {
+  bool made;       /* by sq__jail_cgroup_create (its descriptors are ours only then) */
   char mem[256];   /* directory, or "" when the controller is unavailable */
   char pids[256];
   bool v2;
@@ -199,7 +201,8 @@ bool sq__jail_cgroup_oom_fired(const sq__jail_cgroup *cg);
 /* CPU time used by everything in the group so far, in microseconds (-1
  * when there is no CPU accounting). */
 int64_t sq__jail_cgroup_cpu_us(const sq__jail_cgroup *cg);
-/* Kills what is left inside and removes the directories. */
+/* Kills what is left inside and removes the directories; nothing for one
+ * never made. */
 void sq__jail_cgroup_destroy(sq__jail_cgroup *cg);
 /* Removes the run cgroups (beside ours) whose owner is gone, killing what
  * is left inside: a worker killed with SIGKILL cannot remove its own. The

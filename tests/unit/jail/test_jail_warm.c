@@ -6,11 +6,13 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -373,6 +375,27 @@ static void test_threads(void) {
 }
 
 /* Frees the jail and checks it left its scratch root empty; the exit code. */
+
+/* A pool of its own, freed while its full zygotes never started (nothing
+ * imported): freeing closes nothing it did not open (it once closed fd 0,
+ * with the never-made cgroups of those zygotes). */
+static struct stat stdin_was; /* fd 0 before any jail: freeing one must leave it open */
+
+static void test_free_unstarted(void) {
+  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
+                        .mode = SQ_JAIL_MODE_WARM, .pool_size = 2};
+  sq_jail *j = NULL;
+  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  if (!j) return;
+  sq_jail_outcome o;
+  CHECK_EQ(sq_jail_run(j, "print(6 * 7)\n", 12, &base, "unstarted", &o), 0);
+  CHECK_STR(o.stdout_buf, "42\n");
+  sq_jail_outcome_clear(&o);
+  sq_jail_free(j);
+  struct stat now;
+  CHECK(fstat(0, &now) == 0 && now.st_dev == stdin_was.st_dev && now.st_ino == stdin_was.st_ino);
+}
+
 static int finish(void) {
   sq_jail_free(jail);
   char roots[128];
@@ -391,6 +414,10 @@ int main(int argc, char **argv) {
   if (geteuid() != 0) {
     fprintf(stderr, "SKIP: the warm pool needs pid and mount namespaces (root)\n");
     return 77;
+  }
+  if (fstat(0, &stdin_was) != 0) { /* make sure there is an fd 0 to watch */
+    int fd = open("/dev/null", O_RDONLY);
+    if (fd != 0 || fstat(0, &stdin_was) != 0) return 1;
   }
   snprintf(scratch_root, sizeof scratch_root, "/tmp/sandq-jail-warm.%d", (int)getpid());
   sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
@@ -420,5 +447,7 @@ int main(int argc, char **argv) {
   test_kind_fallback();
   fprintf(stderr, "threads\n");
   test_threads();
+  fprintf(stderr, "free with zygotes never started\n");
+  test_free_unstarted();
   return finish();
 }
