@@ -7,7 +7,8 @@
 #     (`x = i * 2`) pushed right after the workers start, timed from their
 #     start to the producer's --wait seeing the last result; every result ok;
 #     each worker's start-up from its log: "ready in N ms" (claiming, a warm
-#     zygote up) and "warm pool: ... up in M ms" (every zygote up);
+#     zygote up) and "warm pool: ... up in M ms" (every zygote the batch needs up: the lean ones;
+#     the full ones start with the first task that imports, none here);
 #  3. CPU per task: a second batch through the same, now warm, workers, the
 #     CPU of every process summed (the workers' trees: the worker itself, the
 #     jail's inits, the warm zygotes and the tasks they fork; redis-server;
