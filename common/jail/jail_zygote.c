@@ -85,10 +85,9 @@ struct sq__jail_pool {
   int starting, up;  /* first starts not finished yet; and succeeded */
   int phase_n, phase_up; /* the starts begun together (the lean ones, later the full ones); up of them */
   int64_t phase_ms;  /* when they began */
-  bool full_started; /* the full zygotes' start has begun (no longer dormant) */
+  bool full_started; /* the full zygotes' start has begun (until then they stay busy, never taken) */
   int running, cores; /* zygotes taken by runs now; the CPUs online */
   int start_rc;      /* the last first start's failure */
-  int64_t start_ms;  /* when the pool started */
   zygote z[];
 };
 
@@ -336,7 +335,6 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
   p->total = total;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   p->cores = cores > 0 ? (int)cores : 1;
-  p->start_ms = sq_now_mono_ms();
   pthread_mutex_init(&p->lock, NULL);
   pthread_cond_init(&p->freed, NULL);
   for (int i = 0; i < total; i++) {
