@@ -6,8 +6,9 @@
 # argv: SCRATCH CTL_FD INIT_FD INLINE_MAX RLIMITS LOOP_SO KIND
 #   RLIMITS: "RES:SOFT:HARD,..." for every resource: the worker's values with
 #   the jail's own (NOFILE, FSIZE, NPROC, CORE, STACK, MEMLOCK) in place; -1
-#   is unlimited. Each task's child sets every one of them, plus CPU and AS
-#   from its task, so nothing the zygote's limits became reaches a task.
+#   is unlimited. The loop sets them on the zygote once (every task's child
+#   inherits them; a task cannot change the zygote's), and each child sets
+#   CPU and AS from its task, and FSIZE once main.py is written.
 #   LOOP_SO: the loop below, in C (zygote_loop.c: the extension module
 #   sandq_zygote), which its init wrote into the root. Python runs only each task's program; everything around it,
 #   the fork, the reaping and the task's setup, is C, which writes a few

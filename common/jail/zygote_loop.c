@@ -66,6 +66,8 @@ static struct {
     rlim_t soft, hard;
   } limits[RLIM_NLIMITS];
   int n_limits;
+  struct rlimit fsize; /* each task's, set by its child once main.py is written */
+  bool have_fsize;
   struct statfs fresh; /* the scratch as its init mounted it (fresh_scratch) */
   bool have_fresh;
 } zl;
@@ -231,6 +233,19 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
     errno = EINVAL;
     die("rlimits argument");
   }
+  /* Every limit but CPU, AS and FSIZE is the same for every task and set
+   * here, once: each task's child inherits it (a task cannot change ours:
+   * the filter allows prlimit64 on the caller only), and sets only those
+   * three (take): CPU and AS come with the task, and FSIZE applies once
+   * main.py, as large as a task may be, is written. The loop itself never
+   * nears any of them. */
+  for (int i = 0; i < zl.n_limits; i++) {
+    int res = zl.limits[i].res;
+    struct rlimit rl = {zl.limits[i].soft, zl.limits[i].hard};
+    if (res == RLIMIT_FSIZE) zl.fsize = rl, zl.have_fsize = true;
+    if (res == RLIMIT_CPU || res == RLIMIT_AS || res == RLIMIT_FSIZE) continue;
+    if (setrlimit(res, &rl) != 0) die("setrlimit");
+  }
   if (chdir("/") != 0) die("chdir /"); /* never in a scratch that is about to be replaced */
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("PR_SET_CHILD_SUBREAPER"); /* gone() */
   /* The filter, once: this loop and every task's child run under it from
@@ -384,12 +399,12 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
     refuse("the program as bytes");
   }
   if (chdir(zl.scratch) != 0) refuse("chdir to the scratch");
-  for (int i = 0; i < zl.n_limits; i++) {
-    struct rlimit rl = {zl.limits[i].soft, zl.limits[i].hard};
-    if (zl.limits[i].res == RLIMIT_CPU) rl = (struct rlimit){(rlim_t)cpu_s, (rlim_t)cpu_s + 1};
-    else if (zl.limits[i].res == RLIMIT_AS) rl = (struct rlimit){(rlim_t)as_bytes, (rlim_t)as_bytes};
-    if (setrlimit(zl.limits[i].res, &rl) != 0) refuse("setrlimit");
-  }
+  /* The task's own limits and FSIZE; every other one it has from the
+   * zygote (serve). */
+  if (setrlimit(RLIMIT_CPU, &(struct rlimit){(rlim_t)cpu_s, (rlim_t)cpu_s + 1}) != 0 ||
+      setrlimit(RLIMIT_AS, &(struct rlimit){(rlim_t)as_bytes, (rlim_t)as_bytes}) != 0 ||
+      (zl.have_fsize && setrlimit(RLIMIT_FSIZE, &zl.fsize) != 0))
+    refuse("setrlimit");
   do n = write(zl.took_w, "t", 1);
   while (n < 0 && errno == EINTR);
   close(zl.took_w);
