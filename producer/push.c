@@ -358,9 +358,18 @@ out:
   return code;
 }
 
+/* What the queue library notes while a handle opens (a queue whose
+ * recorded shard count overrides the configuration's): said on stderr. */
+static void open_notice(const char *text, void *ud) {
+  (void)ud;
+  fprintf(stderr, "sandq-producer: %s\n", text);
+}
+
 int sq__open_queue(const sq_config *cfg, sq_queue **q) {
   char err[300];
+  sq_queue_set_notice(open_notice, NULL);
   int rc = sq_queue_new_opts(cfg->redis_url, cfg->queue, &cfg->queue_opts, q, err, sizeof err);
+  sq_queue_set_notice(NULL, NULL);
   if (rc) fprintf(stderr, "sandq-producer: cannot open queue '%s': %s (%s)\n", cfg->queue, sq_strerror(rc), err);
   /* Credentials are configuration: every command fails fast with the usage
    * code, whatever it would do with an unreachable Redis (docs/configuration.md,

@@ -371,6 +371,7 @@ int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_o
   snprintf(q->tasks_key, sizeof q->tasks_key, "sq:{%s}:tasks", queue);
   rc = setup_nodes(q);
   if (!rc) rc = sq__queue_ensure(q);
+  if (!rc) rc = sq__queue_settle_shards(q);
   if (rc) {
     sq_errf(err, errlen, rc, "%s", q->errstr);
     sq_queue_free(q);

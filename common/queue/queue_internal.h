@@ -158,6 +158,10 @@ void sq__queue_raise_floors(sq_queue *q, sq__node *n);
 
 /* How many shards the queue has (opts.shards, at least 1). */
 int sq__queue_nshards(const sq_queue *q);
+/* Makes opts.shards the queue's recorded count (sq:{Q}:shards), recording
+ * ours when there is none yet; 0, or SQ_EPARSE for a damaged record, or a
+ * Redis error. Called once, when the handle opens. */
+int sq__queue_settle_shards(sq_queue *q);
 /* sq:{Q}:<kind>[:<name>] of shard s ({Q#s} when sharded); s < 0: the home
  * tag {Q} (metrics, health, rollout, spend, cache, locks). */
 int sq__queue_shard_key(sq_queue *q, int s, char key[SQ__KEY_MAX], const char *kind, const char *name);

@@ -30,6 +30,47 @@ int sq__queue_shard_of(const sq_queue *q, const char *idempotency_key) {
   return sq__key_slot(idempotency_key, strlen(idempotency_key)) % sq__queue_nshards(q);
 }
 
+/* The shard count is the queue's own, not each handle's: the first handle
+ * that opens a queue records its count in sq:{Q}:shards (SET NX), and every
+ * handle after uses the recorded one, whatever its `shards` says. Two
+ * handles that disagreed would strand tasks: a producer pushing where no
+ * worker claims (a worker of a sharded queue never claims from {Q}), or a
+ * worker claiming where nothing is pushed. A queue used before the record
+ * existed gets the count of the first handle that opens it now. A handle
+ * whose configuration differs says so through the notice hook; the
+ * record is changed only by deleting it with the queue drained and every
+ * handle stopped (docs/operations.md, "Sharded queues"). */
+int sq__queue_settle_shards(sq_queue *q) {
+  char key[SQ__KEY_MAX], want[24];
+  int rc = sq__queue_key(q, key, "shards", NULL);
+  if (rc) return rc;
+  int mine = sq__queue_nshards(q);
+  snprintf(want, sizeof want, "%d", mine);
+  redisReply *r = sq__queue_cmdf(q, &rc, key, "SET %s %s NX GET", key, want);
+  if (rc || (rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 1, "recording the queue's shard count"))) {
+    freeReplyObject(r);
+    return rc;
+  }
+  if (r->type == REDIS_REPLY_STRING) { /* recorded before: that count holds */
+    char *end = NULL;
+    long long v = strtoll(r->str, &end, 10);
+    if (end == r->str || *end || v < 1 || v > SQ__MAX_SHARDS) {
+      sq__queue_err(q, "CORRUPT %s: value '%.40s' is not a shard count (1..%d); nothing was changed "
+                    "(docs/operations.md, \"Damaged keys\")", key, r->str, SQ__MAX_SHARDS);
+      freeReplyObject(r);
+      return SQ_EPARSE;
+    }
+    if (v != mine) {
+      sq__queue_notice("queue %s has %lld shard(s), recorded when it was first used; this handle uses them, not its "
+                       "configuration's shards: %d (docs/operations.md, \"Sharded queues\")",
+                       q->queue, v, mine);
+      q->opts.shards = v;
+    }
+  }
+  freeReplyObject(r);
+  return 0;
+}
+
 static int is_missing_function(const redisReply *r) {
   return r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
 }

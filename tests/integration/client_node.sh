@@ -75,6 +75,13 @@ const { Client, SandqError, TimeoutError } = require('./clients/node');
   }
   assert.strictEqual(await c.redis.llen('sq:{default}:tasks'), before);
   assert.strictEqual(await c.redis.exists('sq:{default}:batch:refused'), 0);
+  // a sharded queue (its recorded count above 1): the push is refused, nothing pushed
+  await c.redis.set('sq:{wide}:shards', '3');
+  const wide = new Client(process.env.SANDQ_REDIS_URL, { queue: 'wide' });
+  await assert.rejects(wide.push([{ id: 'w1', code: 'print(1)' }], { batch: 'w' }),
+    (e) => e instanceof SandqError && e.message.includes('SHARDED 3') && e.message.includes('sq:{wide#k}:tasks'));
+  await wide.close();
+  assert.strictEqual(await c.redis.exists('sq:{wide}:tasks', 'sq:{wide}:batch:w'), 0);
 
   const b3 = await c.push([{ id: 'slow', code: 'import time\ntime.sleep(3)' }]);
   const t0 = Date.now();

@@ -64,6 +64,14 @@ for bad, needle in ([{"id": "x", "code": "print(1)", "priority": "urgent"}], "pr
     except sandq.SandqError as e:
         assert needle in str(e), str(e)
 assert r.llen("sq:{default}:tasks") == before and not r.exists("sq:{default}:batch:refused")
+# a sharded queue (its recorded count above 1): the push is refused, nothing pushed
+r.set("sq:{wide}:shards", "3")
+try:
+    sandq.Client(os.environ["SANDQ_REDIS_URL"], queue="wide").push([{"id": "w1", "code": "print(1)"}], batch="w")
+    raise AssertionError("pushed into a sharded queue's home tag")
+except sandq.SandqError as e:
+    assert "SHARDED 3" in str(e) and "sq:{wide#k}:tasks" in str(e), str(e)
+assert not r.exists("sq:{wide}:tasks") and not r.exists("sq:{wide}:batch:w")
 
 # a timeout: a task that sleeps longer than we wait
 b3 = c.push([{"id": "slow", "code": "import time\ntime.sleep(3)"}])

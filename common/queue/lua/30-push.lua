@@ -1,6 +1,25 @@
 -- 30-push.lua: putting tasks on the queue: push, push_once, seq_floor,
 -- enqueue (the sandq_v1 library, part 4 of 7).
 
+-- A sharded queue's home tag {Q} holds no tasks: its workers claim from
+-- the shards' tags {Q#k} only. The queue's shard count is recorded in
+-- sq:{Q}:shards (queue_shard.c); a push into {Q} of a queue with more than
+-- one (a client that does not know the queue is sharded) is refused, as it
+-- would wait where no worker looks.
+local function want_unsharded(P)
+  if string.find(P, '#', 1, true) then return end -- a shard's own tag
+  local k = P .. 'shards'
+  want_type(k, 'string')
+  local v = redis.call('GET', k)
+  local n = tonumber(v)
+  if v and (not n or n < 1 or n ~= math.floor(n)) then corrupt(k, 'value ' .. shown(v) .. ' is not a shard count') end
+  if n and n > 1 then
+    error({err = 'SHARDED ' .. n .. ': queue ' .. string.sub(P, 5, -3) .. ' has ' .. n .. ' shards: push into a ' ..
+                 "shard's key, " .. string.sub(P, 1, -3) .. '#k}:tasks with k in 0..' .. (n - 1) ..
+                 ' (docs/formats.md, "Enqueueing from any language")'})
+  end
+end
+
 -- push: ARGV batch, max_len (0: no cap), retention_s, then triples
 -- (priority letter, idempotency key or "", payload). All or nothing under
 -- the cap. Returns {pushed, duplicates} or the error "QUEUEFULL <len> <max>".
@@ -8,6 +27,7 @@ local function push(keys, args)
   local P = prefix(keys[1])
   local batch, max_len, ret = args[1], tonumber(args[2]), tonumber(args[3])
   local n = (#args - 3) / 3
+  want_unsharded(P)
   want_lists(P)
   want_batch(P, batch)
   want_type(P .. 'batches', 'zset')

@@ -320,6 +320,92 @@ static void test_enqueue_sharded(void) {
   sq_queue_free(q);
 }
 
+static char g_notice[512];
+static void on_notice(const char *text, void *ud) {
+  (void)ud;
+  snprintf(g_notice, sizeof g_notice, "%s", text);
+}
+
+static redisReply *raw_get(redisContext *c, const char *key) { return redisCommand(c, "GET %s", key); }
+
+/* The shard count is the queue's: the first handle records it, a handle
+ * configured otherwise uses the record (and says so), a push into the home
+ * tag of a sharded queue is refused, a damaged record stops a handle from
+ * opening, and deleting the record of a drained queue lets the next handle
+ * record its own (the change docs/operations.md describes). */
+static void test_shard_record(void) {
+  redisContext *c = raw();
+  sq_queue *q3 = open_sharded("rec", 3);
+  redisReply *r = raw_get(c, "sq:{rec}:shards");
+  CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "3") == 0);
+  freeReplyObject(r);
+  /* a handle configured with one shard pushes over the three */
+  g_notice[0] = '\0';
+  sq_queue_set_notice(on_notice, NULL);
+  sq_queue *q1 = open_sharded("rec", 1);
+  sq_queue_set_notice(NULL, NULL);
+  CHECK(strstr(g_notice, "queue rec has 3 shard(s)") != NULL);
+  CHECK(strstr(g_notice, "shards: 1") != NULL);
+  char bufs[6][64];
+  const char *p[6];
+  size_t l[6];
+  for (int i = 0; i < 6; i++) {
+    payload(bufs[i], sizeof bufs[i], i, "rb");
+    p[i] = bufs[i];
+    l[i] = strlen(bufs[i]);
+  }
+  CHECK_EQ(sq_queue_push(q1, "rb", p, l, 6), 0);
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{rec}:tasks"), 0);
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{rec#0}:tasks") + raw_int(c, "LLEN %s", "sq:{rec#1}:tasks") +
+               raw_int(c, "LLEN %s", "sq:{rec#2}:tasks"),
+           6);
+  /* and the three-shard handle claims all six */
+  sq_claim cl[6];
+  size_t got = 0;
+  CHECK_EQ(sq_queue_claim_many(q3, "w", 100, cl, 6, &got), 0);
+  CHECK_EQ(got, 6);
+  for (size_t i = 0; i < got; i++) {
+    CHECK_EQ(complete_one(q3, &cl[i], "rb"), 0);
+    sq_claim_clear(&cl[i]);
+  }
+  /* any language's enqueue into the home tag: refused, nothing pushed */
+  r = redisCommand(c, "FCALL sq1_enqueue 1 %s hb 3600 0 %s", "sq:{rec}:tasks", "{\"id\":\"h1\",\"batch\":\"hb\"}");
+  CHECK(r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "SHARDED 3: queue rec has 3 shards", 33) == 0 &&
+        strstr(r->str, "sq:{rec#k}:tasks with k in 0..2") != NULL);
+  if (r && r->type == REDIS_REPLY_ERROR) fprintf(stderr, "(expected) %s\n", r->str);
+  freeReplyObject(r);
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{rec}:tasks"), 0);
+  CHECK_EQ(raw_int(c, "EXISTS %s", "sq:{rec}:batch:hb"), 0);
+  sq_queue_free(q1);
+  sq_queue_free(q3);
+  /* the change: drained, every handle closed, the record deleted */
+  raw_cmd(c, "DEL %s", "sq:{rec}:shards");
+  sq_queue *q2 = open_sharded("rec", 2);
+  r = raw_get(c, "sq:{rec}:shards");
+  CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "2") == 0);
+  freeReplyObject(r);
+  sq_queue_free(q2);
+  /* a queue of one shard records 1, and its home tag takes pushes */
+  sq_queue *qa = open_sharded("rec1", 1);
+  r = raw_get(c, "sq:{rec1}:shards");
+  CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "1") == 0);
+  freeReplyObject(r);
+  CHECK_EQ(sq_queue_push(qa, "ab", p, l, 2), 0);
+  CHECK_EQ(raw_int(c, "LLEN %s", "sq:{rec1}:tasks"), 2);
+  sq_queue_free(qa);
+  /* a damaged record: the handle does not open, and says which key */
+  raw_cmd(c, "SET sq:{recd}:shards %s", "three");
+  sq_queue_options o;
+  sq_queue_options_default(&o);
+  sq_queue *qd = NULL;
+  char err[300];
+  CHECK_EQ(sq_queue_new_opts(g_url, "recd", &o, &qd, err, sizeof err), SQ_EPARSE);
+  CHECK(qd == NULL);
+  CHECK(strstr(err, "CORRUPT sq:{recd}:shards: value 'three' is not a shard count") != NULL);
+  sq_queue_free(qd);
+  redisFree(c);
+}
+
 static int count_entry(const char *id, const char *const *f, const char *const *v, size_t n, void *ud) {
   (void)id, (void)f, (void)v, (void)n;
   (*(int *)ud)++;
@@ -418,6 +504,7 @@ int main(void) {
   test_wait_unacknowledged();
   test_readonly();
   test_enqueue_sharded();
+  test_shard_record();
   test_complete_many_log();
   test_corrupt_keys();
   test_dead_requeue_damaged();
