@@ -6,6 +6,8 @@
  * (metrics, health, rollout, spend, cache, locks). With one shard the
  * shard and the home are the same tag {Q}, as before sharding existed.
  * Also the FCALL every queue step goes through. */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,20 @@ int sq__queue_shard_of(const sq_queue *q, const char *idempotency_key) {
  * whose configuration differs says so through the notice hook; the
  * record is changed only by deleting it with the queue drained and every
  * handle stopped (docs/operations.md, "Sharded queues"). */
+/* Whether this process has not yet said that queue has recorded shards
+ * and not configured ones (a worker opens several handles: one notice). */
+static bool first_notice(const char *queue, long long recorded, int configured) {
+  static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+  static char last[SQ__KEY_MAX];
+  char now[SQ__KEY_MAX];
+  snprintf(now, sizeof now, "%s %lld %d", queue, recorded, configured);
+  pthread_mutex_lock(&lock);
+  bool first = strcmp(now, last) != 0;
+  if (first) snprintf(last, sizeof last, "%s", now);
+  pthread_mutex_unlock(&lock);
+  return first;
+}
+
 int sq__queue_settle_shards(sq_queue *q) {
   char key[SQ__KEY_MAX], want[24];
   int rc = sq__queue_key(q, key, "shards", NULL);
@@ -60,12 +76,12 @@ int sq__queue_settle_shards(sq_queue *q) {
       freeReplyObject(r);
       return SQ_EPARSE;
     }
-    if (v != mine) {
-      sq__queue_notice("queue %s has %lld shard(s), recorded when it was first used; this handle uses them, not its "
+    if (v != mine && first_notice(q->queue, v, mine)) {
+      sq__queue_notice("queue %s has %lld shard(s), recorded when it was first used: those are used, not this "
                        "configuration's shards: %d (docs/operations.md, \"Sharded queues\")",
                        q->queue, v, mine);
-      q->opts.shards = v;
     }
+    q->opts.shards = v;
   }
   freeReplyObject(r);
   return 0;

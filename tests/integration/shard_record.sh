@@ -33,7 +33,7 @@ sq_bg worker "$SQ_BIN/sandq-worker" serve --worker-id rec-w1 --log-level info
 tasks "$SQ_TMP/b.jsonl" 6 b
 "$P" push --batch b --wait --timeout-s 120 "$SQ_TMP/b.jsonl" >"$SQ_TMP/push-b.out" 2>"$SQ_TMP/push-b.err" ||
   { cat "$SQ_TMP/push-b.out" "$SQ_TMP/push-b.err" "$SQ_TMP/worker.log" >&2; sq_fail "batch b did not complete"; }
-grep -q "queue default has 3 shard(s), recorded when it was first used; this handle uses them, not its configuration's shards: 1" \
+grep -q "queue default has 3 shard(s), recorded when it was first used: those are used, not this configuration's shards: 1" \
   "$SQ_TMP/push-b.err" || { cat "$SQ_TMP/push-b.err" >&2; sq_fail "the producer did not say it uses the queue's 3 shards"; }
 grep -q "WARN .*queue default has 3 shard(s)" "$SQ_TMP/worker.log" ||
   { cat "$SQ_TMP/worker.log" >&2; sq_fail "the worker did not warn that it uses the queue's 3 shards"; }
