@@ -32,16 +32,6 @@ int sq__queue_shard_of(const sq_queue *q, const char *idempotency_key) {
   return sq__key_slot(idempotency_key, strlen(idempotency_key)) % sq__queue_nshards(q);
 }
 
-/* The shard count is the queue's own, not each handle's: the first handle
- * that opens a queue records its count in sq:{Q}:shards (SET NX), and every
- * handle after uses the recorded one, whatever its `shards` says. Two
- * handles that disagreed would strand tasks: a producer pushing where no
- * worker claims (a worker of a sharded queue never claims from {Q}), or a
- * worker claiming where nothing is pushed. A queue used before the record
- * existed gets the count of the first handle that opens it now. A handle
- * whose configuration differs says so through the notice hook; the
- * record is changed only by deleting it with the queue drained and every
- * handle stopped (docs/operations.md, "Sharded queues"). */
 /* Whether this process has not yet said that queue has recorded shards
  * and not configured ones (a worker opens several handles: one notice). */
 static bool first_notice(const char *queue, long long recorded, int configured) {
@@ -56,14 +46,26 @@ static bool first_notice(const char *queue, long long recorded, int configured) 
   return first;
 }
 
+/* The shard count is the queue's own, not each handle's: the first handle
+ * that opens a queue records its count in sq:{Q}:shards (SET NX), and every
+ * handle after uses the recorded one, whatever its `shards` says. Two
+ * handles that disagreed would strand tasks: a producer pushing where no
+ * worker claims (a worker of a sharded queue never claims from {Q}), or a
+ * worker claiming where nothing is pushed. A queue used before the record
+ * existed gets the count of the first handle that opens it now. A handle
+ * whose configuration differs says so through the notice hook; the
+ * record is changed only by deleting it with the queue drained and every
+ * handle stopped (docs/operations.md, "Sharded queues"). */
 int sq__queue_settle_shards(sq_queue *q) {
   char key[SQ__KEY_MAX], want[24];
   int rc = sq__queue_key(q, key, "shards", NULL);
   if (rc) return rc;
   int mine = sq__queue_nshards(q);
   snprintf(want, sizeof want, "%d", mine);
+  char what[SQ__KEY_MAX + 32];
+  snprintf(what, sizeof what, "recording the shard count in %s", key);
   redisReply *r = sq__queue_cmdf(q, &rc, key, "SET %s %s NX GET", key, want);
-  if (rc || (rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 1, "recording the queue's shard count"))) {
+  if (rc || (rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 1, what))) {
     freeReplyObject(r);
     return rc;
   }

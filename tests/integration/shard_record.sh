@@ -5,8 +5,9 @@
 # left at the default (1) use the queue's 3, say so, and every task of both
 # batches gets its result (none waits where no worker claims); any other
 # client's push into the home tag is refused (SHARDED 3); a damaged record
-# stops a command with the key named; the documented change (drain, stop,
-# delete the record) lets the next handle record its own count.
+# stops a command with the key named, and a worker keeps trying (naming it)
+# until the documented repair; the documented change (drain, stop, delete
+# the record) lets the next handle record its own count.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -75,4 +76,22 @@ SANDQ_SHARDS=2 "$P" push --batch c "$SQ_TMP/c.jsonl" >/dev/null 2>"$SQ_TMP/push-
 eq "$(sq_redis_cli GET 'sq:{default}:shards')" 2 "the count recorded after the change"
 eq "$(( $(sq_redis_cli LLEN 'sq:{default#0}:tasks') + $(sq_redis_cli LLEN 'sq:{default#1}:tasks') ))" 4 \
   "tasks over the two new shards"
+
+# 6. A damaged record under a worker: it keeps trying, naming the key, and
+# goes on once the documented repair (docs/operations.md, "Damaged keys")
+# ran as written.
+sq_redis_cli FLUSHALL >/dev/null
+sq_redis_cli SET 'sq:{default}:shards' x >/dev/null
+: >"$SQ_TMP/worker.log"
+sq_bg worker "$SQ_BIN/sandq-worker" serve --worker-id rec-w2 --log-level info
+sq_wait_for "grep -q \"CORRUPT sq:{default}:shards: value 'x' is not a shard count\" '$SQ_TMP/worker.log'" 30 ||
+  { cat "$SQ_TMP/worker.log" >&2; sq_fail "the worker did not name the damaged record"; }
+kill -0 "$SQ_PID_worker" || sq_fail "the worker exited on a damaged record"
+grep -E "^\| \`sq:\{Q\}:shards\`" "$SQ_SRC/docs/operations.md" | grep -o "redis-cli SET '[^']*' 1" >"$SQ_TMP/repair.sh"
+[ -s "$SQ_TMP/repair.sh" ] || sq_fail "the repair of sq:{Q}:shards was not found in docs/operations.md"
+PATH="$SQ_TMP/bin:$PATH" sh -e "$SQ_TMP/repair.sh" >/dev/null || sq_fail "the documented repair failed"
+tasks "$SQ_TMP/d.jsonl" 3 d
+"$P" push --batch d --wait --timeout-s 60 "$SQ_TMP/d.jsonl" >"$SQ_TMP/push-d.out" 2>&1 ||
+  { cat "$SQ_TMP/push-d.out" "$SQ_TMP/worker.log" >&2; sq_fail "batch d did not complete after the repair"; }
+grep -Eq "^ *passed +3|^ *ok +3" "$SQ_TMP/push-d.out" || { cat "$SQ_TMP/push-d.out" >&2; sq_fail "batch d: not 3 ok"; }
 echo "shard_record: all checks passed"

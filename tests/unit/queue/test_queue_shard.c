@@ -403,6 +403,12 @@ static void test_shard_record(void) {
   CHECK(qd == NULL);
   CHECK(strstr(err, "CORRUPT sq:{recd}:shards: value 'three' is not a shard count") != NULL);
   sq_queue_free(qd);
+  qd = NULL;
+  raw_cmd(c, "HSET sq:{recw}:shards %s 1", "n");
+  CHECK_EQ(sq_queue_new_opts(g_url, "recw", &o, &qd, err, sizeof err), SQ_EREDIS);
+  CHECK(qd == NULL);
+  CHECK(strstr(err, "sq:{recw}:shards") != NULL && strstr(err, "WRONGTYPE") != NULL);
+  sq_queue_free(qd);
   redisFree(c);
 }
 
