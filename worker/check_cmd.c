@@ -18,7 +18,7 @@
  * first line of its stderr; warm mode that fell back to spawn says why. */
 static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
   sq_jail_config jc = {.python_path = cfg->python_path, .scratch_root = cfg->scratch_root, .mode = mode,
-                       .pool_size = 1};
+                       .pool_size = 1, .one_run = true};
   sq_jail *j = NULL;
   int rc = sq_jail_new(&jc, &j);
   bool ok = false;

@@ -277,9 +277,9 @@ static int run(int argc, char **argv, run_args a) {
     goto out;
   }
   if (a.mode) sq_jail_mode_parse(a.mode, &cfg.jail_mode);
-  /* One run: one zygote is enough. */
+  /* One run: one lean zygote is enough (a program that imports runs on it). */
   sq_jail_config jcfg = {.python_path = cfg.python_path, .scratch_root = cfg.scratch_root,
-                         .mode = cfg.jail_mode, .pool_size = 1};
+                         .mode = cfg.jail_mode, .pool_size = 1, .one_run = true};
   rc = sq_jail_new(&jcfg, &jail);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: cannot set up the jail (python %s, scratch root %s): %s\n",

@@ -141,7 +141,7 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
             "root\")", j->fallback, why ? why : "namespaces refused");
   }
   if (j->mode == SQ_JAIL_MODE_WARM) {
-    rc = sq__jail_pool_new(j, cfg->pool_size > 0 ? cfg->pool_size : 1, &j->pool);
+    rc = sq__jail_pool_new(j, cfg->pool_size > 0 ? cfg->pool_size : 1, cfg->one_run, &j->pool);
     if (rc != 0) {
       sq_jail_free(j);
       return rc;

@@ -28,6 +28,9 @@ typedef struct {
   int pool_size;            /* warm zygotes with the common modules imported (0: none started; warm
                                runs then fail), started when the first run asks for one; as many
                                lean ones, within 32 in all, start with the pool */
+  bool one_run;             /* the runner serves one run (a command line's): no zygote is started
+                               for runs to come, so a program that imports runs on a lean one and
+                               freeing the runner waits for no start */
 } sq_jail_config;
 
 typedef struct sq_jail sq_jail;

@@ -264,7 +264,8 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
 
 /* The warm pool (jail_zygote.c). */
 typedef struct sq__jail_pool sq__jail_pool;
-int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out);
+/* one_run: the full zygotes never start (sq_jail_config.one_run). */
+int sq__jail_pool_new(sq_jail *j, int size, bool one_run, sq__jail_pool **out);
 void sq__jail_pool_free(sq__jail_pool *p);
 /* lean: the program imports nothing (sq_jail_run_task), so a lean zygote
  * suits it. */

@@ -86,6 +86,7 @@ struct sq__jail_pool {
   int phase_n, phase_up; /* the starts begun together (the lean ones, later the full ones); up of them */
   int64_t phase_ms;  /* when they began */
   bool full_started; /* the full zygotes' start has begun (until then they stay busy, never taken) */
+  bool one_run;      /* one run only: the full ones never start (runs of any kind take a lean one) */
   int running, cores; /* zygotes taken by runs now; the CPUs online */
   int start_rc;      /* the last first start's failure */
   zygote z[];
@@ -315,7 +316,7 @@ static void start_range(sq__jail_pool *p, int from, int to) {
   }
 }
 
-int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
+int sq__jail_pool_new(sq_jail *j, int size, bool one_run, sq__jail_pool **out) {
   *out = NULL;
   const sq__jail_common *c = sq__jail_common_of(j);
   if (!(c->layers & SQ_JAIL_LAYER_PID_NS) || !(c->layers & SQ_JAIL_LAYER_NEW_ROOT)) {
@@ -331,6 +332,7 @@ int sq__jail_pool_new(sq_jail *j, int size, sq__jail_pool **out) {
   sq__jail_pool *p = calloc(1, sizeof *p + (size_t)total * sizeof(zygote));
   if (!p) return SQ_ENOMEM;
   p->jail = j;
+  p->one_run = one_run && n_lean > 0;
   p->size = size;
   p->total = total;
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -397,7 +399,8 @@ static bool zygote_alive(const zygote *z) {
 static zygote *acquire(sq__jail_pool *p, bool lean) {
   pthread_mutex_lock(&p->lock);
   zygote *z = NULL;
-  bool start_full = !lean && !p->full_started; /* the first run that asks for a full one starts them */
+  /* The first run that asks for a full one starts them (unless no run is to come). */
+  bool start_full = !lean && !p->full_started && !p->one_run;
   if (start_full) p->full_started = true;
   while (!z) {
     for (int pass = 0; pass < 2 && !z; pass++)

@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -396,6 +397,52 @@ static void test_free_unstarted(void) {
   CHECK(fstat(0, &now) == 0 && now.st_dev == stdin_was.st_dev && now.st_ino == stdin_was.st_ino);
 }
 
+/* How many python3 processes run below pid (zygotes and the children they
+ * forked ahead), through /proc/PID/task/TID/children. */
+static int python_below(int pid) {
+  char path[96], comm[32];
+  snprintf(path, sizeof path, "/proc/%d/comm", pid);
+  FILE *f = fopen(path, "r");
+  int n = 0;
+  if (f) {
+    if (fgets(comm, sizeof comm, f) && strcmp(comm, "python3\n") == 0) n++;
+    fclose(f);
+  }
+  snprintf(path, sizeof path, "/proc/%d/task", pid);
+  DIR *d = opendir(path);
+  for (struct dirent *e; d && (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    char kids[320];
+    snprintf(kids, sizeof kids, "/proc/%d/task/%.255s/children", pid, e->d_name);
+    FILE *k = fopen(kids, "r");
+    for (int kid; k && fscanf(k, "%d", &kid) == 1;) n += python_below(kid);
+    if (k) fclose(k);
+  }
+  if (d) closedir(d);
+  return n;
+}
+
+/* A runner for one run (a command line's): a program that imports runs on
+ * its lean zygote, and no full zygote starts for runs that will not come
+ * (freeing it then waits for no start). Before any other pool exists, so
+ * every python3 below us is this runner's: the lean zygote and the child
+ * it forked ahead, not the full one and its child too. */
+static void test_one_run(void) {
+  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
+                        .mode = SQ_JAIL_MODE_WARM, .pool_size = 1, .one_run = true};
+  sq_jail *j = NULL;
+  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  if (!j) return;
+  static const char prog[] = "import json\nprint(json.dumps([6 * 7]))\n";
+  sq_jail_outcome o;
+  CHECK_EQ(sq_jail_run(j, prog, strlen(prog), &base, "one run", &o), 0);
+  CHECK_STR(o.stdout_buf, "[42]\n");
+  sq_jail_outcome_clear(&o);
+  usleep(1000 * 1000); /* a full zygote started on demand would be up, its child forked, by now */
+  CHECK_EQ(python_below((int)getpid()), 2);
+  sq_jail_free(j);
+}
+
 static int finish(void) {
   sq_jail_free(jail);
   char roots[128];
@@ -420,6 +467,8 @@ int main(int argc, char **argv) {
     if (fd != 0 || fstat(0, &stdin_was) != 0) return 1;
   }
   snprintf(scratch_root, sizeof scratch_root, "/tmp/sandq-jail-warm.%d", (int)getpid());
+  fprintf(stderr, "one run\n");
+  test_one_run();
   sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
                         .mode = SQ_JAIL_MODE_WARM, .pool_size = 2};
   int rc = sq_jail_new(&cfg, &jail);
