@@ -28,6 +28,20 @@ static void payload(char *buf, size_t n, int i, const char *batch) {
   snprintf(buf, n, "{\"id\":\"t%02d\",\"batch\":\"%s\"}", i, batch);
 }
 
+/* Pushes n tasks t00.. of batch (payload above) through q. */
+static int push_tasks(sq_queue *q, const char *batch, int n) {
+  char bufs[N_TASKS][64];
+  const char *p[N_TASKS];
+  size_t l[N_TASKS];
+  if (n > N_TASKS) return SQ_EINVAL;
+  for (int i = 0; i < n; i++) {
+    payload(bufs[i], sizeof bufs[i], i, batch);
+    p[i] = bufs[i];
+    l[i] = strlen(bufs[i]);
+  }
+  return sq_queue_push(q, batch, p, l, (size_t)n);
+}
+
 static int complete_one(sq_queue *q, const sq_claim *c, const char *batch) {
   char id[8];
   snprintf(id, sizeof id, "t%c%c", c->payload[8], c->payload[9]); /* {"id":"tNN" */
@@ -45,15 +59,7 @@ static int count_result(const char *id, const uint8_t *b, size_t len, void *ud) 
 static void test_spread_and_batch(void) {
   sq_queue *q = open_sharded("sh", 3);
   redisContext *c = raw();
-  char bufs[N_TASKS][64];
-  const char *p[N_TASKS];
-  size_t l[N_TASKS];
-  for (int i = 0; i < N_TASKS; i++) {
-    payload(bufs[i], sizeof bufs[i], i, "sb");
-    p[i] = bufs[i];
-    l[i] = strlen(bufs[i]);
-  }
-  CHECK_EQ(sq_queue_push(q, "sb", p, l, N_TASKS), 0);
+  CHECK_EQ(push_tasks(q, "sb", N_TASKS), 0);
   /* every shard got its share, and nothing went to the home tag */
   CHECK_EQ(raw_int(c, "LLEN %s", "sq:{sh#0}:tasks"), 10);
   CHECK_EQ(raw_int(c, "LLEN %s", "sq:{sh#1}:tasks"), 10);
@@ -146,15 +152,7 @@ static int first_dead(int64_t id, const char *rec, size_t len, void *ud) {
 
 static void test_dead_letter(void) {
   sq_queue *q = open_sharded("shd", 3);
-  char bufs[3][64];
-  const char *p[3];
-  size_t l[3];
-  for (int i = 0; i < 3; i++) {
-    payload(bufs[i], sizeof bufs[i], i, "db");
-    p[i] = bufs[i];
-    l[i] = strlen(bufs[i]);
-  }
-  CHECK_EQ(sq_queue_push(q, "db", p, l, 3), 0);
+  CHECK_EQ(push_tasks(q, "db", 3), 0);
   sq_claim c[3];
   size_t got = 0;
   CHECK_EQ(sq_queue_claim_many(q, "w", 100, c, 3, &got), 0);
@@ -346,15 +344,7 @@ static void test_shard_record(void) {
   sq_queue_set_notice(NULL, NULL);
   CHECK(strstr(g_notice, "queue rec has 3 shard(s)") != NULL);
   CHECK(strstr(g_notice, "shards: 1") != NULL);
-  char bufs[6][64];
-  const char *p[6];
-  size_t l[6];
-  for (int i = 0; i < 6; i++) {
-    payload(bufs[i], sizeof bufs[i], i, "rb");
-    p[i] = bufs[i];
-    l[i] = strlen(bufs[i]);
-  }
-  CHECK_EQ(sq_queue_push(q1, "rb", p, l, 6), 0);
+  CHECK_EQ(push_tasks(q1, "rb", 6), 0);
   CHECK_EQ(raw_int(c, "LLEN %s", "sq:{rec}:tasks"), 0);
   CHECK_EQ(raw_int(c, "LLEN %s", "sq:{rec#0}:tasks") + raw_int(c, "LLEN %s", "sq:{rec#1}:tasks") +
                raw_int(c, "LLEN %s", "sq:{rec#2}:tasks"),
@@ -390,7 +380,7 @@ static void test_shard_record(void) {
   r = raw_get(c, "sq:{rec1}:shards");
   CHECK(r && r->type == REDIS_REPLY_STRING && strcmp(r->str, "1") == 0);
   freeReplyObject(r);
-  CHECK_EQ(sq_queue_push(qa, "ab", p, l, 2), 0);
+  CHECK_EQ(push_tasks(qa, "ab", 2), 0);
   CHECK_EQ(raw_int(c, "LLEN %s", "sq:{rec1}:tasks"), 2);
   sq_queue_free(qa);
   /* a damaged record: the handle does not open, and says which key */
@@ -423,15 +413,7 @@ static int count_entry(const char *id, const char *const *f, const char *const *
 static void test_complete_many_log(void) {
   sq_queue *q = open_sharded("shl", 3);
   redisContext *c = raw();
-  char bufs[3][64];
-  const char *p[3];
-  size_t l[3];
-  for (int i = 0; i < 3; i++) {
-    payload(bufs[i], sizeof bufs[i], i, "lb");
-    p[i] = bufs[i];
-    l[i] = strlen(bufs[i]);
-  }
-  CHECK_EQ(sq_queue_push(q, "lb", p, l, 3), 0);
+  CHECK_EQ(push_tasks(q, "lb", 3), 0);
   sq_claim cl[3];
   size_t got = 0;
   CHECK_EQ(sq_queue_claim_many(q, "w", 100, cl, 3, &got), 0);
