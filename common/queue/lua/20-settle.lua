@@ -8,18 +8,30 @@
 -- (duplicate); each time that happens at a new total (tasks pushed into a
 -- finished batch), push one event onto sq:{Q}:done:<B> (BLPOP-able).
 -- Called wherever done, dead, duplicate or total changes.
+-- The batch's counts from its fields as HMGET returned them, in the order
+-- 'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total'
+-- (want_batch's): {total, done, dead, dup}, and whether those counts finish
+-- it anew.
+local function batch_counts(v)
+  local c = {tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0}
+  return c, c[1] > 0 and c[2] + c[3] + c[4] >= c[1] and not (v[5] and tonumber(v[6]) == c[1])
+end
+
+-- Marks the batch finished at counts c (batch_counts) and pushes its event.
+local function finished(P, batch, ret, c)
+  local now = now_ms()
+  redis.call('HSET', P .. 'batch:' .. batch, 'finished_at_ms', now, 'finished_total', c[1])
+  local ev = P .. 'done:' .. batch
+  redis.call('RPUSH', ev, cjson.encode({batch = batch, total = c[1], done = c[2], dead = c[3],
+                                        duplicate = c[4], finished_at_ms = now}))
+  redis.call('EXPIRE', ev, ret)
+end
+
 local function check_finished(P, batch, ret)
-  local bk = P .. 'batch:' .. batch
-  local v = redis.call('HMGET', bk, 'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total')
-  local total, done, dead, dup = tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0
-  if total > 0 and done + dead + dup >= total and not (v[5] and tonumber(v[6]) == total) then
-    local now = now_ms()
-    redis.call('HSET', bk, 'finished_at_ms', now, 'finished_total', total)
-    local ev = P .. 'done:' .. batch
-    redis.call('RPUSH', ev, cjson.encode({batch = batch, total = total, done = done, dead = dead,
-                                          duplicate = dup, finished_at_ms = now}))
-    redis.call('EXPIRE', ev, ret)
-  end
+  local v = redis.call('HMGET', P .. 'batch:' .. batch, 'total', 'done', 'dead', 'duplicate', 'finished_at_ms',
+                       'finished_total')
+  local c, now_finished = batch_counts(v)
+  if now_finished then finished(P, batch, ret, c) end
 end
 
 -- Appends one event to a payload's history (kept for the dead letter).
@@ -40,13 +52,18 @@ end
 
 -- Removes claim tok (held by w) from every structure. Returns its payload
 -- and priority letter.
-local function drop_claim(P, tok, w)
-  local payload = redis.call('HGET', P .. 'claims', tok)
-  local owner = redis.call('HGET', P .. 'owners', tok)
+-- The writes of drop_claim alone (complete reads the claim first).
+local function unclaim(P, tok, w)
   redis.call('HDEL', P .. 'claims', tok)
   redis.call('HDEL', P .. 'owners', tok)
   redis.call('ZREM', P .. 'leases', tok)
   redis.call('LREM', P .. 'processing:' .. w, 1, tok)
+end
+
+local function drop_claim(P, tok, w)
+  local payload = redis.call('HGET', P .. 'claims', tok)
+  local owner = redis.call('HGET', P .. 'owners', tok)
+  unclaim(P, tok, w)
   return payload, owner and string.sub(owner, 1, 1) or 'n'
 end
 
@@ -125,8 +142,8 @@ end
 
 -- Moves due retries from the delayed set onto the claim end of their list.
 -- Members are "<token>|<prio letter><payload>" so equal payloads stay apart.
-local function promote(P, now)
-  local due = redis.call('ZRANGEBYSCORE', P .. 'delayed', '-inf', now, 'LIMIT', 0, 256)
+-- due: what want_promote checked and returned.
+local function promote(P, due)
   for _, m in ipairs(due) do
     redis.call('ZREM', P .. 'delayed', m)
     local bar = string.find(m, '|', 1, true)

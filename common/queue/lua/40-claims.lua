@@ -15,18 +15,20 @@ local function claim(keys, args)
   local P = prefix(keys[1])
   local w, lease, max = args[1], tonumber(args[2]), tonumber(args[3])
   local now = now_ms()
-  want_promote(P, now)
+  local due = want_promote(P, now)
   want_claims(P, w)
-  want_type(P .. 'stalls', 'hash')
+  local suspects, alone = checked(P .. 'stalls', 'hash', 'HLEN', P .. 'stalls') > 0, false
   want_int(P .. 'seq')
   want_type(P .. 'workers', 'zset')
   want_type(P .. 'lastclaim:' .. w, 'string')
-  promote(P, now)
-  local out = {}
   -- ARGV[5] '1': each claim is {token, payload, "<retries> <first claim ms>"} (issue 12)
   local step, retried = 2, false
-  if args[5] == '1' then step, retried = 3, redis.call('HLEN', P .. 'attempts') > 0 end
-  local suspects, alone = redis.call('HLEN', P .. 'stalls') > 0, false
+  if args[5] == '1' then
+    step, retried = 3, checked(P .. 'attempts', 'hash', 'HLEN', P .. 'attempts') > 0
+    if retried then want_type(P .. 'first', 'hash') end
+  end
+  promote(P, due)
+  local out = {}
   for _, prio in ipairs({'h', 'n', 'l'}) do
     local lk = list_key(P, prio)
     while #out < step * max and not alone do
@@ -123,37 +125,49 @@ local function complete(keys, args)
   local w, tok, batch, id, status, doc, ret = args[1], args[2], args[3], args[4], args[5], args[6],
                                               tonumber(args[7])
   local rk, bk = P .. 'results:' .. batch, P .. 'batch:' .. batch
-  want_claims(P, w)
-  want_type(rk, 'hash')
-  want_batch(P, batch, status)
-  want_type(P .. 'stalls', 'hash')
-  want_type(P .. 'attempts', 'hash')
+  -- The checks (10-checks.lua) of every key written below, then the
+  -- writes; the reads the checks need are themselves checked (checked).
+  -- This runs once per task, so it reads each key once: 18 calls where
+  -- a TYPE before each read made 28 (docs/benchmarks.md).
+  local owner = checked(P .. 'owners', 'hash', 'HGET', P .. 'owners', tok)
   want_stats(P, 'duplicate', 'fenced')
-  if not owned(P, tok, w) then
-    if redis.call('HGET', rk, id) == doc then -- our own result, sent again after a lost reply
+  if not owner or string.sub(owner, 2) ~= w then
+    if checked(rk, 'hash', 'HGET', rk, id) == doc then -- our own result, sent again after a lost reply
       stat(P, 'duplicate')
       return 0
     end
     stat(P, 'fenced')
     return -1
   end
-  local payload = drop_claim(P, tok, w)
-  if payload and (redis.call('HLEN', P .. 'stalls') > 0 or redis.call('HLEN', P .. 'attempts') > 0) then
-    forget(P, redis.sha1hex(payload))
+  local payload = checked(P .. 'claims', 'hash', 'HGET', P .. 'claims', tok)
+  want_type(P .. 'leases', 'zset')
+  want_type(P .. 'processing:' .. w, 'list')
+  local had = checked(rk, 'hash', 'HEXISTS', rk, id) == 1
+  local v = want_int_fields(bk, {'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total',
+                                 'status:' .. status})
+  local sha = nil -- the payload's, when it has counters or history to forget
+  if payload and (checked(P .. 'stalls', 'hash', 'HLEN', P .. 'stalls') +
+                  checked(P .. 'attempts', 'hash', 'HLEN', P .. 'attempts')) > 0 then
+    want_type(P .. 'first', 'hash')
+    sha = redis.sha1hex(payload)
   end
-  if redis.call('HSETNX', rk, id, doc) == 0 then
+  v[had and 4 or 2] = (tonumber(v[had and 4 or 2]) or 0) + 1 -- the counts as they will be
+  local c, now_finished = batch_counts(v)
+  if now_finished then want_type(P .. 'done:' .. batch, 'list') end
+  unclaim(P, tok, w)
+  if sha then forget(P, sha) end
+  if had then
     stat(P, 'duplicate')
     redis.call('HINCRBY', bk, 'duplicate', 1)
-    redis.call('EXPIRE', bk, ret)
-    check_finished(P, batch, ret)
-    return 0
+  else
+    redis.call('HSET', rk, id, doc)
+    redis.call('EXPIRE', rk, ret)
+    redis.call('HSET', bk, 'done', string.format('%d', c[2]), 'status:' .. status,
+               string.format('%d', (tonumber(v[7]) or 0) + 1))
   end
-  redis.call('EXPIRE', rk, ret)
-  redis.call('HINCRBY', bk, 'done', 1)
-  redis.call('HINCRBY', bk, 'status:' .. status, 1)
   redis.call('EXPIRE', bk, ret)
-  check_finished(P, batch, ret)
-  return 1
+  if now_finished then finished(P, batch, ret, c) end
+  return had and 0 or 1
 end
 
 -- retry: ARGV worker, token, reason, max_attempts, delay_ms (-1: backoff),

@@ -33,7 +33,7 @@ local function reap(keys, args)
   local now = now_ms()
   local r, d = 0, 0
   want_type(P .. 'leases', 'zset')
-  want_promote(P, now)
+  local due = want_promote(P, now)
   want_type(P .. 'batches', 'zset')
   want_type(P .. 'workers', 'zset')
   want_type(P .. 'dead', 'hash')
@@ -44,7 +44,7 @@ local function reap(keys, args)
     local s = stall(P, tok, max_stalls, 'lease expired', ret)
     if s == 1 then r = r + 1 elseif s == 2 then d = d + 1 end
   end
-  promote(P, now)
+  promote(P, due)
   redis.call('ZREMRANGEBYSCORE', P .. 'batches', '-inf', now - ret * 1000)
   redis.call('ZREMRANGEBYSCORE', P .. 'workers', '-inf', now - ret * 1000)
   if dead_ret > 0 then

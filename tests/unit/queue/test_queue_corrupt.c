@@ -436,6 +436,49 @@ static void test_duplicates(void) {
   sq_queue_free(q);
 }
 
+/* A task retried once has counters to forget when its result is stored,
+ * 'first' among them: damaged, the completion names it and changes
+ * nothing; repaired, it stores the result and counts it as the integer
+ * strings every reader parses. */
+static void test_complete_forgets(void) {
+  sq_queue *q = NULL;
+  CHECK_EQ(sq_queue_new(g_url, "fg", &q), 0);
+  const char *p = PAYLOAD;
+  size_t len = strlen(p);
+  CHECK_EQ(sq_queue_push(q, "b", &p, &len, 1), 0);
+  sq_claim c = {0};
+  CHECK_EQ(sq_queue_claim(q, "w1", 0, &c), 0);
+  CHECK_EQ(sq_queue_retry(q, &c, 0, "flaky", NULL), 0);
+  sq_claim_clear(&c);
+  usleep(20 * 1000);
+  CHECK_EQ(sq_queue_claim(q, "w1", 0, &c), 0);
+  CHECK(c.token > 0);
+  freeReplyObject(cmd("DEL sq:{fg}:first"));
+  freeReplyObject(cmd("SET sq:{fg}:first %s", "damaged"));
+  bson_t *d = doc_for("t1");
+  sq_completion cp = {.claim = &c, .batch = "b", .id = "t1", .status = "passed", .bson = bson_get_data(d),
+                      .bson_len = d->len};
+  char *before = snapshot("fg");
+  CHECK_EQ(sq_queue_complete(q, &cp), SQ_EREDIS);
+  char *after = snapshot("fg");
+  CHECK_CONTAINS(sq_queue_errstr(q), "CORRUPT sq:{fg}:first");
+  CHECK_STR(before, after);
+  free(before);
+  free(after);
+  freeReplyObject(cmd("DEL sq:{fg}:first"));
+  CHECK_EQ(sq_queue_complete(q, &cp), 0);
+  CHECK_EQ(num(cmd("HLEN %s", "sq:{fg}:attempts")), 0);
+  redisReply *v = cmd("HMGET sq:{fg}:batch:b done status:passed %s", "finished_total");
+  CHECK_EQ((long long)v->elements, 3);
+  CHECK_STR(v->element[0]->str, "1");
+  CHECK_STR(v->element[1]->str, "1");
+  CHECK_STR(v->element[2]->str, "1");
+  freeReplyObject(v);
+  bson_destroy(d);
+  sq_claim_clear(&c);
+  sq_queue_free(q);
+}
+
 /* issue 14: a raw LPUSH then HINCRBY total: the result came first. The
  * counters read back say finished, and a total raised after a finish does
  * not leave the old stamp standing. */
@@ -496,6 +539,7 @@ int main(void) {
   test_seq_loses_nothing();
   test_dead_damaged();
   test_duplicates();
+  test_complete_forgets();
   test_total_after_result();
   test_counters_read_back();
   redisFree(g_raw);
