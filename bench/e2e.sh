@@ -18,6 +18,10 @@
 #     forking a child per task that compiles, runs and exits (no jail, no
 #     queue), and the tasks/s the cores allow at that CPU: printed beside the
 #     ratio, with how much of that ceiling 7x bare asks.
+#  4. the same floor as wide as the pool: as many loops side by side as the
+#     two workers keep runs in flight, beside the jail's own CPU per task
+#     (each core then switches between several interpreters, as it does
+#     between the jail's zygotes).
 # Sizes: SQ_BENCH_E2E_N (2000), SQ_BENCH_BARE_N (1000), SQ_BENCH_CPU_N (3000),
 # SQ_BENCH_FLOOR_N (4000).
 set -eu
@@ -124,6 +128,7 @@ ptick=$(sh -c '"$@" >"'"$SQ_TMP"'/cpu.out" 2>&1 || exit 1; awk "{ print \$16 + \
 after=$(kinds); r1=$(bench_ticks "$SQ_PID_redis")
 grep -Eq "^ *ok +$CN\$" "$SQ_TMP/cpu.out" || { tail -12 "$SQ_TMP/cpu.out" >&2; sq_fail "cpu: not every task ended ok"; }
 kill -TERM $wpids; wait $wpids 2>/dev/null || true
+
 # One line per stage, ms per task: name ms
 echo "$before $after $r0 $r1 $ptick" | awk -v n="$CN" -v hz="$BENCH_HZ" '{
   ms = 1000 / hz / n
@@ -138,7 +143,24 @@ awk '{ v = $NF; $NF = ""; printf "  %-80s %7.3f ms/task\n", $0, v; t += v } END 
 cpu=$(awk '{ t += $NF } END { printf "%.3f", t }' "$SQ_TMP/stages")
 top=$(awk '{ v = $NF; $NF = ""; if (v > m) { m = v; s = $0 } } END { sub(/ +$/, "", s); printf "%s, %.3f ms", s, m }' "$SQ_TMP/stages")
 jail=$(awk 'NR >= 2 && NR <= 4 { t += $NF } END { printf "%.3f", t }' "$SQ_TMP/stages")
+rest=$(awk -v c="$cpu" -v j="$jail" 'BEGIN { printf "%.3f", c - j }')
 ceiling=$(awk -v c="$cpu" -v n="$(nproc)" 'BEGIN { printf "%.0f", (c > 0 ? n * 1000 / c : 0) }')
+
+# 4. The floor again, as wide as the pool: as many loops side by side as
+# the two workers keep runs in flight (2 x jail_threads), so each core
+# switches between several interpreters and their children, as the jail's
+# does. Set beside the jail's own processes (zygotes and tasks).
+width=$(sed -n 's/.*sizing: jail_threads=\([0-9]*\).*/\1/p' "$SQ_TMP/w1.log" | head -1)
+width=$((2 * ${width:-1}))
+echo "== 4. the warm-fork floor as wide as the pool: $width loops side by side, $FN tasks in all (load $(bench_load))"
+k=0; fpids=""
+while [ $k -lt "$width" ]; do
+  $PY -I -S -c "$floor_py" $((FN / width)) >"$SQ_TMP/floor-$k" & fpids="$fpids $!"
+  k=$((k + 1))
+done
+wait $fpids || sq_fail "the wide warm-fork floor failed"
+wide_ms=$(cat "$SQ_TMP"/floor-* | awk '{ t += $1; n++ } END { printf "%.4f", t / n }')
+echo "warm-fork floor, $width loops side by side: $wide_ms ms of CPU per task"
 
 echo "== summary (load $(bench_load))"
 x=$(awk -v a="$e2e" -v b="$bare" 'BEGIN { printf "%.1f", a / b }')
@@ -146,7 +168,8 @@ fx=$(awk -v a="$floor" -v b="$bare" 'BEGIN { printf "%.1f", a / b }')
 of=$(awk -v a="$e2e" -v f="$floor" 'BEGIN { printf "%.0f", 100 * a / f }')
 need=$(awk -v b="$bare" -v f="$floor" 'BEGIN { printf "%.0f", 100 * 7 * b / f }')
 echo "warm-fork floor: at most $floor tasks/s = ${fx}x bare; sandq end to end reached $of% of it; 7x bare is $need% of it"
-bound="CPU: $cpu ms per task on $(nproc) cores allows about $ceiling tasks/s; the largest part: $top (the jail in all: $jail ms); the warm-fork floor alone (no jail, no queue: $floor_ms ms) allows $floor tasks/s, ${fx}x bare, of which this is $of% and 7x is $need%"
+echo "as wide as the pool ($width loops): $wide_ms ms per task; the jail's zygotes and tasks: $jail ms; the rest (worker, redis, producer): $rest ms"
+bound="CPU: $cpu ms per task on $(nproc) cores allows about $ceiling tasks/s; the largest part: $top (the jail in all: $jail ms, the warm-fork floor as wide as the pool $wide_ms ms; worker, redis and producer $rest ms); the warm-fork floor alone (no jail, no queue: $floor_ms ms) allows $floor tasks/s, ${fx}x bare, of which this is $of% and 7x is $need%"
 if bench_ge "$x" 7; then met=yes; else met=no; fi
 bench_target "end to end, defaults / bare python3 -I -S two at a time" "${x}x ($e2e vs $bare tasks/s)" "≥ 7x" $met "$bound"
 if bench_ge 1.0 "$cpu"; then met=yes; else met=no; fi
