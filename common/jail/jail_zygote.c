@@ -44,6 +44,7 @@
 #include "util.h"
 
 #define READY_TIMEOUT_MS 10000
+#define FULL_RETRY_MS 30000 /* a full zygote that could not start: not tried again for this long */
 #define TAKE_TIMEOUT_MS 10000 /* from sending a task to a child taking it (the zygote's cleanup included) */
 #define CTL_SNDBUF_BYTES (4 << 20)
 #define REAP_TIMEOUT_MS 5000 /* a task that ended early: its reaping, before the next */
@@ -89,6 +90,7 @@ struct sq__jail_pool {
   bool one_run;      /* one run only: the full ones never start (runs of any kind take a lean one) */
   int running, cores; /* zygotes taken by runs now; the CPUs online */
   int start_rc;      /* the last first start's failure */
+  int64_t full_down_until_ms; /* a full zygote failed to start: runs that import take lean ones until then */
   zygote z[];
 };
 
@@ -267,12 +269,25 @@ struct starter {
   bool started;
 };
 
+/* A full zygote could not start (its imports failed, say): for the next
+ * FULL_RETRY_MS runs that import take lean zygotes, where an import works,
+ * only slower, instead of failing as a host failure. Under p->lock. */
+static void full_down(sq__jail_pool *p) {
+  if (p->size >= p->total) return; /* no lean zygote to fall back on */
+  int64_t now = sq_now_mono_ms();
+  if (now >= p->full_down_until_ms)
+    SQ_WARN("warm pool: a zygote with the common modules imported could not start (see above); programs that "
+            "import run on lean zygotes for %d s, then it is tried again", FULL_RETRY_MS / 1000);
+  p->full_down_until_ms = now + FULL_RETRY_MS;
+}
+
 static void pool_start_done(sq__jail_pool *p, zygote *z, int rc) {
   pthread_mutex_lock(&p->lock);
   z->busy = false;
   p->starting--;
   if (rc == 0) p->up++, p->phase_up++;
   else p->start_rc = rc;
+  if (rc != 0 && !z->lean) full_down(p);
   if (p->starting == 0) {
     long long ms = (long long)(sq_now_mono_ms() - p->phase_ms);
     if (p->phase_n == p->total)
@@ -402,10 +417,15 @@ static zygote *acquire(sq__jail_pool *p, bool lean) {
   /* The first run that asks for a full one starts them (unless no run is to come). */
   bool start_full = !lean && !p->full_started && !p->one_run;
   if (start_full) p->full_started = true;
+  /* While the full kind cannot start (full_down), none that is down is
+   * taken: its start would fail again. */
+  bool down = sq_now_mono_ms() < p->full_down_until_ms;
+  if (down) lean = true;
   while (!z) {
     for (int pass = 0; pass < 2 && !z; pass++)
       for (int i = 0; i < p->total && !z; i++)
-        if (!p->z[i].busy && (pass == 1 || p->z[i].lean == lean)) z = &p->z[i];
+        if (!p->z[i].busy && (pass == 1 || p->z[i].lean == lean) && !(down && !p->z[i].lean && p->z[i].init <= 0))
+          z = &p->z[i];
     if (!z) pthread_cond_wait(&p->freed, &p->lock);
   }
   z->busy = true;
@@ -681,7 +701,17 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool le
   /* A zygote that cannot take the task (a task before broke it in a way
    * only its child could see) is replaced, and the task tried once more. */
   for (int attempt = 0;; attempt++) {
-    if ((ret = zygote_ready(p, z, task_id, o)) != 0) break;
+    if ((ret = zygote_ready(p, z, task_id, o)) != 0 && !z->lean && p->size < p->total) {
+      /* The full kind cannot start: a lean zygote runs it (full_down). */
+      pthread_mutex_lock(&p->lock);
+      full_down(p);
+      pthread_mutex_unlock(&p->lock);
+      release(p, z);
+      z = acquire(p, true);
+      o->error[0] = '\0';
+      ret = zygote_ready(p, z, task_id, o);
+    }
+    if (ret != 0) break;
     ret = warm_attempt(z, program, len, prog_fd, lim, o, why, sizeof why);
     if (ret != TRY_AGAIN) break;
     sq_jail_mode mode = o->mode;

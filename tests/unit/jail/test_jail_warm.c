@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -443,6 +444,47 @@ static void test_one_run(void) {
   sq_jail_free(j);
 }
 
+/* An interpreter that cannot start the full kind (here a wrapper that
+ * fails for it, as a python lacking one of its modules would): programs
+ * that import run on a lean zygote instead, rather than failing as a host
+ * failure, and the full kind is not tried again for every run. The
+ * wrapper lives under /usr, which the jail's root binds. */
+static void test_full_broken(void) {
+  char dir[96], py[128];
+  snprintf(dir, sizeof dir, "/usr/local/lib/sandq-test-%d", (int)getpid());
+  snprintf(py, sizeof py, "%s/python", dir);
+  if (mkdir("/usr/local/lib", 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "SKIP full broken: /usr/local/lib: %s\n", strerror(errno));
+    return;
+  }
+  CHECK_EQ(mkdir(dir, 0755), 0);
+  FILE *f = fopen(py, "w");
+  CHECK(f != NULL);
+  if (!f) return;
+  fputs("#!/bin/sh\nfor a; do k=$a; done\n"
+        "[ \"$k\" = full ] && { echo 'test: no full zygote here' >&2; exit 1; }\n"
+        "exec /usr/bin/python3 \"$@\"\n", f);
+  fclose(f);
+  CHECK_EQ(chmod(py, 0755), 0);
+  sq_jail_config cfg = {.python_path = py, .scratch_root = scratch_root, .mode = SQ_JAIL_MODE_WARM,
+                        .pool_size = 1};
+  sq_jail *j = NULL;
+  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  static const char prog[] = "import json\nprint(json.dumps([6 * 7]))\n";
+  for (int i = 0; j && i < 4; i++) { /* the first asks for the full kind, which fails to start */
+    sq_jail_outcome o;
+    int rc = sq_jail_run(j, prog, strlen(prog), &base, "full broken", &o);
+    if (rc != 0) fprintf(stderr, "run %d: %s (%s)\n", i, sq_strerror(rc), o.error);
+    CHECK_EQ(rc, 0);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "[42]\n");
+    sq_jail_outcome_clear(&o);
+    if (i == 0) usleep(500 * 1000); /* the full kind's start has failed by now */
+  }
+  sq_jail_free(j);
+  CHECK_EQ(unlink(py), 0);
+  CHECK_EQ(rmdir(dir), 0);
+}
+
 static int finish(void) {
   sq_jail_free(jail);
   char roots[128];
@@ -469,6 +511,8 @@ int main(int argc, char **argv) {
   snprintf(scratch_root, sizeof scratch_root, "/tmp/sandq-jail-warm.%d", (int)getpid());
   fprintf(stderr, "one run\n");
   test_one_run();
+  fprintf(stderr, "full kind broken\n");
+  test_full_broken();
   sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
                         .mode = SQ_JAIL_MODE_WARM, .pool_size = 2};
   int rc = sq_jail_new(&cfg, &jail);
