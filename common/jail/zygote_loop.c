@@ -70,6 +70,7 @@ static struct {
   bool have_fsize;
   struct statfs fresh; /* the scratch as its init mounted it (fresh_scratch) */
   bool have_fresh;
+  char *msg; /* take()'s buffer for the task, inline_max + 256 bytes: allocated by the zygote, untouched there */
 } zl;
 
 PyMODINIT_FUNC PyInit_sandq_zygote(void);
@@ -233,6 +234,10 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
     errno = EINVAL;
     die("rlimits argument");
   }
+  /* Each child's buffer for its task, made here once: the child finds it
+   * mapped (the zygote never writes it, so it only faults in the pages the
+   * task fills) instead of mapping 256 KiB itself (docs/benchmarks.md). */
+  if (!(zl.msg = malloc(zl.inline_max + 256 + 1))) die("memory for the task buffer");
   /* Every limit but CPU, AS and FSIZE is the same for every task and set
    * here, once: each task's child inherits it (a task cannot change ours:
    * the filter allows prlimit64 on the caller only), and sets only those
@@ -335,6 +340,43 @@ static char *read_memfd(int fd, size_t *len) {
   return NULL;
 }
 
+/* "n MS" into out (32 bytes), MS in decimal; its length. Without stdio: in
+ * a fresh child, printf's first call writes pages it shares with the
+ * zygote, each a copy-on-write fault (docs/benchmarks.md). */
+static size_t said_text(char *out, long long ms) {
+  char d[24];
+  size_t k = 0;
+  if (ms < 0) ms = 0;
+  do d[k++] = (char)('0' + ms % 10);
+  while ((ms /= 10) > 0 && k < sizeof d);
+  out[0] = 'n';
+  out[1] = ' ';
+  for (size_t i = 0; i < k; i++) out[2 + i] = d[k - 1 - i];
+  return k + 2;
+}
+
+/* The task's header "t CPU_S AS_BYTES NAMES" up to nl: NAMES (at most
+ * names_cap - 1 letters) into names. Without sscanf, for the same reason
+ * as said_text. Returns whether it is well formed. */
+static bool parse_head(const char *msg, const char *nl, long long *cpu_s, long long *as_bytes, char *names,
+                       size_t names_cap) {
+  const char *p = msg;
+  if (p + 2 > nl || p[0] != 't' || p[1] != ' ') return false;
+  p += 2;
+  long long *v[2] = {cpu_s, as_bytes};
+  for (int i = 0; i < 2; i++) {
+    char *end;
+    errno = 0;
+    *v[i] = strtoll(p, &end, 10);
+    if (errno || end == p || end >= nl || *end != ' ') return false;
+    p = end + 1;
+  }
+  size_t k = 0;
+  while (p < nl && k + 1 < names_cap) names[k++] = *p++;
+  names[k] = '\0';
+  return p == nl && k > 0;
+}
+
 /* take(): the child, under the zygote's filter. Says it is there (the
  * supervisor starts the task's clock on it), then takes the task: "t CPU_S
  * AS_BYTES FDS\n" + program, with the descriptors FDS names. Sets the task
@@ -347,15 +389,14 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   char said[32];
-  int said_len = snprintf(said, sizeof said, "n %lld", (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+  ssize_t said_len = (ssize_t)said_text(said, (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
   ssize_t n;
   do n = send(zl.ctl, said, (size_t)said_len, MSG_NOSIGNAL);
   while (n < 0 && errno == EINTR);
   if (n != said_len) _exit(1);
 
   size_t cap = zl.inline_max + 256;
-  char *msg = malloc(cap + 1);
-  if (!msg) refuse("memory for the task");
+  char *msg = zl.msg;
   struct iovec iov = {.iov_base = msg, .iov_len = cap};
   union {
     char b[CMSG_SPACE(ZL_MAX_FDS * sizeof(int))];
@@ -376,8 +417,9 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   char *nl = memchr(msg, '\n', (size_t)n);
   long long cpu_s = 0, as_bytes = 0;
   char names[ZL_MAX_FDS + 2] = "";
+  bool head_ok = nl && parse_head(msg, nl, &cpu_s, &as_bytes, names, sizeof names);
   errno = EPROTO;
-  if (!nl || sscanf(msg, "t %lld %lld %5s", &cpu_s, &as_bytes, names) != 3 || (int)strlen(names) != nfds ||
+  if (!head_ok || (int)strlen(names) != nfds ||
       strncmp(names, "oe", 2) != 0 || (nfds == 3 && names[2] != 'p') || nfds > 3 || cpu_s < 1 || as_bytes < 1)
     refuse("bad task header");
   if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0) refuse("dup2");
