@@ -76,12 +76,19 @@ end
 
 local function want_stats(P, ...) want_int_fields(P .. 'stats', {...}) end
 
+-- The batch counters check_finished reads, in the order batch_counts
+-- (20-settle.lua) takes them; with status, the status:<name> counter
+-- complete increments after them.
+local function batch_fields(status)
+  local f = {'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total'}
+  if status then f[#f + 1] = 'status:' .. status end
+  return f
+end
+
 -- What check_finished reads and writes for batch b (and status, when given,
 -- the status:<name> counter complete increments).
 local function want_batch(P, b, status)
-  local f = {'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total'}
-  if status then f[#f + 1] = 'status:' .. status end
-  want_int_fields(P .. 'batch:' .. b, f)
+  want_int_fields(P .. 'batch:' .. b, batch_fields(status))
   want_type(P .. 'done:' .. b, 'list')
 end
 

@@ -3,15 +3,9 @@
 -- dead letter, a stall, due retries promoted (the sandq_v1 library, part 3
 -- of 7).
 
--- A batch is finished when every task has a result, sits in the dead
--- letter, or was a copy of an id whose result was already stored
--- (duplicate); each time that happens at a new total (tasks pushed into a
--- finished batch), push one event onto sq:{Q}:done:<B> (BLPOP-able).
--- Called wherever done, dead, duplicate or total changes.
--- The batch's counts from its fields as HMGET returned them, in the order
--- 'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total'
--- (want_batch's): {total, done, dead, dup}, and whether those counts finish
--- it anew.
+-- The batch's counts from its fields as HMGET returned them, in
+-- batch_fields' order: {total, done, dead, dup}, and whether those counts
+-- finish it anew.
 local function batch_counts(v)
   local c = {tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0}
   return c, c[1] > 0 and c[2] + c[3] + c[4] >= c[1] and not (v[5] and tonumber(v[6]) == c[1])
@@ -27,10 +21,13 @@ local function finished(P, batch, ret, c)
   redis.call('EXPIRE', ev, ret)
 end
 
+-- A batch is finished when every task has a result, sits in the dead
+-- letter, or was a copy of an id whose result was already stored
+-- (duplicate); each time that happens at a new total (tasks pushed into a
+-- finished batch), push one event onto sq:{Q}:done:<B> (BLPOP-able).
+-- Called wherever done, dead, duplicate or total changes.
 local function check_finished(P, batch, ret)
-  local v = redis.call('HMGET', P .. 'batch:' .. batch, 'total', 'done', 'dead', 'duplicate', 'finished_at_ms',
-                       'finished_total')
-  local c, now_finished = batch_counts(v)
+  local c, now_finished = batch_counts(redis.call('HMGET', P .. 'batch:' .. batch, unpack(batch_fields())))
   if now_finished then finished(P, batch, ret, c) end
 end
 
@@ -50,9 +47,8 @@ local function forget(P, sha)
   redis.call('DEL', P .. 'hist:' .. sha)
 end
 
--- Removes claim tok (held by w) from every structure. Returns its payload
--- and priority letter.
--- The writes of drop_claim alone (complete reads the claim first).
+-- Removes claim tok (held by w) from every structure (drop_claim without
+-- its reads: complete reads the claim first).
 local function unclaim(P, tok, w)
   redis.call('HDEL', P .. 'claims', tok)
   redis.call('HDEL', P .. 'owners', tok)
@@ -60,6 +56,7 @@ local function unclaim(P, tok, w)
   redis.call('LREM', P .. 'processing:' .. w, 1, tok)
 end
 
+-- The same, returning the claim's payload and priority letter.
 local function drop_claim(P, tok, w)
   local payload = redis.call('HGET', P .. 'claims', tok)
   local owner = redis.call('HGET', P .. 'owners', tok)

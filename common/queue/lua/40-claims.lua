@@ -143,15 +143,15 @@ local function complete(keys, args)
   want_type(P .. 'leases', 'zset')
   want_type(P .. 'processing:' .. w, 'list')
   local had = checked(rk, 'hash', 'HEXISTS', rk, id) == 1
-  local v = want_int_fields(bk, {'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total',
-                                 'status:' .. status})
+  local v = want_int_fields(bk, batch_fields(status))
   local sha = nil -- the payload's, when it has counters or history to forget
   if payload and (checked(P .. 'stalls', 'hash', 'HLEN', P .. 'stalls') +
                   checked(P .. 'attempts', 'hash', 'HLEN', P .. 'attempts')) > 0 then
     want_type(P .. 'first', 'hash')
     sha = redis.sha1hex(payload)
   end
-  v[had and 4 or 2] = (tonumber(v[had and 4 or 2]) or 0) + 1 -- the counts as they will be
+  local counted = had and 4 or 2 -- this result counts as a duplicate, or as done
+  v[counted] = (tonumber(v[counted]) or 0) + 1 -- the counts as they will be
   local c, now_finished = batch_counts(v)
   if now_finished then want_type(P .. 'done:' .. batch, 'list') end
   unclaim(P, tok, w)
