@@ -175,12 +175,28 @@ static int64_t oom_kills(const sq__jail_cgroup *cg) {
   return v < 0 ? 0 : v;
 }
 
+/* Resets the peak: v1 by writing 0; v2's memory.peak by writing to the
+ * descriptor (Linux 6.12 and later: reads through it then start from the
+ * usage at the write). Returns whether it was reset. */
+static bool reset_peak(const sq__jail_cgroup *cg) {
+  if (cg->peak_fd < 0) return false;
+  if (cg->v2) return pwrite(cg->peak_fd, "reset\n", 6, 0) == 6;
+  return pwrite(cg->peak_fd, "0", 1, 0) == 1 || write_file(cg->mem, "memory.max_usage_in_bytes", "0") == 0;
+}
+
 /* Keeps the files read (or reset) on every run open: a run then costs two
- * or three system calls on them, not a path walk and an open each. */
+ * or three system calls on them, not a path walk and an open each. The
+ * peak serves a run only where it can be reset per run: a slot's groups
+ * outlive its runs, and a peak since the group was made would give a small
+ * task the memory of the largest before it. Before Linux 6.12, v2's
+ * memory.peak cannot be reset (not open for writing): each run then
+ * reports its own peak RSS (the supervisor's rusage) instead. */
 static void open_run_files(sq__jail_cgroup *cg) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", cg->mem, cg->v2 ? "memory.peak" : "memory.max_usage_in_bytes");
-  cg->peak_fd = open(path, (cg->v2 ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+  cg->peak_fd = open(path, O_RDWR | O_CLOEXEC);
+  if (cg->peak_fd < 0 && cg->v2) cg->peak_fd = open(path, O_RDONLY | O_CLOEXEC);
+  cg->peak_per_run = reset_peak(cg);
   snprintf(path, sizeof path, "%s/%s", cg->mem, cg->v2 ? "memory.events" : "memory.oom_control");
   cg->oom_fd = open(path, O_RDONLY | O_CLOEXEC);
 }
@@ -288,7 +304,7 @@ uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t m
 void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib) {
   if (!cg->mem[0]) return;
   if (memory_mib != cg->limit_mib && set_mem(cg, memory_mib) == 0) cg->limit_mib = memory_mib;
-  if (!cg->v2 && pwrite(cg->peak_fd, "0", 1, 0) != 1) write_file(cg->mem, "memory.max_usage_in_bytes", "0");
+  if (cg->peak_per_run && !reset_peak(cg)) cg->peak_per_run = false;
   cg->oom_kills_before = oom_kills(cg);
 }
 
@@ -305,7 +321,7 @@ int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid) {
 }
 
 int64_t sq__jail_cgroup_peak_kib(const sq__jail_cgroup *cg) {
-  if (!cg->mem[0]) return 0;
+  if (!cg->mem[0] || !cg->peak_per_run) return 0;
   int64_t v = pread_num(cg->peak_fd, NULL);
   return v > 0 ? v / 1024 : 0;
 }

@@ -176,6 +176,7 @@ typedef struct {
   int64_t limit_mib;   /* the memory limit last written (memory_mib asked for) */
   char cpu[256];   /* the CPU accounting group (v1 cpuacct; v2: mem's group), or "" */
   int peak_fd;         /* open while mem[0]: the peak file (v1: reset by writing 0) */
+  bool peak_per_run;   /* the peak can be reset per run (v1; v2 from Linux 6.12): else it is unused */
   int oom_fd;          /* and the file that counts OOM kills */
   int cpu_fd;          /* open while cpu[0]: cpuacct.usage (v1, ns) or cpu.stat (v2, usage_usec) */
   int lock_fd[3];      /* each directory held open with an flock: its owner is alive */
@@ -194,8 +195,9 @@ uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t m
 void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib);
 /* Moves pid into the cgroups; 0 or -1. */
 int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid);
-/* Peak memory in KiB (0 when unknown) and whether the OOM killer fired
- * since create/reset. */
+/* Peak memory in KiB since create/reset (0 when unknown, or when this
+ * kernel cannot reset it per run: the caller keeps the run's own peak RSS)
+ * and whether the OOM killer fired since create/reset. */
 int64_t sq__jail_cgroup_peak_kib(const sq__jail_cgroup *cg);
 bool sq__jail_cgroup_oom_fired(const sq__jail_cgroup *cg);
 /* CPU time used by everything in the group so far, in microseconds (-1

@@ -488,6 +488,38 @@ static void test_full_broken(void) {
   CHECK_EQ(rmdir(dir), 0);
 }
 
+/* A task's memory_kib is its own peak, not the largest of every task that
+ * ran before it on the same zygote or slot: a small task after a large one
+ * on one zygote (pool_size 1) and, in spawn mode, on one slot. With cgroup
+ * v1 the peak is reset per task; with v2 it is reset where the kernel can
+ * (6.12 and later), and elsewhere the task's own peak RSS is reported. */
+static void test_memory_per_task(void) {
+  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
+                        .mode = SQ_JAIL_MODE_WARM, .pool_size = 1};
+  sq_jail *j = NULL;
+  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  if (!j) return;
+  static const char big[] = "b = b'x' * (160 << 20)\nprint(len(b) >> 20)\n";
+  static const char small[] = "print(6 * 7)\n";
+  for (int m = 0; m < 2; m++) {
+    sq_jail_mode mode = m ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN;
+    sq_jail_outcome o;
+    CHECK_EQ(sq_jail_run_mode(j, mode, big, strlen(big), &base, "big", &o), 0);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "160\n");
+    int64_t big_kib = o.memory_kib;
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(sq_jail_run_mode(j, mode, small, strlen(small), &base, "small", &o), 0);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "42\n");
+    if (big_kib < (160 << 10) || o.memory_kib <= 0 || o.memory_kib > (64 << 10))
+      fprintf(stderr, "%s: memory_kib %lld after a task of %lld\n", sq_jail_mode_name(mode),
+              (long long)o.memory_kib, (long long)big_kib);
+    CHECK(big_kib >= (160 << 10));
+    CHECK(o.memory_kib > 0 && o.memory_kib <= (64 << 10));
+    sq_jail_outcome_clear(&o);
+  }
+  sq_jail_free(j);
+}
+
 static int finish(void) {
   sq_jail_free(jail);
   char roots[128];
@@ -516,6 +548,8 @@ int main(int argc, char **argv) {
   test_one_run();
   fprintf(stderr, "full kind broken\n");
   test_full_broken();
+  fprintf(stderr, "memory per task\n");
+  test_memory_per_task();
   sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
                         .mode = SQ_JAIL_MODE_WARM, .pool_size = 2};
   int rc = sq_jail_new(&cfg, &jail);
