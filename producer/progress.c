@@ -12,7 +12,7 @@
 #include "util.h"
 
 #define POLL_MS 200    /* between two looks at the counters, at most */
-#define POLL_MIN_MS 5  /* and at least: near the end (below) */
+#define POLL_MIN_MS 2  /* and at least: near the end, and the first wait (below) */
 #define PLAIN_PROGRESS_MS 2000
 #define OUTAGE_GIVE_UP_MS (5 * 60 * 1000) /* redis unreachable this long while waiting: give up */
 #define BAR_WIDTH 24
@@ -68,21 +68,26 @@ static void show(const char *batch, const sq_batch_stats *st, double rate, bool 
   fflush(stderr);
 }
 
-/* How long to sleep before the next look: POLL_MS, or, once the batch's
- * rate says it ends sooner, half the time it should take, so the end is
- * seen within POLL_MIN_MS or so, not up to POLL_MS late (a few more
- * looks in a batch's last moments, none while it is far from done). */
-static int64_t next_poll_ms(int64_t remaining, double rate) {
-  if (remaining <= 0 || rate <= 0) return POLL_MS;
-  double half_eta_ms = (double)remaining / rate * 1000.0 / 2;
-  if (half_eta_ms >= POLL_MS) return POLL_MS;
-  return half_eta_ms < POLL_MIN_MS ? POLL_MIN_MS : (int64_t)half_eta_ms;
+/* How long to sleep before the next look: at most backoff_ms (POLL_MIN_MS
+ * at first, doubling with each look up to POLL_MS, so a batch that ends
+ * within its first moments, before any rate is known, is seen within a few
+ * ms of its end, not up to POLL_MS late), and, once the batch's rate says
+ * it ends sooner, half the time it should take, so its end is seen within
+ * POLL_MIN_MS or so (a few more looks in a batch's first and last
+ * moments, none while it is far from done). */
+static int64_t next_poll_ms(int64_t remaining, double rate, int64_t backoff_ms) {
+  int64_t ms = backoff_ms < POLL_MS ? backoff_ms : POLL_MS;
+  if (remaining > 0 && rate > 0) {
+    double half_eta_ms = (double)remaining / rate * 1000.0 / 2;
+    if (half_eta_ms < (double)ms) ms = (int64_t)half_eta_ms;
+  }
+  return ms < POLL_MIN_MS ? POLL_MIN_MS : ms;
 }
 
 int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
   bool tty = isatty(STDERR_FILENO);
   int64_t t0 = sq_now_mono_ms(), last_plain = t0 - PLAIN_PROGRESS_MS, outage_since = 0;
-  int64_t settled0 = -1;
+  int64_t settled0 = -1, backoff_ms = POLL_MIN_MS;
   for (;;) {
     int64_t sleep_for = POLL_MS;
     int rc = sq_queue_batch_stats(q, batch, st);
@@ -114,7 +119,8 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
         last_plain = now;
       }
       if (finished) return SQ_EXIT_OK;
-      sleep_for = next_poll_ms(st->total - settled, rate);
+      sleep_for = next_poll_ms(st->total - settled, rate, backoff_ms);
+      if (backoff_ms < POLL_MS) backoff_ms *= 2;
     }
     if (timeout_s > 0 && now - t0 >= timeout_s * 1000) {
       if (tty) fputc('\n', stderr);
