@@ -381,13 +381,20 @@ static void test_threads(void) {
 /* A pool of its own, freed while its full zygotes never started (nothing
  * imported): freeing closes nothing it did not open (it once closed fd 0,
  * with the never-made cgroups of those zygotes). */
+/* A warm runner of its own: pool_size lean zygotes of python (and as many
+ * full ones on demand); NULL (a failed check) when it cannot be made. */
+static sq_jail *own_jail(const char *python, int pool_size, bool one_run) {
+  sq_jail_config cfg = {.python_path = python, .scratch_root = scratch_root, .mode = SQ_JAIL_MODE_WARM,
+                        .pool_size = pool_size, .one_run = one_run};
+  sq_jail *j = NULL;
+  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  return j;
+}
+
 static struct stat stdin_was; /* fd 0 before any jail: freeing one must leave it open */
 
 static void test_free_unstarted(void) {
-  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
-                        .mode = SQ_JAIL_MODE_WARM, .pool_size = 2};
-  sq_jail *j = NULL;
-  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  sq_jail *j = own_jail("/usr/bin/python3", 2, false);
   if (!j) return;
   sq_jail_outcome o;
   CHECK_EQ(sq_jail_run(j, "print(6 * 7)\n", 12, &base, "unstarted", &o), 0);
@@ -429,10 +436,7 @@ static int python_below(int pid) {
  * every python3 below us is this runner's: the lean zygote and the child
  * it forked ahead, not the full one and its child too. */
 static void test_one_run(void) {
-  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
-                        .mode = SQ_JAIL_MODE_WARM, .pool_size = 1, .one_run = true};
-  sq_jail *j = NULL;
-  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  sq_jail *j = own_jail("/usr/bin/python3", 1, true);
   if (!j) return;
   static const char prog[] = "import json\nprint(json.dumps([6 * 7]))\n";
   sq_jail_outcome o;
@@ -469,10 +473,7 @@ static void test_full_broken(void) {
         "exec /usr/bin/python3 \"$@\"\n", f);
   fclose(f);
   CHECK_EQ(chmod(py, 0755), 0);
-  sq_jail_config cfg = {.python_path = py, .scratch_root = scratch_root, .mode = SQ_JAIL_MODE_WARM,
-                        .pool_size = 1};
-  sq_jail *j = NULL;
-  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  sq_jail *j = own_jail(py, 1, false);
   static const char prog[] = "import json\nprint(json.dumps([6 * 7]))\n";
   for (int i = 0; j && i < 4; i++) { /* the first asks for the full kind, which fails to start */
     sq_jail_outcome o;
@@ -494,10 +495,7 @@ static void test_full_broken(void) {
  * v1 the peak is reset per task; with v2 it is reset where the kernel can
  * (6.12 and later), and elsewhere the task's own peak RSS is reported. */
 static void test_memory_per_task(void) {
-  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
-                        .mode = SQ_JAIL_MODE_WARM, .pool_size = 1};
-  sq_jail *j = NULL;
-  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  sq_jail *j = own_jail("/usr/bin/python3", 1, false);
   if (!j) return;
   static const char big[] = "b = b'x' * (160 << 20)\nprint(len(b) >> 20)\n";
   static const char small[] = "print(6 * 7)\n";
