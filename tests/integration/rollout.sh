@@ -55,7 +55,12 @@ batch() { # batch NAME: 20 prompt tasks, waits for every result
     { cat "$SQ_TMP/$1.out" >&2; tail -30 "$SQ_TMP/w1.log" >&2; sq_fail "batch $1 did not complete"; }
   pushed=$((pushed + 20))
   echo "$1" >>"$SQ_TMP/batches"
+  sleep 0.2 # traffic spread over the controller's hold and window, not a burst of batches
 }
+# The loops below give the controller this long to decide (it holds each
+# stage 1 s and judges over 5 s windows).
+deadline() { echo $(($(date +%s) + 60)); }
+late() { [ "$(date +%s)" -gt "$1" ]; }
 
 # rollout start asks the live workers which providers they have: wait for both.
 sq_wait_for "$P health $cfg | grep -q 'HEALTHY 2 live'" 30 || sq_fail "the workers never reported health: $($P health $cfg)"
@@ -84,9 +89,9 @@ $P rollout $cfg status >"$SQ_TMP/status0.txt"
 grep -q "^now: holding at 10%" "$SQ_TMP/status0.txt" || sq_fail "status of a fresh rollout: $(cat "$SQ_TMP/status0.txt")"
 grep -q "^stage 1:" "$SQ_TMP/status0.txt" && sq_fail "a fresh rollout shows an earlier one's stages"
 $P rollout $cfg start cand base 2>/dev/null && sq_fail "a second rollout started while one runs"
-seen=""; n=0
+seen=""; n=0; limit=$(deadline)
 while [ "$(state state)" = running ]; do
-  n=$((n + 1)); [ $n -le 60 ] || { $P rollout $cfg status >&2; sq_fail "healthy rollout stuck at $(state pct)%"; }
+  n=$((n + 1)); late "$limit" && { $P rollout $cfg status >&2; sq_fail "healthy rollout stuck at $(state pct)% after 60 s"; }
   batch "up$n"
   seen="$seen $(state pct)"
 done
@@ -123,9 +128,9 @@ $P rollout $cfg start cand base
 batch pre
 kill "$SQ_PID_cand"; wait "$SQ_PID_cand" 2>/dev/null || true
 llm cand "$cand_port" --error-rate 1.0
-n=0
+n=0; limit=$(deadline)
 while [ "$(state state)" = running ]; do
-  n=$((n + 1)); [ $n -le 60 ] || { $P rollout $cfg status >&2; sq_fail "failing candidate never rolled back"; }
+  n=$((n + 1)); late "$limit" && { $P rollout $cfg status >&2; sq_fail "failing candidate never rolled back after 60 s"; }
   batch "down$n"
 done
 $P rollout $cfg status
@@ -145,9 +150,9 @@ kill "$SQ_PID_cand"; wait "$SQ_PID_cand" 2>/dev/null || true
 llm cand "$cand_port" --latency-ms 700
 sleep 7 # the failing phase's errors leave the 5 s window, so only slowness can decide
 $P rollout $cfg start cand base
-n=0
+n=0; limit=$(deadline)
 while [ "$(state state)" = running ]; do
-  n=$((n + 1)); [ $n -le 60 ] || { $P rollout $cfg status >&2; sq_fail "slow candidate never rolled back"; }
+  n=$((n + 1)); late "$limit" && { $P rollout $cfg status >&2; sq_fail "slow candidate never rolled back after 60 s"; }
   batch "slow$n"
 done
 [ "$(state state)" = rolled_back ] && [ "$(state pct)" = 0 ] || sq_fail "slow candidate ended $(state state) at $(state pct)%"
