@@ -9,6 +9,9 @@
 #     each worker's start-up from its log: "ready in N ms" (claiming, a warm
 #     zygote up) and "warm pool: ... up in M ms" (every zygote the batch needs up: the lean ones;
 #     the full ones start with the first task that imports, none here);
+#     and the run's shape from its results' finish times: the first and the
+#     last result, the producer's exit, the steady rate between the 10th
+#     and the 90th percentile (what the start and the end of a batch cost);
 #  3. CPU per task: a second batch through the same, now warm, workers, the
 #     CPU of every process summed (the workers' trees: the worker itself, the
 #     jail's inits, the warm zygotes and the tasks they fork; redis-server;
