@@ -74,7 +74,7 @@ static uint32_t host_layers(void) {
   l |= SQ_JAIL_LAYER_UID | SQ_JAIL_LAYER_CAPS;
   if (try_clone(NS_FLAGS)) l |= NS_LAYERS;
   if ((l & SQ_JAIL_LAYER_PID_NS) && try_clone(NS_FLAGS | CLONE_NEWCGROUP)) l |= SQ_JAIL_LAYER_CGROUP_NS;
-  char detail[160];
+  char detail[400];
   if (l & SQ_JAIL_LAYER_PID_NS) l |= sq__jail_cgroup_probe(detail, sizeof detail);
   return l;
 }

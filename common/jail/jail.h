@@ -18,7 +18,7 @@
 typedef struct {
   uint32_t layer;
   bool ok;
-  char detail[160]; /* why not, or how */
+  char detail[400]; /* why not, or how */
 } sq_jail_probe_line;
 
 typedef struct {

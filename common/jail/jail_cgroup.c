@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "jail_internal.h"
+#include "log.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
 
@@ -72,17 +74,128 @@ static bool is_v2_only(void) {
   return stat(CG_ROOT "/cgroup.controllers", &st) == 0;
 }
 
-/* dir for controller ctl and run name; "" when the hierarchy is absent. */
+static int lock_dir(const char *dir);
+
+/* The first of want[0..n) that is not a word of dir/file (a space-separated
+ * list, as cgroup.controllers and cgroup.subtree_control are), or NULL. */
+static const char *first_missing(const char *dir, const char *file, const char *const *want, int n) {
+  char path[512], buf[512];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t got = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0) close(fd);
+  buf[got > 0 ? got : 0] = '\0';
+  for (int i = 0; i < n; i++) {
+    size_t k = strlen(want[i]);
+    bool found = false;
+    for (const char *w = buf; *w && !found; w += strcspn(w, " \n"), w += strspn(w, " \n"))
+      found = strncmp(w, want[i], k) == 0 && (w[k] == ' ' || w[k] == '\n' || w[k] == '\0');
+    if (!found) return want[i];
+  }
+  return NULL;
+}
+
+/* The first process of dir/cgroup.procs other than ours, or 0. */
+static pid_t other_process(const char *dir) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+  FILE *f = fopen(path, "re");
+  if (!f) return 0;
+  long pid;
+  pid_t other = 0;
+  while (!other && fscanf(f, "%ld", &pid) == 1)
+    if ((pid_t)pid != getpid()) other = (pid_t)pid;
+  fclose(f);
+  return other;
+}
+
+int sq__jail_cgroup2_delegate(const char *base, const char *const *want, int n, int *self_lock, char *why,
+                              size_t why_len) {
+  *self_lock = -1;
+  why[0] = '\0';
+  if (!first_missing(base, "cgroup.subtree_control", want, n)) return 0;
+  const char *absent = first_missing(base, "cgroup.controllers", want, n);
+  if (absent) {
+    snprintf(why, why_len, "%s is not handed down to %s (a systemd unit needs Delegate=yes, a container a "
+             "cgroup of its own; docs/deploy.md)", absent, base);
+    return -1;
+  }
+  char enable[128] = "";
+  for (int i = 0; i < n; i++)
+    snprintf(enable + strlen(enable), sizeof enable - strlen(enable), "%s+%s", i ? " " : "", want[i]);
+  if (write_file(base, "cgroup.subtree_control", enable) == 0) return 0; /* the root, or no process inside */
+  if (errno != EBUSY) {
+    snprintf(why, why_len, "enabling %s in %s: %s", enable, base, strerror(errno));
+    return -1;
+  }
+  /* The no-internal-process rule: we move into a leaf of our own, but
+   * only when no other process shares base (it would stay in the way). */
+  pid_t other = other_process(base);
+  if (other) {
+    snprintf(why, why_len, "%s holds other processes (pid %d among them), and a cgroup that hands controllers "
+             "down holds none: run the worker in a cgroup of its own (a systemd unit with Delegate=yes; "
+             "docs/deploy.md)", base, (int)other);
+    return -1;
+  }
+  char self[512], pid[24];
+  snprintf(self, sizeof self, "%s/sandq-self-%d", base, (int)getpid());
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  if ((mkdir(self, 0755) != 0 && errno != EEXIST) || (*self_lock = lock_dir(self)) < 0 ||
+      write_file(self, "cgroup.procs", pid) != 0) {
+    snprintf(why, why_len, "moving this process into %s: %s", self, strerror(errno));
+    if (*self_lock >= 0) close(*self_lock);
+    *self_lock = -1;
+    rmdir(self);
+    return -1;
+  }
+  if (write_file(base, "cgroup.subtree_control", enable) != 0) { /* a process joined base meanwhile */
+    snprintf(why, why_len, "enabling %s in %s: %s", enable, base, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+/* cgroup v2, once per process: the base (the cgroup this process was in
+ * when the jail first looked, which stays the runs' parent after the
+ * process moves into its leaf below it) with memory and pids enabled for
+ * the runs' groups; why, when they could not be. */
+static struct {
+  pthread_once_t once;
+  char base[200];
+  char why[320];
+  int self_lock;
+} v2 = {.once = PTHREAD_ONCE_INIT, .self_lock = -1};
+
+static void v2_setup(void) {
+  static const char *const want[] = {"memory", "pids"};
+  char own[180];
+  if (own_path("", own, sizeof own) != 0) {
+    snprintf(v2.why, sizeof v2.why, "this process's cgroup is not in /proc/self/cgroup");
+    return;
+  }
+  snprintf(v2.base, sizeof v2.base, CG_ROOT "%s", own);
+  if (geteuid() != 0) return; /* the groups below cannot be made either */
+  if (sq__jail_cgroup2_delegate(v2.base, want, 2, &v2.self_lock, v2.why, sizeof v2.why) != 0)
+    SQ_WARN("jail: cgroup v2: %s; runs go without the memory and pids cgroup limits", v2.why);
+  else if (v2.self_lock >= 0)
+    SQ_INFO("jail: cgroup v2: moved into %s/sandq-self-%d and enabled memory and pids for the runs' groups in %s",
+            v2.base, (int)getpid(), v2.base);
+}
+
 /* The directory our runs' cgroups go in, for controller ctl; "" when absent. */
 static void base_for(const char *ctl, char *out, size_t len) {
-  char own[128];
   out[0] = '\0';
-  bool v2 = is_v2_only();
-  if (own_path(v2 ? "" : ctl, own, sizeof own) != 0) return;
   char base[200];
-  snprintf(base, sizeof base, v2 ? CG_ROOT "%s" : CG_ROOT "/%s%s", v2 ? own : ctl, v2 ? "" : own);
+  if (is_v2_only()) {
+    pthread_once(&v2.once, v2_setup);
+    snprintf(base, sizeof base, "%s", v2.base);
+  } else {
+    char own[180];
+    if (own_path(ctl, own, sizeof own) != 0) return;
+    snprintf(base, sizeof base, CG_ROOT "/%s%s", ctl, own);
+  }
   struct stat st;
-  if (stat(base, &st) == 0) snprintf(out, len, "%s", base);
+  if (base[0] && stat(base, &st) == 0) snprintf(out, len, "%s", base);
 }
 
 static void dir_for(const char *ctl, const char *name, char *out, size_t len) {
@@ -378,9 +491,12 @@ uint32_t sq__jail_cgroup_probe(char *detail, size_t len) {
   snprintf(name, sizeof name, "probe-%d", (int)getpid());
   sq__jail_cgroup cg;
   uint32_t layers = sq__jail_cgroup_create(&cg, name, 64, 8);
+  char v2_mem[360], v2_pids[360];
+  snprintf(v2_mem, sizeof v2_mem, "no (%s)", v2.why[0] ? v2.why : "memory.max could not be set");
+  snprintf(v2_pids, sizeof v2_pids, "no (%s)", v2.why[0] ? v2.why : "pids.max could not be set");
   snprintf(detail, len, "%s: memory %s, pids %s, cpu %s", cg.v2 ? "cgroup v2" : "cgroup v1",
-           layers & SQ_JAIL_LAYER_CGROUP_MEMORY ? "yes" : "no (no writable memory hierarchy)",
-           layers & SQ_JAIL_LAYER_CGROUP_PIDS ? "yes" : "no (no writable pids hierarchy)",
+           layers & SQ_JAIL_LAYER_CGROUP_MEMORY ? "yes" : cg.v2 ? v2_mem : "no (no writable memory hierarchy)",
+           layers & SQ_JAIL_LAYER_CGROUP_PIDS ? "yes" : cg.v2 ? v2_pids : "no (no writable pids hierarchy)",
            layers & SQ_JAIL_LAYER_CGROUP_CPU ? "yes" : cg.v2 ? "no (no cpu.stat)" : "no (no writable cpuacct hierarchy)");
   sq__jail_cgroup_destroy(&cg);
   return layers;

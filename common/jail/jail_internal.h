@@ -206,6 +206,17 @@ int64_t sq__jail_cgroup_cpu_us(const sq__jail_cgroup *cg);
 /* Kills what is left inside and removes the directories; nothing for one
  * never made. */
 void sq__jail_cgroup_destroy(sq__jail_cgroup *cg);
+/* cgroup v2: enables the controllers want[0..n) for the groups made below
+ * base (the cgroup this process was in), the delegatee's part of a
+ * delegation (systemd's Delegate=yes makes them available, no more). The
+ * kernel lets a non-root group hand controllers down only while it holds no
+ * process of its own, so when base holds this process alone, the process
+ * first moves into a leaf below it, base/sandq-self-PID, which it keeps
+ * locked in *self_lock (-1 when it did not move) for as long as it lives.
+ * Returns 0 (enabled, or already), or -1 with why: a controller base does
+ * not offer, other processes in base, or the kernel's refusal. */
+int sq__jail_cgroup2_delegate(const char *base, const char *const *want, int n, int *self_lock, char *why,
+                              size_t why_len);
 /* Removes the run cgroups (beside ours) whose owner is gone, killing what
  * is left inside: a worker killed with SIGKILL cannot remove its own. The
  * owner holds an flock on each of its directories for as long as it lives,

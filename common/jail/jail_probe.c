@@ -44,7 +44,7 @@ int sq_jail_probe(const char *python_path, sq_jail_probe_line *lines, int max) {
             {SQ_JAIL_LAYER_MOUNT_NS, CLONE_NEWNS}, {SQ_JAIL_LAYER_IPC_NS, CLONE_NEWIPC},
             {SQ_JAIL_LAYER_UTS_NS, CLONE_NEWUTS}, {SQ_JAIL_LAYER_CGROUP_NS, CLONE_NEWCGROUP}};
   int n = 0;
-  char d[160];
+  char d[400];
   bool root = geteuid() == 0;
   for (size_t i = 0; i < sizeof ns / sizeof *ns && n < max; i++) {
     bool ok = root && clone_ok(ns[i].flag, d, sizeof d);
