@@ -501,17 +501,6 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
 
 /* ---- sizing from the host ---- */
 
-void sq_config_host_probe(sq_config_host *host) {
-  cpu_set_t set;
-  long cores = 0;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) cores = CPU_COUNT(&set);
-  if (cores <= 0) cores = sysconf(_SC_NPROCESSORS_ONLN);
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  int64_t mib = pages > 0 && page > 0 ? (int64_t)pages * page / (1024 * 1024) : 0;
-  host->cores = cores > 0 ? cores : 1;
-  host->memory_mib = mib >= 64 ? mib : 64;
-}
-
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* Fills *v when auto, then names it in note: "key=V (derived|set)". */
@@ -544,7 +533,9 @@ void sq_config_derive(sq_config *cfg, const sq_config_host *host, char *note, si
   if (note && notelen) {
     size_t n = strlen(note);
     if (n < notelen)
-      snprintf(note + n, notelen - n, " for %lld core(s), %lld MiB", (long long)cores, (long long)mib);
+      snprintf(note + n, notelen - n, " for %lld core(s)%s, %lld MiB%s", (long long)cores,
+               host->cpu_quota ? " (its cgroup's CPU quota)" : "", (long long)mib,
+               host->memory_limited ? " (its cgroup's memory limit)" : "");
   }
 }
 

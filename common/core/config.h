@@ -96,12 +96,16 @@ int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err,
 
 /* What sq_config_derive sizes the worker by. */
 typedef struct {
-  int64_t cores;      /* CPUs this process may run on */
-  int64_t memory_mib; /* physical memory */
+  int64_t cores;       /* CPUs this process may run on, within its cgroup's CPU quota */
+  int64_t memory_mib;  /* physical memory, within its cgroup's memory limit */
+  bool cpu_quota;      /* cores is the quota's (rounded up), not the CPUs' */
+  bool memory_limited; /* memory_mib is the cgroup limit's */
 } sq_config_host;
 
-/* The host this process runs on (sched_getaffinity, sysconf); at least 1
- * core and 64 MiB whatever the calls say. */
+/* The host this process runs on (sched_getaffinity, sysconf), within the
+ * limits of its cgroup and every cgroup above it (v1 cpu.cfs_quota_us and
+ * memory.limit_in_bytes, v2 cpu.max and memory.max; common/core/host.c);
+ * at least 1 core and 64 MiB whatever they say. */
 void sq_config_host_probe(sq_config_host *host);
 
 /* Fills every sizing field still SQ_CONFIG_AUTO (jail_threads 0 counts as

@@ -26,36 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host.h"
 #include "jail_internal.h"
 #include "log.h"
 
 #define CG_ROOT "/sys/fs/cgroup"
-
-/* Our own cgroup path in controller ctl ("memory", "pids"; "" for v2). */
-static int own_path(const char *ctl, char *out, size_t len) {
-  FILE *f = fopen("/proc/self/cgroup", "re");
-  if (!f) return -1;
-  char line[512];
-  int rc = -1;
-  while (fgets(line, sizeof line, f)) {
-    char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-    if (!b) continue;
-    *b = '\0';
-    const char *ctls = a + 1;
-    bool match = ctl[0] ? false : ctls[0] == '\0';
-    char *save = NULL;
-    for (char *tok = ctl[0] ? strtok_r((char *)ctls, ",", &save) : NULL; tok; tok = strtok_r(NULL, ",", &save))
-      if (strcmp(tok, ctl) == 0) match = true;
-    if (!match) continue;
-    char *nl = strchr(b + 1, '\n');
-    if (nl) *nl = '\0';
-    snprintf(out, len, "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
-    rc = 0;
-    break;
-  }
-  fclose(f);
-  return rc;
-}
 
 static int write_file(const char *dir, const char *file, const char *value) {
   char path[512];
@@ -169,7 +144,7 @@ static struct {
 static void v2_setup(void) {
   static const char *const want[] = {"memory", "pids"};
   char own[180];
-  if (own_path("", own, sizeof own) != 0) {
+  if (sq_host_cgroup_path("", own, sizeof own) != 0) {
     snprintf(v2.why, sizeof v2.why, "this process's cgroup is not in /proc/self/cgroup");
     return;
   }
@@ -191,7 +166,7 @@ static void base_for(const char *ctl, char *out, size_t len) {
     snprintf(base, sizeof base, "%s", v2.base);
   } else {
     char own[180];
-    if (own_path(ctl, own, sizeof own) != 0) return;
+    if (sq_host_cgroup_path(ctl, own, sizeof own) != 0) return;
     snprintf(base, sizeof base, CG_ROOT "/%s%s", ctl, own);
   }
   struct stat st;

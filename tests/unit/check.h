@@ -44,6 +44,9 @@ bool sq_check_group(const char *group);
  * else 77 when a case was skipped, else 0. */
 int sq_check_done(const char *name);
 
+/* Writes value to dir/file in one write (a cgroup file, say); 0 or -1. */
+int sq_check_put(const char *dir, const char *file, const char *value);
+
 #define CHECK(cond)                                                            \
   do {                                                                         \
     if (!(cond)) sq_check_fail(__FILE__, __LINE__, #cond);                     \

@@ -36,16 +36,6 @@
 
 static char root[64], ctl[32];
 
-static int put(const char *dir, const char *file, const char *value) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t n = write(fd, value, strlen(value));
-  close(fd);
-  return n == (ssize_t)strlen(value) ? 0 : -1;
-}
-
 static void get(const char *dir, const char *file, char *out, size_t len) {
   char path[512];
   snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -92,10 +82,10 @@ static int child(const char *base, bool crowded) {
     pause();
     _exit(0);
   }
-  if (put(base, "cgroup.procs", pid) != 0) return 10;
+  if (sq_check_put(base, "cgroup.procs", pid) != 0) return 10;
   if (friend > 0) {
     snprintf(pid, sizeof pid, "%d", (int)friend);
-    if (put(base, "cgroup.procs", pid) != 0) return 11;
+    if (sq_check_put(base, "cgroup.procs", pid) != 0) return 11;
   }
   const char *want[] = {ctl};
   int lock = -1;
@@ -167,7 +157,7 @@ static int remove_group(const char *dir) {
   if (d) closedir(d);
   char minus[40];
   snprintf(minus, sizeof minus, "-%s", ctl);
-  put(dir, "cgroup.subtree_control", minus);
+  sq_check_put(dir, "cgroup.subtree_control", minus);
   for (int i = 0; i < 200; i++) {
     if (rmdir(dir) == 0 || errno == ENOENT) return 0;
     if (errno != EBUSY) break;
@@ -192,7 +182,7 @@ int main(int argc, char **argv) {
   snprintf(minus, sizeof minus, "-%s", ctl);
   get(root, "cgroup.subtree_control", enabled, sizeof enabled);
   bool enabled_here = !has_word(enabled, ctl);
-  if (enabled_here) CHECK_EQ(put(root, "cgroup.subtree_control", plus), 0);
+  if (enabled_here) CHECK_EQ(sq_check_put(root, "cgroup.subtree_control", plus), 0);
   fprintf(stderr, "cgroup2 at %s, lending controller %s\n", root, ctl);
   char alone[128], crowded[160], self[200];
   snprintf(alone, sizeof alone, "%s/sandq-test-%d", root, (int)getpid());
@@ -210,6 +200,6 @@ int main(int argc, char **argv) {
   CHECK(stat(self, &st) == 0); /* the leaf the delegation made, until removed below */
   CHECK_EQ(remove_group(alone), 0);
   CHECK_EQ(remove_group(crowded), 0);
-  if (enabled_here) CHECK_EQ(put(root, "cgroup.subtree_control", minus), 0);
+  if (enabled_here) CHECK_EQ(sq_check_put(root, "cgroup.subtree_control", minus), 0);
   return sq_check_done("test_jail_cgroup2");
 }

@@ -1,0 +1,13 @@
+/* host.h: what this process is given of the machine (host.c). */
+#ifndef SQ_HOST_H
+#define SQ_HOST_H
+
+#include <stddef.h>
+
+/* This process's cgroup path in the hierarchy of controller ctl ("" for
+ * cgroup v2's unified hierarchy), from /proc/self/cgroup, into out: "" for
+ * the hierarchy's root, else "/a/b". Returns 0, or -1 when there is no such
+ * line. */
+int sq_host_cgroup_path(const char *ctl, char *out, size_t len);
+
+#endif
