@@ -139,22 +139,22 @@ static struct {
   char base[200];
   char why[320];
   int self_lock;
-} v2 = {.once = PTHREAD_ONCE_INIT, .self_lock = -1};
+} unified = {.once = PTHREAD_ONCE_INIT, .self_lock = -1};
 
 static void v2_setup(void) {
   static const char *const want[] = {"memory", "pids"};
   char own[180];
   if (sq_host_cgroup_path("", own, sizeof own) != 0) {
-    snprintf(v2.why, sizeof v2.why, "this process's cgroup is not in /proc/self/cgroup");
+    snprintf(unified.why, sizeof unified.why, "this process's cgroup is not in /proc/self/cgroup");
     return;
   }
-  snprintf(v2.base, sizeof v2.base, CG_ROOT "%s", own);
+  snprintf(unified.base, sizeof unified.base, CG_ROOT "%s", own);
   if (geteuid() != 0) return; /* the groups below cannot be made either */
-  if (sq__jail_cgroup2_delegate(v2.base, want, 2, &v2.self_lock, v2.why, sizeof v2.why) != 0)
-    SQ_WARN("jail: cgroup v2: %s; runs go without the memory and pids cgroup limits", v2.why);
-  else if (v2.self_lock >= 0)
+  if (sq__jail_cgroup2_delegate(unified.base, want, 2, &unified.self_lock, unified.why, sizeof unified.why) != 0)
+    SQ_WARN("jail: cgroup v2: %s; runs go without the memory and pids cgroup limits", unified.why);
+  else if (unified.self_lock >= 0)
     SQ_INFO("jail: cgroup v2: moved into %s/sandq-self-%d and enabled memory and pids for the runs' groups in %s",
-            v2.base, (int)getpid(), v2.base);
+            unified.base, (int)getpid(), unified.base);
 }
 
 /* The directory our runs' cgroups go in, for controller ctl; "" when absent. */
@@ -162,8 +162,8 @@ static void base_for(const char *ctl, char *out, size_t len) {
   out[0] = '\0';
   char base[200];
   if (is_v2_only()) {
-    pthread_once(&v2.once, v2_setup);
-    snprintf(base, sizeof base, "%s", v2.base);
+    pthread_once(&unified.once, v2_setup);
+    snprintf(base, sizeof base, "%s", unified.base);
   } else {
     char own[180];
     if (sq_host_cgroup_path(ctl, own, sizeof own) != 0) return;
@@ -467,8 +467,8 @@ uint32_t sq__jail_cgroup_probe(char *detail, size_t len) {
   sq__jail_cgroup cg;
   uint32_t layers = sq__jail_cgroup_create(&cg, name, 64, 8);
   char v2_mem[360], v2_pids[360];
-  snprintf(v2_mem, sizeof v2_mem, "no (%s)", v2.why[0] ? v2.why : "memory.max could not be set");
-  snprintf(v2_pids, sizeof v2_pids, "no (%s)", v2.why[0] ? v2.why : "pids.max could not be set");
+  snprintf(v2_mem, sizeof v2_mem, "no (%s)", unified.why[0] ? unified.why : "memory.max could not be set");
+  snprintf(v2_pids, sizeof v2_pids, "no (%s)", unified.why[0] ? unified.why : "pids.max could not be set");
   snprintf(detail, len, "%s: memory %s, pids %s, cpu %s", cg.v2 ? "cgroup v2" : "cgroup v1",
            layers & SQ_JAIL_LAYER_CGROUP_MEMORY ? "yes" : cg.v2 ? v2_mem : "no (no writable memory hierarchy)",
            layers & SQ_JAIL_LAYER_CGROUP_PIDS ? "yes" : cg.v2 ? v2_pids : "no (no writable pids hierarchy)",
