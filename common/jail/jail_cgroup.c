@@ -143,12 +143,11 @@ static struct {
 
 static void v2_setup(void) {
   static const char *const want[] = {"memory", "pids"};
-  char own[180];
-  if (sq_host_cgroup_path("", own, sizeof own) != 0) {
+  if (sq_host_cgroup_dir(CG_ROOT, "", unified.base, sizeof unified.base) != 0) {
     snprintf(unified.why, sizeof unified.why, "this process's cgroup is not in /proc/self/cgroup");
+    unified.base[0] = '\0';
     return;
   }
-  snprintf(unified.base, sizeof unified.base, CG_ROOT "%s", own);
   if (geteuid() != 0) return; /* the groups below cannot be made either */
   if (sq__jail_cgroup2_delegate(unified.base, want, 2, &unified.self_lock, unified.why, sizeof unified.why) != 0)
     SQ_WARN("jail: cgroup v2: %s; runs go without the memory and pids cgroup limits", unified.why);
@@ -165,9 +164,9 @@ static void base_for(const char *ctl, char *out, size_t len) {
     pthread_once(&unified.once, v2_setup);
     snprintf(base, sizeof base, "%s", unified.base);
   } else {
-    char own[180];
-    if (sq_host_cgroup_path(ctl, own, sizeof own) != 0) return;
-    snprintf(base, sizeof base, CG_ROOT "/%s%s", ctl, own);
+    char mount[64];
+    snprintf(mount, sizeof mount, CG_ROOT "/%s", ctl);
+    if (sq_host_cgroup_dir(mount, ctl, base, sizeof base) != 0) return;
   }
   struct stat st;
   if (base[0] && stat(base, &st) == 0) snprintf(out, len, "%s", base);

@@ -4,7 +4,11 @@
  * is sized for one core and 1024 MiB, and sq_config_derive says why; a
  * quota of 1.5 cores counts as 2. Real cgroups (v1 cpu and memory
  * hierarchies, or v2 with both controllers at its root), made below the
- * root and removed after. Skipped (77) without root or those hierarchies. */
+ * root and removed after. Skipped (77) without root or those hierarchies.
+ * And a process's own cgroup directory (sq_host_cgroup_dir) where it sits
+ * in a cgroup namespace of its own but sees the whole tree mounted (a
+ * container given the host's /sys/fs/cgroup): found in the tree, not taken
+ * as the mount's root. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -15,11 +19,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "config.h"
+#include "host.h"
 
 static bool v2;
 static char cpu_top[128], cpu_leaf[160], mem_top[128], mem_leaf[160];
@@ -103,16 +109,67 @@ static int run_probe(int64_t want_cores, bool want_quota) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 100;
 }
 
+/* In a child: moved into a group two levels below the cgroup2 mount, then
+ * into a cgroup namespace of its own, so /proc/self/cgroup says "/" while
+ * the mount still shows the whole tree. */
+static int dir_in_namespace(const char *mount, const char *leaf) {
+  char pid[24], got[512], before[512], after[512];
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  if (sq_check_put(leaf, "cgroup.procs", pid) != 0) return 10;
+  if (sq_host_cgroup_dir(mount, "", got, sizeof got) != 0 || strcmp(got, leaf) != 0) return 11; /* no namespace */
+  bool v1_memory = access("/sys/fs/cgroup/memory/memory.limit_in_bytes", F_OK) == 0;
+  if (v1_memory && sq_host_cgroup_dir("/sys/fs/cgroup/memory", "memory", before, sizeof before) != 0) return 12;
+  if (unshare(CLONE_NEWCGROUP) != 0) return 13;
+  char own[256];
+  if (sq_host_cgroup_path("", own, sizeof own) != 0 || own[0]) return 14; /* "/" now */
+  if (sq_host_cgroup_dir(mount, "", got, sizeof got) != 0 || strcmp(got, leaf) != 0) {
+    fprintf(stderr, "in a cgroup namespace: %s, want %s\n", got, leaf);
+    return 15;
+  }
+  if (v1_memory && (sq_host_cgroup_dir("/sys/fs/cgroup/memory", "memory", after, sizeof after) != 0 ||
+                    strcmp(after, before) != 0)) {
+    fprintf(stderr, "v1 memory in a cgroup namespace: %s, want %s\n", after, before);
+    return 16;
+  }
+  return 0;
+}
+
+static void test_dir_in_namespace(void) {
+  const char *mounts[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+  const char *mount = NULL;
+  for (int i = 0; i < 2 && !mount; i++) {
+    struct statfs sf;
+    if (statfs(mounts[i], &sf) == 0 && sf.f_type == 0x63677270) mount = mounts[i]; /* CGROUP2_SUPER_MAGIC */
+  }
+  if (!mount) {
+    sq_check_skip("dir in a namespace", "no cgroup2 hierarchy mounted");
+    return;
+  }
+  char top[128], leaf[160];
+  snprintf(top, sizeof top, "%s/sandq-test-host-ns-%d", mount, (int)getpid());
+  snprintf(leaf, sizeof leaf, "%s/inner", top);
+  CHECK_EQ(mkdir(top, 0755), 0);
+  CHECK_EQ(mkdir(leaf, 0755), 0);
+  pid_t p = fork();
+  if (p == 0) _exit(dir_in_namespace(mount, leaf));
+  int st = 0;
+  waitpid(p, &st, 0);
+  CHECK_EQ(WIFEXITED(st) ? WEXITSTATUS(st) : 100, 0);
+  for (int k = 0; k < 200 && rmdir(leaf) != 0 && errno == EBUSY; k++) usleep(10000);
+  CHECK_EQ(rmdir(top), 0);
+}
+
 int main(int argc, char **argv) {
   sq_check_args(argc, argv);
   if (geteuid() != 0) {
     fprintf(stderr, "SKIP: making cgroups needs root\n");
     return 77;
   }
+  test_dir_in_namespace();
   if (!make_groups()) {
-    fprintf(stderr, "SKIP: no writable cgroup with CPU quota and memory limit files here (%s)\n", cpu_top);
+    sq_check_skip("limits", "no writable cgroup with CPU quota and memory limit files here");
     remove_groups();
-    return 77;
+    return sq_check_done("test_host");
   }
   CHECK_EQ(sq_check_put(mem_top, v2 ? "memory.max" : "memory.limit_in_bytes", "1073741824"), 0);
   CHECK_EQ(set_cpu(500), 0);
