@@ -287,7 +287,7 @@ static int holder_start(holder *h, const sq__jail_common *c, const sq__jail_cgro
   int sock[2] = {-1, -1}, st[2] = {-1, -1}, sy[2] = {-1, -1}, ret = SQ_EJAIL;
   *h = (holder){.pid = 0, .pidfd = -1, .sock = -1};
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sock) != 0 || pipe2(st, O_CLOEXEC) != 0 ||
-      pipe2(sy, O_CLOEXEC) != 0) {
+      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sy) != 0) { /* sy: a socket, as zygote_start's sync */
     snprintf(error, len, "slot holder: pipes: %s", strerror(errno));
     goto out;
   }
@@ -306,7 +306,7 @@ static int holder_start(holder *h, const sq__jail_common *c, const sq__jail_cgro
   close(sock[1]);
   st[1] = sy[0] = sock[1] = -1;
   if (sq__jail_cgroup_attach(cg, pid) != 0) SQ_PERROR("jail: moving a slot holder into its cgroups");
-  if (write(sy[1], "g", 1) != 1) {
+  if (send(sy[1], "g", 1, MSG_NOSIGNAL) != 1) {
     snprintf(error, len, "slot holder: died at start");
     goto out;
   }

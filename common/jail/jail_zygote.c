@@ -178,7 +178,8 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   z->pidfd = z->ctl = z->result_fd = -1;
   z->init = 0;
   if (devnull < 0 || err < 0 || pipe2(st_p, O_CLOEXEC) != 0 || pipe2(res_p, O_CLOEXEC) != 0 ||
-      pipe2(sync_p, O_CLOEXEC) != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
+      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync_p) != 0 ||
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
     SQ_PERROR("warm pool: pipes");
     goto out;
   }
@@ -219,7 +220,10 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   close(ctl[1]);
   st_p[1] = res_p[1] = sync_p[0] = ctl[1] = -1;
   if (sq__jail_cgroup_attach(&z->cg, pid) != 0) SQ_PERROR("warm pool: moving the zygote into its cgroups");
-  if (write(sync_p[1], "g", 1) != 1) goto out;
+  /* A socket, not a pipe: an init already dead (killed in its new cgroup,
+   * say) makes this fail with EPIPE, not a SIGPIPE that would end the
+   * caller (the jail library does not ask its caller to ignore SIGPIPE). */
+  if (send(sync_p[1], "g", 1, MSG_NOSIGNAL) != 1) goto out;
   char msg[256];
   if (sq__jail_read_status(st_p[0], msg, sizeof msg) > 0) {
     SQ_ERROR("warm pool: zygote setup failed: %s", msg);
