@@ -101,6 +101,7 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
   sq_jail *j = calloc(1, sizeof *j);
   if (!j) return SQ_ENOMEM;
   j->mode = cfg->mode;
+  j->c.interp.fd = -1;
   j->c.python_path = strdup(cfg->python_path);
   j->c.scratch_root = strdup(cfg->scratch_root);
   char root[PATH_MAX];
@@ -140,6 +141,18 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
     SQ_WARN("jail: %s, which this host does not give (%s): running in spawn mode (docs/security.md, \"Without "
             "root\")", j->fallback, why ? why : "namespaces refused");
   }
+  /* The interpreter's files in large pages for every root this runner
+   * builds (jail_interp.c); not for one run, which would not earn back the
+   * copy. */
+  if ((j->c.layers & SQ_JAIL_LAYER_NEW_ROOT) && !cfg->one_run) {
+    char why[300];
+    if (sq__jail_interp_prepare(&j->c.interp, j->c.python_path, why, sizeof why) == 0)
+      SQ_INFO("jail: the interpreter's %d files (%.1f MiB) copied into large pages for the runs", j->c.interp.n,
+              (double)j->c.interp.bytes / (1 << 20));
+    else
+      SQ_INFO("jail: the runs map the host's interpreter files, not copies in large pages: %s "
+              "(docs/architecture.md, \"The interpreter in large pages\")", why);
+  }
   if (j->mode == SQ_JAIL_MODE_WARM) {
     rc = sq__jail_pool_new(j, cfg->pool_size > 0 ? cfg->pool_size : 1, cfg->one_run, &j->pool);
     if (rc != 0) {
@@ -156,6 +169,7 @@ void sq_jail_free(sq_jail *j) {
   sq__jail_pool_free(j->pool);
   slot_cgroups_destroy();
   sq__jail_seccomp_free(&j->c.seccomp);
+  sq__jail_interp_release(&j->c.interp);
   /* root_dir stays: another runner (in this process or another worker
    * sharing the scratch root) may be mounting a root on it right now. */
   free(j->c.python_path);

@@ -41,7 +41,7 @@
 
 /* Fixed descriptor numbers once set_up_descriptors ran. A warm zygote's
  * channel to its init takes FD_SYNC's number once that is closed. */
-enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_PROGRAM = 7, FD_FIRST_FREE = 8 };
+enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_PROGRAM = 7, FD_INTERP = 8, FD_FIRST_FREE = 9 };
 enum { FD_ZYGOTE_INIT = SQ__JAIL_ZYGOTE_INIT_FD };
 _Static_assert(SQ__JAIL_ZYGOTE_INIT_FD == FD_SYNC, "the zygote's init channel reuses the sync pipe's number");
 _Static_assert(SQ__JAIL_ZYGOTE_CTL_FD == FD_NOTIFY, "the zygote's control socket is the notify socket");
@@ -124,22 +124,24 @@ static int place(int fd, int want, bool cloexec) {
 
 /* 0 from /dev/null, 1 and 2 onto the pipes, the status pipe on 3, the
  * init's result pipe on 4, the notification socket on 5, the sync pipe on
- * 6, the program's memfd on 7 (all close-on-exec; 5 kept across exec for
- * the warm zygote), every other descriptor closed. */
+ * 6, the program's memfd on 7, the interpreter's copies on 8 until the
+ * root is built (all close-on-exec; 5 kept across exec for the warm
+ * zygote), every other descriptor closed. */
 static int set_up_descriptors(const sq__jail_child *c) {
   int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0) return -1;
   /* Move everything above the fixed numbers first so no dup clobbers a source. */
   int src[] = {in, c->stdout_fd, c->stderr_fd, c->status_fd, c->result_fd, c->notify_sock, c->sync_fd,
-               c->program_fd};
-  int hi[8];
-  for (int i = 0; i < 8; i++) {
+               c->program_fd, c->interp ? c->interp->fd : -1};
+  int hi[9];
+  for (int i = 0; i < 9; i++) {
     hi[i] = src[i] < 0 ? -1 : fcntl(src[i], F_DUPFD_CLOEXEC, 16);
     if (src[i] >= 0 && hi[i] < 0) return -1;
   }
   if (dup2(hi[0], 0) < 0 || dup2(hi[1], 1) < 0 || dup2(hi[2], 2) < 0) return -1;
   if (place(hi[3], FD_STATUS, true) || place(hi[4], FD_RESULT, true) ||
-      place(hi[5], FD_NOTIFY, !c->warm) || place(hi[6], FD_SYNC, true) || place(hi[7], FD_PROGRAM, true))
+      place(hi[5], FD_NOTIFY, !c->warm) || place(hi[6], FD_SYNC, true) || place(hi[7], FD_PROGRAM, true) ||
+      place(hi[8], FD_INTERP, true))
     return -1;
   status_fd = FD_STATUS;
   stderr_fd = 2;
@@ -215,7 +217,11 @@ static int write_program(const sq__jail_child *c) {
  * tmpfs is mounted per run), or it is built here. */
 static int build_root(const sq__jail_child *c) {
   if (c->root_prepared) return sq__jail_mnt_scratch("", c->uid);
-  return sq__jail_mnt_build(c->root_dir, c->uid, true, c->warm);
+  int rc = sq__jail_mnt_build(c->root_dir, c->uid, true, c->warm, c->interp, c->interp ? FD_INTERP : -1);
+  int err = errno;
+  close(FD_INTERP); /* nothing after the root needs the copies' tmpfs */
+  errno = err;
+  return rc;
 }
 
 static int set_umask(void) {

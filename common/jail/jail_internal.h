@@ -58,6 +58,18 @@
 #define SQ__JAIL_SCRATCH_INODES 4096      /* tmpfs nr_inodes= of the scratch dir */
 #define SQ__JAIL_CGROUP_SLACK_MIB 64      /* cgroup memory above memory_mib (tmpfs, page cache) */
 
+/* The interpreter's files copied into a tmpfs with large pages
+ * (jail_interp.c): the python binary and the shared objects its loader
+ * lists, each bound read-only over its own path in every new root. A
+ * zeroed one with fd -1 is "none": roots use the host's files. */
+#define SQ__JAIL_INTERP_MAX 16
+typedef struct {
+  int fd;       /* the detached tmpfs (close-on-exec; read-only once filled), or -1 */
+  int n;        /* path[i] is the host file copied there as "i", and where roots bind it */
+  char path[SQ__JAIL_INTERP_MAX][256];
+  long long bytes;
+} sq__jail_interp;
+
 /* Everything the child needs, prepared by the parent before clone so the
  * child only makes async-signal-safe calls. */
 typedef struct {
@@ -82,6 +94,7 @@ typedef struct {
   bool drop_uid;
   bool warm;            /* payload execs the zygote loop, no rlimits/filter */
   const struct sock_fprog *seccomp;
+  const sq__jail_interp *interp; /* or NULL: the copies a root it builds binds */
 } sq__jail_child;
 
 /* What a run's init writes on result_fd once the payload has ended and
@@ -135,14 +148,28 @@ _Noreturn void sq__jail_die(const char *step, int err, const char *hint);
  * warm task message has a size cap). Returns the descriptor or -1. */
 int sq__jail_program_memfd(const char *program, size_t len);
 
+/* In the worker, once: makes the copies of python's files (owned by *ip:
+ * release with sq__jail_interp_release) and tries a bind of one in a mount
+ * namespace of a child's own. Returns 0, or -1 with why (ip is then none:
+ * the roots use the host's files). */
+int sq__jail_interp_prepare(sq__jail_interp *ip, const char *python, char *why, size_t why_len);
+void sq__jail_interp_release(sq__jail_interp *ip);
+/* Whether a new root shows the host's path (it lies below a directory the
+ * root binds from the host). */
+bool sq__jail_mnt_shows(const char *path);
+
 /* Builds the new root on root_dir (an empty host directory) in the
  * calling process's own mount namespace and pivots into it. With
  * with_scratch the scratch tmpfs at SQ__JAIL_SCRATCH (owned by uid) is
  * mounted too; without, SQ__JAIL_SCRATCH is left an empty directory for
  * sq__jail_mnt_scratch. With with_zygote the zygote loop's shared object is
- * written to SQ__JAIL_ZYGOTE_SO. Async-signal-safe. Returns 0 or -1 with
+ * written to SQ__JAIL_ZYGOTE_SO. interp (or NULL) names the interpreter's
+ * copies, whose tmpfs the caller holds on descriptor interp_fd: each is
+ * bound read-only over its path (one that cannot be keeps the host's
+ * file, which is the same file). Async-signal-safe. Returns 0 or -1 with
  * errno. */
-int sq__jail_mnt_build(const char *root_dir, unsigned uid, bool with_scratch, bool with_zygote);
+int sq__jail_mnt_build(const char *root_dir, unsigned uid, bool with_scratch, bool with_zygote,
+                       const sq__jail_interp *interp, int interp_fd);
 /* Mounts a fresh scratch tmpfs (size and inode caps, mode 0700, owned by
  * uid) at root + SQ__JAIL_SCRATCH; root is "" inside a built root.
  * Async-signal-safe. Returns 0 or -1 with errno. */
@@ -292,6 +319,7 @@ typedef struct {
   char *root_dir;   /* mount point of the new roots: <scratch_root>/root */
   uint32_t layers;  /* what this host enforces */
   struct sock_fprog seccomp;
+  sq__jail_interp interp; /* the interpreter's files in large pages, or none */
 } sq__jail_common;
 const sq__jail_common *sq__jail_common_of(const sq_jail *j);
 

@@ -27,6 +27,29 @@ static const char *const ro_dirs[] = {"/usr", "/lib", "/lib64", "/bin"};
 static const char *const ro_files[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/openssl.cnf"};
 static const char *const dev_files[] = {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"};
 
+bool sq__jail_mnt_shows(const char *path) {
+  for (size_t i = 0; i < sizeof ro_dirs / sizeof *ro_dirs; i++) {
+    size_t n = strlen(ro_dirs[i]);
+    struct stat st;
+    /* A directory bound as itself (not one recreated as a symlink). */
+    if (strncmp(path, ro_dirs[i], n) == 0 && path[n] == '/' && lstat(ro_dirs[i], &st) == 0 && S_ISDIR(st.st_mode))
+      return true;
+  }
+  return false;
+}
+
+/* v in decimal at out (room for 11 bytes), NUL-terminated; its length.
+ * Without snprintf (not async-signal-safe). */
+static size_t decimal(char *out, unsigned v) {
+  char d[12];
+  size_t k = 0;
+  do d[k++] = (char)('0' + v % 10);
+  while ((v /= 10) > 0);
+  for (size_t i = 0; i < k; i++) out[i] = d[k - 1 - i];
+  out[k] = '\0';
+  return k;
+}
+
 /* dst = root + path, truncated at n; async-signal-safe. */
 static void join(char *dst, size_t n, const char *root, const char *path) {
   size_t a = strlen(root), b = strlen(path);
@@ -92,7 +115,7 @@ static int bind_dev(const char *root, const char *src) {
 }
 
 int sq__jail_mnt_scratch(const char *root, unsigned uid) {
-  char dst[512], opts[128], num[16];
+  char dst[512], opts[128];
   join(dst, sizeof dst, root, SQ__JAIL_SCRATCH);
   if (mkdir(dst, 0755) != 0 && errno != EEXIST && errno != EROFS) return -1;
   /* "size=64m,nr_inodes=4096,mode=0700" without snprintf (not AS-safe). */
@@ -101,15 +124,7 @@ int sq__jail_mnt_scratch(const char *root, unsigned uid) {
   unsigned vals[] = {0, SQ__JAIL_SCRATCH_MIB, 0, SQ__JAIL_SCRATCH_INODES};
   for (int i = 0; i < 5; i++) {
     if (i == 1 || i == 3) {
-      int k = (int)sizeof num;
-      unsigned v = vals[i];
-      num[--k] = '\0';
-      do {
-        num[--k] = (char)('0' + v % 10);
-        v /= 10;
-      } while (v && k > 0);
-      memcpy(o, num + k, strlen(num + k));
-      o += strlen(num + k);
+      o += decimal(o, vals[i]);
     } else {
       memcpy(o, parts[i], strlen(parts[i]));
       o += strlen(parts[i]);
@@ -131,7 +146,26 @@ static int write_zygote(const char *root) {
   return close(fd) != 0 ? -1 : rc;
 }
 
-int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch, bool with_zygote) {
+/* Each of the interpreter's copies bound over its path below root, read
+ * only (jail_interp.c), from the tmpfs the caller holds on fd: through
+ * /proc/self/fd, as it is mounted nowhere. One that cannot be bound, or
+ * made read-only, is left the host's file: the same bytes, in pages of
+ * whatever size the host's page cache has. */
+static void bind_interp(const char *root, const sq__jail_interp *ip, int fd) {
+  for (int i = 0; ip && fd >= 0 && i < ip->n; i++) {
+    char src[64] = "/proc/self/fd/", dst[512];
+    size_t k = strlen(src);
+    k += decimal(src + k, (unsigned)fd);
+    src[k++] = '/';
+    decimal(src + k, (unsigned)i);
+    join(dst, sizeof dst, root, ip->path[i]);
+    if (mount(src, dst, NULL, MS_BIND, NULL) != 0) continue;
+    if (mount(NULL, dst, NULL, RO_FLAGS, NULL) != 0) umount2(dst, MNT_DETACH);
+  }
+}
+
+int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch, bool with_zygote,
+                       const sq__jail_interp *interp, int interp_fd) {
   /* Nothing we mount may propagate back to the host. */
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
   if (mount("sandq-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=256,mode=0755") != 0)
@@ -140,6 +174,7 @@ int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch, bool w
     if (bind_ro(root, ro_dirs[i], true) != 0) return -1;
   for (size_t i = 0; i < sizeof ro_files / sizeof *ro_files; i++)
     if (bind_ro(root, ro_files[i], false) != 0) return -1;
+  bind_interp(root, interp, interp_fd);
   if (mkdirs(root, "/dev") != 0) return -1;
   for (size_t i = 0; i < sizeof dev_files / sizeof *dev_files; i++)
     if (bind_dev(root, dev_files[i]) != 0) return -1;

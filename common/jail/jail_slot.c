@@ -76,7 +76,7 @@ static holder holders[SQ__JAIL_MAX_SLOTS];
 /* ---- the holder (child side) ---- */
 
 /* Fixed descriptors in the holder. */
-enum { H_SOCK = 3, H_STATUS = 4, H_SYNC = 5, H_FIRST_FREE = 6 };
+enum { H_SOCK = 3, H_STATUS = 4, H_SYNC = 5, H_INTERP = 6, H_FIRST_FREE = 7 };
 
 static _Noreturn void h_die(const char *what) { sq__jail_die(what, errno, NULL); }
 
@@ -231,9 +231,12 @@ static _Noreturn void h_serve(const struct sock_fprog *seccomp) {
 }
 
 static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const char *root_dir,
-                                  const struct sock_fprog *seccomp) {
-  if (dup3(sock, H_SOCK, O_CLOEXEC) < 0 || dup3(status_fd, H_STATUS, O_CLOEXEC) < 0 ||
-      dup3(sync_fd, H_SYNC, O_CLOEXEC) < 0)
+                                  const struct sock_fprog *seccomp, const sq__jail_interp *interp) {
+  /* The copies' tmpfs was opened early (a low number the others may take):
+   * out of their way first. */
+  int ifd = interp->fd >= 0 ? fcntl(interp->fd, F_DUPFD_CLOEXEC, H_FIRST_FREE + 16) : -1;
+  if ((interp->fd >= 0 && ifd < 0) || dup3(sock, H_SOCK, O_CLOEXEC) < 0 || dup3(status_fd, H_STATUS, O_CLOEXEC) < 0 ||
+      dup3(sync_fd, H_SYNC, O_CLOEXEC) < 0 || (ifd >= 0 && dup3(ifd, H_INTERP, O_CLOEXEC) < 0))
     _exit(SQ__JAIL_EXIT_SETUP);
   sq__jail_die_to(H_STATUS, -1);
   if (close_range(H_FIRST_FREE, ~0u, 0) != 0)
@@ -256,7 +259,9 @@ static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const ch
   if (read(H_SYNC, &b, 1) != 1) h_die("slot holder: waiting for the cgroups");
   close(H_SYNC);
   if (sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1) != 0) h_die("slot holder: sethostname");
-  if (sq__jail_mnt_build(root_dir, 0, false, false) != 0) h_die("slot holder: building the root");
+  if (sq__jail_mnt_build(root_dir, 0, false, false, interp, ifd >= 0 ? H_INTERP : -1) != 0)
+    h_die("slot holder: building the root");
+  close(H_INTERP); /* the copies are bound: their tmpfs is not for the runs */
   if (chdir("/") != 0) h_die("slot holder: chdir /");
   close(H_STATUS); /* EOF: ready */
   sq__jail_die_to(-1, -1); /* descriptor 4 may be a run's from here on */
@@ -298,7 +303,7 @@ static int holder_start(holder *h, const sq__jail_common *c, const sq__jail_cgro
     snprintf(error, len, "slot holder: clone: %s", strerror(errno));
     goto out;
   }
-  if (pid == 0) holder_main(sock[1], st[1], sy[0], c->root_dir, &c->seccomp);
+  if (pid == 0) holder_main(sock[1], st[1], sy[0], c->root_dir, &c->seccomp, &c->interp);
   h->pid = pid;
   h->pidfd = pidfd;
   close(st[1]);

@@ -204,7 +204,7 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
                           .sync_fd = sync_p[0], .result_fd = res_p[1], .notify_sock = ctl[1], .lim = &none,
                           .layers = z->layers, .uid = sq__jail_slot_uid(z->slot),
-                          .drop_uid = true, .warm = true, .seccomp = &c->seccomp};
+                          .drop_uid = true, .warm = true, .seccomp = &c->seccomp, .interp = &c->interp};
   unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
                         (z->layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0);
   pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
