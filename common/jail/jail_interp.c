@@ -31,13 +31,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
-#include <sys/sendfile.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "jail_internal.h"
+#include "util.h"
 
 #define INTERP_MAX_BYTES (128ll << 20) /* more than this to copy: the host's files are used */
 #define TRACE_MAX_BYTES (16 << 10)     /* the loader's list of shared objects */
@@ -134,15 +135,16 @@ static int copy_one(int mnt, const char *src, const char *name, long long *bytes
     fail(why, why_len, errno, "creating the copy of %s", src);
     goto out;
   }
-  off_t off = 0;
-  while (off < st.st_size) {
-    ssize_t n = sendfile(out, in, &off, (size_t)(st.st_size - off));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      fail(why, why_len, n < 0 ? errno : EIO, "copying %s", src);
-      goto out;
-    }
+  /* From a mapping, in one write: the tmpfs then fills each large folio
+   * whole, where a copy in smaller pieces (sendfile's) has it zero the
+   * rest of the folio first. */
+  void *map = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, in, 0) : NULL;
+  if (map == MAP_FAILED || (map && sq_write_all(out, map, (size_t)st.st_size) != 0)) {
+    fail(why, why_len, errno, "copying %s", src);
+    if (map != MAP_FAILED) munmap(map, (size_t)st.st_size);
+    goto out;
   }
+  if (map) munmap(map, (size_t)st.st_size);
   *bytes += st.st_size;
   ret = 0;
 out:
