@@ -72,8 +72,10 @@ static uint32_t host_layers(void) {
   if (sq__jail_seccomp_notify_supported()) l |= SQ_JAIL_LAYER_SECCOMP_NOTIFY;
   if (geteuid() != 0) return l; /* no namespaces without root (docs/security.md) */
   l |= SQ_JAIL_LAYER_UID | SQ_JAIL_LAYER_CAPS;
-  if (try_clone(NS_FLAGS)) l |= NS_LAYERS;
-  if ((l & SQ_JAIL_LAYER_PID_NS) && try_clone(NS_FLAGS | CLONE_NEWCGROUP)) l |= SQ_JAIL_LAYER_CGROUP_NS;
+  /* One child for both where the kernel gives both (each costs a network
+   * namespace made and torn down). */
+  if (try_clone(NS_FLAGS | CLONE_NEWCGROUP)) l |= NS_LAYERS | SQ_JAIL_LAYER_CGROUP_NS;
+  else if (try_clone(NS_FLAGS)) l |= NS_LAYERS;
   char detail[400];
   if (l & SQ_JAIL_LAYER_PID_NS) l |= sq__jail_cgroup_probe(detail, sizeof detail);
   return l;

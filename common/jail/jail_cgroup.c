@@ -156,6 +156,36 @@ static void v2_setup(void) {
             unified.base, (int)getpid(), unified.base);
 }
 
+/* Where this process's own cgroup is, per v1 controller: found once (it
+ * reads /proc/self/cgroup and /proc/self/mountinfo, and every zygote or
+ * slot start asks for three), as the v2 base is. */
+static struct {
+  pthread_mutex_t lock;
+  struct {
+    char ctl[16], dir[200];
+    bool found;
+  } known[4];
+  int n;
+} v1_bases = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool v1_base(const char *ctl, char *base, size_t len) {
+  pthread_mutex_lock(&v1_bases.lock);
+  int i = 0;
+  while (i < v1_bases.n && strcmp(v1_bases.known[i].ctl, ctl) != 0) i++;
+  if (i == v1_bases.n && i < (int)(sizeof v1_bases.known / sizeof *v1_bases.known)) {
+    char mount[64];
+    snprintf(mount, sizeof mount, CG_ROOT "/%s", ctl);
+    snprintf(v1_bases.known[i].ctl, sizeof v1_bases.known[i].ctl, "%s", ctl);
+    v1_bases.known[i].found =
+        sq_host_cgroup_dir(mount, ctl, v1_bases.known[i].dir, sizeof v1_bases.known[i].dir) == 0;
+    v1_bases.n++;
+  }
+  bool found = i < v1_bases.n && v1_bases.known[i].found;
+  if (found) snprintf(base, len, "%s", v1_bases.known[i].dir);
+  pthread_mutex_unlock(&v1_bases.lock);
+  return found;
+}
+
 /* The directory our runs' cgroups go in, for controller ctl; "" when absent. */
 static void base_for(const char *ctl, char *out, size_t len) {
   out[0] = '\0';
@@ -163,10 +193,8 @@ static void base_for(const char *ctl, char *out, size_t len) {
   if (is_v2_only()) {
     pthread_once(&unified.once, v2_setup);
     snprintf(base, sizeof base, "%s", unified.base);
-  } else {
-    char mount[64];
-    snprintf(mount, sizeof mount, CG_ROOT "/%s", ctl);
-    if (sq_host_cgroup_dir(mount, ctl, base, sizeof base) != 0) return;
+  } else if (!v1_base(ctl, base, sizeof base)) {
+    return;
   }
   struct stat st;
   if (base[0] && stat(base, &st) == 0) snprintf(out, len, "%s", base);
