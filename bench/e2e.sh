@@ -21,6 +21,9 @@
 #     forking a child per task that compiles, runs and exits (no jail, no
 #     queue), and the tasks/s the cores allow at that CPU: printed beside the
 #     ratio, with how much of that ceiling 7x bare asks.
+#  1c. context for both: bare python3 and the floor again with python's
+#     files in large pages, as sandq's runs map them (jail_interp.c): how
+#     much of the lead is the page cache's shape (not a target).
 #  4. the same floor as wide as the pool: as many loops side by side as the
 #     two workers keep runs in flight, beside the jail's own CPU per task
 #     (each core then switches between several interpreters, as it does
@@ -63,6 +66,38 @@ bare_run() {
   echo "bare python3 -I -S: $BN tasks, $bare tasks/s"
 }
 
+# Context, not the target's comparison: the same bare run and the floor
+# below with the interpreter's files in large pages, as sandq's runs map
+# them (common/jail/jail_interp.c copies python and its shared objects into
+# a huge=within_size tmpfs). Here in a mount namespace of the bench's own,
+# each file copied into such a tmpfs and bound over its path: so the report
+# can say how much of sandq's lead is the page cache's shape rather than
+# the warm pool (docs/benchmarks.md, "The interpreter in large pages").
+in_large_pages() { # in_large_pages CMD...: CMD with python's files in large pages
+  unshare -m sh -eu -c '
+    mount --make-rprivate /
+    d=$(mktemp -d)
+    mount -t tmpfs -o huge=within_size,size=256m sandq-bench-pages "$d"
+    py=$(readlink -f "$0")
+    for f in "$py" $(LD_TRACE_LOADED_OBJECTS=1 "$py" -I -S -c "" | sed -n "s/.*=> \(\/[^ ]*\) (0x.*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (0x.*/\1/p"); do
+      r=$(readlink -f "$f"); n=$(echo "$r" | tr / _)
+      cp "$r" "$d/$n" && mount --bind -o ro "$d/$n" "$r"
+    done
+    shift; exec "$@"' "$PY" -- "$@"
+}
+
+# The bare run again with python's files in large pages (timed inside the
+# namespace, after the copies are made).
+bare_lp_run() {
+  bare_lp=$(in_large_pages sh -c '
+    t0=$(date +%s.%N)
+    i=0; while [ $i -lt "$1" ]; do echo $i; i=$((i + 1)); done | xargs -P2 -I{} "$2" -I -S -c "x = {} * 2" || exit 1
+    t1=$(date +%s.%N)
+    awk -v n="$1" -v a="$t0" -v b="$t1" "BEGIN { printf \"%.1f\", n / (b - a) }"' sh "$BN" "$PY") ||
+    sq_fail "bare python in large pages failed"
+  echo "bare python3 -I -S, python's files in large pages: $BN tasks, $bare_lp tasks/s"
+}
+
 # The floor under any warm design on this machine: a warm interpreter that
 # forks one child per task, which compiles and runs it and exits; no jail,
 # no queue, no result. Its CPU per task (the loop's and its children's) is
@@ -89,6 +124,8 @@ print("%.4f" % ((cpu() - t0) * 1000 / n))'
 floor_ms=$($PY -I -S -c "$floor_py" "$FN") || sq_fail "the warm-fork floor loop failed"
 floor=$(awk -v c="$floor_ms" -v n="$(nproc)" 'BEGIN { printf "%.0f", n * 1000 / c }')
 echo "warm-fork floor: $floor_ms ms of CPU per task; $(nproc) cores allow at most $floor tasks/s"
+floor_lp_ms=$(in_large_pages $PY -I -S -c "$floor_py" "$FN") || sq_fail "the warm-fork floor in large pages failed"
+echo "warm-fork floor with python's files in large pages: $floor_lp_ms ms of CPU per task"
 
 # 2. two sandq-worker serve, default settings, EN trivial tasks pushed at
 # start (batch e2e-R): e2e in tasks/s from the workers' start; the workers
@@ -153,6 +190,8 @@ while [ $r -le "$REPS" ]; do
   r=$((r + 1))
 done
 ready=$ready_max
+echo "== 1c. context: bare python3 -I -S, two at a time, $BN trivial tasks, python's files in large pages (load $(bench_load))"
+bare_lp_run
 # The median pair (the lower of the middle two for an even count).
 med=$(for p in $pairs; do echo "$p"; done | sort -t: -k1,1n | awk -v n="$REPS" 'NR == int((n + 1) / 2)')
 e2e=$(echo "$med" | cut -d: -f2); bare=$(echo "$med" | cut -d: -f3); sx=$(echo "$med" | cut -d: -f4)
@@ -224,6 +263,8 @@ of=$(awk -v a="$e2e" -v f="$floor" 'BEGIN { printf "%.0f", 100 * a / f }')
 need=$(awk -v b="$bare" -v f="$floor" 'BEGIN { printf "%.0f", 100 * 7 * b / f }')
 echo "warm-fork floor: at most $floor tasks/s = ${fx}x bare; sandq end to end reached $of% of it; 7x bare is $need% of it"
 echo "as wide as the pool ($width loops): $wide_ms ms per task; the jail's zygotes and tasks: $jail ms; the rest (worker, redis, producer): $rest ms"
+lpx=$(awk -v a="$e2e" -v b="$bare_lp" 'BEGIN { printf "%.1f", a / b }')
+echo "context: with python's files in large pages, as sandq's runs map them, bare python ran at $bare_lp tasks/s (sandq ${lpx}x that) and the warm-fork floor cost $floor_lp_ms ms per task (the host's page cache: $floor_ms)"
 bound="its steady state (the 10th to the 90th percentile of results) ${sx}x bare, the batch's start (the first result $first_ms ms after the workers' start) and its end (the producer's exit $tail_ms ms after the last result) the rest; CPU: $cpu ms per task on $(nproc) cores allows about $ceiling tasks/s; the largest part: $top (the jail in all: $jail ms, the warm-fork floor as wide as the pool $wide_ms ms; worker, redis and producer $rest ms); the warm-fork floor alone (no jail, no queue: $floor_ms ms) allows $floor tasks/s, ${fx}x bare, of which this is $of% and 7x is $need%"
 if bench_ge "$x" 7; then met=yes; else met=no; fi
 bench_target "end to end, defaults / bare python3 -I -S two at a time" "${x}x ($e2e vs $bare tasks/s; median of $REPS pairs: $all)" "≥ 7x" $met "$bound"
