@@ -435,6 +435,35 @@ int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid) {
   return rc;
 }
 
+bool sq__jail_cgroup_self_enterable(const sq__jail_cgroup *cg) { return cg->made && !cg->v2; }
+
+/* "0" into dir/tasks, without snprintf (async-signal-safe). */
+static int enter_one(const char *dir) {
+  char path[280];
+  size_t n = strlen(dir);
+  if (n + sizeof "/tasks" > sizeof path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(path, dir, n);
+  memcpy(path + n, "/tasks", sizeof "/tasks");
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  ssize_t w = write(fd, "0", 1);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return w == 1 ? 0 : -1;
+}
+
+int sq__jail_cgroup_enter(const sq__jail_cgroup *cg) {
+  if (cg->mem[0] && enter_one(cg->mem) != 0) return -1;
+  if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 && enter_one(cg->pids) != 0) return -1;
+  if (cg->cpu[0] && strcmp(cg->cpu, cg->mem) != 0 && strcmp(cg->cpu, cg->pids) != 0 && enter_one(cg->cpu) != 0)
+    return -1;
+  return 0;
+}
+
 int64_t sq__jail_cgroup_peak_kib(const sq__jail_cgroup *cg) {
   if (!cg->mem[0] || !cg->peak_per_run) return 0;
   int64_t v = pread_num(cg->peak_fd, NULL);

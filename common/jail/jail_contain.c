@@ -152,10 +152,13 @@ static int set_up_descriptors(const sq__jail_child *c) {
 }
 
 /* Waits for the parent to place us in the run's cgroups (and to be sure
- * the parent is still there). A run started by its slot's holder is born
+ * the parent is still there); on cgroup v1 we enter them ourselves first
+ * (self_cg: sq__jail_cgroup_self_enterable says why), and the parent's
+ * byte only says it is there. A run started by its slot's holder is born
  * in the cgroups and has nothing to wait for. */
 static int wait_for_parent(const sq__jail_child *c) {
   if (c->sync_fd < 0) return 0;
+  if (c->self_cg && sq__jail_cgroup_enter(c->self_cg) != 0) return -1;
   char b;
   ssize_t n;
   while ((n = read(FD_SYNC, &b, 1)) < 0 && errno == EINTR) {
@@ -450,7 +453,7 @@ static pid_t start_payload(const sq__jail_child *c) {
  * so a standby init does them ahead. */
 static void prepare_init(const sq__jail_child *c) {
   step(die_with_parent(c), "PR_SET_PDEATHSIG", NULL);
-  step(wait_for_parent(c), "waiting for the supervisor (cgroups)", NULL);
+  step(wait_for_parent(c), "entering the cgroups and waiting for the supervisor", NULL);
   step(set_hostname(), "sethostname in the UTS namespace", NULL);
   step(build_root(c), "building the new root",
        "the scratch root must be on a local filesystem; see docs/security.md");

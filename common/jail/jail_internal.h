@@ -95,6 +95,8 @@ typedef struct {
   bool warm;            /* payload execs the zygote loop, no rlimits/filter */
   const struct sock_fprog *seccomp;
   const sq__jail_interp *interp; /* or NULL: the copies a root it builds binds */
+  const struct sq__jail_cgroup_s *self_cg; /* or NULL: cgroups (v1) the child enters itself
+                                              before it waits for the parent (who then attaches nothing) */
 } sq__jail_child;
 
 /* What a run's init writes on result_fd once the payload has ended and
@@ -194,7 +196,7 @@ bool sq__jail_seccomp_probe(const struct sock_fprog *prog, char *detail, size_t 
 
 /* A run's cgroups (v1 memory and pids hierarchies, or one v2 group). A
  * zeroed one is "not made": destroying it does nothing. */
-typedef struct {
+typedef struct sq__jail_cgroup_s {
   bool made;       /* by sq__jail_cgroup_create (its descriptors are ours only then) */
   char mem[256];   /* directory, or "" when the controller is unavailable */
   char pids[256];
@@ -222,6 +224,16 @@ uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t m
 void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib);
 /* Moves pid into the cgroups; 0 or -1. */
 int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid);
+/* Whether a new single-threaded child can move itself into cg
+ * (sq__jail_cgroup_enter): cgroup v1, where a thread that writes "0" to a
+ * group's tasks file moves itself without the kernel's global lock on
+ * every thread group, whose taking waits out an RCU grace period (several
+ * ms, every CPU of the machine idle meanwhile when all are waiting). An
+ * attach by pid (cgroup.procs) takes that lock. */
+bool sq__jail_cgroup_self_enterable(const sq__jail_cgroup *cg);
+/* The calling thread (the child's only one) into every group of cg;
+ * async-signal-safe. 0 or -1 with errno. */
+int sq__jail_cgroup_enter(const sq__jail_cgroup *cg);
 /* Peak memory in KiB since create/reset (0 when unknown, or when this
  * kernel cannot reset it per run: the caller keeps the run's own peak RSS)
  * and whether the OOM killer fired since create/reset. */

@@ -204,7 +204,8 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
                           .sync_fd = sync_p[0], .result_fd = res_p[1], .notify_sock = ctl[1], .lim = &none,
                           .layers = z->layers, .uid = sq__jail_slot_uid(z->slot),
-                          .drop_uid = true, .warm = true, .seccomp = &c->seccomp, .interp = &c->interp};
+                          .drop_uid = true, .warm = true, .seccomp = &c->seccomp, .interp = &c->interp,
+                          .self_cg = sq__jail_cgroup_self_enterable(&z->cg) ? &z->cg : NULL};
   unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
                         (z->layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0);
   pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, 0);
@@ -219,7 +220,8 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   close(sync_p[0]);
   close(ctl[1]);
   st_p[1] = res_p[1] = sync_p[0] = ctl[1] = -1;
-  if (sq__jail_cgroup_attach(&z->cg, pid) != 0) SQ_PERROR("warm pool: moving the zygote into its cgroups");
+  if (!child.self_cg && sq__jail_cgroup_attach(&z->cg, pid) != 0)
+    SQ_PERROR("warm pool: moving the zygote into its cgroups");
   /* A socket, not a pipe: an init already dead (killed in its new cgroup,
    * say) makes this fail with EPIPE, not a SIGPIPE that would end the
    * caller (the jail library does not ask its caller to ignore SIGPIPE). */
