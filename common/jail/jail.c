@@ -81,20 +81,6 @@ static uint32_t host_layers(void) {
   return l;
 }
 
-/* The interpreter's copies, made on a thread of their own (sq_jail_new). */
-typedef struct {
-  sq__jail_common *c;
-  pthread_t thread;
-  int rc;
-  char why[300];
-} interp_job;
-
-static void *interp_run(void *arg) {
-  interp_job *ij = arg;
-  ij->rc = sq__jail_interp_prepare(&ij->c->interp, ij->c->python_path, ij->why, sizeof ij->why);
-  return NULL;
-}
-
 int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
   *out = NULL;
   if (!cfg || !cfg->python_path || cfg->python_path[0] != '/' || !cfg->scratch_root ||
@@ -132,17 +118,8 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
     sq_jail_free(j);
     return SQ_EJAIL;
   }
-  /* The interpreter's copies in large pages (jail_interp.c) are made on a
-   * thread of their own beside the rest of this set-up (the filter's
-   * compilation, the probes, the sweep), which needs none of them: a few
-   * ms of a worker's start-up not spent waiting. Not for one run, which
-   * would not earn the copy back; kept only where the roots are built. */
-  interp_job ij = {.c = &j->c};
-  bool want_interp = geteuid() == 0 && !cfg->one_run;
-  bool interp_thread = want_interp && pthread_create(&ij.thread, NULL, interp_run, &ij) == 0;
   int rc = sq__jail_seccomp_build(&j->c.seccomp);
   if (rc != 0) {
-    if (interp_thread) pthread_join(ij.thread, NULL);
     sq_jail_free(j);
     return rc;
   }
@@ -166,17 +143,17 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
     SQ_WARN("jail: %s, which this host does not give (%s): running in spawn mode (docs/security.md, \"Without "
             "root\")", j->fallback, why ? why : "namespaces refused");
   }
-  if (interp_thread) pthread_join(ij.thread, NULL);
-  else if (want_interp) interp_run(&ij);
-  if (!(j->c.layers & SQ_JAIL_LAYER_NEW_ROOT)) {
-    sq__jail_interp_release(&j->c.interp); /* no roots here: nothing binds them */
-  } else if (want_interp) {
-    if (ij.rc == 0)
+  /* The interpreter's files in large pages for every root this runner
+   * builds (jail_interp.c); not for one run, which would not earn back the
+   * copy. */
+  if ((j->c.layers & SQ_JAIL_LAYER_NEW_ROOT) && !cfg->one_run) {
+    char why[300];
+    if (sq__jail_interp_prepare(&j->c.interp, j->c.python_path, why, sizeof why) == 0)
       SQ_INFO("jail: the interpreter's %d files (%.1f MiB) copied into large pages for the runs", j->c.interp.n,
               (double)j->c.interp.bytes / (1 << 20));
     else
       SQ_INFO("jail: the runs map the host's interpreter files, not copies in large pages: %s "
-              "(docs/architecture.md, \"The interpreter in large pages\")", ij.why);
+              "(docs/architecture.md, \"The interpreter in large pages\")", why);
   }
   if (j->mode == SQ_JAIL_MODE_WARM) {
     rc = sq__jail_pool_new(j, cfg->pool_size > 0 ? cfg->pool_size : 1, cfg->one_run, &j->pool);
