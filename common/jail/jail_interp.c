@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "jail_internal.h"
@@ -208,8 +209,15 @@ int sq__jail_interp_prepare(sq__jail_interp *ip, const char *python, char *why, 
     snprintf(name, sizeof name, "%d", i);
     if (copy_one(ip->fd, ip->path[i], name, &ip->bytes, why, why_len) != 0) goto fail;
   }
+  /* Read-only, which the kernel refuses (EBUSY) while anything holds a
+   * copy open for writing: a child another thread of this process cloned
+   * meanwhile holds a copy of every descriptor until it closes them or
+   * execs (a moment). */
   struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
-  if (mount_setattr(ip->fd, "", AT_EMPTY_PATH, &ro, sizeof ro) != 0) {
+  int ro_rc, tries = 0;
+  while ((ro_rc = mount_setattr(ip->fd, "", AT_EMPTY_PATH, &ro, sizeof ro)) != 0 && errno == EBUSY && ++tries < 50)
+    nanosleep(&(struct timespec){0, 2000000}, NULL);
+  if (ro_rc != 0) {
     fail(why, why_len, errno, "%s", "making the copies read-only");
     goto fail;
   }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -148,6 +150,46 @@ static void test_copies(void) {
   CHECK_EQ(ip.fd, -1);
 }
 
+/* Another thread forking meanwhile (a pool restarting a zygote while a
+ * second runner starts, say): its children hold a copy of every descriptor
+ * for a moment, a copy being written among them, and the tmpfs cannot be
+ * made read-only while they do. The copies are made anyway. */
+static volatile int forking;
+
+static void *forker(void *unused) {
+  (void)unused;
+  while (forking) {
+    pid_t p = fork();
+    if (p == 0) {
+      usleep(3000);
+      _exit(0);
+    }
+    usleep(500);
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
+    }
+  }
+  while (waitpid(-1, NULL, 0) > 0) {
+  }
+  return NULL;
+}
+
+static void test_beside_forks(void) {
+  forking = 1;
+  pthread_t t;
+  CHECK_EQ(pthread_create(&t, NULL, forker, NULL), 0);
+  usleep(5000);
+  for (int i = 0; i < 5; i++) {
+    sq__jail_interp ip;
+    char why[300];
+    int rc = sq__jail_interp_prepare(&ip, PY, why, sizeof why);
+    if (rc != 0) fprintf(stderr, "prepare %d beside forks: %s\n", i, why);
+    CHECK_EQ(rc, 0);
+    sq__jail_interp_release(&ip);
+  }
+  forking = 0;
+  pthread_join(t, NULL);
+}
+
 /* What a run sees: its interpreter and libc on a filesystem of their own
  * (the copies' tmpfs), not the one os.py is on, at the host's paths, as
  * long as the host's file, and not writable. */
@@ -230,6 +272,8 @@ int main(int argc, char **argv) {
   snprintf(scratch_root, sizeof scratch_root, "/tmp/sandq-jail-interp.%d", (int)getpid());
   fprintf(stderr, "copies\n");
   test_copies();
+  fprintf(stderr, "beside forks\n");
+  test_beside_forks();
   fprintf(stderr, "roots\n");
   test_roots();
   char roots[96];
