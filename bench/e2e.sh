@@ -74,9 +74,9 @@ bare_run() {
 # can say how much of sandq's lead is the page cache's shape rather than
 # the warm pool (docs/benchmarks.md, "The interpreter in large pages").
 in_large_pages() { # in_large_pages CMD...: CMD with python's files in large pages
-  unshare -m sh -eu -c '
+  SQ_PAGES_PARENT="$SQ_TMP" unshare -m sh -eu -c '
     mount --make-rprivate /
-    d=$(mktemp -d)
+    d=$(mktemp -d "$SQ_PAGES_PARENT/pages.XXXXXX") # below the bench temp dir: removed with it
     mount -t tmpfs -o huge=within_size,size=256m sandq-bench-pages "$d"
     py=$(readlink -f "$0")
     for f in "$py" $(LD_TRACE_LOADED_OBJECTS=1 "$py" -I -S -c "" | sed -n "s/.*=> \(\/[^ ]*\) (0x.*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) (0x.*/\1/p"); do

@@ -67,7 +67,8 @@ static int claim_more(worker *w, sq_claim *c, int64_t *empty_until) {
      * flight there is nothing else to wait for: block on the queue below
      * (the loop would otherwise come straight back here, spinning until
      * the backoff passed). */
-    if (w->in_flight > 0 && sq_now_mono_ms() < *empty_until) return (int)(*empty_until - sq_now_mono_ms());
+    int64_t now = sq_now_mono_ms();
+    if (w->in_flight > 0 && now < *empty_until) return (int)(*empty_until - now);
     size_t n = 0, max = (size_t)room;
     /* Nothing in flight: block on the queue; else just look. */
     int rc = sq__wq_claim(w, w->in_flight == 0 ? (int)w->cfg.claim_timeout_ms : 0, c, max, &n);

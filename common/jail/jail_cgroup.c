@@ -32,9 +32,18 @@
 
 #define CG_ROOT "/sys/fs/cgroup"
 
+/* value into dir/file in one write; async-signal-safe (no snprintf): a
+ * new child entering its groups uses it too (sq__jail_cgroup_enter). */
 static int write_file(const char *dir, const char *file, const char *value) {
   char path[512];
-  snprintf(path, sizeof path, "%s/%s", dir, file);
+  size_t d = strlen(dir), f = strlen(file);
+  if (d + 1 + f >= sizeof path) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  memcpy(path, dir, d);
+  path[d] = '/';
+  memcpy(path + d + 1, file, f + 1);
   int fd = open(path, O_WRONLY | O_CLOEXEC);
   if (fd < 0) return -1;
   ssize_t n = write(fd, value, strlen(value));
@@ -169,19 +178,24 @@ static struct {
 } v1_bases = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static bool v1_base(const char *ctl, char *base, size_t len) {
+  char mount[64];
+  snprintf(mount, sizeof mount, CG_ROOT "/%s", ctl);
   pthread_mutex_lock(&v1_bases.lock);
   int i = 0;
   while (i < v1_bases.n && strcmp(v1_bases.known[i].ctl, ctl) != 0) i++;
-  if (i == v1_bases.n && i < (int)(sizeof v1_bases.known / sizeof *v1_bases.known)) {
-    char mount[64];
-    snprintf(mount, sizeof mount, CG_ROOT "/%s", ctl);
+  bool found;
+  if (i < v1_bases.n) {
+    found = v1_bases.known[i].found;
+    if (found) snprintf(base, len, "%s", v1_bases.known[i].dir);
+  } else if (i < (int)(sizeof v1_bases.known / sizeof *v1_bases.known)) {
     snprintf(v1_bases.known[i].ctl, sizeof v1_bases.known[i].ctl, "%s", ctl);
-    v1_bases.known[i].found =
+    found = v1_bases.known[i].found =
         sq_host_cgroup_dir(mount, ctl, v1_bases.known[i].dir, sizeof v1_bases.known[i].dir) == 0;
     v1_bases.n++;
+    if (found) snprintf(base, len, "%s", v1_bases.known[i].dir);
+  } else { /* more controllers than the cache holds: looked up each time */
+    found = sq_host_cgroup_dir(mount, ctl, base, len) == 0;
   }
-  bool found = i < v1_bases.n && v1_bases.known[i].found;
-  if (found) snprintf(base, len, "%s", v1_bases.known[i].dir);
   pthread_mutex_unlock(&v1_bases.lock);
   return found;
 }
@@ -423,44 +437,32 @@ void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib) {
   cg->oom_kills_before = oom_kills(cg);
 }
 
+/* cg's directories, each once (v2 and a shared v1 hierarchy give one
+ * group for several controllers), into dirs; how many. Async-signal-safe. */
+static int distinct_dirs(const sq__jail_cgroup *cg, const char *dirs[3]) {
+  int n = 0;
+  if (cg->mem[0]) dirs[n++] = cg->mem;
+  if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0) dirs[n++] = cg->pids;
+  if (cg->cpu[0] && strcmp(cg->cpu, cg->mem) != 0 && strcmp(cg->cpu, cg->pids) != 0) dirs[n++] = cg->cpu;
+  return n;
+}
+
 int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid) {
   char v[32];
   snprintf(v, sizeof v, "%d", (int)pid);
+  const char *dirs[3];
   int rc = 0;
-  if (cg->mem[0] && write_file(cg->mem, "cgroup.procs", v) != 0) rc = -1;
-  if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 && write_file(cg->pids, "cgroup.procs", v) != 0) rc = -1;
-  if (cg->cpu[0] && strcmp(cg->cpu, cg->mem) != 0 && strcmp(cg->cpu, cg->pids) != 0 &&
-      write_file(cg->cpu, "cgroup.procs", v) != 0)
-    rc = -1;
+  for (int i = 0, n = distinct_dirs(cg, dirs); i < n; i++)
+    if (write_file(dirs[i], "cgroup.procs", v) != 0) rc = -1;
   return rc;
 }
 
 bool sq__jail_cgroup_self_enterable(const sq__jail_cgroup *cg) { return cg->made && !cg->v2; }
 
-/* "0" into dir/tasks, without snprintf (async-signal-safe). */
-static int enter_one(const char *dir) {
-  char path[280];
-  size_t n = strlen(dir);
-  if (n + sizeof "/tasks" > sizeof path) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  memcpy(path, dir, n);
-  memcpy(path + n, "/tasks", sizeof "/tasks");
-  int fd = open(path, O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  ssize_t w = write(fd, "0", 1);
-  int saved = errno;
-  close(fd);
-  errno = saved;
-  return w == 1 ? 0 : -1;
-}
-
 int sq__jail_cgroup_enter(const sq__jail_cgroup *cg) {
-  if (cg->mem[0] && enter_one(cg->mem) != 0) return -1;
-  if (cg->pids[0] && strcmp(cg->pids, cg->mem) != 0 && enter_one(cg->pids) != 0) return -1;
-  if (cg->cpu[0] && strcmp(cg->cpu, cg->mem) != 0 && strcmp(cg->cpu, cg->pids) != 0 && enter_one(cg->cpu) != 0)
-    return -1;
+  const char *dirs[3];
+  for (int i = 0, n = distinct_dirs(cg, dirs); i < n; i++)
+    if (write_file(dirs[i], "tasks", "0") != 0) return -1;
   return 0;
 }
 
