@@ -28,6 +28,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/seccomp.h>
 #include <linux/filter.h>
 #include <sched.h>
@@ -36,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -70,6 +72,8 @@ static struct {
   bool have_fsize;
   struct statfs fresh; /* the scratch as its init mounted it (fresh_scratch) */
   bool have_fresh;
+  uid_t uid; /* ours, which never change (no capabilities): looked up once */
+  gid_t gid;
   char *msg; /* take()'s buffer for the task, inline_max + 256 bytes: allocated by the zygote, untouched there */
 } zl;
 
@@ -169,7 +173,7 @@ static bool scratch_as_fresh(void) {
   char x;
   return statfs(zl.scratch, &now) == 0 && now.f_ffree == zl.fresh.f_ffree && now.f_bfree == zl.fresh.f_bfree &&
          now.f_files == zl.fresh.f_files && now.f_blocks == zl.fresh.f_blocks && lstat(zl.scratch, &st) == 0 &&
-         st.st_mode == (S_IFDIR | 0700) && st.st_nlink == 2 && st.st_uid == getuid() && st.st_gid == getgid() &&
+         st.st_mode == (S_IFDIR | 0700) && st.st_nlink == 2 && st.st_uid == zl.uid && st.st_gid == zl.gid &&
          listxattr(zl.scratch, &x, 1) == 0;
 }
 
@@ -213,6 +217,37 @@ static int load_filter(void) {
   return listener;
 }
 
+/* One loaded object's relocation read-only data (PT_GNU_RELRO) made
+ * writable again (dl_iterate_phdr). */
+static int relro_writable(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size;
+  uintptr_t page = *(const uintptr_t *)arg;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_GNU_RELRO) continue;
+    uintptr_t from = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+    uintptr_t to = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1); /* as the loader protected it */
+    if (to > from) (void)mprotect((void *)from, to - from, PROT_READ | PROT_WRITE);
+  }
+  return 0;
+}
+
+/* Every object the interpreter loaded maps its writable data twice: the
+ * part the loader made read-only after relocating it (RELRO) and the rest.
+ * Writable again, each RELRO mapping merges with its neighbour, the same
+ * file's data, into one: 7 mappings fewer, each of which every task's fork
+ * copies and its exit tears down (about 2 us of CPU apiece per task,
+ * docs/benchmarks.md). RELRO hardens a process against exploits of its own
+ * memory bugs; a task's process runs the attacker's code by design and may
+ * call mprotect itself (the filter allows it), so here it guards nothing:
+ * the boundary is the kernel's (docs/security.md). A failure changes
+ * nothing but the count. */
+static void merge_relro(void) {
+  long page = sysconf(_SC_PAGESIZE);
+  uintptr_t p = page > 0 ? (uintptr_t)page : 4096;
+  dl_iterate_phdr(relro_writable, &p);
+}
+
 /* serve(ctl, init, scratch, inline_max, limits): the zygote. Answers
  * "ready", then forks one child per task, ahead of it, and reports each
  * child's end. Returns only in a child (None), which goes on with take(); a
@@ -224,6 +259,8 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
   if (!PyArg_ParseTuple(args, "iisls", &ctl, &init, &scratch, &inline_max, &limits)) return NULL;
   zl.ctl = ctl;
   zl.init = init;
+  zl.uid = getuid();
+  zl.gid = getgid();
   zl.inline_max = inline_max > 0 ? (size_t)inline_max : 0;
   if ((size_t)snprintf(zl.scratch, sizeof zl.scratch, "%s", scratch) >= sizeof zl.scratch ||
       (size_t)snprintf(zl.main_py, sizeof zl.main_py, "%s/main.py", scratch) >= sizeof zl.main_py) {
@@ -253,6 +290,7 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
   }
   if (chdir("/") != 0) die("chdir /"); /* never in a scratch that is about to be replaced */
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("PR_SET_CHILD_SUBREAPER"); /* gone() */
+  merge_relro();
   /* The filter, once: this loop and every task's child run under it from
    * here on (the loop's calls are all on its allowlist). One load per
    * zygote instead of one per task: at each load the kernel converts and

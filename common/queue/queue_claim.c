@@ -200,6 +200,45 @@ typedef struct {
   size_t n_uniq;
 } pipe_conns;
 
+/* Results per sq1_complete_n call: a worker's flush is a few; the cap
+ * bounds one call's time on the server. */
+#define COMPLETE_GROUP_MAX 32
+
+/* Whether completion i joins the group that starts at g: the same server,
+ * key (shard) and worker. */
+static bool same_group(const pipe_conns *pc, char (*keys)[SQ__KEY_MAX], const sq_completion *c, size_t g, size_t i) {
+  return i - g < COMPLETE_GROUP_MAX && pc->ctx[i] == pc->ctx[g] && strcmp(keys[i], keys[g]) == 0 &&
+         strcmp(c[i].claim->worker_id, c[g].claim->worker_id) == 0;
+}
+
+/* Appends one sq1_complete_n for c[0, n) (one server, key and worker):
+ * ARGV worker, retention_s, then token, batch, id, status, bson each. */
+static int complete_n_append(sq_queue *q, const char *key, const sq_completion *c, size_t n) {
+  int argc = 2 + 5 * (int)n, rc;
+  const char **v = malloc((size_t)argc * sizeof *v);
+  size_t *l = malloc((size_t)argc * sizeof *l);
+  char(*tok)[24] = malloc(n * sizeof *tok);
+  char ret[24];
+  if (!v || !l || !tok) {
+    rc = SQ_ENOMEM;
+    goto out;
+  }
+  i64_text(ret, sizeof ret, q->opts.retention_s);
+  v[0] = c[0].claim->worker_id, v[1] = ret;
+  for (size_t i = 0; i < n; i++) {
+    i64_text(tok[i], sizeof tok[i], c[i].claim->token);
+    const char **e = v + 2 + 5 * i;
+    e[0] = tok[i], e[1] = c[i].batch, e[2] = c[i].id, e[3] = c[i].status, e[4] = (const char *)c[i].bson;
+  }
+  for (int k = 0; k < argc; k++) l[k] = (k >= 2 && (k - 2) % 5 == 4) ? c[(k - 2) / 5].bson_len : strlen(v[k]);
+  rc = sq__queue_fcall_append_key(q, key, "sq1_complete_n", argc, v, l);
+out:
+  free(v);
+  free(l);
+  free(tok);
+  return rc;
+}
+
 int sq_queue_complete_many(sq_queue *q, const sq_completion *c, size_t n, int *rcs) {
   return sq_queue_complete_many_log(q, c, n, rcs, NULL, NULL);
 }
@@ -214,8 +253,10 @@ int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, in
   bool *redo = calloc(n ? n : 1, sizeof *redo);
   bool *log_redo = calloc(with_log ? log->n : 1, sizeof *log_redo);
   char(*keys)[SQ__KEY_MAX] = malloc((n ? n : 1) * sizeof *keys);
+  redisContext **reload = calloc(n ? n : 1, sizeof *reload); /* servers without sq1_complete_n */
+  size_t n_reload = 0;
   if (log_rc) *log_rc = 0;
-  if (!pc.ctx || !pc.uniq || !redo || !log_redo || !keys) {
+  if (!pc.ctx || !pc.uniq || !redo || !log_redo || !keys || !reload) {
     rc = SQ_ENOMEM;
     goto out;
   }
@@ -227,14 +268,15 @@ int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, in
     pc.ctx[i] = q->ctx;
   }
   if (with_log && !(lrc = sq__queue_stream_conn(q, log))) home = q->ctx;
-  for (size_t i = 0; i < n; i++) {
-    complete_args a;
-    complete_args_fill(q, &c[i], &a);
-    q->ctx = pc.ctx[i];
-    if ((rc = sq__queue_fcall_append_key(q, keys[i], "sq1_complete", 7, a.argv, a.lens))) goto out;
+  /* One sq1_complete_n per run of completions for the same server, shard
+   * and worker: one call's fixed cost and checks for several results. */
+  for (size_t g = 0, i; g < n; g = i) {
+    for (i = g + 1; i < n && same_group(&pc, keys, c, g, i);) i++;
+    q->ctx = pc.ctx[g];
+    if ((rc = complete_n_append(q, keys[g], c + g, i - g))) goto out;
     size_t u = 0;
-    while (u < pc.n_uniq && pc.uniq[u] != pc.ctx[i]) u++;
-    if (u == pc.n_uniq) pc.uniq[pc.n_uniq++] = pc.ctx[i];
+    while (u < pc.n_uniq && pc.uniq[u] != pc.ctx[g]) u++;
+    if (u == pc.n_uniq) pc.uniq[pc.n_uniq++] = pc.ctx[g];
   }
   /* The log's entries ride in the same round trip, on the home tag's
    * server, behind the completions (and before its WAIT). */
@@ -248,16 +290,30 @@ int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, in
     q->ctx = pc.uniq[u];
     sq__queue_wait_append(q);
   }
-  for (size_t i = 0; i < n; i++) {
-    q->ctx = pc.ctx[i];
+  for (size_t g = 0, i; g < n; g = i) {
+    for (i = g + 1; i < n && same_group(&pc, keys, c, g, i);) i++;
+    q->ctx = pc.ctx[g];
     redisReply *r = sq__queue_read(q, &rc);
     if (!r) { /* that connection is gone: its other replies fail at once too */
-      rcs[i] = rc;
+      for (size_t k = g; k < i; k++) rcs[k] = rc;
       if (!first_err) first_err = rc;
       continue;
     }
-    redo[i] = sq__queue_reroute(r) || (r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found"));
-    rcs[i] = redo[i] ? SQ_EREDIS : complete_code(q, r, &c[i]);
+    bool missing = r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
+    if (missing) {
+      size_t k = 0;
+      while (k < n_reload && reload[k] != pc.ctx[g]) k++;
+      if (k == n_reload) reload[n_reload++] = pc.ctx[g];
+    }
+    if (missing || sq__queue_reroute(r)) {
+      for (size_t k = g; k < i; k++) redo[k] = true, rcs[k] = SQ_EREDIS;
+    } else if ((rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_complete_n")) == 0 &&
+               r->elements != i - g) {
+      sq__queue_err(q, "sq1_complete_n: %zu codes for %zu results", r->elements, i - g);
+      rc = SQ_EREDIS;
+    }
+    for (size_t k = g; k < i && !redo[k]; k++) rcs[k] = rc ? rc : complete_code(q, r->element[k - g], &c[k]);
+    rc = 0;
     freeReplyObject(r);
   }
   if (home) {
@@ -273,7 +329,13 @@ int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, in
       if (pc.ctx[i] == pc.uniq[u] && (rcs[i] == 0 || rcs[i] == SQ_EEXISTS)) rcs[i] = w;
     if (!first_err) first_err = w;
   }
-  /* What ran nowhere (a moved slot, a library Redis lost): alone again. */
+  /* A server whose library has no sq1_complete_n (lost, or loaded by an
+   * older worker) gets this one's; what ran nowhere goes again, alone. */
+  for (size_t k = 0; k < n_reload && !first_err; k++) {
+    q->ctx = reload[k];
+    sq__queue_notice("redis lacks sq1_complete_n (restart, FUNCTION FLUSH, or an older worker's library); reloading");
+    sq__queue_load_functions(q);
+  }
   for (size_t i = 0; i < n && !first_err; i++) {
     if (redo[i]) rcs[i] = sq_queue_complete(q, &c[i]);
   }
@@ -287,6 +349,7 @@ out:
   free(redo);
   free(log_redo);
   free(keys);
+  free(reload);
   return rc;
 }
 

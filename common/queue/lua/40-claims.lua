@@ -2,6 +2,40 @@
 -- claim, claim_undo, heartbeat, complete, retry, release, stall,
 -- release_all (the sandq_v1 library, part 5 of 7).
 
+-- Claims the popped payloads ps (priority letters pr) under new fencing
+-- tokens, leased until lease_until, each write one call for all of them.
+-- Returns {token, payload, ...}; with info, {token, payload, info, ...}
+-- (claim's ARGV[5]).
+local function take(P, w, lease_until, ps, pr, info, retried)
+  local out, n = {}, #ps
+  if n == 0 then return out end
+  local last = redis.call('INCRBY', P .. 'seq', n)
+  local cl, ow, le, pro = {}, {}, {}, {}
+  for i = 1, n do
+    local tok = last - n + i
+    cl[2 * i - 1], cl[2 * i] = tok, ps[i]
+    ow[2 * i - 1], ow[2 * i] = tok, pr[i] .. w
+    le[2 * i - 1], le[2 * i] = lease_until, tok
+    pro[i] = tok
+    out[#out + 1] = tok
+    out[#out + 1] = ps[i]
+    if info then
+      local s = ''
+      if retried then
+        local sha = redis.sha1hex(ps[i])
+        local a = redis.call('HGET', P .. 'attempts', sha)
+        if a then s = a .. ' ' .. (redis.call('HGET', P .. 'first', sha) or '0') end
+      end
+      out[#out + 1] = s
+    end
+  end
+  redis.call('HSET', P .. 'claims', unpack(cl))
+  redis.call('HSET', P .. 'owners', unpack(ow))
+  redis.call('ZADD', P .. 'leases', unpack(le))
+  redis.call('RPUSH', P .. 'processing:' .. w, unpack(pro))
+  return out
+end
+
 -- claim: ARGV worker, lease_ms, max[, claim id[, '1']]. Takes up to max tasks,
 -- high before normal before low, each under a new fencing token with a
 -- lease; with a claim id, remembers the tokens under it (lastclaim:<worker>)
@@ -28,37 +62,31 @@ local function claim(keys, args)
     if retried then want_type(P .. 'first', 'hash') end
   end
   promote(P, due)
-  local out = {}
+  -- The payloads to claim, popped (with their priority letters): without
+  -- suspects, up to max from each list in one RPOP; with, one at a time.
+  local ps, pr = {}, {}
   for _, prio in ipairs({'h', 'n', 'l'}) do
     local lk = list_key(P, prio)
-    while #out < step * max and not alone do
+    if not suspects then
+      if #ps >= max then break end
+      for _, p in ipairs(redis.call('RPOP', lk, max - #ps) or {}) do
+        ps[#ps + 1], pr[#pr + 1] = p, prio
+      end
+    end
+    while suspects and #ps < max and not alone do
       local p = redis.call('RPOP', lk)
       if not p then break end
-      if suspects and redis.call('HEXISTS', P .. 'stalls', redis.sha1hex(p)) == 1 then
+      if redis.call('HEXISTS', P .. 'stalls', redis.sha1hex(p)) == 1 then
         alone = true
-        if #out > 0 then
+        if #ps > 0 then
           redis.call('RPUSH', lk, p) -- back to the front: the next claim takes it alone
           break
         end
       end
-      local tok = redis.call('INCR', P .. 'seq')
-      redis.call('HSET', P .. 'claims', tok, p)
-      redis.call('HSET', P .. 'owners', tok, prio .. w)
-      redis.call('ZADD', P .. 'leases', now + lease, tok)
-      redis.call('RPUSH', P .. 'processing:' .. w, tok)
-      out[#out + 1] = tok
-      out[#out + 1] = p
-      if step == 3 then
-        local info = ''
-        if retried then
-          local sha = redis.sha1hex(p)
-          local n = redis.call('HGET', P .. 'attempts', sha)
-          if n then info = n .. ' ' .. (redis.call('HGET', P .. 'first', sha) or '0') end
-        end
-        out[#out + 1] = info
-      end
+      ps[#ps + 1], pr[#pr + 1] = p, prio
     end
   end
+  local out = take(P, w, now + lease, ps, pr, step == 3, retried)
   if #out > 0 then
     redis.call('ZADD', P .. 'workers', now, w)
     if args[4] and args[4] ~= '' then
@@ -115,59 +143,156 @@ local function heartbeat(keys, args)
   return #toks
 end
 
--- complete: ARGV worker, token, batch, id, status, bson, retention_s.
--- Stores the result (first one per id wins) and acknowledges the claim in
--- one step. A claim whose id already has a result (a duplicate id in the
--- batch) is counted in the batch's 'duplicate', so the batch still
--- finishes. Returns 1 stored, 0 a result existed, -1 fenced (refused).
-local function complete(keys, args)
-  local P = prefix(keys[1])
-  local w, tok, batch, id, status, doc, ret = args[1], args[2], args[3], args[4], args[5], args[6],
-                                              tonumber(args[7])
-  local rk, bk = P .. 'results:' .. batch, P .. 'batch:' .. batch
+-- Stores n results of worker w (ARGV a from index at: token, batch, id,
+-- status, bson each), kept ret seconds, as n calls of complete one after
+-- the other would, in one step: every read and check first, then the
+-- writes, each one call for all the results where it can be (a worker
+-- stores several results per round trip: docs/benchmarks.md). A result
+-- is stored (the first one per id wins) and its claim acknowledged; a
+-- claim whose id already has a result (a duplicate id in the batch) is
+-- counted in the batch's 'duplicate', so the batch still finishes. Returns
+-- a code per result: 1 stored, 0 a result existed, -1 fenced (refused).
+local function store_results(P, w, ret, a, at, n)
+  local R, toks, B, order = {}, {}, {}, {}
+  for i = 1, n do
+    local j = at + 5 * (i - 1)
+    local r = {tok = a[j], batch = a[j + 1], id = a[j + 2], status = a[j + 3], doc = a[j + 4]}
+    R[i], toks[i] = r, r.tok
+    local e = B[r.batch]
+    if not e then
+      e = {rk = P .. 'results:' .. r.batch, bk = P .. 'batch:' .. r.batch, ids = {}, seen = {}, status = {},
+           pend = {}, store = {}, fins = {}}
+      B[r.batch], order[#order + 1] = e, r.batch
+    end
+    e.ids[#e.ids + 1] = r.id
+    if not e.seen[r.status] then e.seen[r.status], e.status[#e.status + 1] = true, r.status end
+  end
   -- The checks (10-checks.lua) of every key written below, then the
   -- writes; the reads the checks need are themselves checked (checked).
-  -- This runs once per task, so it reads each key once: 18 calls where
-  -- a TYPE before each read made 28 (docs/benchmarks.md).
-  local owner = checked(P .. 'owners', 'hash', 'HGET', P .. 'owners', tok)
+  local owners = checked(P .. 'owners', 'hash', 'HMGET', P .. 'owners', unpack(toks))
   want_stats(P, 'duplicate', 'fenced')
-  if not owner or string.sub(owner, 2) ~= w then
-    if checked(rk, 'hash', 'HGET', rk, id) == doc then -- our own result, sent again after a lost reply
-      stat(P, 'duplicate')
-      return 0
+  local used, any = {}, false
+  for i, r in ipairs(R) do -- a token twice: its first result acknowledges the claim
+    r.mine = owners[i] and string.sub(owners[i], 2) == w and not used[r.tok]
+    if r.mine then used[r.tok], any = true, true end
+  end
+  local claims = {}
+  if any then
+    claims = checked(P .. 'claims', 'hash', 'HMGET', P .. 'claims', unpack(toks))
+    want_type(P .. 'leases', 'zset')
+    want_type(P .. 'processing:' .. w, 'list')
+  end
+  for _, b in ipairs(order) do
+    local e = B[b]
+    local docs = checked(e.rk, 'hash', 'HMGET', e.rk, unpack(e.ids))
+    e.have = {}
+    for i, id in ipairs(e.ids) do e.have[id] = docs[i] end
+  end
+  local hl, codes, dup, fenced, acked = nil, {}, 0, 0, {}
+  for i, r in ipairs(R) do
+    local e = B[r.batch]
+    local had = e.pend[r.id] or e.have[r.id] -- stored before, or by an earlier result here
+    if not r.mine then
+      if had == r.doc then -- our own result, sent again after a lost reply
+        dup, codes[i] = dup + 1, 0
+      else
+        fenced, codes[i] = fenced + 1, -1
+      end
+    else
+      if not e.f then -- the batch's counters, with every status counted here
+        local fields = batch_fields()
+        for _, s in ipairs(e.status) do fields[#fields + 1] = 'status:' .. s end
+        local v = want_int_fields(e.bk, fields)
+        e.f, e.names = {}, fields
+        for k, f in ipairs(fields) do e.f[f] = v[k] end
+      end
+      local payload = claims[i]
+      if payload then -- the payload's counters and history, to forget when it has any
+        if hl == nil then
+          hl = checked(P .. 'stalls', 'hash', 'HLEN', P .. 'stalls') +
+               checked(P .. 'attempts', 'hash', 'HLEN', P .. 'attempts')
+          if hl > 0 then want_type(P .. 'first', 'hash') end
+        end
+        if hl > 0 then r.sha = redis.sha1hex(payload) end
+      end
+      local f = e.f
+      local counted = had and 'duplicate' or 'done' -- this result counts as a duplicate, or as done
+      f[counted] = (tonumber(f[counted]) or 0) + 1
+      e.changed = e.changed or {}
+      e.changed[counted] = true
+      if had then
+        dup, codes[i] = dup + 1, 0
+      else
+        local sk = 'status:' .. r.status
+        f[sk] = (tonumber(f[sk]) or 0) + 1
+        e.changed[sk] = true
+        e.pend[r.id] = r.doc
+        e.store[#e.store + 1] = r.id
+        e.store[#e.store + 1] = r.doc
+        codes[i] = 1
+      end
+      local c, now_finished = batch_counts({f.total, f.done, f.dead, f.duplicate, f.finished_at_ms, f.finished_total})
+      if now_finished then
+        want_type(P .. 'done:' .. r.batch, 'list')
+        e.fins[#e.fins + 1] = c
+        f.finished_at_ms, f.finished_total = true, c[1]
+      end
+      acked[#acked + 1] = r
     end
-    stat(P, 'fenced')
-    return -1
   end
-  local payload = checked(P .. 'claims', 'hash', 'HGET', P .. 'claims', tok)
-  want_type(P .. 'leases', 'zset')
-  want_type(P .. 'processing:' .. w, 'list')
-  local had = checked(rk, 'hash', 'HEXISTS', rk, id) == 1
-  local v = want_int_fields(bk, batch_fields(status))
-  local sha = nil -- the payload's, when it has counters or history to forget
-  if payload and (checked(P .. 'stalls', 'hash', 'HLEN', P .. 'stalls') +
-                  checked(P .. 'attempts', 'hash', 'HLEN', P .. 'attempts')) > 0 then
-    want_type(P .. 'first', 'hash')
-    sha = redis.sha1hex(payload)
+  -- The writes.
+  if #acked > 0 then
+    local ts = {}
+    for k, r in ipairs(acked) do ts[k] = r.tok end
+    redis.call('HDEL', P .. 'claims', unpack(ts))
+    redis.call('HDEL', P .. 'owners', unpack(ts))
+    redis.call('ZREM', P .. 'leases', unpack(ts))
+    for _, t in ipairs(ts) do redis.call('LREM', P .. 'processing:' .. w, 1, t) end
+    for _, r in ipairs(acked) do
+      if r.sha then forget(P, r.sha) end
+    end
   end
-  local counted = had and 4 or 2 -- this result counts as a duplicate, or as done
-  v[counted] = (tonumber(v[counted]) or 0) + 1 -- the counts as they will be
-  local c, now_finished = batch_counts(v)
-  if now_finished then want_type(P .. 'done:' .. batch, 'list') end
-  unclaim(P, tok, w)
-  if sha then forget(P, sha) end
-  if had then
-    stat(P, 'duplicate')
-    redis.call('HINCRBY', bk, 'duplicate', 1)
-  else
-    redis.call('HSET', rk, id, doc)
-    redis.call('EXPIRE', rk, ret)
-    redis.call('HSET', bk, 'done', string.format('%d', c[2]), 'status:' .. status,
-               string.format('%d', (tonumber(v[7]) or 0) + 1))
+  if dup > 0 then stat(P, 'duplicate', dup) end
+  if fenced > 0 then stat(P, 'fenced', fenced) end
+  for _, b in ipairs(order) do
+    local e = B[b]
+    if #e.store > 0 then
+      redis.call('HSET', e.rk, unpack(e.store))
+      redis.call('EXPIRE', e.rk, ret)
+    end
+    if e.changed then
+      local hs = {}
+      for _, f in ipairs(e.names) do
+        if e.changed[f] then
+          hs[#hs + 1] = f
+          hs[#hs + 1] = string.format('%d', e.f[f])
+        end
+      end
+      redis.call('HSET', e.bk, unpack(hs))
+      redis.call('EXPIRE', e.bk, ret)
+      for _, c in ipairs(e.fins) do finished(P, b, ret, c) end
+    end
   end
-  redis.call('EXPIRE', bk, ret)
-  if now_finished then finished(P, batch, ret, c) end
-  return had and 0 or 1
+  return codes
+end
+
+-- complete: ARGV worker, token, batch, id, status, bson, retention_s: one
+-- result (store_results). Returns its code.
+local function complete(keys, args)
+  local P = prefix(keys[1])
+  return store_results(P, args[1], tonumber(args[7]), {args[2], args[3], args[4], args[5], args[6]}, 1, 1)[1]
+end
+
+-- complete_n: ARGV worker, retention_s, then token, batch, id, status,
+-- bson for each result: several results in one call (store_results).
+-- Returns their codes, in order.
+local function complete_n(keys, args)
+  local P = prefix(keys[1])
+  local n = (#args - 2) / 5
+  if n < 1 or n ~= math.floor(n) then
+    return redis.error_reply('ERR sq1_complete_n: ARGV is worker, retention_s, then token, batch, id, status, bson per result')
+  end
+  return store_results(P, args[1], tonumber(args[2]), args, 3, n)
 end
 
 -- retry: ARGV worker, token, reason, max_attempts, delay_ms (-1: backoff),

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,6 +431,81 @@ static int python_below(int pid) {
   return n;
 }
 
+/* The first python3 process below pid (a zygote, or the child it forked
+ * ahead: the same mappings), or 0. */
+static int first_python_below(int pid) {
+  char path[96], comm[32];
+  snprintf(path, sizeof path, "/proc/%d/comm", pid);
+  FILE *f = fopen(path, "r");
+  bool py = f && fgets(comm, sizeof comm, f) && strcmp(comm, "python3\n") == 0;
+  if (f) fclose(f);
+  if (py) return pid;
+  snprintf(path, sizeof path, "/proc/%d/task", pid);
+  DIR *d = opendir(path);
+  int found = 0;
+  for (struct dirent *e; !found && d && (e = readdir(d));) {
+    if (e->d_name[0] == '.') continue;
+    char kids[320];
+    snprintf(kids, sizeof kids, "/proc/%d/task/%.255s/children", pid, e->d_name);
+    FILE *k = fopen(kids, "r");
+    for (int kid; !found && k && fscanf(k, "%d", &kid) == 1;) found = first_python_below(kid);
+    if (k) fclose(k);
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+/* How many objects mapped in pid keep their RELRO apart: a read-only
+ * mapping of a file holding pages of its own (relocated: copied on write,
+ * which read-only data never is) that ends where a writable one of the same
+ * file, at the next offset, begins. -1 when the maps cannot be read. */
+static int relro_apart(int pid) {
+  char path[64], line[512], perm[8] = "", name[256] = "", prev_perm[8] = "", prev_name[256] = "";
+  unsigned long from = 0, to = 0, off = 0, prev_end = 0, prev_next_off = 0;
+  long anon = 0, prev_anon = 0;
+  snprintf(path, sizeof path, "/proc/%d/smaps", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  int n = 0;
+  bool have = false;
+  for (bool more = true; more;) {
+    more = fgets(line, sizeof line, f) != NULL;
+    unsigned long a, b, o, ino;
+    char p[8], dev[16], nm[256] = "";
+    long kib;
+    if (more && sscanf(line, "Anonymous: %ld", &kib) == 1) anon = kib;
+    bool head = more && sscanf(line, "%lx-%lx %7s %lx %15s %lu %255s", &a, &b, p, &o, dev, &ino, nm) >= 6;
+    if (!head && more) continue;
+    if (have) { /* the mapping before this header (or the end) is complete */
+      if (name[0] == '/' && strcmp(perm, "rw-p") == 0 && strcmp(prev_perm, "r--p") == 0 && prev_anon > 0 &&
+          strcmp(name, prev_name) == 0 && prev_end == from && prev_next_off == off)
+        n++;
+      snprintf(prev_perm, sizeof prev_perm, "%s", perm);
+      snprintf(prev_name, sizeof prev_name, "%s", name);
+      prev_end = to, prev_next_off = off + (to - from), prev_anon = anon;
+    }
+    if (!more) break;
+    from = a, to = b, off = o, anon = 0, have = true;
+    snprintf(perm, sizeof perm, "%s", p);
+    snprintf(name, sizeof name, "%s", nm);
+  }
+  fclose(f);
+  return n;
+}
+
+/* The zygote merges each loaded object's RELRO mapping into its data
+ * (zygote_loop.c, merge_relro): none is left apart in it or in the child it
+ * forked ahead, where this process, loaded the usual way, has some. */
+static void test_relro_merged(void) {
+  warm_prints("print(6 * 7)\n", "42\n"); /* a zygote up */
+  int mine = relro_apart((int)getpid());
+  CHECK(mine > 0); /* the check sees a split where there is one */
+  int py = first_python_below((int)getpid());
+  CHECK(py > 0);
+  if (py > 0) CHECK_EQ(relro_apart(py), 0);
+  warm_prints("x = [i * i for i in range(1000)]\nprint(sum(x))\n", "332833500\n"); /* and tasks still run */
+}
+
 /* A runner for one run (a command line's): a program that imports runs on
  * its lean zygote, and no full zygote starts for runs that will not come
  * (freeing it then waits for no start). Before any other pool exists, so
@@ -557,6 +633,8 @@ int main(int argc, char **argv) {
     test_cgroup_oom();
     return finish();
   }
+  fprintf(stderr, "relro merged\n");
+  test_relro_merged();
   fprintf(stderr, "full zygotes on demand\n");
   test_full_on_demand();
   fprintf(stderr, "verdicts\n");

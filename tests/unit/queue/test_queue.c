@@ -570,6 +570,11 @@ static void test_release(void) {
   sq_queue_free(q);
 }
 
+/* Each completion's code is the one wanted. */
+static void codes_are(const int *rcs, const int *want, int n) {
+  for (int i = 0; i < n; i++) CHECK_EQ(rcs[i], want[i]);
+}
+
 /* Exactly one result per id; several completions in one round trip; the
  * functions library flushed behind our back is reloaded. */
 static void test_results(void) {
@@ -589,9 +594,7 @@ static void test_results(void) {
                            .bson = bson_get_data(d1), .bson_len = d1->len};
   int rcs[3] = {9, 9, 9};
   CHECK_EQ(sq_queue_complete_many(q, k, 3, rcs), 0);
-  CHECK_EQ(rcs[0], 0);
-  CHECK_EQ(rcs[1], SQ_EEXISTS);
-  CHECK_EQ(rcs[2], 0);
+  codes_are(rcs, (const int[]){0, SQ_EEXISTS, 0}, 3);
   sq_batch_stats st;
   CHECK_EQ(sq_queue_batch_stats(q, "rb", &st), 0);
   CHECK_EQ(st.total, 3);
@@ -628,6 +631,111 @@ static void test_results(void) {
   sq_queue_free(q);
 }
 
+/* How many FCALLs the server has run (INFO commandstats). */
+static long long fcalls(redisContext *r) {
+  redisReply *rr = redisCommand(r, "INFO commandstats");
+  long long n = -1;
+  const char *at = rr && rr->type == REDIS_REPLY_STRING ? rr->str : NULL;
+  if (at && (at = strstr(at, "cmdstat_fcall:calls="))) n = atoll(at + strlen("cmdstat_fcall:calls="));
+  freeReplyObject(rr);
+  return n;
+}
+
+/* Several results in one round trip go as one sq1_complete_n, with the
+ * same effect as one sq1_complete each, in order: a fenced one in the
+ * middle refused alone, a second batch, an id repeated within the call
+ * counted as a duplicate, the batch finished by the last one with the
+ * counts at that point (one event). A library without sq1_complete_n (a
+ * FUNCTION FLUSH) is reloaded and every result stored. */
+static void test_results_grouped(void) {
+  sq_queue *q = open_queue("grp");
+  const char *gb[] = {"{\"id\":\"g1\"}", "{\"id\":\"g1\"}", "{\"id\":\"g2\"}"};
+  size_t gl[] = {strlen(gb[0]), strlen(gb[1]), strlen(gb[2])};
+  CHECK_EQ(sq_queue_push(q, "gb", gb, gl, 3), 0);
+  CHECK_EQ(push1(q, "gf", "{\"id\":\"f1\"}", SQ_PRIORITY_NORMAL, NULL), 0);
+  CHECK_EQ(push1(q, "gb2", "{\"id\":\"h1\"}", SQ_PRIORITY_NORMAL, NULL), 0);
+  sq_claim c[5];
+  size_t n = 0;
+  CHECK_EQ(sq_queue_claim_many(q, "w", 100, c, 5, &n), 0);
+  CHECK_EQ(n, 5);
+  if (n != 5) return;
+  redisContext *r = raw();
+  /* f1's claim passed to another worker meanwhile (its lease lost) */
+  char tok[24];
+  snprintf(tok, sizeof tok, "%lld", (long long)c[3].token);
+  redisReply *rr = redisCommand(r, "HSET sq:{grp}:owners %s nother", tok);
+  freeReplyObject(rr);
+  bson_t *d = result_doc("x", "passed");
+  const char *batch[] = {"gb", "gf", "gb2", "gb", "gb"}, *id[] = {"g1", "f1", "h1", "g1", "g2"};
+  int order[] = {0, 3, 4, 1, 2}; /* g1, f1 (fenced), h1, g1 again, g2 */
+  sq_completion k[5];
+  for (int i = 0; i < 5; i++)
+    k[i] = (sq_completion){.claim = &c[order[i]], .batch = batch[i], .id = id[i], .status = i == 4 ? "failed" : "passed",
+                           .bson = bson_get_data(d), .bson_len = d->len};
+  int rcs[5] = {9, 9, 9, 9, 9};
+  long long before = fcalls(r);
+  CHECK_EQ(sq_queue_complete_many(q, k, 5, rcs), 0);
+  CHECK_EQ(fcalls(r) - before, 1); /* one call for the five */
+  codes_are(rcs, (const int[]){0, SQ_EFENCED, 0, SQ_EEXISTS, 0}, 5);
+  sq_batch_stats st;
+  CHECK_EQ(sq_queue_batch_stats(q, "gb", &st), 0);
+  CHECK_EQ(st.total, 3);
+  CHECK_EQ(st.done, 2);
+  CHECK_EQ(st.duplicate, 1);
+  CHECK_EQ(find_status(&st, "passed"), 1);
+  CHECK_EQ(find_status(&st, "failed"), 1);
+  CHECK(st.finished_at_ms > 0);
+  CHECK_EQ(sq_queue_batch_wait(q, "gb", 1000), 0); /* one event */
+  CHECK_EQ(sq_queue_batch_wait(q, "gb", 100), SQ_ETIMEOUT);
+  rr = redisCommand(r, "LINDEX sq:{grp}:done:gb 0");
+  CHECK(rr && rr->type == REDIS_REPLY_NIL); /* read by the wait */
+  freeReplyObject(rr);
+  CHECK_EQ(sq_queue_batch_stats(q, "gb2", &st), 0);
+  CHECK_EQ(st.done, 1);
+  CHECK(st.finished_at_ms > 0);
+  CHECK_EQ(sq_queue_batch_stats(q, "gf", &st), 0);
+  CHECK_EQ(st.done, 0);
+  CHECK_EQ(raw_int(r, "HLEN %s", "sq:{grp}:results:gb"), 2);
+  CHECK_EQ(raw_int(r, "LLEN %s", "sq:{grp}:processing:w"), 1); /* f1's token: not ours to drop */
+  CHECK_EQ(raw_int(r, "HLEN %s", "sq:{grp}:claims"), 1);
+  CHECK_EQ(raw_int(r, "ZCARD %s", "sq:{grp}:leases"), 1);
+  CHECK(raw_int(r, "TTL %s", "sq:{grp}:results:gb2") > 0);
+  CHECK(raw_int(r, "TTL %s", "sq:{grp}:batch:gb") > 0);
+  sq_queue_counters qc;
+  CHECK_EQ(sq_queue_counters_get(q, &qc), 0);
+  CHECK_EQ(qc.duplicate, 1);
+  CHECK_EQ(qc.fenced, 1);
+  for (int i = 0; i < 5; i++) sq_claim_clear(&c[i]);
+
+  /* the library gone: reloaded, and the results stored */
+  const char *more[] = {"{\"id\":\"m1\"}", "{\"id\":\"m2\"}"};
+  size_t ml[] = {strlen(more[0]), strlen(more[1])};
+  CHECK_EQ(sq_queue_push(q, "gm", more, ml, 2), 0);
+  CHECK_EQ(sq_queue_claim_many(q, "w", 100, c, 2, &n), 0);
+  CHECK_EQ(n, 2);
+  raw_cmd(r, "FUNCTION FLUSH%s", "");
+  for (int i = 0; i < 2; i++)
+    k[i] = (sq_completion){.claim = &c[i], .batch = "gm", .id = i ? "m2" : "m1", .status = "passed",
+                           .bson = bson_get_data(d), .bson_len = d->len};
+  CHECK_EQ(sq_queue_complete_many(q, k, 2, rcs), 0);
+  CHECK_EQ(rcs[0], 0);
+  CHECK_EQ(rcs[1], 0);
+  CHECK_EQ(sq_queue_batch_stats(q, "gm", &st), 0);
+  CHECK_EQ(st.done, 2);
+  for (size_t i = 0; i < n; i++) sq_claim_clear(&c[i]);
+  before = fcalls(r);
+  CHECK_EQ(push1(q, "gm", "{\"id\":\"m3\"}", SQ_PRIORITY_NORMAL, NULL), 0);
+  CHECK_EQ(sq_queue_claim(q, "w", 100, &c[0]), 0);
+  k[0].claim = &c[0], k[0].id = "m3";
+  CHECK_EQ(sq_queue_complete_many(q, k, 1, rcs), 0);
+  CHECK_EQ(rcs[0], 0);
+  CHECK_EQ(fcalls(r) - before, 3); /* push, claim, one complete: the library is whole again */
+  sq_claim_clear(&c[0]);
+  bson_destroy(d);
+  redisFree(r);
+  sq_queue_free(q);
+}
+
 int main(void) {
   int rc = fixture_init("test_queue");
   if (rc) return rc;
@@ -644,5 +752,6 @@ int main(void) {
   test_retry();
   test_release();
   test_results();
+  test_results_grouped();
   return sq_check_done("test_queue");
 }
