@@ -217,35 +217,57 @@ static int load_filter(void) {
   return listener;
 }
 
-/* One loaded object's relocation read-only data (PT_GNU_RELRO) made
- * writable again (dl_iterate_phdr). */
-static int relro_writable(struct dl_phdr_info *info, size_t size, void *arg) {
+/* Whether [from, to) shares a page with a writable PT_LOAD segment of info. */
+static bool near_writable(const struct dl_phdr_info *info, uintptr_t from, uintptr_t to, uintptr_t page) {
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W)) continue;
+    uintptr_t a = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+    uintptr_t b = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) & ~(page - 1);
+    if (a < to && from < b) return true;
+  }
+  return false;
+}
+
+/* One loaded object's mappings made fewer (dl_iterate_phdr): its
+ * relocation read-only data (PT_GNU_RELRO) writable again, and its
+ * read-only segments (headers, constants) executable, so each merges with
+ * its neighbour of the same file: the data, the code. */
+static int merge_object(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)size;
   uintptr_t page = *(const uintptr_t *)arg;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_GNU_RELRO) continue;
-    uintptr_t from = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
-    uintptr_t to = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1); /* as the loader protected it */
-    if (to > from) (void)mprotect((void *)from, to - from, PROT_READ | PROT_WRITE);
+    uintptr_t start = info->dlpi_addr + ph->p_vaddr, end = start + ph->p_memsz;
+    if (ph->p_type == PT_GNU_RELRO) {
+      uintptr_t from = start & ~(page - 1), to = end & ~(page - 1); /* as the loader protected it */
+      if (to > from) (void)mprotect((void *)from, to - from, PROT_READ | PROT_WRITE);
+    } else if (ph->p_type == PT_LOAD && (ph->p_flags & (PF_R | PF_W | PF_X)) == PF_R) {
+      uintptr_t from = start & ~(page - 1), to = (end + page - 1) & ~(page - 1);
+      if (to > from && !near_writable(info, from, to, page))
+        (void)mprotect((void *)from, to - from, PROT_READ | PROT_EXEC);
+    }
   }
   return 0;
 }
 
-/* Every object the interpreter loaded maps its writable data twice: the
- * part the loader made read-only after relocating it (RELRO) and the rest.
- * Writable again, each RELRO mapping merges with its neighbour, the same
- * file's data, into one: 7 mappings fewer, each of which every task's fork
- * copies and its exit tears down (about 2 us of CPU apiece per task,
- * docs/benchmarks.md). RELRO hardens a process against exploits of its own
- * memory bugs; a task's process runs the attacker's code by design and may
- * call mprotect itself (the filter allows it), so here it guards nothing:
- * the boundary is the kernel's (docs/security.md). A failure changes
- * nothing but the count. */
-static void merge_relro(void) {
+/* Every object the interpreter loaded is mapped in five parts: its
+ * headers, code and constants (read-only, executable, read-only), and its
+ * writable data in two, the part the loader made read-only after
+ * relocating it (RELRO) and the rest. Each becomes two, code and data:
+ * 14 mappings fewer, of about 40, each of which every task's fork copies
+ * and its exit tears down (about 1-2 us of CPU apiece per task,
+ * docs/benchmarks.md). RELRO and non-executable constants harden a
+ * process against exploits of its own memory bugs; a task's process runs
+ * the attacker's code by design and may call mprotect on any of it itself
+ * (the filter allows mprotect and mmap: an interpreter needs them), and
+ * the zygote runs none of a task's code, so they guard nothing here: the
+ * boundary is the kernel's (docs/security.md). A failure changes nothing
+ * but the count. */
+static void merge_mappings(void) {
   long page = sysconf(_SC_PAGESIZE);
   uintptr_t p = page > 0 ? (uintptr_t)page : 4096;
-  dl_iterate_phdr(relro_writable, &p);
+  dl_iterate_phdr(merge_object, &p);
 }
 
 /* serve(ctl, init, scratch, inline_max, limits): the zygote. Answers
@@ -290,7 +312,7 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
   }
   if (chdir("/") != 0) die("chdir /"); /* never in a scratch that is about to be replaced */
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("PR_SET_CHILD_SUBREAPER"); /* gone() */
-  merge_relro();
+  merge_mappings();
   /* The filter, once: this loop and every task's child run under it from
    * here on (the loop's calls are all on its allowlist). One load per
    * zygote instead of one per task: at each load the kernel converts and
