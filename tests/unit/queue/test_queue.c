@@ -731,6 +731,34 @@ static void test_results_grouped(void) {
   CHECK_EQ(rcs[0], 0);
   CHECK_EQ(fcalls(r) - before, 3); /* push, claim, one complete: the library is whole again */
   sq_claim_clear(&c[0]);
+
+  /* more results than one call takes (32): two calls, every one stored */
+  enum { BIG = 40 };
+  const char *bp[BIG];
+  size_t bl[BIG];
+  char bids[BIG][16], bpay[BIG][40];
+  for (int i = 0; i < BIG; i++) {
+    snprintf(bids[i], sizeof bids[i], "b%02d", i);
+    snprintf(bpay[i], sizeof bpay[i], "{\"id\":\"%s\"}", bids[i]);
+    bp[i] = bpay[i], bl[i] = strlen(bpay[i]);
+  }
+  CHECK_EQ(sq_queue_push(q, "gbig", bp, bl, BIG), 0);
+  sq_claim bc[BIG];
+  sq_completion bk[BIG];
+  int brc[BIG];
+  CHECK_EQ(sq_queue_claim_many(q, "w", 100, bc, BIG, &n), 0);
+  CHECK_EQ(n, BIG);
+  for (size_t i = 0; i < n; i++)
+    bk[i] = (sq_completion){.claim = &bc[i], .batch = "gbig", .id = bids[i], .status = "passed",
+                            .bson = bson_get_data(d), .bson_len = d->len};
+  before = fcalls(r);
+  CHECK_EQ(sq_queue_complete_many(q, bk, n, brc), 0);
+  CHECK_EQ(fcalls(r) - before, 2);
+  for (size_t i = 0; i < n; i++) CHECK_EQ(brc[i], 0);
+  CHECK_EQ(sq_queue_batch_stats(q, "gbig", &st), 0);
+  CHECK_EQ(st.done, BIG);
+  CHECK(st.finished_at_ms > 0);
+  for (size_t i = 0; i < n; i++) sq_claim_clear(&bc[i]);
   bson_destroy(d);
   redisFree(r);
   sq_queue_free(q);
