@@ -30,7 +30,8 @@
 #                        the supervisor starts the task's wall clock on it
 #   out "e MESSAGE"      the child could not set the task up; none of the
 #                        task's code ran (the supervisor replaces us)
-#   out "r STATUS UTIME_US STIME_US MAXRSS_KIB"   the task's child was reaped
+#   out "r STATUS UTIME_US STIME_US MAXRSS_KIB REAPED_MS"   the task's child was
+#                        reaped (REAPED_MS: CLOCK_MONOTONIC in ms, when)
 #   out "x"              a child died before it took a task: the zygote exits
 # On INIT_FD (to the namespace's init, which is root): "w" asks for a fresh
 # scratch tmpfs on SCRATCH; the answer is "k" (done) or "e" (failed).

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -497,6 +499,78 @@ static void test_mappings_merged(void) {
   sq_jail_outcome_clear(&o);
 }
 
+/* A supervisor that looks late, as on a busy machine, judges by when the
+ * zygote reaped the task (jail_zygote.c, late_supervisor): here the process
+ * that runs the supervisor is stopped from just after each task starts
+ * until past its 2 s deadline (the task, in the zygote's namespace, goes
+ * on), so it finds the task ended when it looks. One that ended at 1.5 s
+ * passes, with its own wall time; one that ran to 2.2 s is a timeout,
+ * though it ended by itself. Run in a process of its own, forked before
+ * any jail's threads exist. */
+static void test_late_supervisor(void) {
+  static const char *const progs[] = {"import time\ntime.sleep(1.5)\nprint('done')\n",
+                                      "import time\ntime.sleep(2.2)\nprint('done')\n"};
+  int p[2];
+  CHECK(pipe(p) == 0);
+  pid_t h = fork();
+  if (h == 0) {
+    close(p[0]);
+    sq_jail *j = own_jail("/usr/bin/python3", 1, false);
+    sq_jail_outcome o;
+    if (!j || sq_jail_run(j, "import time\n", 12, &base, "warm-up", &o) != 0) _exit(2); /* the full zygote up */
+    sq_jail_outcome_clear(&o);
+    sq_jail_limits lim = base;
+    lim.wall_ms = 2000;
+    for (int i = 0; i < 2; i++) {
+      if (write(p[1], "g", 1) != 1) _exit(2);
+      int64_t t0 = sq_now_mono_ms();
+      int rc = sq_jail_run(j, progs[i], strlen(progs[i]), &lim, "late", &o);
+      int64_t took = sq_now_mono_ms() - t0;
+      char out[160];
+      snprintf(out, sizeof out, "%d %s %lld %lld %.8s|", rc, sq_jail_end_name(o.end), (long long)o.wall_ms,
+               (long long)took, o.stdout_buf && o.stdout_buf[0] ? o.stdout_buf : "-");
+      sq_jail_outcome_clear(&o);
+      if (write(p[1], out, strlen(out)) < 0) _exit(2);
+    }
+    sq_jail_free(j);
+    _exit(0);
+  }
+  close(p[1]);
+  for (int i = 0; i < 2; i++) {
+    char g;
+    CHECK(read(p[0], &g, 1) == 1);
+    struct timespec t = {0, 300 * 1000000L};
+    nanosleep(&t, NULL);
+    kill(h, SIGSTOP);
+    t = (struct timespec){2, 300 * 1000000L};
+    nanosleep(&t, NULL); /* past the deadline, and past the second task's end */
+    kill(h, SIGCONT);
+    char res[160] = "";
+    for (size_t n = 0; n < sizeof res - 1 && read(p[0], res + n, 1) == 1 && res[n] != '|'; n++) {
+    }
+    int rc = -1;
+    char end[32] = "", printed[16] = "";
+    long long wall = -1, took = -1;
+    int got = sscanf(res, "%d %31s %lld %lld %15s", &rc, end, &wall, &took, printed);
+    if (got != 5) fprintf(stderr, "late supervisor %d: %s\n", i, res);
+    CHECK_EQ(got, 5);
+    CHECK_EQ(rc, 0);
+    CHECK(took > 2300); /* the supervisor did look only after the deadline */
+    CHECK_STR(printed, "done"); /* the task ran to its end either way */
+    if (i == 0) {
+      CHECK_STR(end, "exited_ok");
+      CHECK(wall >= 1500 && wall < 2000); /* until the zygote reaped it */
+    } else {
+      CHECK_STR(end, "timeout");
+      CHECK(wall >= 2000);
+    }
+  }
+  close(p[0]);
+  int st = 0;
+  waitpid(h, &st, 0);
+  CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /* A runner for one run (a command line's): a program that imports runs on
  * its lean zygote, and no full zygote starts for runs that will not come
  * (freeing it then waits for no start). Before any other pool exists, so
@@ -609,6 +683,8 @@ int main(int argc, char **argv) {
     if (fd != 0 || fstat(0, &stdin_was) != 0) return 1;
   }
   snprintf(scratch_root, sizeof scratch_root, "/tmp/sandq-jail-warm.%d", (int)getpid());
+  fprintf(stderr, "late supervisor\n");
+  test_late_supervisor();
   fprintf(stderr, "one run\n");
   test_one_run();
   fprintf(stderr, "full kind broken\n");
