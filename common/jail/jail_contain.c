@@ -396,6 +396,7 @@ static _Noreturn void init_reap(pid_t child) {
     if (p < 0) break;
     if (p == child) {
       rep.status = status;
+      rep.reaped_ms = sq_now_mono_ms();
       break;
     }
   }
@@ -517,6 +518,7 @@ static _Noreturn void warm_init(const sq__jail_child *c) {
       for (pid_t r; (r = waitpid(-1, &status, WNOHANG | __WALL)) > 0;)
         if (r == child) {
           rep.status = status;
+          rep.reaped_ms = sq_now_mono_ms();
           ended = true;
         }
       if (ended) break;

@@ -104,6 +104,7 @@ typedef struct {
 typedef struct {
   int status;          /* the payload's wait status */
   struct rusage ru;    /* RUSAGE_CHILDREN of the init: the whole tree */
+  int64_t reaped_ms;   /* when the init reaped the payload (CLOCK_MONOTONIC) */
 } sq__jail_init_report;
 
 /* The child side: runs the containment checklist and execs the interpreter.
@@ -313,6 +314,17 @@ typedef struct {
  * 0, or SQ_ENOMEM, or SQ_EJAIL when the run never reported an end (or never
  * started: w->never_started). */
 int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *killed_for, int *status);
+
+/* After sq__jail_supervise: the run judged by when its payload was reaped
+ * (reaped_ms, CLOCK_MONOTONIC, by the process that reaped it: a zygote or
+ * a run's init; 0 when unknown), not by when the supervisor looked. A
+ * supervisor that looks late (a busy machine) sees the deadline and the end
+ * in the wrong order: it may kill, and call a timeout, a run that had ended
+ * before its deadline, or find ended, and let pass, one that ran past it.
+ * A reap comes after the exit, never early: a timeout is a run not reaped
+ * by its deadline, and the wall time lasts until the reaping when that is
+ * earlier than the supervisor saw the end. */
+void sq__jail_judge_by_reap(const sq__jail_watch *w, int64_t reaped_ms, sq_jail_outcome *o, sq_jail_end *killed_for);
 
 /* The warm pool (jail_zygote.c). */
 typedef struct sq__jail_pool sq__jail_pool;

@@ -373,6 +373,7 @@ typedef struct {
   int result_fd;   /* the init's report of the payload's wait status */
   int init_pidfd;
   bool broken;     /* the holder died: replace it */
+  int64_t reaped_ms; /* from the report: when the init reaped the payload (0: no report) */
 } slot_run;
 
 /* The result pipe is readable: the init's report, or EOF when the init
@@ -393,6 +394,7 @@ static bool slot_end(void *arg, const char *msg, size_t len, int *status, struct
   }
   *status = rep.status;
   *ru = rep.ru;
+  r->reaped_ms = rep.reaped_ms;
   return true;
 }
 
@@ -474,6 +476,7 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
   int status;
   ret = sq__jail_supervise(&w, o, &killed_for, &status);
   if (ret == SQ_EJAIL) r.broken = true;
+  else sq__jail_judge_by_reap(&w, r.reaped_ms, o, &killed_for); /* the init's report: root's, none of the task's */
   if (cg->mem[0]) {
     int64_t peak = sq__jail_cgroup_peak_kib(cg);
     if (peak > 0) o->memory_kib = peak;

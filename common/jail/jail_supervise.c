@@ -283,3 +283,12 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
   if (oom) return SQ_ENOMEM;
   return ret;
 }
+
+void sq__jail_judge_by_reap(const sq__jail_watch *w, int64_t reaped_ms, sq_jail_outcome *o, sq_jail_end *killed_for) {
+  if (reaped_ms <= 0 || w->start_ms <= 0 || reaped_ms < w->start_ms) return;
+  int64_t wall = reaped_ms - w->start_ms;
+  if (wall < o->wall_ms) o->wall_ms = wall;
+  bool overran = wall >= w->lim->wall_ms;
+  if (*killed_for == SQ_JAIL_TIMEOUT && !overran) *killed_for = SQ_JAIL_EXITED_OK;
+  else if (*killed_for == SQ_JAIL_EXITED_OK && overran) *killed_for = SQ_JAIL_TIMEOUT;
+}

@@ -567,27 +567,6 @@ static void warm_kill_zygote(void *arg) {
   if (r->z->init > 0) kill(r->z->init, SIGKILL);
 }
 
-/* The supervisor's clock against the zygote's. A supervisor that looks
- * late (a busy machine) sees the deadline and the end in the wrong order:
- * it may kill, and call a timeout, a task that had ended before its
- * deadline, or find ended, and let pass, one that ran past it. The
- * zygote's report says when it reaped the task's child (after its exit, so
- * never early), which settles both: a timeout is a run still there at its
- * deadline, and a run's wall time lasts until it was reaped, when that is
- * earlier than the supervisor saw its end. The report is the zygote's,
- * which runs none of the task's code (the task's own process cannot write
- * to the control socket: take() closed it). Without it (the end taken
- * early from the kernel), the supervisor's own view stands. */
-static void late_supervisor(const sq__jail_watch *w, const warm_run *r, const sq_jail_limits *lim,
-                            sq_jail_outcome *o, sq_jail_end *killed_for) {
-  if (!r->reported || r->reaped_ms <= 0 || w->start_ms <= 0 || r->reaped_ms < w->start_ms) return;
-  int64_t wall = r->reaped_ms - w->start_ms;
-  if (wall < o->wall_ms) o->wall_ms = wall;
-  bool overran = wall >= lim->wall_ms;
-  if (*killed_for == SQ_JAIL_TIMEOUT && !overran) *killed_for = SQ_JAIL_EXITED_OK;
-  else if (*killed_for == SQ_JAIL_EXITED_OK && overran) *killed_for = SQ_JAIL_TIMEOUT;
-}
-
 /* Sends the task: the header, then the program inline, or in prog_fd
  * (>= 0) passed after the two pipe ends. */
 static int send_task(zygote *z, const char *program, size_t len, int prog_fd, const sq_jail_limits *lim, int out_w,
@@ -689,7 +668,11 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
     ret = TRY_AGAIN;
     goto out;
   }
-  late_supervisor(&w, &r, lim, o, &killed_for);
+  /* The zygote's report says when it reaped the task: judged by that, not
+   * by when this thread looked. The report is the zygote's, which runs none
+   * of the task's code (the task's own process cannot write to the control
+   * socket: take() closed it). */
+  sq__jail_judge_by_reap(&w, r.reported ? r.reaped_ms : 0, o, &killed_for);
   if (z->cg.mem[0]) {
     o->oom_killed = sq__jail_cgroup_oom_fired(&z->cg);
     int64_t peak = sq__jail_cgroup_peak_kib(&z->cg);
