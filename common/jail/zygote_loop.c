@@ -346,9 +346,10 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
     do w = wait4(-1, &status, __WALL, &ru);
     while ((w < 0 && errno == EINTR) || (w > 0 && w != pid));
     if (w != pid) die("wait4");
-    /* When it was reaped, for the supervisor: a task that ended before its
-     * deadline is judged by its own end even when the supervisor, on a busy
-     * machine, looks after the deadline (jail_zygote.c, warm_end). */
+    /* When it was reaped, for the supervisor: a task is judged by this, not
+     * by when the supervisor, late on a busy machine, looked (a timeout is a
+     * task not reaped by its deadline: jail_supervise.c,
+     * sq__jail_judge_by_reap). */
     struct timespec reaped;
     clock_gettime(CLOCK_MONOTONIC, &reaped);
     char t;

@@ -299,7 +299,7 @@ int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, in
       if (!first_err) first_err = rc;
       continue;
     }
-    bool missing = r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
+    bool missing = sq__queue_missing_function(r);
     if (missing) {
       size_t k = 0;
       while (k < n_reload && reload[k] != pc.ctx[g]) k++;

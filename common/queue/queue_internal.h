@@ -95,6 +95,9 @@ redisReply *sq__queue_cmdv(sq_queue *q, int *rc, const char *key, int argc, cons
  * ran nowhere: send that command again alone through sq__queue_send. */
 int sq__queue_conn(sq_queue *q, const char *key);
 bool sq__queue_reroute(const redisReply *r);
+/* Whether r says the called function is not loaded (Redis lost the
+ * library, or another worker loaded an older one): load ours, call again. */
+bool sq__queue_missing_function(const redisReply *r);
 /* Appends WAIT to q->ctx's pipeline / reads and judges its reply (one per
  * append). Return 0, or SQ_EREDIS_CONN with the reason on q. */
 void sq__queue_wait_append(sq_queue *q);

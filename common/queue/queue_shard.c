@@ -89,7 +89,7 @@ int sq__queue_settle_shards(sq_queue *q) {
   return 0;
 }
 
-static int is_missing_function(const redisReply *r) {
+bool sq__queue_missing_function(const redisReply *r) {
   return r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "Function not found");
 }
 
@@ -128,7 +128,7 @@ redisReply *sq__queue_fcall_at(sq_queue *q, int s, const char *fn, int argc, con
   }
   for (int attempt = 0;; attempt++) {
     r = sq__queue_send(q, key, cmd, (size_t)len, wait, rc);
-    if (!r || attempt > 0 || !is_missing_function(r)) break;
+    if (!r || attempt > 0 || !sq__queue_missing_function(r)) break;
     freeReplyObject(r);
     r = NULL;
     /* q->ctx is the server that answered */

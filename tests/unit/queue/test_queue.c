@@ -707,6 +707,11 @@ static void test_results_grouped(void) {
   CHECK_EQ(qc.fenced, 1);
   for (int i = 0; i < 5; i++) sq_claim_clear(&c[i]);
 
+  /* a call of the wrong shape is refused, naming what it takes */
+  rr = redisCommand(r, "FCALL sq1_complete_n 1 sq:{grp}:tasks w 60 1 gb");
+  CHECK(rr && rr->type == REDIS_REPLY_ERROR && strstr(rr->str, "ARGV is worker, retention_s, then token"));
+  freeReplyObject(rr);
+
   /* the library gone: reloaded, and the results stored */
   const char *more[] = {"{\"id\":\"m1\"}", "{\"id\":\"m2\"}"};
   size_t ml[] = {strlen(more[0]), strlen(more[1])};
