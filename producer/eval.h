@@ -1,4 +1,4 @@
-/* eval.h: what the producer's evaluation commands share (issue 12):
+/* eval.h: what the producer's evaluation commands share:
  * `import` (import.c), `results` (results_cmd.c) and `report`
  * (report_cmd.c, report_model.c, report_json.c, report_html.c): a batch's
  * stored results read back, output files written whole or not at all, and

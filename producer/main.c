@@ -138,7 +138,7 @@ static int build_config_cli(sq_config *cfg, const sq_cli *cli) {
   sq_config_defaults(cfg);
   if (file && (rc = sq_config_load_file(cfg, file, err, sizeof err))) goto fail;
   if ((rc = sq_config_load_env(cfg, err, sizeof err))) goto fail;
-  if ((rc = sq_cli_apply_config(cli, cfg, err, sizeof err))) goto fail;
+  if ((rc = sq_config_apply_flags(cfg, cli, err, sizeof err))) goto fail;
   if ((rc = sq_config_validate(cfg, err, sizeof err))) goto fail;
   return 0;
 fail:

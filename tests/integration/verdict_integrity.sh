@@ -8,7 +8,7 @@
 # ../shared/data/README.md): the jail's allowlist, the pre-check and the
 # harness's checks are sized for real code. And a wrong solution must never
 # pass: per HumanEval problem, one that returns None, and the shortcuts of
-# issue 10 (SystemExit before the tests, os._exit inside them, an exit hook
+# the harness's known attacks (SystemExit before the tests, os._exit inside them, an exit hook
 # forcing status 0, a result that compares equal to everything). MBPP is
 # skipped (and said so) when its file is absent. (humaneval.sh and mbpp.sh
 # run the same sets as a user would, through import and report.)

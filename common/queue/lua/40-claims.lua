@@ -55,7 +55,7 @@ local function claim(keys, args)
   want_int(P .. 'seq')
   want_type(P .. 'workers', 'zset')
   want_type(P .. 'lastclaim:' .. w, 'string')
-  -- ARGV[5] '1': each claim is {token, payload, "<retries> <first claim ms>"} (issue 12)
+  -- ARGV[5] '1': each claim is {token, payload, "<retries> <first claim ms>"}
   local step, retried = 2, false
   if args[5] == '1' then
     step, retried = 3, checked(P .. 'attempts', 'hash', 'HLEN', P .. 'attempts') > 0

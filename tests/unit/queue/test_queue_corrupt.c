@@ -1,7 +1,7 @@
 /* test_queue_corrupt.c: every queue Function against damaged keys (real
  * redis-server, started by tests/integration/queue_corrupt.sh). Redis
  * Functions do not roll back, so a Function that wrote before meeting a
- * damaged key lost tasks (issue 16: a non-integer sq:{Q}:seq made each
+ * damaged key lost tasks (a non-integer sq:{Q}:seq made each
  * claim pop a task and then fail at INCR). Each row of the table sets up a
  * task somewhere, damages one key the Function touches, calls it and
  * checks: the call fails, the error names the key, and not one key of the
@@ -482,7 +482,7 @@ static void test_complete_forgets(void) {
   sq_queue_free(q);
 }
 
-/* issue 14: a raw LPUSH then HINCRBY total: the result came first. The
+/* A raw LPUSH then HINCRBY total: the result came first. The
  * counters read back say finished, and a total raised after a finish does
  * not leave the old stamp standing. */
 static void test_total_after_result(void) {
