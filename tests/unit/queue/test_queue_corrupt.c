@@ -1,5 +1,5 @@
 /* test_queue_corrupt.c: every queue Function against damaged keys (real
- * redis-server, started by tests/integration/queue_corrupt.sh). Redis
+ * redis-server, started by tests/lib/with_redis.sh). Redis
  * Functions do not roll back, so a Function that wrote before meeting a
  * damaged key lost tasks (a non-integer sq:{Q}:seq made each
  * claim pop a task and then fail at INCR). Each row of the table sets up a
@@ -530,7 +530,7 @@ int main(void) {
   g_url = getenv("SANDQ_REDIS_URL");
   const char *port = getenv("SQ_REDIS_PORT");
   if (!g_url || !port) {
-    fprintf(stderr, "SKIP: SANDQ_REDIS_URL/SQ_REDIS_PORT not set (run through tests/integration/queue_corrupt.sh)\n");
+    fprintf(stderr, "SKIP: SANDQ_REDIS_URL/SQ_REDIS_PORT not set (run through tests/lib/with_redis.sh)\n");
     return 77;
   }
   g_raw = redisConnect("127.0.0.1", atoi(port));
