@@ -51,6 +51,32 @@ function keySlot(key) {
   return crc16(buf) & 16383;
 }
 
+// A Redis Cluster client for redis-cluster://[user:password@]host:port[,host:port...]
+// (the workers' URL; the password, when the URL has none, from
+// SANDQ_REDIS_PASSWORD as the workers take it). Each command goes to the
+// master of its key's slot; every key of a queue's shard shares one hash
+// tag, so each FCALL runs on one node.
+function cluster(url, opts) {
+  let rest = url.slice('redis-cluster://'.length).replace(/\/$/, '');
+  let username;
+  let password;
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) {
+    const auth = rest.slice(0, at);
+    rest = rest.slice(at + 1);
+    const colon = auth.lastIndexOf(':');
+    username = colon > 0 ? auth.slice(0, colon) : undefined;
+    password = auth.slice(colon + 1);
+  }
+  password = password || process.env.SANDQ_REDIS_PASSWORD || undefined;
+  const seeds = rest.split(',').map((seed) => {
+    const m = /^(.+?)(?::([0-9]+))?$/.exec(seed);
+    if (!m) throw new SandqError(`redis URL '${url}': want redis-cluster://host:port[,host:port...]`);
+    return { host: m[1], port: m[2] ? parseInt(m[2], 10) : 6379 };
+  });
+  return new Redis.Cluster(seeds, { redisOptions: { ...opts, username, password } });
+}
+
 function newBatchId() {
   const d = new Date().toISOString(); // 2026-11-30T15:14:25.123Z
   return 'b-' + d.slice(0, 10).replace(/-/g, '') + '-' + d.slice(11, 19).replace(/:/g, '') + '-' +
@@ -73,8 +99,9 @@ class Client {
     this.retentionS = options.retentionS || 604800;
     this.maxQueueLen = options.maxQueueLen === undefined ? 1000000 : options.maxQueueLen;
     const opts = { lazyConnect: false, maxRetriesPerRequest: 3 };
-    this.redis = url.startsWith('unix://') ? new Redis({ path: url.slice('unix://'.length), ...opts })
-                                           : new Redis(url, opts);
+    if (url.startsWith('redis-cluster://')) this.redis = cluster(url, opts);
+    else if (url.startsWith('unix://')) this.redis = new Redis({ path: url.slice('unix://'.length), ...opts });
+    else this.redis = new Redis(url, opts);
     this.prefix = `sq:{${this.queue}}:`;
     this.nextShard = 0;
   }

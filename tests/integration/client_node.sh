@@ -4,11 +4,13 @@
 # (npm ci: the lock file pins ioredis and bson; npm_config_prefer_offline,
 # so the npm cache serves them without the registry), the README example as
 # written, then the package's own tests (`npm test`: node --test on
-# clients/node/test), with a queue recorded as sharded (3 shards, like
-# shard_record.sh) and a worker serving it for the sharded cases. A test
+# clients/node/test), with the servers of tests/lib/client_env.sh: a queue recorded as
+# sharded (3 shards, like shard_record.sh) and a sharded queue on a real
+# three-master Redis Cluster (like cluster.sh), each with a worker. A test
 # that skipped fails this script: every case must run here.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/tests/lib/client_env.sh"
 sq_env_init
 command -v node >/dev/null && command -v npm >/dev/null ||
   sq_skip "node and npm are not installed (SANDQ_WITH_TESTS=1 scripts/install-deps.sh)"
@@ -26,14 +28,7 @@ awk '/^```sh/{on=1; next} /^```/{on=0} on' "$SQ_SRC/clients/node/README.md" >"$S
   fi
   sq_fail "the README's install command failed"
 }
-sq_start_redis
-export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_TEST_SHARDED_QUEUE=shq
-sq_redis_cli SET "sq:{$SANDQ_TEST_SHARDED_QUEUE}:shards" 3 >/dev/null
-sq_bg w1 "$SQ_BIN/sandq-worker" serve --worker-id node-w1 --log-level warn
-sq_bg w2 "$SQ_BIN/sandq-worker" serve --worker-id node-w2 --log-level warn
-sq_bg w3 "$SQ_BIN/sandq-worker" serve --worker-id node-w3 --queue "$SANDQ_TEST_SHARDED_QUEUE" --log-level warn
-sq_wait_for "redis-cli -p $SQ_REDIS_PORT FUNCTION LIST | grep -q sq1_batch_get" 20 ||
-  { cat "$SQ_TMP/w1.log" >&2; sq_fail "the workers did not load the functions"; }
+sq_client_servers node
 
 # 1. The README's example, as written, from the (copied) repository root.
 awk '/^```js/{on=1; next} /^```/{on=0} on' "$SQ_SRC/clients/node/README.md" >"$SQ_TMP/repo/example.js"

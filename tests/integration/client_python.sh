@@ -4,24 +4,19 @@
 # install of a copy of clients/python; PIP_NO_INDEX: this machine has no
 # PyPI, the dependencies come from Debian's packages), the README example
 # as written, then the package's own tests (clients/python/tests, python3 -m
-# unittest), with a queue recorded as sharded (3 shards, like
-# shard_record.sh) and a worker serving it for the sharded cases. A test
+# unittest), with the servers of tests/lib/client_env.sh: a queue recorded as
+# sharded (3 shards, like shard_record.sh) and a sharded queue on a real
+# three-master Redis Cluster (like cluster.sh), each with a worker. A test
 # that skipped fails this script: every case must run here.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/tests/lib/client_env.sh"
 sq_env_init
 PY=/usr/bin/python3
 $PY -c 'import redis, bson, setuptools; redis.Redis.fcall' 2>/dev/null ||
   sq_skip "python3-redis (>= 4.1, with fcall), python3-bson or python3-setuptools is not installed (scripts/install-deps.sh)"
 $PY -c 'import ensurepip, venv' 2>/dev/null || sq_skip "python3-venv is not installed"
-sq_start_redis
-export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_TEST_SHARDED_QUEUE=shq
-sq_redis_cli SET "sq:{$SANDQ_TEST_SHARDED_QUEUE}:shards" 3 >/dev/null
-sq_bg w1 "$SQ_BIN/sandq-worker" serve --worker-id py-w1 --log-level warn
-sq_bg w2 "$SQ_BIN/sandq-worker" serve --worker-id py-w2 --log-level warn
-sq_bg w3 "$SQ_BIN/sandq-worker" serve --worker-id py-w3 --queue "$SANDQ_TEST_SHARDED_QUEUE" --log-level warn
-sq_wait_for "redis-cli -p $SQ_REDIS_PORT FUNCTION LIST | grep -q sq1_batch_get" 20 ||
-  { cat "$SQ_TMP/w1.log" >&2; sq_fail "the workers did not load the functions"; }
+sq_client_servers py
 
 # 1. The README's install commands, as written, from a copy of the
 #    repository's client (pip builds in the tree it is given).

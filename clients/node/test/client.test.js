@@ -5,6 +5,8 @@
 //   SANDQ_REDIS_URL          the Redis the workers serve (queue "default")
 //   SANDQ_TEST_SHARDED_QUEUE a queue recorded with 3 shards, a worker serving it
 //   SQ_BIN                   the build's programs (sandq-producer)
+//   SANDQ_TEST_CLUSTER_URL   a three-master Redis Cluster (redis-cluster://seed)
+//                            whose queue "sh" has 3 shards and a worker
 // Without SANDQ_REDIS_URL the tests that need it are skipped, and the script
 // fails a run that skipped anything.
 'use strict';
@@ -20,6 +22,8 @@ const { Client, SandqError, TimeoutError, keySlot } = require('..');
 const URL = process.env.SANDQ_REDIS_URL;
 const SHARDED = process.env.SANDQ_TEST_SHARDED_QUEUE;
 const NO_REDIS = !URL && 'SANDQ_REDIS_URL is not set (run through tests/integration/client_node.sh)';
+const CLUSTER = process.env.SANDQ_TEST_CLUSTER_URL;
+const NO_CLUSTER = !CLUSTER && 'SANDQ_TEST_CLUSTER_URL is not set (run through tests/integration/client_node.sh)';
 const NO_SHARDS = (!URL || !SHARDED) && 'SANDQ_TEST_SHARDED_QUEUE is not set (run through tests/integration/client_node.sh)';
 
 describe('keySlot', () => {
@@ -164,5 +168,29 @@ describe('a sharded queue', { skip: NO_SHARDS }, () => {
     fs.rmSync(path.dirname(f), { recursive: true });
     assert.strictEqual((await c.status('idem-c')).total, 0);
     await c.wait('idem-node', { timeout: 120 });
+  });
+});
+
+describe('a sharded queue on a Redis Cluster', { skip: NO_CLUSTER }, () => {
+  it('spreads over the masters and completes', async () => {
+    const c = new Client(CLUSTER, { queue: 'sh' });
+    try {
+      assert.strictEqual(await c.shards(), 3);
+      // the master of each shard's slot, from the client's slot map
+      const owners = new Set([0, 1, 2].map((k) => (c.redis.slots[keySlot(`sq:{sh#${k}}:tasks`)] || [])[0]));
+      assert.ok(owners.size >= 2 && !owners.has(undefined), `the shards all live on one master (${[...owners]})`);
+      const tasks = [];
+      for (let i = 0; i < 30; i++) tasks.push({ id: `c${String(i).padStart(2, '0')}`, code: `print(${i})` });
+      const b = await c.push(tasks, { batch: 'cl-1' });
+      const parts = [];
+      for (let k = 0; k < 3; k++) parts.push(parseInt((await c.redis.hget(`sq:{sh#${k}}:batch:cl-1`, 'total')) || '0', 10));
+      assert.deepStrictEqual(parts, [10, 10, 10]);
+      const res = await c.wait(b, { timeout: 120 });
+      assert.strictEqual(Object.keys(res).length, 30);
+      const st = await c.status(b);
+      assert.deepStrictEqual([st.total, st.done, st.finished], [30, 30, true]);
+    } finally {
+      await c.close();
+    }
   });
 });

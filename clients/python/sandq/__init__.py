@@ -69,6 +69,30 @@ def key_slot(key):
     return _crc16(key) & 16383
 
 
+def _cluster(url):
+    """A Redis Cluster client for redis-cluster://[user:password@]host:port[,host:port...]
+    (the workers' URL; the password, when the URL has none, from
+    SANDQ_REDIS_PASSWORD as the workers take it). Each command goes to the
+    master of its key's slot; every key of a queue's shard shares one hash
+    tag, so each FCALL runs on one node."""
+    from redis.cluster import ClusterNode, RedisCluster
+
+    rest = url[len("redis-cluster://"):].rstrip("/")
+    user = password = None
+    if "@" in rest:
+        auth, rest = rest.rsplit("@", 1)
+        user, _, password = auth.rpartition(":")
+        user = user or None
+    password = password or os.environ.get("SANDQ_REDIS_PASSWORD") or None
+    nodes = []
+    for seed in rest.split(","):
+        host, _, port = seed.rpartition(":") if ":" in seed else (seed, "", "6379")
+        if not host or not port.isdigit():
+            raise SandqError("redis URL %r: want redis-cluster://host:port[,host:port...]" % (url,))
+        nodes.append(ClusterNode(host, int(port)))
+    return RedisCluster(startup_nodes=nodes, username=user, password=password)
+
+
 def _new_batch_id():
     return time.strftime("b-%Y%m%d-%H%M%S-", time.gmtime()) + os.urandom(2).hex()
 
@@ -92,7 +116,7 @@ class Client:
         self.queue = queue
         self.retention_s = int(retention_s)
         self.max_queue_len = int(max_queue_len)
-        self._redis = redis.Redis.from_url(url)
+        self._redis = _cluster(url) if url.startswith("redis-cluster://") else redis.Redis.from_url(url)
         self._p = "sq:{%s}:" % queue
         self._next_shard = 0
 

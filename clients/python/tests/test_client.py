@@ -5,6 +5,8 @@ test`), which starts them and sets:
   SANDQ_REDIS_URL          the Redis the workers serve (queue "default")
   SANDQ_TEST_SHARDED_QUEUE a queue recorded with 3 shards, a worker serving it
   SQ_BIN                   the build's programs (sandq-producer)
+  SANDQ_TEST_CLUSTER_URL   a three-master Redis Cluster (redis-cluster://seed)
+                           whose queue "sh" has 3 shards and a worker
 Without SANDQ_REDIS_URL every test here is skipped, and the script fails a
 run that skipped anything.
 """
@@ -18,6 +20,7 @@ import sandq
 
 URL = os.environ.get("SANDQ_REDIS_URL")
 SHARDED = os.environ.get("SANDQ_TEST_SHARDED_QUEUE")
+CLUSTER = os.environ.get("SANDQ_TEST_CLUSTER_URL")
 
 
 @unittest.skipUnless(URL, "SANDQ_REDIS_URL is not set (run through tests/integration/client_python.sh)")
@@ -178,6 +181,23 @@ class ShardedTest(unittest.TestCase):
             os.unlink(f.name)
         self.assertEqual(self.c.status("idem-c")["total"], 0)
         self.c.wait("idem-py", timeout=120)
+
+
+@unittest.skipUnless(CLUSTER, "SANDQ_TEST_CLUSTER_URL is not set (run through tests/integration/client_python.sh)")
+class ClusterTest(unittest.TestCase):
+    def test_sharded_queue_over_the_masters(self):
+        with sandq.Client(CLUSTER, queue="sh") as c:
+            self.assertEqual(c.shards(), 3)
+            owners = {c._redis.get_node_from_key("sq:{sh#%d}:tasks" % k).name for k in range(3)}
+            self.assertGreaterEqual(len(owners), 2, "the shards all live on one master")
+            tasks = [{"id": "c%02d" % i, "code": "print(%d)" % i} for i in range(30)]
+            b = c.push(tasks, batch="cl-1")
+            parts = [int(c._redis.hget("sq:{sh#%d}:batch:cl-1" % k, "total") or 0) for k in range(3)]
+            self.assertEqual(parts, [10, 10, 10])
+            res = c.wait(b, timeout=120)
+            self.assertEqual(sorted(res), ["c%02d" % i for i in range(30)])
+            st = c.status(b)
+            self.assertEqual((st["total"], st["done"], st["finished"]), (30, 30, True))
 
 
 if __name__ == "__main__":
