@@ -90,7 +90,7 @@ static const command commands[] = {
     {"audit", "audit [options] [--batch B] [--since T] [--json]   programs run, oldest first", audit_flags,
      sq__audit_run},
     {"results", "results [options] BATCH [--format bson|jsonl|csv] [--out FILE]", results_flags, sq__results_run},
-    {"report", "report [options] BATCH [--json] [--html FILE] [--k 1,10,100]", report_flags, sq__report_cmd_run},
+    {"report", "report [options] BATCH [BATCH_B] [--json] [--html FILE] [--k 1,10,100]", report_flags, sq__report_cmd_run},
 };
 
 /* Commands that parse every option themselves (eval.h): import. */
