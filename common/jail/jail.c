@@ -389,9 +389,8 @@ typedef struct {
   pid_t pid;       /* the payload */
 } spawn_run;
 
-static bool spawn_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
+static bool spawn_end(void *arg, const sq__zygote_msg *msg, int *status, struct rusage *ru) {
   (void)msg;
-  (void)len;
   spawn_run *r = arg;
   int st = 0;
   pid_t p = wait4(r->pid, &st, WNOHANG | __WALL, ru);

@@ -42,9 +42,9 @@
 /* Fixed descriptor numbers once set_up_descriptors ran. A warm zygote's
  * channel to its init takes FD_SYNC's number once that is closed. */
 enum { FD_STATUS = 3, FD_RESULT = 4, FD_NOTIFY = 5, FD_SYNC = 6, FD_PROGRAM = 7, FD_INTERP = 8, FD_FIRST_FREE = 9 };
-enum { FD_ZYGOTE_INIT = SQ__JAIL_ZYGOTE_INIT_FD };
-_Static_assert(SQ__JAIL_ZYGOTE_INIT_FD == FD_SYNC, "the zygote's init channel reuses the sync pipe's number");
-_Static_assert(SQ__JAIL_ZYGOTE_CTL_FD == FD_NOTIFY, "the zygote's control socket is the notify socket");
+enum { FD_ZYGOTE_INIT = SQ__ZYGOTE_INIT_FD };
+_Static_assert(SQ__ZYGOTE_INIT_FD == FD_SYNC, "the zygote's init channel reuses the sync pipe's number");
+_Static_assert(SQ__ZYGOTE_CTL_FD == FD_NOTIFY, "the zygote's control socket is the notify socket");
 
 /* Where die() writes; they move to 3 and 2 once descriptors are set up. */
 static int status_fd = -1;
@@ -291,27 +291,6 @@ static int drop_privileges(const sq__jail_child *c) {
 
 static int no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); }
 
-int sq__jail_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds) {
-  struct iovec iov = {.iov_base = (void *)data, .iov_len = len};
-  union {
-    char buf[CMSG_SPACE(SQ__JAIL_MAX_SEND_FDS * sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  if (nfds < 1 || nfds > SQ__JAIL_MAX_SEND_FDS) {
-    errno = EINVAL;
-    return -1;
-  }
-  memset(&u, 0, sizeof u);
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                       .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-  memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
-  return sendmsg(sock, &msg, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -1;
-}
-
 ssize_t sq__jail_recv_run(int sock, char *buf, size_t cap, int *fds) {
   struct iovec iov = {.iov_base = buf, .iov_len = cap - 1};
   union {
@@ -347,7 +326,9 @@ static int load_seccomp(const sq__jail_child *c) {
   int fd = sq__jail_seccomp_install(c->seccomp);
   if (fd < 0) return -1;
   if (fd > 0) {
-    if (c->notify_sock >= 0 && sq__jail_send_fds(FD_NOTIFY, "n", 1, &fd, 1) != 0) return -1;
+    char next[SQ__ZYGOTE_NEXT_MAX];
+    size_t len = sq__zygote_encode_next(next, sizeof next, -1); /* NEXT, bare: the clock is already going */
+    if (c->notify_sock >= 0 && sq__jail_send_fds(FD_NOTIFY, next, len, &fd, 1) != 0) return -1;
     close(fd);
   }
   if (c->notify_sock >= 0) close(FD_NOTIFY);
@@ -523,16 +504,19 @@ static _Noreturn void warm_init(const sq__jail_child *c) {
         }
       if (ended) break;
     }
-    if (p[1].revents) {
-      char b;
-      ssize_t n = read(sp[0], &b, 1);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) { /* the zygote is going; its exit ends us */
+    if (p[1].revents) { /* SCRATCH (zygote_proto.h): anything else is answered SCRATCH_FAILED */
+      char b[SQ__ZYGOTE_SHORT_MAX], answer[SQ__ZYGOTE_SHORT_MAX];
+      int nfds;
+      ssize_t n = sq__jail_recv_fds(sp[0], b, sizeof b, 0, NULL, 0, &nfds, NULL);
+      if (n == 0 || (n < 0 && errno != EMSGSIZE)) { /* the zygote is going; its exit ends us */
         p[1].fd = -1;
         continue;
       }
-      char answer = fresh_scratch(c) == 0 ? 'k' : 'e';
-      if (sq_write_all(sp[0], &answer, 1) != 0) p[1].fd = -1;
+      sq__zygote_msg m;
+      bool ok = n > 0 && sq__zygote_decode(SQ__ZYGOTE_AT_INIT, b, (size_t)n, nfds, &m) == SQ__ZYGOTE_SCRATCH &&
+                fresh_scratch(c) == 0;
+      size_t len = sq__zygote_encode_short(ok ? SQ__ZYGOTE_SCRATCH_OK : SQ__ZYGOTE_SCRATCH_FAILED, answer, sizeof answer);
+      if (sq__jail_send_fds(sp[0], answer, len, NULL, 0) != 0) p[1].fd = -1;
     }
   }
   init_finish(&rep);

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "jail.h"
+#include "zygote_proto.h" /* the warm zygote's protocol; and sq__jail_send_fds, sq__jail_recv_fds */
 
 /* The exit code a child uses when a containment step fails before exec
  * (jail_contain.c). Never read as a signal: a program may exit with any
@@ -22,16 +23,6 @@
  * from there). */
 #define SQ__JAIL_EXIT_SETUP 125
 
-/* A warm zygote's descriptors (zygote.py gets them as arguments): its
- * control socket to the supervisor and its channel to its init. */
-#define SQ__JAIL_ZYGOTE_CTL_FD 5
-#define SQ__JAIL_ZYGOTE_INIT_FD 6
-/* The zygote loop's shared object (zygote_loop.c), written into each warm
- * root by its init; read-only from the task's side like the rest of it. */
-#define SQ__JAIL_ZYGOTE_SO "/.sandq-zygote.so"
-/* Programs up to this size travel inside the warm task message; larger
- * ones in a memfd passed with it (a SOCK_SEQPACKET message is one skb). */
-#define SQ__JAIL_INLINE_MAX (256 << 10)
 
 /* Each concurrent run (or pool zygote) holds one slot; slot s runs as host
  * uid/gid sq__jail_slot_uid(s): SQ__JAIL_UID_BASE + this process's uid block
@@ -46,7 +37,7 @@
 #define SQ_JAIL_STR(x) SQ_JAIL_STR_(x)
 
 /* Paths inside the jail's own root. */
-#define SQ__JAIL_SCRATCH "/scratch"
+#define SQ__JAIL_SCRATCH SQ__ZYGOTE_SCRATCH_DIR
 #define SQ__JAIL_HOSTNAME "sandq"
 
 /* Limits the jail sets besides the per-run ones. */
@@ -130,10 +121,6 @@ typedef struct {
 #define SQ__JAIL_PATH_MAX 4096
 _Noreturn void sq__jail_standby(sq__jail_child *c, int sock);
 
-/* Sends len bytes of data with nfds descriptors (SCM_RIGHTS, at most
- * SQ__JAIL_MAX_SEND_FDS) in one message; async-signal-safe. 0 or -1. */
-#define SQ__JAIL_MAX_SEND_FDS 8
-int sq__jail_send_fds(int sock, const void *data, size_t len, const int *fds, int nfds);
 /* Receives one run message (sq__jail_hold_req + a path; descriptors
  * close-on-exec) into buf, NUL-terminated, and its SQ__JAIL_RUN_FDS
  * descriptors into fds. Returns the length, 0 on EOF, or -1 (a short or
@@ -165,8 +152,8 @@ bool sq__jail_mnt_shows(const char *path);
  * calling process's own mount namespace and pivots into it. With
  * with_scratch the scratch tmpfs at SQ__JAIL_SCRATCH (owned by uid) is
  * mounted too; without, SQ__JAIL_SCRATCH is left an empty directory for
- * sq__jail_mnt_scratch. With with_zygote the zygote loop's shared object is
- * written to SQ__JAIL_ZYGOTE_SO. interp (or NULL) names the interpreter's
+ * sq__jail_mnt_scratch. With with_zygote the zygote's Python and its loop's
+ * shared object are written to SQ__ZYGOTE_PY and SQ__ZYGOTE_SO. interp (or NULL) names the interpreter's
  * copies, whose tmpfs the caller holds on descriptor interp_fd: each is
  * bound read-only over its path (one that cannot be keeps the host's
  * file, which is the same file). Async-signal-safe. Returns 0 or -1 with
@@ -269,22 +256,24 @@ int sq__jail_cgroup_sweep(void);
  * listener. The caller started the run; its end is found by end_check. */
 typedef struct {
   int out_fd, err_fd;  /* read ends; closed by sq__jail_supervise */
-  int ctl_fd;          /* SOCK_SEQPACKET with SO_PASSCRED: 'n' messages carry a
-                          seccomp listener (and the sender's pid); others go to
-                          end_check. Not closed. */
+  int ctl_fd;          /* SOCK_SEQPACKET with SO_PASSCRED, zygote_proto.h's
+                          messages: NEXT (a spawn payload's carries a seccomp
+                          listener; its sender's pid is the task's) starts the
+                          run; others go to end_check. Not closed. */
   int done_fd;         /* readable when the run may have ended (pidfd), or -1 */
   int notify_fd;       /* the run's seccomp listener, owned by the caller (a warm
                           zygote's, loaded once for all its tasks), or -1: it
-                          comes with an 'n' message (spawn), ours then */
+                          comes with a NEXT message (spawn), ours then */
   pid_t kill_pid;      /* SIGKILL target: the payload (spawn without namespaces),
                           0 until the task's first message names it (warm), or
                           -1: always kill_fallback (a holder's run: its init's pidfd) */
   bool kill_group;     /* kill -kill_pid as well (spawn: the payload's session; a
                           warm zygote kills what its task left itself) */
-  /* Called when done_fd is readable, on every tick without done_fd, and
-   * with each other message on ctl_fd; returns true when the run has ended
+  /* Called when done_fd is readable, on every tick without done_fd (msg
+   * NULL then), and with each other message on ctl_fd, decoded (kind
+   * SQ__ZYGOTE_BAD: malformed); returns true when the run has ended
    * (status and ru filled). */
-  bool (*end_check)(void *arg, const char *msg, size_t len, int *status, struct rusage *ru);
+  bool (*end_check)(void *arg, const sq__zygote_msg *msg, int *status, struct rusage *ru);
   void (*kill_fallback)(void *arg); /* when there is nothing else to kill */
   /* Or NULL. Called when stdout and stderr are both at EOF before the end
    * (again, later: again true), with kill_pid and a pidfd of it opened when
@@ -292,14 +281,14 @@ typedef struct {
    * (status and ru filled). */
   bool (*early_check)(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru, bool again);
   void *arg;
-  int64_t start_ms;    /* when the run started; 0: when the first 'n' arrives (a warm
+  int64_t start_ms;    /* when the run started; 0: when the first NEXT arrives (a warm
                           child that took the task), set then */
-  int64_t take_timeout_ms; /* start_ms 0: how long the first 'n' may take */
-  int64_t sent_ms;     /* start_ms 0: when the task was sent. An 'n' that says when it was sent
+  int64_t take_timeout_ms; /* start_ms 0: how long the first NEXT may take */
+  int64_t sent_ms;     /* start_ms 0: when the task was sent. A NEXT that says when it was sent
                           ("n MONOTONIC_MS", the warm child's) starts the clock at the later of
                           the two: the child takes the task then, however late we read it */
-  bool never_started;  /* set: no 'n' within take_timeout_ms (nothing was killed) */
-  bool pid_learned;    /* set: kill_pid came with an 'n' (killed by a pidfd, never by number) */
+  bool never_started;  /* set: no NEXT within take_timeout_ms (nothing was killed) */
+  bool pid_learned;    /* set: kill_pid came with a NEXT (killed by a pidfd, never by number) */
   pid_t cont_pid;      /* > 0: SIGCONT after every kill (a warm zygote a task may have stopped) */
   const sq__jail_cgroup *cg; /* or NULL: the tree's CPU time and its cpu_ms limit */
   const sq_jail_limits *lim;
@@ -368,8 +357,9 @@ unsigned sq__jail_slot_uid(int slot);
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
                              const sq_jail_limits *lim, bool oom_killed);
 
-/* The zygote loop (warm pool, zygote.py embedded), passed to the
- * interpreter with -c. */
+/* The zygote's Python (zygote.py, embedded; NUL-terminated), written into
+ * each warm root as SQ__ZYGOTE_PY with the loop's shared object as
+ * SQ__ZYGOTE_SO (both read-only from the task's side like the rest of it). */
 extern const char sq__jail_zygote_py[];
 extern const char sq__jail_zygote_so[]; /* zygote_loop.c built; sq__jail_zygote_so_size bytes */
 extern const unsigned long sq__jail_zygote_so_size;

@@ -135,15 +135,23 @@ int sq__jail_mnt_scratch(const char *root, unsigned uid) {
   return chown(dst, uid, uid);
 }
 
-/* The zygote loop's shared object, on the root tmpfs (not noexec), owned by
- * root, read and exec only. */
-static int write_zygote(const char *root) {
+/* One of the zygote's files on the root tmpfs (not noexec), owned by
+ * root, mode mode. */
+static int write_file(const char *root, const char *path, const char *data, size_t len, mode_t mode) {
   char dst[512];
-  join(dst, sizeof dst, root, SQ__JAIL_ZYGOTE_SO);
-  int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0555);
+  join(dst, sizeof dst, root, path);
+  int fd = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0) return -1;
-  int rc = sq_write_all(fd, sq__jail_zygote_so, sq__jail_zygote_so_size);
+  int rc = sq_write_all(fd, data, len);
   return close(fd) != 0 ? -1 : rc;
+}
+
+/* The zygote's Python (read only) and its loop's shared object (read and
+ * exec only): the interpreter runs the one as a file, so its command line
+ * stays short (zygote_proto.h). */
+static int write_zygote(const char *root) {
+  if (write_file(root, SQ__ZYGOTE_PY, sq__jail_zygote_py, strlen(sq__jail_zygote_py), 0444) != 0) return -1;
+  return write_file(root, SQ__ZYGOTE_SO, sq__jail_zygote_so, sq__jail_zygote_so_size, 0555);
 }
 
 /* Each of the interpreter's copies bound over its path below root, read

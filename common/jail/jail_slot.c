@@ -378,10 +378,9 @@ typedef struct {
 
 /* The result pipe is readable: the init's report, or EOF when the init
  * died without one (the holder died, and the init with it). */
-static bool slot_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
+static bool slot_end(void *arg, const sq__zygote_msg *msg, int *status, struct rusage *ru) {
   slot_run *r = arg;
-  (void)len;
-  if (msg) return false; /* nothing but 'n' is expected on ctl */
+  if (msg) return false; /* nothing but NEXT is expected on ctl */
   sq__jail_init_report rep;
   ssize_t n;
   while ((n = read(r->result_fd, &rep, sizeof rep)) < 0 && errno == EINTR) {

@@ -71,38 +71,26 @@ static void kill_run(sq__jail_watch *w, int kill_pidfd) {
   if (w->cont_pid > 0) kill(w->cont_pid, SIGCONT); /* a stopped zygote reports the end */
 }
 
-/* Receives one control message. Returns 1 with an end, 0 otherwise, -1 when
- * the socket is closed. A listener descriptor replaces *notify_fd. */
+/* Receives one control message (zygote_proto.h). Returns 1 with an end, 0
+ * otherwise, -1 when the socket is closed. NEXT starts the run's clock and
+ * names its process; the listener a spawn payload's brings replaces
+ * *notify_fd. Anything else goes to end_check, decoded. */
 static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *status, struct rusage *ru) {
   char buf[512];
-  struct iovec iov = {.iov_base = buf, .iov_len = sizeof buf - 1};
-  union {
-    char b[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct ucred))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-  ssize_t n = recvmsg(w->ctl_fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-  if (n < 0) return errno == EAGAIN || errno == EINTR ? 0 : -1;
-  if (n == 0) return -1;
-  buf[n] = '\0';
-  int got_fd = -1;
+  int fds[SQ__ZYGOTE_MAX_FDS], nfds = 0;
   pid_t sender = 0;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level != SOL_SOCKET) continue;
-    if (cm->cmsg_type == SCM_RIGHTS) memcpy(&got_fd, CMSG_DATA(cm), sizeof got_fd);
-    if (cm->cmsg_type == SCM_CREDENTIALS) {
-      struct ucred cr;
-      memcpy(&cr, CMSG_DATA(cm), sizeof cr);
-      sender = cr.pid;
-    }
-  }
-  if (buf[0] == 'n') {
-    if (got_fd >= 0) {
+  ssize_t n = sq__jail_recv_fds(w->ctl_fd, buf, sizeof buf, MSG_DONTWAIT, fds, SQ__ZYGOTE_MAX_FDS, &nfds, &sender);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return 0;
+  if (n == 0 || (n < 0 && errno != EMSGSIZE)) return -1;
+  sq__zygote_msg m;
+  sq__zygote_decode(SQ__ZYGOTE_AT_SUPERVISOR, buf, n < 0 ? 0 : (size_t)n, nfds, &m); /* EMSGSIZE: BAD */
+  if (m.kind == SQ__ZYGOTE_NEXT) {
+    if (nfds == 1) {
       if (*notify_fd >= 0 && *notify_fd != w->notify_fd) close(*notify_fd);
-      *notify_fd = got_fd;
+      *notify_fd = fds[0];
     }
     if (w->start_ms == 0) { /* the child takes the task now, or did when it said so */
-      int64_t now = sq_now_mono_ms(), said = n > 2 && buf[1] == ' ' ? strtoll(buf + 2, NULL, 10) : 0;
+      int64_t now = sq_now_mono_ms(), said = m.u.next.said_ms;
       w->start_ms = said > 0 && said <= now ? (said > w->sent_ms ? said : w->sent_ms) : now;
     }
     if (w->kill_pid == 0 && sender > 0) { /* no pidfd: it is reaped already, nothing to kill */
@@ -112,8 +100,8 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *sta
     }
     return 0;
   }
-  if (got_fd >= 0) close(got_fd);
-  return w->end_check(w->arg, buf, (size_t)n, status, ru) ? 1 : 0;
+  for (int i = 0; i < nfds; i++) close(fds[i]);
+  return w->end_check(w->arg, &m, status, ru) ? 1 : 0;
 }
 
 /* The tree's CPU time since the run started, in ms (-1: not measured). */
@@ -231,7 +219,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
         }
       }
     }
-    if (check && !ended && w->end_check(w->arg, NULL, 0, &status, &ru)) ended = true;
+    if (check && !ended && w->end_check(w->arg, NULL, &status, &ru)) ended = true;
     if (!ended && w->early_check && s[0].fd < 0 && s[1].fd < 0 && kill_pidfd >= 0 &&
         sq_now_mono_ms() >= early_next_ms) {
       /* The task closed its output: it may be exiting. Looked for again

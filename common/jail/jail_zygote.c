@@ -110,61 +110,53 @@ static void zygote_stop(zygote *z) {
   sq__jail_cgroup_destroy(&z->cg);
 }
 
-/* Waits up to timeout_ms for one message on fd; returns its length or -1.
- * *sender (may be NULL) gets the sender's pid (SO_PASSCRED), 0 if none;
- * *passed (may be NULL: closed) a descriptor passed with it, -1 if none. */
-static ssize_t recv_timed(int fd, char *buf, size_t cap, int timeout_ms, pid_t *sender, int *passed) {
+/* Waits up to timeout_ms for one message on fd and decodes it as the
+ * supervisor's (zygote_proto.h); returns its kind (SQ__ZYGOTE_BAD on
+ * timeout too). *sender (may be NULL) gets the sender's pid (SO_PASSCRED),
+ * 0 if none; *passed (may be NULL: closed) a descriptor passed with it, -1
+ * if none. buf (cap bytes) holds the message m points into. */
+static sq__zygote_kind recv_timed(int fd, char *buf, size_t cap, int timeout_ms, sq__zygote_msg *m, pid_t *sender,
+                                  int *passed) {
   if (sender) *sender = 0;
   if (passed) *passed = -1;
+  m->kind = SQ__ZYGOTE_BAD;
   struct pollfd p = {.fd = fd, .events = POLLIN};
-  if (poll(&p, 1, timeout_ms) != 1) return -1;
-  struct iovec iov = {.iov_base = buf, .iov_len = cap};
-  union {
-    char b[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-  ssize_t n = recvmsg(fd, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); n >= 0 && cm; cm = CMSG_NXTHDR(&msg, cm)) {
-    if (cm->cmsg_level != SOL_SOCKET) continue;
-    if (cm->cmsg_type == SCM_CREDENTIALS && sender) {
-      struct ucred cr;
-      memcpy(&cr, CMSG_DATA(cm), sizeof cr);
-      *sender = cr.pid;
-    } else if (cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int))) {
-      int got;
-      memcpy(&got, CMSG_DATA(cm), sizeof got);
-      if (passed && *passed < 0) *passed = got;
-      else close(got);
-    }
+  if (poll(&p, 1, timeout_ms) != 1) return SQ__ZYGOTE_BAD;
+  int fds[SQ__ZYGOTE_MAX_FDS], nfds;
+  ssize_t n = sq__jail_recv_fds(fd, buf, cap, MSG_DONTWAIT, fds, SQ__ZYGOTE_MAX_FDS, &nfds, sender);
+  if (n < 0) return SQ__ZYGOTE_BAD;
+  sq__zygote_decode(SQ__ZYGOTE_AT_SUPERVISOR, buf, (size_t)n, nfds, m);
+  for (int i = 0; i < nfds; i++) {
+    if (passed && i == 0) *passed = fds[0];
+    else close(fds[i]);
   }
-  return n;
+  return m->kind;
 }
 
-/* "RES:SOFT:HARD,..." for every resource: the worker's own values, with
- * the jail's fixed ones in place (CPU and AS come with each task). */
-static void rlimits_arg(char *out, size_t cap) {
+/* The LIMITS message into out (cap bytes; its length, 0 if it does not
+ * fit): every resource's rlimit, the worker's own values with the jail's
+ * fixed ones in place (CPU and AS come with each task). */
+static size_t limits_msg(char *out, size_t cap) {
   static const struct {
     int res;
     long long v;
   } fixed[] = {{RLIMIT_NOFILE, SQ__JAIL_NOFILE_MAX}, {RLIMIT_FSIZE, SQ__JAIL_FSIZE_BYTES},
                {RLIMIT_NPROC, SQ__JAIL_NPROC_MAX},   {RLIMIT_CORE, 0},
                {RLIMIT_STACK, SQ__JAIL_STACK_BYTES}, {RLIMIT_MEMLOCK, 0}};
-  size_t at = 0;
-  out[0] = '\0';
-  for (int r = 0; r < RLIM_NLIMITS && at < cap; r++) {
+  size_t at = sq__zygote_encode_limit(out, cap, true, NULL);
+  for (int r = 0; at && r < RLIM_NLIMITS; r++) {
     struct rlimit rl;
-    long long soft = -1, hard = -1;
+    sq__zygote_rlimit l = {.res = r, .soft = -1, .hard = -1};
     if (getrlimit(r, &rl) == 0) {
-      soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (long long)rl.rlim_cur;
-      hard = rl.rlim_max == RLIM_INFINITY ? -1 : (long long)rl.rlim_max;
+      l.soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_cur;
+      l.hard = rl.rlim_max == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_max;
     }
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-      if (fixed[i].res == r) soft = hard = fixed[i].v;
-    int n = snprintf(out + at, cap - at, "%s%d:%lld:%lld", r ? "," : "", r, soft, hard);
-    if (n < 0) break;
-    at += (size_t)n;
+      if (fixed[i].res == r) l.soft = l.hard = fixed[i].v;
+    size_t n = sq__zygote_encode_limit(out + at, cap - at, false, &l);
+    at = n ? at + n : 0;
   }
+  return at;
 }
 
 /* Starts z (its slot is already held): clone into namespaces, contain,
@@ -191,14 +183,12 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   snprintf(name, sizeof name, "z%d-%d", (int)getpid(), z->slot); /* z: warm pool, s: spawn */
   z->layers = (c->layers & ~SQ__JAIL_CGROUP_LAYERS) |
               (sq__jail_cgroup_create(&z->cg, name, 512, SQ__JAIL_NPROC_MAX + 4) & c->layers);
-  char inline_max[24], limits[RLIM_NLIMITS * 48];
-  snprintf(inline_max, sizeof inline_max, "%d", SQ__JAIL_INLINE_MAX);
-  rlimits_arg(limits, sizeof limits);
+  char slot[24];
+  snprintf(slot, sizeof slot, "slot=%d", z->slot);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
                   "PYTHONIOENCODING=utf-8", "LD_BIND_NOW=1" /* zygote.py: removed there */, NULL};
-  char *argv[] = {"python3", "-I", "-S", "-c", (char *)sq__jail_zygote_py, SQ__JAIL_SCRATCH,
-                  SQ_JAIL_STR(SQ__JAIL_ZYGOTE_CTL_FD), SQ_JAIL_STR(SQ__JAIL_ZYGOTE_INIT_FD), inline_max, limits,
-                  SQ__JAIL_ZYGOTE_SO, z->lean ? "lean" : "full", NULL};
+  /* A short command line, named (zygote_proto.h): ps shows the slot. */
+  char *argv[] = {SQ__ZYGOTE_NAME, "-I", "-S", SQ__ZYGOTE_PY, slot, z->lean ? "lean" : "full", NULL};
   sq_jail_limits none = {0};
   sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .program_fd = -1, .argv = argv, .envp = envp,
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
@@ -231,20 +221,19 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
     SQ_ERROR("warm pool: zygote setup failed: %s", msg);
     goto out;
   }
-  ssize_t n;
-  size_t bpf_len = (size_t)c->seccomp.len * sizeof(struct sock_filter);
-  char *f = malloc(bpf_len + 1);
-  if (!f) {
-    ret = SQ_ENOMEM;
+  /* LIMITS, FILTER; READY back. */
+  char limits[RLIM_NLIMITS * SQ__ZYGOTE_LIMIT_MAX + 8], f[SQ__ZYGOTE_SHORT_MAX];
+  size_t limits_len = limits_msg(limits, sizeof limits);
+  struct iovec filter[2] = {{.iov_base = f, .iov_len = sq__zygote_encode_short(SQ__ZYGOTE_FILTER, f, sizeof f)},
+                            {.iov_base = c->seccomp.filter,
+                             .iov_len = (size_t)c->seccomp.len * sizeof(struct sock_filter)}};
+  if (limits_len == 0 || sq__jail_send_fds(ctl[0], limits, limits_len, NULL, 0) != 0 ||
+      sq__jail_send_fdsv(ctl[0], filter, 2, NULL, 0) != 0) {
+    SQ_PERROR("warm pool: sending the zygote its rlimits and filter");
     goto out;
   }
-  f[0] = 'f';
-  memcpy(f + 1, c->seccomp.filter, bpf_len);
-  n = send(ctl[0], f, bpf_len + 1, MSG_NOSIGNAL);
-  free(f);
-  if (n != (ssize_t)bpf_len + 1) goto out;
-  n = recv_timed(ctl[0], msg, sizeof msg, READY_TIMEOUT_MS, &z->zpid, &z->notify);
-  if (n != 5 || memcmp(msg, "ready", 5) != 0 || z->notify < 0) {
+  sq__zygote_msg m;
+  if (recv_timed(ctl[0], msg, sizeof msg, READY_TIMEOUT_MS, &m, &z->zpid, &z->notify) != SQ__ZYGOTE_READY) {
     SQ_ERROR("warm pool: the zygote did not start (see its stderr above)");
     goto out;
   }
@@ -459,7 +448,7 @@ typedef struct {
   char why[160];    /* what the zygote said, for not_taken */
 } warm_run;
 
-static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct rusage *ru) {
+static bool warm_end(void *arg, const sq__zygote_msg *msg, int *status, struct rusage *ru) {
   warm_run *r = arg;
   if (!msg) { /* init's pidfd: the zygote (and the namespace) died */
     r->broken = true;
@@ -470,26 +459,29 @@ static bool warm_end(void *arg, const char *msg, size_t len, int *status, struct
     *status = SIGKILL; /* as if killed: the task took its zygote down */
     return true;
   }
-  if ((len >= 1 && msg[0] == 'e') || (len == 1 && msg[0] == 'x')) { /* the task's code never ran */
+  switch (msg->kind) {
+  case SQ__ZYGOTE_ERROR: /* the task's code never ran */
     r->broken = r->not_taken = true;
-    if (msg[0] == 'e') snprintf(r->why, sizeof r->why, "%.*s", (int)(len > 2 ? len - 2 : 0), msg + 2);
-    else snprintf(r->why, sizeof r->why, "the child died before it took the task");
+    snprintf(r->why, sizeof r->why, "%.*s", (int)msg->u.error.len, msg->u.error.text);
     return true;
-  }
-  r->reported = true;
-  long long st, ut, stime, rss, reaped;
-  if (len < 2 || msg[0] != 'r' || sscanf(msg, "r %lld %lld %lld %lld %lld", &st, &ut, &stime, &rss, &reaped) != 5) {
+  case SQ__ZYGOTE_EXITED:
+    r->broken = r->not_taken = true;
+    snprintf(r->why, sizeof r->why, "the child died before it took the task");
+    return true;
+  case SQ__ZYGOTE_REAPED:
+    r->reported = true;
+    r->reaped_ms = msg->u.reaped.reaped_ms;
+    *status = msg->u.reaped.status;
+    ru->ru_utime.tv_sec = (time_t)(msg->u.reaped.utime_us / 1000000);
+    ru->ru_utime.tv_usec = (suseconds_t)(msg->u.reaped.utime_us % 1000000);
+    ru->ru_stime.tv_sec = (time_t)(msg->u.reaped.stime_us / 1000000);
+    ru->ru_stime.tv_usec = (suseconds_t)(msg->u.reaped.stime_us % 1000000);
+    ru->ru_maxrss = (long)msg->u.reaped.maxrss_kib;
+    return true;
+  default: /* malformed, or not the zygote's to send now */
     r->broken = true;
     return false;
   }
-  r->reaped_ms = reaped > 0 ? (int64_t)reaped : 0;
-  *status = (int)st;
-  ru->ru_utime.tv_sec = (time_t)(ut / 1000000);
-  ru->ru_utime.tv_usec = (suseconds_t)(ut % 1000000);
-  ru->ru_stime.tv_sec = (time_t)(stime / 1000000);
-  ru->ru_stime.tv_usec = (suseconds_t)(stime % 1000000);
-  ru->ru_maxrss = (long)rss;
-  return true;
 }
 
 /* Whether the process behind pidfd is still there to read about (running,
@@ -567,32 +559,18 @@ static void warm_kill_zygote(void *arg) {
   if (r->z->init > 0) kill(r->z->init, SIGKILL);
 }
 
-/* Sends the task: the header, then the program inline, or in prog_fd
- * (>= 0) passed after the two pipe ends. */
+/* Sends the TASK: its header, then the program inline, or in prog_fd
+ * (>= 0) passed after the two pipe ends. 0 or -1 with errno. */
 static int send_task(zygote *z, const char *program, size_t len, int prog_fd, const sq_jail_limits *lim, int out_w,
                      int err_w) {
-  char head[96];
+  char head[SQ__ZYGOTE_TASK_HEAD_MAX];
   long long cpu_s = (lim->cpu_ms + 999) / 1000;
   if (cpu_s < 1) cpu_s = 1;
-  int hl = snprintf(head, sizeof head, "t %lld %lld %s\n", cpu_s, (long long)lim->memory_mib << 20,
-                    prog_fd >= 0 ? "oep" : "oe");
-  size_t body = prog_fd >= 0 ? 0 : len;
-  struct iovec iov[2] = {{.iov_base = head, .iov_len = (size_t)hl}, {.iov_base = (void *)program, .iov_len = body}};
-  int nfds = prog_fd >= 0 ? 3 : 2;
-  union {
-    char b[CMSG_SPACE(3 * sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
-  struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2, .msg_control = u.b,
-                       .msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int))};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+  size_t hl = sq__zygote_encode_task_head(head, sizeof head, cpu_s, (int64_t)lim->memory_mib << 20, prog_fd >= 0);
+  struct iovec iov[2] = {{.iov_base = head, .iov_len = hl},
+                         {.iov_base = (void *)program, .iov_len = prog_fd >= 0 ? 0 : len}};
   int fds[3] = {out_w, err_w, prog_fd};
-  memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
-  return sendmsg(z->ctl, &msg, MSG_NOSIGNAL) == (ssize_t)(body + (size_t)hl) ? 0 : -1;
+  return sq__jail_send_fdsv(z->ctl, iov, 2, fds, prog_fd >= 0 ? 3 : 2);
 }
 
 /* Makes z ready for a task: alive (else started anew) and its last task
@@ -605,10 +583,10 @@ static int zygote_ready(sq__jail_pool *p, zygote *z, const char *task_id, sq_jai
     zygote_stop(z);
   }
   if (z->init > 0 && z->reap_pending) { /* the last task's process must be gone first */
-    char msg[256];
-    ssize_t n = recv_timed(z->ctl, msg, sizeof msg, REAP_TIMEOUT_MS, NULL, NULL);
+    char msg[SQ__ZYGOTE_REAPED_MAX];
+    sq__zygote_msg m;
     z->reap_pending = false;
-    if (n < 1 || msg[0] != 'r') {
+    if (recv_timed(z->ctl, msg, sizeof msg, REAP_TIMEOUT_MS, &m, NULL, NULL) != SQ__ZYGOTE_REAPED) {
       SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d did not report the last task's end; replacing it",
               z->slot);
       zygote_stop(z);
@@ -706,7 +684,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool le
   zygote *z = acquire(p, lean);
   int ret = 0, prog_fd = -1;
   char why[160] = "";
-  if (len > SQ__JAIL_INLINE_MAX && (prog_fd = sq__jail_program_memfd(program, len)) < 0) {
+  if (len > SQ__ZYGOTE_INLINE_MAX && (prog_fd = sq__jail_program_memfd(program, len)) < 0) {
     snprintf(o->error, sizeof o->error, "memfd for a program of %zu bytes: %s", len, strerror(errno));
     ret = SQ_EJAIL;
     goto out;

@@ -1,55 +1,36 @@
-# zygote.py: the warm zygote's Python (common/jail/jail_zygote.c starts it as
-# `python3 -I -S -c <this file> ARGS` inside the jail's namespaces and root,
-# as the slot's uid, no capabilities, no_new_privs; embedded into the jail
-# library by common/embed.cmake).
+# zygote.py: the warm zygote's Python. Its init writes it into the jail's
+# root (zygote_proto.h: SQ__ZYGOTE_PY) and common/jail/jail_zygote.c starts
+# it as `sandq-zygote -I -S /.sandq-zygote.py SLOT KIND` (argv[0] named so:
+# ps shows which slot's zygote it is) inside the jail's namespaces and
+# root, as the slot's uid, no capabilities, no_new_privs.
 #
-# argv: SCRATCH CTL_FD INIT_FD INLINE_MAX RLIMITS LOOP_SO KIND
-#   RLIMITS: "RES:SOFT:HARD,..." for every resource: the worker's values with
-#   the jail's own (NOFILE, FSIZE, NPROC, CORE, STACK, MEMLOCK) in place; -1
-#   is unlimited. The loop sets them on the zygote once (every task's child
-#   inherits them; a task cannot change the zygote's), and each child sets
-#   CPU and AS from its task, and FSIZE once main.py is written.
-#   LOOP_SO: the loop below, in C (zygote_loop.c: the extension module
-#   sandq_zygote), which its init wrote into the root. Python runs only each task's program; everything around it,
-#   the fork, the reaping and the task's setup, is C, which writes a few
-#   pages where Python wrote hundreds, each a copy-on-write fault while the
-#   zygote and its child share them (docs/benchmarks.md).
+# argv: SLOT KIND
+#   SLOT: the pool's slot, for ps only.
 #   KIND: "full" imports the common modules below; "lean" does not (it runs
 #   programs whose text never says "import": jail.c).
-#
-# Protocol on CTL_FD (SOCK_SEQPACKET to the supervisor):
-#   in  "f" + BPF        once: the filter, which the zygote loads before its
-#                        first task; it and every task's child run under it
-#   out "ready" + listener   modules imported, the filter loaded (its
-#                        seccomp listener passed), waiting for tasks
-#   in  "t CPU_S AS_BYTES FDS\n" + program, with descriptors named by FDS in
-#                        order: o stdout, e stderr, p a memfd holding the
-#                        program (then nothing follows the header)
-#   out "n MS"           from the child for the next task, ready for it
-#                        (MS: CLOCK_MONOTONIC in ms, when it said so):
-#                        the supervisor starts the task's wall clock on it
-#   out "e MESSAGE"      the child could not set the task up; none of the
-#                        task's code ran (the supervisor replaces us)
-#   out "r STATUS UTIME_US STIME_US MAXRSS_KIB REAPED_MS"   the task's child was
-#                        reaped (REAPED_MS: CLOCK_MONOTONIC in ms, when)
-#   out "x"              a child died before it took a task: the zygote exits
-# On INIT_FD (to the namespace's init, which is root): "w" asks for a fresh
-# scratch tmpfs on SCRATCH; the answer is "k" (done) or "e" (failed).
+# The loop (zygote_loop.c: the extension module sandq_zygote, beside this
+# file with .so for .py) does everything around each task's program: the
+# rlimits, the filter, the fork, the reaping and the task's setup, in C,
+# which writes a few pages where Python wrote hundreds, each a copy-on-
+# write fault while the zygote and its child share them
+# (docs/benchmarks.md). Its protocol with the supervisor, every message,
+# who sends it and its fields, is common/jail/zygote_proto.h.
 #
 # The child for the next task is forked ahead, once every process the last
 # task left is gone (the zygote is its subreaper: zygote_loop.c, gone()),
-# every child reaped and SCRATCH mounted afresh: it compiles a line (so the
-# compiler's copy-on-write faults happen now), says so and waits for the
+# every child reaped and the scratch mounted afresh: it compiles a line (so
+# the compiler's copy-on-write faults happen now), says so and waits for the
 # task, so a task's critical path holds no fork and few page faults.
 # Then it writes main.py, sets its rlimits and runs the program as
 # `python3 -I -S /scratch/main.py` would (a fresh __main__, the same
 # traceback and exit status 1 for an uncaught exception). A task's exit
-# status means nothing to the jail: setup failures travel as "e". Its last
+# status means nothing to the jail: setup failures travel as ERROR. Its last
 # act closes its stdout and stderr (one call): the supervisor, woken by
 # both at EOF, may learn the exit status from the kernel before the task's
 # memory is torn down (jail_zygote.c, warm_early).
 import os, sys, gc, _imp
-SCRATCH, CTL_FD, INIT_FD, INLINE_MAX, LIMITS, LOOP_SO, KIND = sys.argv[1:8]
+SLOT, KIND = sys.argv[1:3]
+LOOP_SO = sys.argv[0][:-len('.py')] + '.so'
 # What most programs import (HumanEval's 164: typing, math, random, copy,
 # string, collections, re), imported once here. hashlib (libcrypto),
 # decimal, fractions, statistics, datetime and traceback are not: they made
@@ -61,7 +42,6 @@ SCRATCH, CTL_FD, INIT_FD, INLINE_MAX, LIMITS, LOOP_SO, KIND = sys.argv[1:8]
 if KIND != 'lean':
     import json, re, math, collections, itertools, functools, heapq, bisect, string, random
     import typing, copy, operator, time
-MAIN = SCRATCH + '/main.py'
 
 
 class Spec:  # what the import machinery passes to an extension's loader
@@ -69,6 +49,7 @@ class Spec:  # what the import machinery passes to an extension's loader
 
 
 loop = _imp.create_dynamic(Spec)  # the GIL stays held: the loop forks the interpreter
+MAIN = loop.MAIN  # the task's main.py in the scratch
 # The supervisor starts us with LD_BIND_NOW=1: every symbol the interpreter
 # and the loop use is bound here, once, not by the dynamic linker in each
 # task's child (a dozen copy-on-write faults per task, docs/benchmarks.md).
@@ -132,7 +113,7 @@ sys.modules['__main__'] = TASK_MAIN
 gc.freeze()
 # Returns only in each task's child, forked ahead of its task; the zygote
 # itself stays in the C loop until its supervisor goes.
-loop.serve(int(CTL_FD), int(INIT_FD), SCRATCH, int(INLINE_MAX), LIMITS)
+loop.serve()
 try:
     child()
 finally:

@@ -1,7 +1,7 @@
 /* zygote_loop.c: the warm zygote's loop and each task's setup, in C: the
  * Python extension module sandq_zygote. Built as a shared object of its
  * own, embedded into the jail library, written into each zygote's root by
- * its init (SQ__JAIL_ZYGOTE_SO) and imported by zygote.py (the GIL held
+ * its init (SQ__ZYGOTE_SO) and imported by zygote.py (the GIL held
  * throughout).
  *
  * Why C: a process forked from the interpreter pays a copy-on-write fault
@@ -17,8 +17,9 @@
  * stable ABI (3.7 and later), so one build serves any CPython 3 the jail's
  * `python` names.
  *
- * The protocol with the supervisor (jail_zygote.c) is zygote.py's; its
- * header comment is the reference. */
+ * The protocol with the supervisor (jail_zygote.c, jail_supervise.c) is
+ * zygote_proto.h's, encoded and decoded by zygote_proto.c, which is
+ * compiled into this module too. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -51,31 +52,27 @@
 #include <unistd.h>
 
 #include "util.h" /* sq_write_all (base/write_all.c, compiled into this module too) */
+#include "zygote_proto.h"
 
 #ifndef __WALL
 #define __WALL 0x40000000
 #endif
-#define ZL_MAX_FILTER 4096 /* instructions: the kernel's own BPF_MAXINSNS */
-#define ZL_MAX_FDS 4
+#define ZL_MAIN_PY SQ__ZYGOTE_SCRATCH_DIR "/main.py"
 
 /* The loop's state; in a child, what take() needs. */
 static struct {
   int ctl, init, took_w;
-  char scratch[240], main_py[256]; /* copies: the caller's strings go when it returns */
-  size_t inline_max;
-  struct {
-    int res;
-    rlim_t soft, hard;
-  } limits[RLIM_NLIMITS];
-  int n_limits;
   struct rlimit fsize; /* each task's, set by its child once main.py is written */
   bool have_fsize;
   struct statfs fresh; /* the scratch as its init mounted it (fresh_scratch) */
   bool have_fresh;
   uid_t uid; /* ours, which never change (no capabilities): looked up once */
   gid_t gid;
-  char *msg; /* take()'s buffer for the task, inline_max + 256 bytes: allocated by the zygote, untouched there */
+  char *msg; /* take()'s buffer for the task, TASK_CAP bytes: allocated by the zygote, untouched there */
 } zl;
+
+/* A TASK message at its largest: the header and an inline program. */
+#define TASK_CAP (SQ__ZYGOTE_TASK_HEAD_MAX + SQ__ZYGOTE_INLINE_MAX)
 
 PyMODINIT_FUNC PyInit_sandq_zygote(void);
 
@@ -87,50 +84,32 @@ static void die(const char *what) {
   _exit(1);
 }
 
-static void ctl_send(const char *msg, size_t len) {
-  ssize_t n;
-  do n = send(zl.ctl, msg, len, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n != (ssize_t)len) die("send to the supervisor");
+static void ctl_send(const char *msg, size_t len, const int *fds, int nfds) {
+  if (sq__jail_send_fds(zl.ctl, msg, len, fds, nfds) != 0) die("send to the supervisor");
 }
 
-/* msg with one descriptor (SCM_RIGHTS). */
-static void send_with_fd(const char *msg, size_t len, int fd) {
-  union {
-    char b[CMSG_SPACE(sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
-  struct iovec iov = {.iov_base = (void *)msg, .iov_len = len};
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-  struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
-  cm->cmsg_level = SOL_SOCKET;
-  cm->cmsg_type = SCM_RIGHTS;
-  cm->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-  ssize_t n;
-  do n = sendmsg(zl.ctl, &m, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n != (ssize_t)len) die("send to the supervisor");
-}
-
-/* "RES:SOFT:HARD,..." (-1 unlimited) into zl.limits. */
-static int parse_limits(const char *s) {
-  while (*s && zl.n_limits < RLIM_NLIMITS) {
-    char *end;
-    long long v[3];
-    for (int i = 0; i < 3; i++) {
-      errno = 0;
-      v[i] = strtoll(s, &end, 10);
-      if (errno || end == s || (*end != (i < 2 ? ':' : ',') && !(i == 2 && *end == '\0'))) return -1;
-      s = *end ? end + 1 : end;
-    }
-    zl.limits[zl.n_limits].res = (int)v[0];
-    zl.limits[zl.n_limits].soft = v[1] < 0 ? RLIM_INFINITY : (rlim_t)v[1];
-    zl.limits[zl.n_limits].hard = v[2] < 0 ? RLIM_INFINITY : (rlim_t)v[2];
-    zl.n_limits++;
+/* The LIMITS message (zygote_proto.h) received and applied: every limit
+ * but CPU, AS and FSIZE is the same for every task and set here, once:
+ * each task's child inherits it (a task cannot change ours: the filter
+ * allows prlimit64 on the caller only), and sets only those three (take):
+ * CPU and AS come with the task, and FSIZE applies once main.py, as large
+ * as a task may be, is written. The loop itself never nears any of them. */
+static void set_limits(void) {
+  char buf[RLIM_NLIMITS * SQ__ZYGOTE_LIMIT_MAX + 8];
+  int nfds;
+  ssize_t n = sq__jail_recv_fds(zl.ctl, buf, sizeof buf, 0, NULL, 0, &nfds, NULL);
+  sq__zygote_msg m;
+  if (n < 0 || sq__zygote_decode(SQ__ZYGOTE_AT_ZYGOTE, buf, (size_t)n, nfds, &m) != SQ__ZYGOTE_LIMITS) {
+    errno = n < 0 ? errno : EPROTO;
+    die("the rlimits message");
   }
-  return *s ? -1 : 0;
+  sq__zygote_rlimit l;
+  for (int i = 0; sq__zygote_limit_at(&m, i, &l); i++) {
+    struct rlimit rl = {l.soft < 0 ? RLIM_INFINITY : (rlim_t)l.soft, l.hard < 0 ? RLIM_INFINITY : (rlim_t)l.hard};
+    if (l.res == RLIMIT_FSIZE) zl.fsize = rl, zl.have_fsize = true;
+    if (l.res == RLIMIT_CPU || l.res == RLIMIT_AS || l.res == RLIMIT_FSIZE) continue;
+    if (setrlimit(l.res, &rl) != 0) die("setrlimit");
+  }
 }
 
 /* Reaps every child that has ended; returns whether any is still running. */
@@ -167,50 +146,50 @@ static void gone(void) {
  * saves the init's umount and mount per task, and with them an expedited
  * RCU grace period, which stops every CPU (docs/benchmarks.md). */
 static bool scratch_as_fresh(void) {
-  if (!zl.have_fresh || unlink(zl.main_py) != 0) return false;
+  if (!zl.have_fresh || unlink(ZL_MAIN_PY) != 0) return false;
   struct statfs now;
   struct stat st;
   char x;
-  return statfs(zl.scratch, &now) == 0 && now.f_ffree == zl.fresh.f_ffree && now.f_bfree == zl.fresh.f_bfree &&
-         now.f_files == zl.fresh.f_files && now.f_blocks == zl.fresh.f_blocks && lstat(zl.scratch, &st) == 0 &&
+  return statfs(SQ__ZYGOTE_SCRATCH_DIR, &now) == 0 && now.f_ffree == zl.fresh.f_ffree && now.f_bfree == zl.fresh.f_bfree &&
+         now.f_files == zl.fresh.f_files && now.f_blocks == zl.fresh.f_blocks && lstat(SQ__ZYGOTE_SCRATCH_DIR, &st) == 0 &&
          st.st_mode == (S_IFDIR | 0700) && st.st_nlink == 2 && st.st_uid == zl.uid && st.st_gid == zl.gid &&
-         listxattr(zl.scratch, &x, 1) == 0;
+         listxattr(SQ__ZYGOTE_SCRATCH_DIR, &x, 1) == 0;
 }
 
 static void fresh_scratch(void) {
   if (scratch_as_fresh()) return;
-  char k[16];
-  ssize_t n;
-  do n = send(zl.init, "w", 1, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  do n = n == 1 ? recv(zl.init, k, sizeof k, 0) : -1;
-  while (n < 0 && errno == EINTR);
-  if (n != 1) _exit(0); /* the init is gone: the pool is stopping (or the worker died) */
-  if (k[0] != 'k') {
+  char w[SQ__ZYGOTE_SHORT_MAX], k[16];
+  size_t wl = sq__zygote_encode_short(SQ__ZYGOTE_SCRATCH, w, sizeof w);
+  int nfds;
+  ssize_t n = -1;
+  if (sq__jail_send_fds(zl.init, w, wl, NULL, 0) == 0)
+    n = sq__jail_recv_fds(zl.init, k, sizeof k, 0, NULL, 0, &nfds, NULL);
+  if (n < 1) _exit(0); /* the init is gone: the pool is stopping (or the worker died) */
+  sq__zygote_msg answer;
+  if (sq__zygote_decode(SQ__ZYGOTE_AT_ZYGOTE_INIT, k, (size_t)n, nfds, &answer) != SQ__ZYGOTE_SCRATCH_OK) {
     static const char m[] = "sandq-jail: the init could not mount a fresh scratch\n";
     if (write(2, m, sizeof m - 1) < 0) { /* exiting anyway */
     }
     _exit(0);
   }
-  zl.have_fresh = statfs(zl.scratch, &zl.fresh) == 0;
+  zl.have_fresh = statfs(SQ__ZYGOTE_SCRATCH_DIR, &zl.fresh) == 0;
 }
 
-/* Receives the filter ("f" + BPF) and loads it with a listener, which it
+/* Receives the FILTER message and loads it with a listener, which it
  * returns (-1 on failure). */
 static int load_filter(void) {
-  size_t cap = 1 + ZL_MAX_FILTER * sizeof(struct sock_filter);
+  size_t cap = 1 + SQ__ZYGOTE_MAX_FILTER * sizeof(struct sock_filter);
   char *buf = malloc(cap);
   if (!buf) return -1;
-  ssize_t n;
-  do n = recv(zl.ctl, buf, cap, 0);
-  while (n < 0 && errno == EINTR);
-  int listener = -1;
-  if (n < 1 + (ssize_t)sizeof(struct sock_filter) || buf[0] != 'f' || (n - 1) % sizeof(struct sock_filter)) {
+  int nfds, listener = -1;
+  ssize_t n = sq__jail_recv_fds(zl.ctl, buf, cap, 0, NULL, 0, &nfds, NULL);
+  sq__zygote_msg m;
+  if (n < 0 || sq__zygote_decode(SQ__ZYGOTE_AT_ZYGOTE, buf, (size_t)n, nfds, &m) != SQ__ZYGOTE_FILTER) {
     errno = EPROTO;
   } else {
-    memmove(buf, buf + 1, (size_t)(n - 1)); /* aligned, as malloc gave it */
-    struct sock_fprog prog = {.len = (unsigned short)((size_t)(n - 1) / sizeof(struct sock_filter)),
-                              .filter = (struct sock_filter *)(void *)buf};
+    size_t bytes = m.u.filter.n * sizeof(struct sock_filter);
+    memmove(buf, m.u.filter.insns, bytes); /* aligned, as malloc gave it */
+    struct sock_fprog prog = {.len = (unsigned short)m.u.filter.n, .filter = (struct sock_filter *)(void *)buf};
     listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
   }
   free(buf);
@@ -270,46 +249,21 @@ static void merge_mappings(void) {
   dl_iterate_phdr(merge_object, &p);
 }
 
-/* serve(ctl, init, scratch, inline_max, limits): the zygote. Answers
- * "ready", then forks one child per task, ahead of it, and reports each
- * child's end. Returns only in a child (None), which goes on with take(); a
- * failure of the loop ends the zygote (the supervisor starts another). */
-static PyObject *zl_serve(PyObject *self, PyObject *args) {
-  int ctl, init;
-  const char *scratch, *limits;
-  long inline_max;
-  if (!PyArg_ParseTuple(args, "iisls", &ctl, &init, &scratch, &inline_max, &limits)) return NULL;
-  zl.ctl = ctl;
-  zl.init = init;
+/* serve(): the zygote, on SQ__ZYGOTE_CTL_FD and SQ__ZYGOTE_INIT_FD.
+ * Takes LIMITS and FILTER, answers READY, then forks one child per task,
+ * ahead of it, and reports each child's end (zygote_proto.h). Returns only
+ * in a child (None), which goes on with take(); a failure of the loop ends
+ * the zygote (the supervisor starts another). */
+static PyObject *zl_serve(PyObject *self, PyObject *unused) {
+  zl.ctl = SQ__ZYGOTE_CTL_FD;
+  zl.init = SQ__ZYGOTE_INIT_FD;
   zl.uid = getuid();
   zl.gid = getgid();
-  zl.inline_max = inline_max > 0 ? (size_t)inline_max : 0;
-  if ((size_t)snprintf(zl.scratch, sizeof zl.scratch, "%s", scratch) >= sizeof zl.scratch ||
-      (size_t)snprintf(zl.main_py, sizeof zl.main_py, "%s/main.py", scratch) >= sizeof zl.main_py) {
-    errno = ENAMETOOLONG;
-    die("scratch path");
-  }
-  if (parse_limits(limits) != 0) {
-    errno = EINVAL;
-    die("rlimits argument");
-  }
   /* Each child's buffer for its task, made here once: the child finds it
    * mapped (the zygote never writes it, so it only faults in the pages the
    * task fills) instead of mapping 256 KiB itself (docs/benchmarks.md). */
-  if (!(zl.msg = malloc(zl.inline_max + 256 + 1))) die("memory for the task buffer");
-  /* Every limit but CPU, AS and FSIZE is the same for every task and set
-   * here, once: each task's child inherits it (a task cannot change ours:
-   * the filter allows prlimit64 on the caller only), and sets only those
-   * three (take): CPU and AS come with the task, and FSIZE applies once
-   * main.py, as large as a task may be, is written. The loop itself never
-   * nears any of them. */
-  for (int i = 0; i < zl.n_limits; i++) {
-    int res = zl.limits[i].res;
-    struct rlimit rl = {zl.limits[i].soft, zl.limits[i].hard};
-    if (res == RLIMIT_FSIZE) zl.fsize = rl, zl.have_fsize = true;
-    if (res == RLIMIT_CPU || res == RLIMIT_AS || res == RLIMIT_FSIZE) continue;
-    if (setrlimit(res, &rl) != 0) die("setrlimit");
-  }
+  if (!(zl.msg = malloc(TASK_CAP + 1))) die("memory for the task buffer");
+  set_limits();
   if (chdir("/") != 0) die("chdir /"); /* never in a scratch that is about to be replaced */
   if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) die("PR_SET_CHILD_SUBREAPER"); /* gone() */
   merge_mappings();
@@ -321,7 +275,8 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
    * supervisor with "ready". */
   int listener = load_filter();
   if (listener < 0) die("loading the seccomp filter with a listener");
-  send_with_fd("ready", 5, listener);
+  char ready[SQ__ZYGOTE_SHORT_MAX];
+  ctl_send(ready, sq__zygote_encode_short(SQ__ZYGOTE_READY, ready, sizeof ready), &listener, 1);
   close(listener);
   for (;;) {
     fresh_scratch();
@@ -358,25 +313,27 @@ static PyObject *zl_serve(PyObject *self, PyObject *args) {
     while (n < 0 && errno == EINTR);
     close(took[0]);
     if (n != 1) { /* it died before it took a task */
-      send(zl.ctl, "x", 1, MSG_NOSIGNAL);
+      char x[SQ__ZYGOTE_SHORT_MAX];
+      (void)sq__jail_send_fds(zl.ctl, x, sq__zygote_encode_short(SQ__ZYGOTE_EXITED, x, sizeof x), NULL, 0);
       _exit(0);
     }
-    char r[128];
-    int rl = snprintf(r, sizeof r, "r %d %lld %lld %ld %lld", status,
-                      (long long)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
-                      (long long)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss,
-                      (long long)reaped.tv_sec * 1000 + reaped.tv_nsec / 1000000);
-    ctl_send(r, (size_t)rl);
+    char r[SQ__ZYGOTE_REAPED_MAX];
+    ctl_send(r,
+             sq__zygote_encode_reaped(r, sizeof r, status,
+                                      (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
+                                      (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss,
+                                      (int64_t)reaped.tv_sec * 1000 + reaped.tv_nsec / 1000000),
+             NULL, 0);
     gone();
   }
 }
 
-/* A child's failure to set its task up: "e MESSAGE" to the supervisor
- * (none of the task's code ran; it replaces the zygote), then exit. */
+/* A child's failure to set its task up: ERROR to the supervisor (none of
+ * the task's code ran; it replaces the zygote), then exit. */
 static void refuse(const char *what) {
   char m[200];
-  int n = snprintf(m, sizeof m, "e %s: %s", what, strerror(errno));
-  if (n > 0) send(zl.ctl, m, (size_t)n < sizeof m ? (size_t)n : sizeof m - 1, MSG_NOSIGNAL);
+  size_t n = sq__zygote_encode_error(m, sizeof m, what, strerror(errno));
+  (void)sq__jail_send_fds(zl.ctl, m, n, NULL, 0);
   _exit(1);
 }
 
@@ -407,98 +364,42 @@ static char *read_memfd(int fd, size_t *len) {
   return NULL;
 }
 
-/* "n MS" into out (32 bytes), MS in decimal; its length. Without stdio: in
- * a fresh child, printf's first call writes pages it shares with the
- * zygote, each a copy-on-write fault (docs/benchmarks.md). */
-static size_t said_text(char *out, long long ms) {
-  char d[24];
-  size_t k = 0;
-  if (ms < 0) ms = 0;
-  do d[k++] = (char)('0' + ms % 10);
-  while ((ms /= 10) > 0 && k < sizeof d);
-  out[0] = 'n';
-  out[1] = ' ';
-  for (size_t i = 0; i < k; i++) out[2 + i] = d[k - 1 - i];
-  return k + 2;
-}
-
-/* The task's header "t CPU_S AS_BYTES NAMES" up to nl: NAMES (at most
- * names_cap - 1 letters) into names. Without sscanf, for the same reason
- * as said_text. Returns whether it is well formed. */
-static bool parse_head(const char *msg, const char *nl, long long *cpu_s, long long *as_bytes, char *names,
-                       size_t names_cap) {
-  const char *p = msg;
-  if (p + 2 > nl || p[0] != 't' || p[1] != ' ') return false;
-  p += 2;
-  long long *v[2] = {cpu_s, as_bytes};
-  for (int i = 0; i < 2; i++) {
-    char *end;
-    errno = 0;
-    *v[i] = strtoll(p, &end, 10);
-    if (errno || end == p || end >= nl || *end != ' ') return false;
-    p = end + 1;
-  }
-  size_t k = 0;
-  while (p < nl && k + 1 < names_cap) names[k++] = *p++;
-  names[k] = '\0';
-  return p == nl && k > 0;
-}
-
-/* take(): the child, under the zygote's filter. Says it is there (the
- * supervisor starts the task's clock on it), then takes the task: "t CPU_S
- * AS_BYTES FDS\n" + program, with the descriptors FDS names. Sets the task
- * up (stdout, stderr, main.py, the scratch as cwd, every rlimit) and
- * returns the program (bytes). Failures never return. */
+/* take(): the child, under the zygote's filter. Says it is there (NEXT:
+ * the supervisor starts the task's clock on it), then takes the TASK and
+ * its descriptors. Sets the task up (stdout, stderr, main.py, the scratch
+ * as cwd, every rlimit) and returns the program (bytes). Failures never
+ * return. No stdio here: in a fresh child, printf's first call writes
+ * pages it shares with the zygote, each a copy-on-write fault
+ * (docs/benchmarks.md). */
 static PyObject *zl_take(PyObject *self, PyObject *unused) {
   close(zl.init);
-  /* "n MONOTONIC_MS": the supervisor starts the task's clock at the later
-   * of this and its sending of the task, not when it reads this. */
+  /* The supervisor starts the task's clock at the later of this and its
+   * sending of the task, not when it reads this. */
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  char said[32];
-  ssize_t said_len = (ssize_t)said_text(said, (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-  ssize_t n;
-  do n = send(zl.ctl, said, (size_t)said_len, MSG_NOSIGNAL);
-  while (n < 0 && errno == EINTR);
-  if (n != said_len) _exit(1);
+  char said[SQ__ZYGOTE_NEXT_MAX];
+  size_t said_len = sq__zygote_encode_next(said, sizeof said, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+  if (sq__jail_send_fds(zl.ctl, said, said_len, NULL, 0) != 0) _exit(1);
 
-  size_t cap = zl.inline_max + 256;
   char *msg = zl.msg;
-  struct iovec iov = {.iov_base = msg, .iov_len = cap};
-  union {
-    char b[CMSG_SPACE(ZL_MAX_FDS * sizeof(int))];
-    struct cmsghdr align;
-  } u;
-  memset(&u, 0, sizeof u);
-  struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.b, .msg_controllen = sizeof u.b};
-  do n = recvmsg(zl.ctl, &m, MSG_CMSG_CLOEXEC);
-  while (n < 0 && errno == EINTR);
-  int fds[ZL_MAX_FDS], nfds = 0;
-  for (struct cmsghdr *cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-      int k = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-      for (int i = 0; i < k && nfds < ZL_MAX_FDS; i++) memcpy(&fds[nfds++], CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
-    }
-  if (n < 1 || msg[0] != 't') _exit(0); /* the supervisor let us go */
-  msg[n] = '\0';
-  char *nl = memchr(msg, '\n', (size_t)n);
-  long long cpu_s = 0, as_bytes = 0;
-  char names[ZL_MAX_FDS + 2] = "";
-  bool head_ok = nl && parse_head(msg, nl, &cpu_s, &as_bytes, names, sizeof names);
-  errno = EPROTO;
-  if (!head_ok || (int)strlen(names) != nfds ||
-      strncmp(names, "oe", 2) != 0 || (nfds == 3 && names[2] != 'p') || nfds > 3 || cpu_s < 1 || as_bytes < 1)
-    refuse("bad task header");
+  int fds[SQ__ZYGOTE_MAX_FDS], nfds = 0;
+  ssize_t n = sq__jail_recv_fds(zl.ctl, msg, TASK_CAP, 0, fds, SQ__ZYGOTE_MAX_FDS, &nfds, NULL);
+  if (n == 0) _exit(0); /* the supervisor let us go */
+  sq__zygote_msg m;
+  if (n < 0 || sq__zygote_decode(SQ__ZYGOTE_AT_ZYGOTE, msg, (size_t)n, nfds, &m) != SQ__ZYGOTE_TASK) {
+    errno = EPROTO;
+    refuse("bad task message");
+  }
   if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0) refuse("dup2");
-  char *prog = nl + 1;
-  size_t plen = (size_t)(msg + n - prog);
-  if (nfds == 3) {
+  char *prog = (char *)m.u.task.program;
+  size_t plen = m.u.task.program_len;
+  if (m.u.task.memfd) {
     if (!(prog = read_memfd(fds[2], &plen))) refuse("reading the program");
     free(msg);
     msg = NULL;
   }
   for (int i = 0; i < nfds; i++) close(fds[i]);
-  int out = open(zl.main_py, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  int out = open(ZL_MAIN_PY, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0 || sq_write_all(out, prog, plen) != 0 || close(out) != 0) refuse("writing main.py");
   /* The program as Python will run it, before the task's limits apply. */
   PyObject *program = PyBytes_FromStringAndSize(prog, (Py_ssize_t)plen);
@@ -507,11 +408,12 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
     errno = ENOMEM;
     refuse("the program as bytes");
   }
-  if (chdir(zl.scratch) != 0) refuse("chdir to the scratch");
+  if (chdir(SQ__ZYGOTE_SCRATCH_DIR) != 0) refuse("chdir to the scratch");
   /* The task's own limits and FSIZE; every other one it has from the
    * zygote (serve). */
-  if (setrlimit(RLIMIT_CPU, &(struct rlimit){(rlim_t)cpu_s, (rlim_t)cpu_s + 1}) != 0 ||
-      setrlimit(RLIMIT_AS, &(struct rlimit){(rlim_t)as_bytes, (rlim_t)as_bytes}) != 0 ||
+  rlim_t cpu_s = (rlim_t)m.u.task.cpu_s, as_bytes = (rlim_t)m.u.task.as_bytes;
+  if (setrlimit(RLIMIT_CPU, &(struct rlimit){cpu_s, cpu_s + 1}) != 0 ||
+      setrlimit(RLIMIT_AS, &(struct rlimit){as_bytes, as_bytes}) != 0 ||
       (zl.have_fsize && setrlimit(RLIMIT_FSIZE, &zl.fsize) != 0))
     refuse("setrlimit");
   do n = write(zl.took_w, "t", 1);
@@ -550,7 +452,7 @@ static PyObject *zl_finish(PyObject *self, PyObject *status) {
 }
 
 static PyMethodDef zl_methods[] = {
-    {"serve", zl_serve, METH_VARARGS, "serve(ctl, init, scratch, inline_max, limits): the zygote's loop"},
+    {"serve", zl_serve, METH_NOARGS, "serve(): the zygote's loop"},
     {"take", zl_take, METH_NOARGS, "take(): the next task, set up; its program"},
     {"finish", zl_finish, METH_O, "finish(status): flush both streams, close them, exit (None: flush only)"},
     {NULL, NULL, 0, NULL}};
@@ -558,4 +460,11 @@ static PyMethodDef zl_methods[] = {
 static struct PyModuleDef zl_module = {PyModuleDef_HEAD_INIT, "sandq_zygote", NULL, -1, zl_methods,
                                        NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit_sandq_zygote(void) { return PyModule_Create(&zl_module); }
+PyMODINIT_FUNC PyInit_sandq_zygote(void) {
+  PyObject *m = PyModule_Create(&zl_module);
+  if (m && PyModule_AddStringConstant(m, "MAIN", ZL_MAIN_PY) != 0) {
+    Py_DECREF(m);
+    return NULL;
+  }
+  return m;
+}

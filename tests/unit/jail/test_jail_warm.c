@@ -499,6 +499,34 @@ static void test_mappings_merged(void) {
   sq_jail_outcome_clear(&o);
 }
 
+/* The zygote's command line is short and named (zygote_proto.h): its
+ * Python is a file in the jail's root, not the command line, so ps shows
+ * `sandq-zygote -I -S /.sandq-zygote.py slot=N KIND`, not kilobytes of
+ * source. So does the child it forked ahead (the first python3 found may
+ * be either). */
+static void test_cmdline(void) {
+  warm_prints("print(6 * 7)\n", "42\n"); /* a zygote up */
+  int py = first_python_below((int)getpid());
+  CHECK(py > 0);
+  if (py <= 0) return;
+  char path[64], buf[4096];
+  snprintf(path, sizeof path, "/proc/%d/cmdline", py);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  CHECK(fd >= 0);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0) close(fd);
+  CHECK(n > 0);
+  if (n <= 0) return;
+  buf[n] = '\0';
+  if (n >= 100) fprintf(stderr, "zygote's cmdline: %zd bytes: %.200s\n", n, buf);
+  CHECK(n < 100);
+  CHECK_STR(buf, "sandq-zygote"); /* argv[0] */
+  bool slot = false;
+  for (char *a = buf; a < buf + n; a += strlen(a) + 1)
+    if (strncmp(a, "slot=", 5) == 0 && a[5] >= '0' && a[5] <= '9') slot = true;
+  CHECK(slot);
+}
+
 /* A supervisor that looks late, as on a busy machine, judges by when the
  * payload was reaped (jail_supervise.c, sq__jail_judge_by_reap; the warm
  * zygote's report, the spawn run's init's): here the process that runs the
@@ -704,6 +732,8 @@ int main(int argc, char **argv) {
     test_cgroup_oom();
     return finish();
   }
+  fprintf(stderr, "command line\n");
+  test_cmdline();
   fprintf(stderr, "mappings merged\n");
   test_mappings_merged();
   fprintf(stderr, "full zygotes on demand\n");
