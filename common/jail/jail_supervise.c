@@ -57,11 +57,41 @@ static int stream_read(stream *s) {
   return 1;
 }
 
-/* A pid learned from an 'n' is killed by its pidfd only: by the time the
+/* One supervision's state: what sq__jail_supervise's steps share. */
+typedef struct {
+  sq__jail_watch *w;
+  sq_jail_outcome *o;
+  stream s[2];        /* stdout, stderr */
+  int notify_fd;      /* the listener: the caller's (kept), or ours once a NEXT brings one */
+  int kill_pidfd;     /* of the process a NEXT named, or -1 */
+  int status;         /* the run's wait status, once ended */
+  struct rusage ru;
+  int ret;            /* 0, or SQ_EJAIL: the end never came (or the run never started) */
+  int64_t take_deadline_ms;      /* not started: the first NEXT is due by then */
+  int64_t cpu0_us, next_cpu_ms;  /* the tree's CPU time when the run started (-1: not yet); next look */
+  int64_t tree_ms;               /* the tree's CPU time last read (-1: never) */
+  sq_jail_end killed_for;        /* SQ_JAIL_EXITED_OK: not killed by us */
+  int64_t killed_at_ms;
+  bool ended;                    /* the run's end is known (status, ru) */
+  int64_t drain_until_ms;        /* ended: the pipes are read until then (0: not ended yet) */
+  bool oom;                      /* out of memory keeping the output */
+  bool ctl_open;
+  bool reported;                 /* the end came as a message on ctl (a zygote's REAPED) */
+  struct {                       /* the output closed before the end: its exit looked for */
+    bool tried, continued;       /* looked once; the zygote woken (SIGCONT) once */
+    int64_t next_ms, retry_ms;
+  } early;
+} sv;
+
+/* The poll set, by name; an entry not polled has fd -1. */
+enum { P_OUT, P_ERR, P_DONE, P_CTL, P_NOTIFY, P_COUNT };
+
+/* A pid learned from a NEXT is killed by its pidfd only: by the time the
  * message is read the process may be reaped, and its number another's. */
-static void kill_run(sq__jail_watch *w, int kill_pidfd) {
+static void kill_run(const sv *v) {
+  sq__jail_watch *w = v->w;
   if (w->pid_learned) {
-    if (kill_pidfd >= 0) syscall(SYS_pidfd_send_signal, kill_pidfd, SIGKILL, NULL, 0);
+    if (v->kill_pidfd >= 0) syscall(SYS_pidfd_send_signal, v->kill_pidfd, SIGKILL, NULL, 0);
   } else if (w->kill_pid > 0) {
     if (w->kill_group) kill(-w->kill_pid, SIGKILL);
     kill(w->kill_pid, SIGKILL);
@@ -71,11 +101,20 @@ static void kill_run(sq__jail_watch *w, int kill_pidfd) {
   if (w->cont_pid > 0) kill(w->cont_pid, SIGCONT); /* a stopped zygote reports the end */
 }
 
+/* Kills the run for why, unless it was killed already. */
+static void kill_for(sv *v, sq_jail_end why, int64_t now) {
+  if (v->killed_for != SQ_JAIL_EXITED_OK) return;
+  v->killed_for = why;
+  v->killed_at_ms = now;
+  kill_run(v);
+}
+
 /* Receives one control message (zygote_proto.h). Returns 1 with an end, 0
  * otherwise, -1 when the socket is closed. NEXT starts the run's clock and
  * names its process; the listener a spawn payload's brings replaces
- * *notify_fd. Anything else goes to end_check, decoded. */
-static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *status, struct rusage *ru) {
+ * v->notify_fd. Anything else goes to end_check, decoded. */
+static int ctl_read(sv *v) {
+  sq__jail_watch *w = v->w;
   char buf[512];
   int fds[SQ__ZYGOTE_MAX_FDS], nfds = 0;
   pid_t sender = 0;
@@ -86,8 +125,8 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *sta
   sq__zygote_decode(SQ__ZYGOTE_AT_SUPERVISOR, buf, n < 0 ? 0 : (size_t)n, nfds, &m); /* EMSGSIZE: BAD */
   if (m.kind == SQ__ZYGOTE_NEXT) {
     if (nfds == 1) {
-      if (*notify_fd >= 0 && *notify_fd != w->notify_fd) close(*notify_fd);
-      *notify_fd = fds[0];
+      if (v->notify_fd >= 0 && v->notify_fd != w->notify_fd) close(v->notify_fd);
+      v->notify_fd = fds[0];
     }
     if (w->start_ms == 0) { /* the child takes the task now, or did when it said so */
       int64_t now = sq_now_mono_ms(), said = m.u.next.said_ms;
@@ -96,12 +135,12 @@ static int ctl_read(sq__jail_watch *w, int *notify_fd, int *kill_pidfd, int *sta
     if (w->kill_pid == 0 && sender > 0) { /* no pidfd: it is reaped already, nothing to kill */
       w->kill_pid = sender;
       w->pid_learned = true;
-      *kill_pidfd = (int)syscall(SYS_pidfd_open, sender, 0);
+      v->kill_pidfd = (int)syscall(SYS_pidfd_open, sender, 0);
     }
     return 0;
   }
   for (int i = 0; i < nfds; i++) close(fds[i]);
-  return w->end_check(w->arg, &m, status, ru) ? 1 : 0;
+  return w->end_check(w->arg, &m, &v->status, &v->ru) ? 1 : 0;
 }
 
 /* The tree's CPU time since the run started, in ms (-1: not measured). */
@@ -111,165 +150,201 @@ static int64_t tree_cpu_ms(const sq__jail_watch *w, int64_t cpu0_us) {
   return now_us < cpu0_us ? -1 : (now_us - cpu0_us) / 1000;
 }
 
-int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *killed_for_out, int *status_out) {
-  const sq_jail_limits *lim = w->lim;
-  stream s[2] = {{.fd = w->out_fd, .cap = (size_t)lim->output_kib * 1024},
-                 {.fd = w->err_fd, .cap = (size_t)lim->output_kib * 1024}};
-  /* The listener: the caller's (kept), or ours once an 'n' brings one. */
-  int notify_fd = w->notify_fd, kill_pidfd = -1, status = 0, ret = 0;
-  struct rusage ru = {0};
-  int64_t take_deadline_ms = sq_now_mono_ms() + w->take_timeout_ms;
-  int64_t cpu0_us = -1, next_cpu_ms = 0, tree_ms = -1;
-  sq_jail_end killed_for = SQ_JAIL_EXITED_OK; /* EXITED_OK: we did not kill it */
-  int64_t killed_at_ms = 0, drain_until_ms = 0;
-  bool ended = false, oom = false, ctl_open = w->ctl_fd >= 0, early_tried = false, reported = false,
-       continued = false;
-  int64_t early_next_ms = 0, early_retry_ms = EARLY_RETRY_MS;
-  w->never_started = false;
+/* The run's deadline: its wall clock once started, else the take's. */
+static int64_t deadline_ms(const sv *v) {
+  return v->w->start_ms > 0 ? v->w->start_ms + v->w->lim->wall_ms : v->take_deadline_ms;
+}
 
-  for (;;) {
-    int64_t now = sq_now_mono_ms();
-    bool started = w->start_ms > 0;
-    if (started && w->cg && cpu0_us < 0 && !ended) {
-      cpu0_us = sq__jail_cgroup_cpu_us(w->cg);
-      next_cpu_ms = now + CPU_CHECK_MS;
-    }
-    int64_t deadline_ms = started ? w->start_ms + lim->wall_ms : take_deadline_ms;
-    if (ended && ((s[0].fd < 0 && s[1].fd < 0) || now >= drain_until_ms)) break;
-    if (!ended && killed_for != SQ_JAIL_EXITED_OK && now - killed_at_ms > END_GRACE_MS) {
-      ret = SQ_EJAIL; /* killed, but the end never came: the caller replaces what it can */
+/* Whether the loop is over: the run ended and its output drained (or the
+ * drain's time is up); killed and its end never came within END_GRACE_MS;
+ * or never started by its deadline (nothing of the task ran: the caller
+ * replaces the zygote). The last two set v->ret. */
+static bool over(sv *v, int64_t now) {
+  if (v->ended) return (v->s[0].fd < 0 && v->s[1].fd < 0) || now >= v->drain_until_ms;
+  if (v->killed_for != SQ_JAIL_EXITED_OK && now - v->killed_at_ms > END_GRACE_MS) {
+    v->ret = SQ_EJAIL; /* the caller replaces what it can */
+    return true;
+  }
+  if (v->w->start_ms == 0 && now >= deadline_ms(v)) {
+    v->w->never_started = true;
+    v->ret = SQ_EJAIL;
+    return true;
+  }
+  return false;
+}
+
+/* The limits checked by time: the wall clock and the tree's CPU time
+ * (read every CPU_CHECK_MS from the run's start, whatever the number of
+ * processes sharing it). */
+static void enforce_limits(sv *v, int64_t now) {
+  sq__jail_watch *w = v->w;
+  if (v->ended || w->start_ms == 0) return;
+  if (w->cg && v->cpu0_us < 0) {
+    v->cpu0_us = sq__jail_cgroup_cpu_us(w->cg);
+    v->next_cpu_ms = now + CPU_CHECK_MS;
+  }
+  if (now >= deadline_ms(v)) kill_for(v, SQ_JAIL_TIMEOUT, now);
+  if (v->cpu0_us >= 0 && v->killed_for == SQ_JAIL_EXITED_OK && now >= v->next_cpu_ms) {
+    v->next_cpu_ms = now + CPU_CHECK_MS;
+    if ((v->tree_ms = tree_cpu_ms(w, v->cpu0_us)) >= w->lim->cpu_ms) kill_for(v, SQ_JAIL_CPU_LIMIT, now);
+  }
+}
+
+/* How long poll may sleep: until the drain's end, the next deadline or
+ * CPU look, the next look at an early end; TICK_MS while killed (its end
+ * is awaited) or without done_fd (end_check is asked every tick). */
+static int wait_ms(const sv *v, int64_t now) {
+  int64_t ms;
+  if (v->ended) {
+    ms = v->drain_until_ms - now;
+  } else {
+    bool killed = v->killed_for != SQ_JAIL_EXITED_OK;
+    ms = killed ? TICK_MS : deadline_ms(v) - now;
+    if (v->cpu0_us >= 0 && !killed && ms > v->next_cpu_ms - now) ms = v->next_cpu_ms - now;
+    if (v->w->done_fd < 0 && ms > TICK_MS) ms = TICK_MS;
+    if (v->early.tried && ms > v->early.next_ms - now) ms = v->early.next_ms - now;
+  }
+  return ms < 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
+}
+
+/* The poll set: the output while open; the end, control and listener
+ * descriptors until the run has ended. */
+static void poll_set(const sv *v, struct pollfd pfd[P_COUNT]) {
+  bool live = !v->ended;
+  int fd[P_COUNT] = {[P_OUT] = v->s[0].fd,
+                     [P_ERR] = v->s[1].fd,
+                     [P_DONE] = live ? v->w->done_fd : -1,
+                     [P_CTL] = live && v->ctl_open ? v->w->ctl_fd : -1,
+                     [P_NOTIFY] = live ? v->notify_fd : -1};
+  for (int i = 0; i < P_COUNT; i++) pfd[i] = (struct pollfd){.fd = fd[i] >= 0 ? fd[i] : -1, .events = POLLIN};
+}
+
+/* A blocked call (the listener): named, and the run killed for it. The
+ * listener's hang-up: every process holding the filter is gone. */
+static void on_notify(sv *v, short revents) {
+  if (sq__jail_seccomp_read(v->notify_fd, v->o->blocked_syscall, sizeof v->o->blocked_syscall) == 0)
+    kill_for(v, SQ_JAIL_POLICY, sq_now_mono_ms());
+  if (revents & (POLLHUP | POLLERR)) {
+    if (v->notify_fd != v->w->notify_fd) close(v->notify_fd);
+    v->notify_fd = -1;
+  }
+}
+
+/* Output on stream i: kept up to its cap; past it (or out of memory) the
+ * run is killed. */
+static void on_output(sv *v, int i) {
+  stream *st = &v->s[i];
+  bool was_truncated = st->truncated;
+  if (stream_read(st) == SQ_ENOMEM) v->oom = true;
+  if ((v->oom || (!was_truncated && st->truncated)) && !v->ended)
+    kill_for(v, v->oom ? SQ_JAIL_SIGNALED : SQ_JAIL_OUTPUT_LIMIT, sq_now_mono_ms());
+}
+
+/* What poll found, in the set's order; then end_check when done_fd was
+ * readable (or there is none: every tick). */
+static void dispatch(sv *v, const struct pollfd pfd[P_COUNT]) {
+  bool check = !v->ended && v->w->done_fd < 0;
+  for (int k = 0; k < P_COUNT; k++) {
+    if (!pfd[k].revents) continue;
+    switch (k) {
+    case P_OUT:
+    case P_ERR: on_output(v, k - P_OUT); break;
+    case P_DONE: check = true; break;
+    case P_CTL: {
+      int r = ctl_read(v);
+      if (r < 0) v->ctl_open = false;
+      if (r > 0) v->ended = v->reported = true;
       break;
     }
-    if (!ended && !started && now >= deadline_ms) {
-      w->never_started = true; /* nothing of the task ran: the caller replaces the zygote */
-      ret = SQ_EJAIL;
-      break;
-    }
-    if (!ended && started && killed_for == SQ_JAIL_EXITED_OK && now >= deadline_ms) {
-      killed_for = SQ_JAIL_TIMEOUT;
-      killed_at_ms = now;
-      kill_run(w, kill_pidfd);
-    }
-    if (!ended && cpu0_us >= 0 && killed_for == SQ_JAIL_EXITED_OK && now >= next_cpu_ms) {
-      next_cpu_ms = now + CPU_CHECK_MS;
-      if ((tree_ms = tree_cpu_ms(w, cpu0_us)) >= lim->cpu_ms) {
-        killed_for = SQ_JAIL_CPU_LIMIT; /* the whole tree's, however many processes share it */
-        killed_at_ms = now;
-        kill_run(w, kill_pidfd);
-      }
-    }
-    int64_t wait_ms = ended ? drain_until_ms - now : killed_for != SQ_JAIL_EXITED_OK ? TICK_MS : deadline_ms - now;
-    if (!ended && cpu0_us >= 0 && killed_for == SQ_JAIL_EXITED_OK && wait_ms > next_cpu_ms - now)
-      wait_ms = next_cpu_ms - now;
-    if (!ended && w->done_fd < 0 && wait_ms > TICK_MS) wait_ms = TICK_MS;
-    if (!ended && early_tried && wait_ms > early_next_ms - now) wait_ms = early_next_ms - now;
-    if (wait_ms < 0) wait_ms = 0;
-
-    struct pollfd pfd[5];
-    int map[5], n = 0;
-    for (int i = 0; i < 2; i++)
-      if (s[i].fd >= 0) {
-        pfd[n] = (struct pollfd){.fd = s[i].fd, .events = POLLIN};
-        map[n++] = i;
-      }
-    if (!ended && w->done_fd >= 0) {
-      pfd[n] = (struct pollfd){.fd = w->done_fd, .events = POLLIN};
-      map[n++] = 2;
-    }
-    if (!ended && ctl_open) {
-      pfd[n] = (struct pollfd){.fd = w->ctl_fd, .events = POLLIN};
-      map[n++] = 3;
-    }
-    if (!ended && notify_fd >= 0) {
-      pfd[n] = (struct pollfd){.fd = notify_fd, .events = POLLIN};
-      map[n++] = 4;
-    }
-    int pr = poll(pfd, (nfds_t)n, (int)wait_ms);
-    if (pr < 0 && errno != EINTR) {
-      SQ_PERROR("poll");
-      kill_run(w, kill_pidfd);
-    }
-    bool check = !ended && w->done_fd < 0;
-    for (int k = 0; pr > 0 && k < n; k++) {
-      if (!pfd[k].revents) continue;
-      if (map[k] == 2) check = true;
-      else if (map[k] == 3) {
-        int r = ctl_read(w, &notify_fd, &kill_pidfd, &status, &ru);
-        if (r < 0) ctl_open = false;
-        if (r > 0) ended = reported = true;
-      } else if (map[k] == 4) {
-        if (sq__jail_seccomp_read(notify_fd, o->blocked_syscall, sizeof o->blocked_syscall) == 0 &&
-            killed_for == SQ_JAIL_EXITED_OK) {
-          killed_for = SQ_JAIL_POLICY;
-          killed_at_ms = sq_now_mono_ms();
-          kill_run(w, kill_pidfd);
-        }
-        if (pfd[k].revents & (POLLHUP | POLLERR)) { /* every process holding the filter is gone */
-          if (notify_fd != w->notify_fd) close(notify_fd);
-          notify_fd = -1;
-        }
-      } else {
-        stream *st = &s[map[k]];
-        bool was_truncated = st->truncated;
-        if (stream_read(st) == SQ_ENOMEM) oom = true;
-        if ((oom || (!was_truncated && st->truncated)) && killed_for == SQ_JAIL_EXITED_OK && !ended) {
-          killed_for = oom ? SQ_JAIL_SIGNALED : SQ_JAIL_OUTPUT_LIMIT;
-          killed_at_ms = sq_now_mono_ms();
-          kill_run(w, kill_pidfd);
-        }
-      }
-    }
-    if (check && !ended && w->end_check(w->arg, NULL, &status, &ru)) ended = true;
-    if (!ended && w->early_check && s[0].fd < 0 && s[1].fd < 0 && kill_pidfd >= 0 &&
-        sq_now_mono_ms() >= early_next_ms) {
-      /* The task closed its output: it may be exiting. Looked for again
-       * after EARLY_RETRY_MS, doubling, since on a loaded machine it may close its
-       * output well before it exits, and the end report may never come: a
-       * task that stopped its zygote (SIGSTOP) is woken once, at the first
-       * look again (the report of a task that did not is in by then), so the
-       * zygote reports, whatever the task did to it. */
-      if (w->early_check(w->arg, w->kill_pid, kill_pidfd, &status, &ru, early_tried)) {
-        ended = true;
-      } else {
-        if (early_tried && !continued && w->cont_pid > 0) kill(w->cont_pid, SIGCONT);
-        continued = early_tried;
-        early_tried = true;
-        early_next_ms = sq_now_mono_ms() + early_retry_ms;
-        if (early_retry_ms < EARLY_RETRY_MAX_MS) early_retry_ms *= 2;
-      }
-    }
-    if (ended && !drain_until_ms) {
-      o->wall_ms = w->start_ms ? sq_now_mono_ms() - w->start_ms : 0;
-      int64_t t = tree_cpu_ms(w, cpu0_us);
-      if (t > tree_ms) tree_ms = t;
-      /* What the program left behind; a warm task's zygote, which has
-       * reported its end, is killing that itself (nothing to wake). */
-      if (!(reported && w->pid_learned)) kill_run(w, kill_pidfd);
-      drain_until_ms = sq_now_mono_ms() + DRAIN_AFTER_EXIT_MS;
+    case P_NOTIFY: on_notify(v, pfd[k].revents); break;
     }
   }
-  if (notify_fd >= 0 && notify_fd != w->notify_fd) close(notify_fd);
-  if (kill_pidfd >= 0) close(kill_pidfd);
+  if (check && !v->ended && v->w->end_check(v->w->arg, NULL, &v->status, &v->ru)) v->ended = true;
+}
 
-  o->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  o->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  o->cpu_ms = (int64_t)ru.ru_utime.tv_sec * 1000 + ru.ru_utime.tv_usec / 1000 +
-              (int64_t)ru.ru_stime.tv_sec * 1000 + ru.ru_stime.tv_usec / 1000;
-  if (tree_ms > o->cpu_ms) o->cpu_ms = tree_ms; /* processes nobody waited for count too */
-  o->memory_kib = ru.ru_maxrss;
-  if (sq_buf_append(&s[0].buf, "", 0) != 0 || sq_buf_append(&s[1].buf, "", 0) != 0) oom = true;
-  o->stdout_buf = s[0].buf.data;
-  o->stdout_len = s[0].buf.len;
-  o->stdout_truncated = s[0].truncated;
-  o->stderr_buf = s[1].buf.data;
-  o->stderr_len = s[1].buf.len;
-  o->stderr_truncated = s[1].truncated;
+/* The task closed its output: it may be exiting (early_check asks the
+ * kernel). Looked for again after EARLY_RETRY_MS, doubling, since on a
+ * loaded machine it may close its output well before it exits, and the
+ * end report may never come: a task that stopped its zygote (SIGSTOP) is
+ * woken once, at the first look again (the report of a task that did not
+ * is in by then), so the zygote reports, whatever the task did to it. */
+static void early_end(sv *v) {
+  sq__jail_watch *w = v->w;
+  if (v->ended || !w->early_check || v->s[0].fd >= 0 || v->s[1].fd >= 0 || v->kill_pidfd < 0 ||
+      sq_now_mono_ms() < v->early.next_ms)
+    return;
+  if (w->early_check(w->arg, w->kill_pid, v->kill_pidfd, &v->status, &v->ru, v->early.tried)) {
+    v->ended = true;
+    return;
+  }
+  if (v->early.tried && !v->early.continued && w->cont_pid > 0) kill(w->cont_pid, SIGCONT);
+  v->early.continued = v->early.tried;
+  v->early.tried = true;
+  v->early.next_ms = sq_now_mono_ms() + v->early.retry_ms;
+  if (v->early.retry_ms < EARLY_RETRY_MAX_MS) v->early.retry_ms *= 2;
+}
+
+/* The run has just ended: its wall and CPU time taken now, what it left
+ * behind killed (a warm task's zygote, which has reported its end, is
+ * killing that itself: nothing to wake), the output drained from here. */
+static void run_ended(sv *v) {
+  sq__jail_watch *w = v->w;
+  v->o->wall_ms = w->start_ms ? sq_now_mono_ms() - w->start_ms : 0;
+  int64_t t = tree_cpu_ms(w, v->cpu0_us);
+  if (t > v->tree_ms) v->tree_ms = t;
+  if (!(v->reported && w->pid_learned)) kill_run(v);
+  v->drain_until_ms = sq_now_mono_ms() + DRAIN_AFTER_EXIT_MS;
+}
+
+/* The outcome from the state; the descriptors ours closed. */
+static int finish(sv *v, sq_jail_end *killed_for_out, int *status_out) {
+  sq_jail_outcome *o = v->o;
+  if (v->notify_fd >= 0 && v->notify_fd != v->w->notify_fd) close(v->notify_fd);
+  if (v->kill_pidfd >= 0) close(v->kill_pidfd);
+  o->exit_code = WIFEXITED(v->status) ? WEXITSTATUS(v->status) : -1;
+  o->signal = WIFSIGNALED(v->status) ? WTERMSIG(v->status) : 0;
+  o->cpu_ms = (int64_t)v->ru.ru_utime.tv_sec * 1000 + v->ru.ru_utime.tv_usec / 1000 +
+              (int64_t)v->ru.ru_stime.tv_sec * 1000 + v->ru.ru_stime.tv_usec / 1000;
+  if (v->tree_ms > o->cpu_ms) o->cpu_ms = v->tree_ms; /* processes nobody waited for count too */
+  o->memory_kib = v->ru.ru_maxrss;
+  if (sq_buf_append(&v->s[0].buf, "", 0) != 0 || sq_buf_append(&v->s[1].buf, "", 0) != 0) v->oom = true;
+  o->stdout_buf = v->s[0].buf.data;
+  o->stdout_len = v->s[0].buf.len;
+  o->stdout_truncated = v->s[0].truncated;
+  o->stderr_buf = v->s[1].buf.data;
+  o->stderr_len = v->s[1].buf.len;
+  o->stderr_truncated = v->s[1].truncated;
   for (int i = 0; i < 2; i++)
-    if (s[i].fd >= 0) close(s[i].fd);
-  *killed_for_out = killed_for;
-  *status_out = status;
-  if (oom) return SQ_ENOMEM;
-  return ret;
+    if (v->s[i].fd >= 0) close(v->s[i].fd);
+  *killed_for_out = v->killed_for;
+  *status_out = v->status;
+  return v->oom ? SQ_ENOMEM : v->ret;
+}
+
+int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *killed_for_out, int *status_out) {
+  size_t cap = (size_t)w->lim->output_kib * 1024;
+  sv v = {.w = w, .o = o, .s = {{.fd = w->out_fd, .cap = cap}, {.fd = w->err_fd, .cap = cap}},
+          .notify_fd = w->notify_fd, .kill_pidfd = -1, .take_deadline_ms = sq_now_mono_ms() + w->take_timeout_ms,
+          .cpu0_us = -1, .tree_ms = -1, .killed_for = SQ_JAIL_EXITED_OK, .ctl_open = w->ctl_fd >= 0,
+          .early = {.retry_ms = EARLY_RETRY_MS}};
+  w->never_started = false;
+  for (;;) {
+    int64_t now = sq_now_mono_ms();
+    if (over(&v, now)) break;
+    enforce_limits(&v, now);
+    struct pollfd pfd[P_COUNT];
+    poll_set(&v, pfd);
+    int pr = poll(pfd, P_COUNT, wait_ms(&v, now));
+    if (pr < 0 && errno != EINTR) {
+      SQ_PERROR("poll");
+      kill_run(&v);
+    }
+    if (pr > 0) dispatch(&v, pfd);
+    else if (!v.ended && w->done_fd < 0 && w->end_check(w->arg, NULL, &v.status, &v.ru)) v.ended = true;
+    early_end(&v);
+    if (v.ended && !v.drain_until_ms) run_ended(&v);
+  }
+  return finish(&v, killed_for_out, status_out);
 }
 
 void sq__jail_judge_by_reap(const sq__jail_watch *w, int64_t reaped_ms, sq_jail_outcome *o, sq_jail_end *killed_for) {
