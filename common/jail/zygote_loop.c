@@ -65,6 +65,7 @@ static struct {
   struct rlimit fsize; /* each task's, set by its child once main.py is written */
   bool have_fsize;
   struct statfs fresh; /* the scratch as its init mounted it (fresh_scratch) */
+  struct timespec fresh_times[2]; /* and its root directory's atime and mtime then */
   bool have_fresh;
   uid_t uid; /* ours, which never change (no capabilities): looked up once */
   gid_t gid;
@@ -142,18 +143,21 @@ static void gone(void) {
  * directory as mounted (mode, owner, no subdirectory) and without extended
  * attributes or ACLs (the filter refuses setting them anyway). A task
  * cannot change what statfs reports but by leaving something behind, and
- * no process of it is left (gone()). Anything else: a fresh mount. This
- * saves the init's umount and mount per task, and with them an expedited
- * RCU grace period, which stops every CPU (docs/benchmarks.md). */
+ * no process of it is left (gone()). Its root directory's atime and mtime,
+ * which a task may set to anything (utime: a 64-bit channel to the next
+ * task), are put back to the fresh mount's. Anything else: a fresh mount.
+ * This saves the init's umount and mount per task, and with them an
+ * expedited RCU grace period, which stops every CPU (docs/benchmarks.md). */
 static bool scratch_as_fresh(void) {
   if (!zl.have_fresh || unlink(ZL_MAIN_PY) != 0) return false;
   struct statfs now;
   struct stat st;
   char x;
-  return statfs(SQ__ZYGOTE_SCRATCH_DIR, &now) == 0 && now.f_ffree == zl.fresh.f_ffree && now.f_bfree == zl.fresh.f_bfree &&
-         now.f_files == zl.fresh.f_files && now.f_blocks == zl.fresh.f_blocks && lstat(SQ__ZYGOTE_SCRATCH_DIR, &st) == 0 &&
-         st.st_mode == (S_IFDIR | 0700) && st.st_nlink == 2 && st.st_uid == zl.uid && st.st_gid == zl.gid &&
-         listxattr(SQ__ZYGOTE_SCRATCH_DIR, &x, 1) == 0;
+  return statfs(SQ__ZYGOTE_SCRATCH_DIR, &now) == 0 && now.f_ffree == zl.fresh.f_ffree &&
+         now.f_bfree == zl.fresh.f_bfree && now.f_files == zl.fresh.f_files && now.f_blocks == zl.fresh.f_blocks &&
+         lstat(SQ__ZYGOTE_SCRATCH_DIR, &st) == 0 && st.st_mode == (S_IFDIR | 0700) && st.st_nlink == 2 &&
+         st.st_uid == zl.uid && st.st_gid == zl.gid && listxattr(SQ__ZYGOTE_SCRATCH_DIR, &x, 1) == 0 &&
+         utimensat(AT_FDCWD, SQ__ZYGOTE_SCRATCH_DIR, zl.fresh_times, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 static void fresh_scratch(void) {
@@ -172,7 +176,12 @@ static void fresh_scratch(void) {
     }
     _exit(0);
   }
-  zl.have_fresh = statfs(SQ__ZYGOTE_SCRATCH_DIR, &zl.fresh) == 0;
+  struct stat st;
+  zl.have_fresh = statfs(SQ__ZYGOTE_SCRATCH_DIR, &zl.fresh) == 0 && lstat(SQ__ZYGOTE_SCRATCH_DIR, &st) == 0;
+  if (zl.have_fresh) {
+    zl.fresh_times[0] = st.st_atim;
+    zl.fresh_times[1] = st.st_mtim;
+  }
 }
 
 /* Receives the FILTER message and loads it with a listener, which it

@@ -394,6 +394,32 @@ static sq_jail *own_jail(const char *python, int pool_size, bool one_run) {
   return j;
 }
 
+/* A task cannot hand the next one a value through /scratch's timestamps
+ * (64 bits each, set with utime): on one zygote, the next task finds the
+ * times of a fresh mount, whatever the last one set. */
+static void test_scratch_times(void) {
+  sq_jail *j = own_jail("/usr/bin/python3", 1, true); /* one zygote: every task on it */
+  if (!j) return;
+  static const char set[] = "import os\nos.utime('/scratch', ns=(123456789012345678, 987654321012345678))\n"
+                            "print(os.stat('/scratch').st_atime_ns)\n";
+  static const char get[] = "import os\nst = os.stat('/scratch')\nprint(st.st_atime_ns, st.st_mtime_ns)\n";
+  for (int round = 0; round < 3; round++) {
+    sq_jail_outcome o;
+    CHECK_EQ(sq_jail_run(j, set, strlen(set), &base, "times set", &o), 0);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "123456789012345678\n"); /* the task may set them */
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(sq_jail_run(j, get, strlen(get), &base, "times read", &o), 0);
+    long long atime_ns = -1, mtime_ns = -1;
+    CHECK(o.stdout_buf && sscanf(o.stdout_buf, "%lld %lld", &atime_ns, &mtime_ns) == 2);
+    if (atime_ns == 123456789012345678LL || mtime_ns == 987654321012345678LL)
+      fprintf(stderr, "scratch times left by the last task: %s", o.stdout_buf);
+    CHECK(atime_ns != 123456789012345678LL);
+    CHECK(mtime_ns != 987654321012345678LL);
+    sq_jail_outcome_clear(&o);
+  }
+  sq_jail_free(j);
+}
+
 static struct stat stdin_was; /* fd 0 before any jail: freeing one must leave it open */
 
 static void test_free_unstarted(void) {
@@ -744,6 +770,8 @@ int main(int argc, char **argv) {
   test_early_end();
   fprintf(stderr, "no leak\n");
   test_no_leak();
+  fprintf(stderr, "scratch times\n");
+  test_scratch_times();
   fprintf(stderr, "zygote replaced\n");
   test_zygote_replaced();
   fprintf(stderr, "fork state\n");
