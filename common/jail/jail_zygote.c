@@ -187,8 +187,8 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   snprintf(slot, sizeof slot, "slot=%d", z->slot);
   char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
                   "PYTHONIOENCODING=utf-8", "LD_BIND_NOW=1" /* zygote.py: removed there */, NULL};
-  /* A short command line, named (zygote_proto.h): ps shows the slot. */
-  char *argv[] = {SQ__ZYGOTE_NAME, "-I", "-S", SQ__ZYGOTE_PY, slot, z->lean ? "lean" : "full", NULL};
+  /* A short command line that names the zygote and its slot (zygote_proto.h). */
+  char *argv[] = {"python3", "-I", "-S", SQ__ZYGOTE_PY, slot, z->lean ? "lean" : "full", NULL};
   sq_jail_limits none = {0};
   sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .program_fd = -1, .argv = argv, .envp = envp,
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],

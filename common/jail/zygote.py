@@ -1,11 +1,11 @@
 # zygote.py: the warm zygote's Python. Its init writes it into the jail's
 # root (zygote_proto.h: SQ__ZYGOTE_PY) and common/jail/jail_zygote.c starts
-# it as `sandq-zygote -I -S /.sandq-zygote.py SLOT KIND` (argv[0] named so:
-# ps shows which slot's zygote it is) inside the jail's namespaces and
-# root, as the slot's uid, no capabilities, no_new_privs.
+# it as `python3 -I -S /.sandq-zygote.py slot=N KIND` (ps shows which
+# slot's zygote it is) inside the jail's namespaces and root, as the
+# slot's uid, no capabilities, no_new_privs.
 #
 # argv: SLOT KIND
-#   SLOT: the pool's slot, for ps only.
+#   SLOT: "slot=N", the pool's slot, for ps only.
 #   KIND: "full" imports the common modules below; "lean" does not (it runs
 #   programs whose text never says "import": jail.c).
 # The loop (zygote_loop.c: the extension module sandq_zygote, beside this

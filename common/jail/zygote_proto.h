@@ -5,10 +5,12 @@
  * here may need more than libc). Every message is one SOCK_SEQPACKET
  * datagram: text, a letter first, fields in decimal, one space apart.
  *
- * The zygote is `sandq-zygote -I -S /.sandq-zygote.py SLOT KIND` (argv[0]
- * named so; the interpreter is the jail's python3), started in the jail's
- * namespaces and root as the slot's uid. Its control socket is on
- * descriptor SQ__ZYGOTE_CTL_FD, its channel to its init on
+ * The zygote is `python3 -I -S /.sandq-zygote.py slot=N KIND` (ps names
+ * it and its slot), started in the jail's namespaces and root as the
+ * slot's uid. Its argv[0] stays "python3", as a spawn run's: the
+ * interpreter finds its executable, prefix and sys.path from it (a name
+ * not on PATH left sys.executable empty and the prefix "/"). Its control
+ * socket is on descriptor SQ__ZYGOTE_CTL_FD, its channel to its init on
  * SQ__ZYGOTE_INIT_FD.
  *
  * On the control socket, in order:
@@ -67,7 +69,6 @@
 #define SQ__ZYGOTE_INIT_FD 6
 #define SQ__ZYGOTE_PY "/.sandq-zygote.py" /* zygote.py, written into each warm root by its init */
 #define SQ__ZYGOTE_SO "/.sandq-zygote.so" /* zygote_loop.c built, likewise */
-#define SQ__ZYGOTE_NAME "sandq-zygote"   /* the zygote's argv[0] */
 #define SQ__ZYGOTE_SCRATCH_DIR "/scratch"   /* the task's scratch in the jail's root */
 /* Programs up to this size travel inside TASK; larger ones in a memfd (a
  * SOCK_SEQPACKET message is one skb). */

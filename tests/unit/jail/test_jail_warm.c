@@ -420,6 +420,26 @@ static void test_scratch_times(void) {
   sq_jail_free(j);
 }
 
+/* A task's sys.executable and the paths its interpreter found are the
+ * same in both modes: the zygote's argv[0] is python3 too (zygote_proto.h;
+ * a name not on PATH made the prefix "/" and tracebacks name
+ * /lib/python3.11). */
+static void test_executable(void) {
+  static const char *const progs[] = { /* a full zygote's, and a lean one's (the text never says import) */
+      "import sys\nprint(sys.executable, sys._base_executable, sys.prefix, sys.path[1:])\n",
+      "sys = __builtins__.__dict__['__im' + 'port__']('sys')\n"
+      "print(sys.executable, sys._base_executable, sys.prefix, sys.path[1:])\n"};
+  for (size_t i = 0; i < 2; i++) {
+    sq_jail_outcome o[2];
+    CHECK_EQ(run_in(SQ_JAIL_MODE_SPAWN, progs[i], NULL, &o[0]), 0);
+    CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, progs[i], NULL, &o[1]), 0);
+    CHECK(o[0].stdout_buf && strncmp(o[0].stdout_buf, "/", 1) == 0); /* not empty */
+    CHECK_STR(o[1].stdout_buf ? o[1].stdout_buf : "", o[0].stdout_buf ? o[0].stdout_buf : "-");
+    sq_jail_outcome_clear(&o[0]);
+    sq_jail_outcome_clear(&o[1]);
+  }
+}
+
 static struct stat stdin_was; /* fd 0 before any jail: freeing one must leave it open */
 
 static void test_free_unstarted(void) {
@@ -527,9 +547,9 @@ static void test_mappings_merged(void) {
 
 /* The zygote's command line is short and named (zygote_proto.h): its
  * Python is a file in the jail's root, not the command line, so ps shows
- * `sandq-zygote -I -S /.sandq-zygote.py slot=N KIND`, not kilobytes of
- * source. So does the child it forked ahead (the first python3 found may
- * be either). */
+ * `python3 -I -S /.sandq-zygote.py slot=N KIND`, not kilobytes of source.
+ * So does the child it forked ahead (the first python3 found may be
+ * either). */
 static void test_cmdline(void) {
   warm_prints("print(6 * 7)\n", "42\n"); /* a zygote up */
   int py = first_python_below((int)getpid());
@@ -546,10 +566,13 @@ static void test_cmdline(void) {
   buf[n] = '\0';
   if (n >= 100) fprintf(stderr, "zygote's cmdline: %zd bytes: %.200s\n", n, buf);
   CHECK(n < 100);
-  CHECK_STR(buf, "sandq-zygote"); /* argv[0] */
-  bool slot = false;
-  for (char *a = buf; a < buf + n; a += strlen(a) + 1)
+  CHECK_STR(buf, "python3"); /* argv[0], as in spawn mode (test_executable) */
+  bool named = false, slot = false;
+  for (char *a = buf; a < buf + n; a += strlen(a) + 1) {
+    if (strcmp(a, "/.sandq-zygote.py") == 0) named = true;
     if (strncmp(a, "slot=", 5) == 0 && a[5] >= '0' && a[5] <= '9') slot = true;
+  }
+  CHECK(named);
   CHECK(slot);
 }
 
@@ -776,6 +799,8 @@ int main(int argc, char **argv) {
   test_zygote_replaced();
   fprintf(stderr, "fork state\n");
   test_fork_state();
+  fprintf(stderr, "executable\n");
+  test_executable();
   fprintf(stderr, "kinds\n");
   test_kinds();
   fprintf(stderr, "kind fallback\n");
