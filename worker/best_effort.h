@@ -5,7 +5,7 @@
  * broken counter or hash never stalls claiming and storing, and a broken
  * link never turns them into a hot loop: a call while that backoff waits
  * is not tried and fails with SQ_EREDIS_CONN (SQ_ENOTFOUND for a cache
- * read). */
+ * read). Their log lines call them "chores", the only meaning of the word. */
 #ifndef SQ_WORKER_BEST_EFFORT_H
 #define SQ_WORKER_BEST_EFFORT_H
 
