@@ -1,9 +1,7 @@
-/* audit.c: the worker's side of the audit trail (common/fleet/audit.h):
- * one entry per program run in the jail, noted when the run ends and held
- * until a result pipeline carries it to the stream sq:{Q}:audit (wq.c), or,
- * when none comes within AUDIT_WAIT_MS, a chore of its own (tick.c). A
- * worker that dies loses the entries it held (at most a second's worth);
- * a pipeline that broke half-way may send some twice (at least once). */
+/* audit_log.c: the audit entries this worker holds until they reach
+ * Redis (audit_log.h). */
+#include "audit_log.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +10,33 @@
 #include "log.h"
 #include "risk.h"
 #include "util.h"
-#include "worker.h"
+#include "best_effort.h"
+#include "job.h"
 
 #define AUDIT_WAIT_MS 1000    /* an entry no pipeline took goes on its own after this */
 #define AUDIT_BATCH 256       /* ... or once this many wait */
 #define AUDIT_MAX 20000       /* held while Redis is away; more are dropped (and counted) */
 
-void sq__audit_note(worker *w, const job *j) {
-  sq__audit_log *a = &w->audit;
-  if (w->cfg.audit_max_len <= 0 || !j->program) return;
+struct sq__audit_log {
+  sq_audit_entry *e;
+  size_t n, cap;
+  int64_t oldest_ms;    /* monotonic: when e[0] was noted */
+  int64_t dropped;      /* entries lost to a full log (Redis away too long) */
+  int64_t max_len;      /* the stream's length; <= 0: no audit trail */
+  char worker[sizeof ((sq_audit_entry *)0)->worker];
+};
+
+int sq__audit_log_new(const char *worker_id, int64_t max_len, sq__audit_log **out) {
+  sq__audit_log *a = calloc(1, sizeof *a);
+  *out = a;
+  if (!a) return SQ_ENOMEM;
+  a->max_len = max_len;
+  snprintf(a->worker, sizeof a->worker, "%s", worker_id);
+  return 0;
+}
+
+void sq__audit_log_note(sq__audit_log *a, const job *j) {
+  if (a->max_len <= 0 || !j->program) return;
   if (a->n == a->cap) {
     size_t cap = a->cap ? a->cap * 2 : 64;
     sq_audit_entry *e = a->n < AUDIT_MAX ? realloc(a->e, cap * sizeof *e) : NULL;
@@ -43,7 +59,7 @@ void sq__audit_note(worker *w, const job *j) {
   const char *prog = j->listing ? j->listing : j->program;
   sq_risk_code_sha256(prog, strlen(prog), e->sha256);
   snprintf(e->status, sizeof e->status, "%s", sq_status_name(j->r.status));
-  snprintf(e->worker, sizeof e->worker, "%s", w->cfg.worker_id);
+  snprintf(e->worker, sizeof e->worker, "%s", a->worker);
   if (j->generated) {
     snprintf(e->provider, sizeof e->provider, "%s", j->provider);
     snprintf(e->model, sizeof e->model, "%s", j->model);
@@ -57,9 +73,8 @@ void sq__audit_note(worker *w, const job *j) {
   if (a->n++ == 0) a->oldest_ms = sq_now_mono_ms();
 }
 
-size_t sq__audit_batch(worker *w, sq_queue_stream_batch *b, sq_audit_form **forms) {
-  sq__audit_log *a = &w->audit;
-  *b = (sq_queue_stream_batch){.name = SQ_AUDIT_STREAM, .max_len = w->cfg.audit_max_len};
+size_t sq__audit_log_batch(sq__audit_log *a, sq_queue_stream_batch *b, sq_audit_form **forms) {
+  *b = (sq_queue_stream_batch){.name = SQ_AUDIT_STREAM, .max_len = a->max_len};
   *forms = NULL;
   if (a->n == 0) return 0;
   /* One block: the forms, then the entries pointing into them (a form holds
@@ -77,25 +92,28 @@ size_t sq__audit_batch(worker *w, sq_queue_stream_batch *b, sq_audit_form **form
   return a->n;
 }
 
-void sq__audit_sent(worker *w, size_t n) {
-  sq__audit_log *a = &w->audit;
+void sq__audit_log_sent(sq__audit_log *a, size_t n) {
   if (n > a->n) n = a->n;
   memmove(a->e, a->e + n, (a->n - n) * sizeof *a->e);
   a->n -= n;
   a->oldest_ms = sq_now_mono_ms(); /* near enough: what stays is younger than what went */
 }
 
-void sq__audit_flush(worker *w, bool now) {
-  sq__audit_log *a = &w->audit;
+void sq__audit_log_flush(sq__audit_log *a, worker *w, bool now) {
   if (a->n == 0 || (!now && a->n < AUDIT_BATCH && sq_now_mono_ms() - a->oldest_ms < AUDIT_WAIT_MS)) return;
   sq_queue_stream_batch b;
   sq_audit_form *forms = NULL;
-  if (sq__audit_batch(w, &b, &forms) && sq__wq_audit_add(w, &b) == 0) sq__audit_sent(w, b.n);
+  if (sq__audit_log_batch(a, &b, &forms) && sq__best_effort_audit_add(w, &b) == 0) sq__audit_log_sent(a, b.n);
   free(forms);
 }
 
-void sq__audit_free(worker *w) {
-  if (w->audit.n) SQ_WARN("audit: %zu entries never reached redis", w->audit.n);
-  free(w->audit.e);
-  w->audit = (sq__audit_log){0};
+size_t sq__audit_log_pending(const sq__audit_log *a) { return a->n; }
+
+int64_t sq__audit_log_dropped(const sq__audit_log *a) { return a->dropped; }
+
+void sq__audit_log_free(sq__audit_log *a) {
+  if (!a) return;
+  if (a->n) SQ_WARN("audit: %zu entries never reached redis", a->n);
+  free(a->e);
+  free(a);
 }

@@ -15,6 +15,12 @@
 #include "http.h"
 #include "log.h"
 #include "util.h"
+#include "audit_log.h"
+#include "endpoint.h"
+#include "housekeeping.h"
+#include "loop.h"
+#include "metrics.h"
+#include "redis_link.h"
 #include "worker.h"
 
 #define RENDER_EVERY_MS 1000 /* the metrics text at most this old (metrics_flush_ms when shorter) */
@@ -60,12 +66,13 @@ static void on_request(const char *path, sq_http_reply *out, void *ud) {
 
 /* Whether w claims, and why (not), into why. */
 static bool claiming(const worker *w, char *why, size_t n) {
-  const sq__wq_link *l = &w->wq.link;
+  const sq__link *l = w->link;
   if (w->fatal) snprintf(why, n, "the jail cannot run on this host; handing every task back");
   else if (sq__worker_stop) snprintf(why, n, "stopping (signal): finishing %d task(s) in flight", w->in_flight);
-  else if (!sq__wq_up(w)) snprintf(why, n, "not connected to redis: %s", sq__wq_link_errstr(l));
-  else if (l->bo.failures > 0)
-    snprintf(why, n, "redis: %s (%lld failure(s) in a row; retrying)", sq__wq_link_errstr(l), (long long)l->bo.failures);
+  else if (!sq__redis_up(w)) snprintf(why, n, "not connected to redis: %s", l ? sq__link_errstr(l) : "cannot connect to redis");
+  else if (sq__backoff_failures(sq__link_backoff(l)) > 0)
+    snprintf(why, n, "redis: %s (%lld failure(s) in a row; retrying)", sq__link_errstr(l),
+             (long long)sq__backoff_failures(sq__link_backoff(l)));
   else {
     snprintf(why, n, "claiming; %d of %lld task(s) in flight", w->in_flight, (long long)w->cfg.max_tasks_in_flight);
     return true;
@@ -85,9 +92,9 @@ static int render(worker *w, bool is_claiming, sq_buf *b) {
       {"sandq_worker_claiming", "gauge", "1 while this worker claims tasks (its /healthz answers 200), else 0.",
        is_claiming},
       {"sandq_worker_start_time_seconds", "gauge", "When this worker started (Unix time).",
-       (double)w->tick.started_ms / 1000.0},
+       (double)sq__housekeeping_started_ms(w->housekeeping) / 1000.0},
       {"sandq_audit_dropped_total", "counter", "Audit entries this worker dropped while Redis was away too long.",
-       (double)w->audit.dropped},
+       (double)sq__audit_log_dropped(w->audit)},
   };
   for (size_t i = 0; rc == 0 && i < sizeof g / sizeof g[0]; i++) {
     rc = sq_metrics_text_header(b, g[i].name, g[i].type, g[i].help);

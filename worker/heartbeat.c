@@ -1,8 +1,8 @@
 /* heartbeat.c: the lease-keeping thread (see heartbeat.h): heartbeat every
  * heartbeat_ms, reaper every reap_interval_ms, and the shutdown grace clock.
- * Its connection is a link of its own (wq.h: the same reconnect and backoff
- * as the event loop's); the reaper backs off apart, so its trouble never
- * delays a heartbeat. */
+ * Its connection is a link of its own (redis_link.h: the same reconnect and
+ * backoff as the event loop's); the reaper backs off apart, so its trouble
+ * never delays a heartbeat. */
 #include "heartbeat.h"
 
 #include <errno.h>
@@ -15,7 +15,7 @@
 #include "errors.h"
 #include "log.h"
 #include "util.h"
-#include "wq.h"
+#include "redis_link.h"
 
 #define GRACE_TICK_MS 100
 
@@ -26,8 +26,8 @@ struct sq_heartbeat {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   bool quit;
-  sq__wq_link link;   /* heartbeats, and the connection the reaper shares */
-  sq__backoff reaper; /* the reaper's failures in a row */
+  sq__link *link;      /* heartbeats, and the connection the reaper shares */
+  sq__backoff *reaper; /* the reaper's failures in a row */
 };
 
 /* Sleeps up to ms or until asked to quit. Returns true when asked. */
@@ -50,7 +50,7 @@ static bool nap(sq_heartbeat *hb, int64_t ms) {
 static void give_up(sq_heartbeat *hb) {
   size_t n = 0;
   const char *id = hb->cfg.worker_id;
-  sq__wq_release_all(&hb->link, &n);
+  sq__link_release_all(hb->link, &n);
   SQ_WARN("worker %s: shutdown grace of %lld ms ran out; handed %zu task(s) back", id,
           (long long)hb->cfg.shutdown_grace_ms, n);
   _exit(0);
@@ -65,26 +65,27 @@ static void *run(void *arg) {
     if (*hb->stop && !stop_at) stop_at = now;
     if (stop_at && now - stop_at >= c->shutdown_grace_ms) give_up(hb);
     if (now >= next_beat) {
-      int rc = sq__wq_heartbeat(&hb->link);
+      int rc = sq__link_heartbeat(hb->link);
       if (rc) {
-        sq__wq_link_failed(&hb->link, rc, "heartbeat", NULL);
-        next_beat = hb->link.bo.next_try_ms;
+        sq__link_failed(hb->link, rc, "heartbeat", NULL);
+        next_beat = sq__backoff_next_try_ms(sq__link_backoff(hb->link));
       } else {
-        sq__wq_link_ok(&hb->link, "heartbeat");
+        sq__link_ok(hb->link, "heartbeat");
         next_beat = now + c->heartbeat_ms;
       }
     }
-    if (hb->link.q && !stop_at && now >= next_reap && sq__backoff_due(&hb->link.bo, now)) {
-      int rc = sq__wq_reap(&hb->link);
+    if (sq__link_queue(hb->link) && !stop_at && now >= next_reap && sq__backoff_due(sq__link_backoff(hb->link), now)) {
+      int rc = sq__link_reap(hb->link);
       next_reap = now + c->queue_opts.reap_interval_ms;
-      if (rc && sq__backoff_fail(&hb->reaper, now))
+      if (rc && sq__backoff_fail(hb->reaper, now)) {
+        int64_t delay_ms = sq__backoff_delay_ms(hb->reaper);
         SQ_WARN("heartbeat: reaper failed (%s); next run in %lld ms (failure %lld in a row)",
-                sq__wq_link_errstr(&hb->link),
-                (long long)(c->queue_opts.reap_interval_ms > hb->reaper.delay_ms ? c->queue_opts.reap_interval_ms
-                                                                                  : hb->reaper.delay_ms),
-                (long long)hb->reaper.failures);
-      if (rc && hb->reaper.next_try_ms > next_reap) next_reap = hb->reaper.next_try_ms;
-      if (!rc && sq__backoff_ok(&hb->reaper)) SQ_INFO("heartbeat: the reaper works again");
+                sq__link_errstr(hb->link),
+                (long long)(c->queue_opts.reap_interval_ms > delay_ms ? c->queue_opts.reap_interval_ms : delay_ms),
+                (long long)sq__backoff_failures(hb->reaper));
+      }
+      if (rc && sq__backoff_next_try_ms(hb->reaper) > next_reap) next_reap = sq__backoff_next_try_ms(hb->reaper);
+      if (!rc && sq__backoff_ok(hb->reaper)) SQ_INFO("heartbeat: the reaper works again");
     }
     int64_t wake = next_beat < next_reap || stop_at ? next_beat : next_reap;
     int64_t ms = wake - sq_now_mono_ms();
@@ -100,7 +101,11 @@ int sq_heartbeat_start(const sq_config *cfg, volatile sig_atomic_t *stop, sq_hea
   if (!hb) return SQ_ENOMEM;
   hb->cfg = *cfg;
   hb->stop = stop;
-  sq__wq_link_init(&hb->link, &hb->cfg, "heartbeat", NULL);
+  if (sq__link_new(&hb->cfg, "heartbeat", NULL, &hb->link) != 0 || sq__backoff_new(&hb->reaper) != 0) {
+    sq__link_free(hb->link);
+    free(hb);
+    return SQ_ENOMEM;
+  }
   pthread_condattr_t ca;
   pthread_condattr_init(&ca);
   pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -111,6 +116,8 @@ int sq_heartbeat_start(const sq_config *cfg, volatile sig_atomic_t *stop, sq_hea
     SQ_ERROR("heartbeat: cannot start its thread");
     pthread_cond_destroy(&hb->cv);
     pthread_mutex_destroy(&hb->mu);
+    sq__link_free(hb->link);
+    sq__backoff_free(hb->reaper);
     free(hb);
     return SQ_ESYS;
   }
@@ -125,7 +132,8 @@ void sq_heartbeat_stop(sq_heartbeat *hb) {
   pthread_cond_signal(&hb->cv);
   pthread_mutex_unlock(&hb->mu);
   pthread_join(hb->thread, NULL);
-  sq__wq_link_close(&hb->link);
+  sq__link_free(hb->link);
+  sq__backoff_free(hb->reaper);
   pthread_cond_destroy(&hb->cv);
   pthread_mutex_destroy(&hb->mu);
   free(hb);

@@ -13,7 +13,14 @@
 #include "util.h"
 #include "verdict.h"
 #include "test_hooks.h"
-#include "worker.h"
+#include "audit_log.h"
+#include "best_effort.h"
+#include "budget_cache.h"
+#include "job.h"
+#include "llm.h"
+#include "metrics.h"
+#include "pool.h"
+#include "redis_link.h"
 
 #define RISK_CACHE_NS "risk"
 
@@ -82,7 +89,7 @@ static void account(job *j, const sq_llm_reply *rep) {
   l->cost_usd += rep->cost_usd;
   l->usage_estimated = l->usage_estimated || rep->usage_estimated;
   j->r.llm_ms += rep->latency_ms;
-  sq__spend_add(j->w, j->r.batch, rep->cost_usd);
+  sq__budget_cache_add(j->w->budget, j->r.batch, rep->cost_usd);
   sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_LLM, rep->latency_ms);
   sq_metrics_llm_usage(j->w->metrics, rep->provider, rep->prompt_tokens, rep->completion_tokens, rep->cost_usd);
 }
@@ -141,7 +148,7 @@ static void generate(job *j) {
              "(set SANDQ_LLM_BASE_URL and SANDQ_LLM_MODEL, or providers in the config file)");
     return;
   }
-  if (sq__spend_exhausted(w, j->r.batch)) {
+  if (sq__budget_cache_exhausted(w->budget, j->r.batch)) {
     end_with(j, SQ_STATUS_LLM_ERROR, "budget exhausted: batch %s has spent its --budget-usd", j->r.batch);
     return;
   }
@@ -189,7 +196,7 @@ static void on_risk(sq_llm_reply *rep, int rc, void *ud) {
     char sha[65];
     sq_risk_code_sha256(j->code, strlen(j->code), sha);
     char *json = sq_risk_to_json(&j->risk.v);
-    if (json) sq__wq_cache_set(w, RISK_CACHE_NS, sha, json, w->cfg.risk_cache_ttl_s);
+    if (json) sq__best_effort_cache_set(w, RISK_CACHE_NS, sha, json, w->cfg.risk_cache_ttl_s);
     free(json);
   }
   risk_decided(j);
@@ -200,7 +207,7 @@ static void risk_start(job *j) {
   char sha[65], *cached = NULL;
   size_t len = 0;
   sq_risk_code_sha256(j->code, strlen(j->code), sha);
-  if (sq__wq_cache_get(w, RISK_CACHE_NS, sha, &cached, &len) == 0) {
+  if (sq__best_effort_cache_get(w, RISK_CACHE_NS, sha, &cached, &len) == 0) {
     int rc = sq_risk_from_json(cached, len, &j->risk.v);
     free(cached);
     if (rc == 0) {
@@ -212,7 +219,7 @@ static void risk_start(job *j) {
   }
   if (!w->llm) {
     sq_risk_fallback(&j->risk, "no LLM provider configured", &w->risk_policy);
-  } else if (sq__spend_exhausted(w, j->r.batch)) {
+  } else if (sq__budget_cache_exhausted(w->budget, j->r.batch)) {
     sq_risk_fallback(&j->risk, "budget exhausted", &w->risk_policy);
   } else {
     char *user = sq_risk_user_prompt(j->code);
@@ -337,7 +344,7 @@ static bool repair(job *j) {
     j->repair_code = calloc((size_t)w->cfg.max_repairs, sizeof *j->repair_code);
     if (!j->repairs || !j->repair_code) return false;
   }
-  if (sq__spend_exhausted(w, j->r.batch)) {
+  if (sq__budget_cache_exhausted(w->budget, j->r.batch)) {
     SQ_LOGT(SQ_LOG_WARN, j->r.id, "no repair: batch budget exhausted");
     return false;
   }
@@ -363,7 +370,7 @@ void sq__job_executed(job *j) {
   }
   if (j->jail_rc) { /* only a host failure gets here: this worker stops */
     SQ_LOGT(SQ_LOG_ERROR, j->r.id, "jail setup failed: %s", j->out.error);
-    sq__wq_stall(j->w, j, j->out.error); /* a stall: a task that keeps doing this ends in the dead letter */
+    sq__redis_stall(j->w, j, j->out.error); /* a stall: a task that keeps doing this ends in the dead letter */
     j->w->fatal = true;
     snprintf(j->w->host_error, sizeof j->w->host_error, "%s", j->out.error[0] ? j->out.error : "jail setup failed");
     j->w->in_flight--;
@@ -372,7 +379,7 @@ void sq__job_executed(job *j) {
   }
   sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_JAIL, sq_now_mono_ms() - j->jail_t0_ms);
   take_outcome(j);
-  sq__audit_note(j->w, j); /* every program run goes into the audit trail */
+  sq__audit_log_note(j->w->audit, j); /* every program run goes into the audit trail */
   if (j->n_repairs > 0) j->repairs[j->n_repairs - 1].status = sq_status_name(j->r.status);
   if ((j->r.status == SQ_STATUS_FAILED || j->r.status == SQ_STATUS_RUNTIME_ERROR) && repair(j)) return;
   done(j);

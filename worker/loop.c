@@ -9,6 +9,14 @@
 #include "errors.h"
 #include "log.h"
 #include "util.h"
+#include "budget_cache.h"
+#include "endpoint.h"
+#include "housekeeping.h"
+#include "job.h"
+#include "llm.h"
+#include "loop.h"
+#include "pool.h"
+#include "redis_link.h"
 #include "worker.h"
 
 #define EMPTY_BACKOFF_MS 20 /* with work in flight, how long an empty queue is believed */
@@ -17,7 +25,7 @@
 
 volatile sig_atomic_t sq__worker_stop;
 
-/* How many tasks this worker may claim now: only what it can start soon,
+/* How many tasks a worker may claim now: only what it can start soon,
  * so that a fleet shares a queue fairly (a worker holding tasks it cannot
  * start while another idles is what this prevents). A claimed task turns
  * out to need the jail at once (it came with its code) or the LLM first, so
@@ -38,30 +46,36 @@ volatile sig_atomic_t sq__worker_stop;
  * a task waiting, any room is claimed. */
 /* The jail's budget left: jail_threads + claim_prefetch, less the tasks
  * held that came with their code (finished ones not yet stored included). */
-static int64_t jail_room(const worker *w) {
-  return w->cfg.jail_threads + w->cfg.claim_prefetch - (w->in_flight - w->llm_jobs);
+static int64_t jail_room(const sq_config *c, int64_t in_flight, int64_t llm_jobs) {
+  return c->jail_threads + c->claim_prefetch - (in_flight - llm_jobs);
 }
 
-int64_t sq__loop_claim_room(const worker *w) {
-  const sq_config *c = &w->cfg;
-  int64_t room = c->max_tasks_in_flight - w->in_flight;
-  int64_t jail = jail_room(w);
-  if (jail > 0 && jail < c->claim_prefetch && w->pool && sq__pool_waiting(w->pool) > 0) jail = 0;
+int64_t sq__loop_claim_room(const sq_config *c, const sq__claim_load *load) {
+  int64_t room = c->max_tasks_in_flight - load->in_flight;
+  int64_t jail = jail_room(c, load->in_flight, load->llm_jobs);
+  if (jail > 0 && jail < c->claim_prefetch && load->jail_queued > 0) jail = 0;
   if (jail < room) room = jail;
-  if (w->llm) {
+  if (load->has_llm) {
     int64_t cap = c->claim_prefetch;
     for (int i = 0; i < c->n_providers; i++) cap += c->providers[i].max_in_flight;
-    if (cap - w->llm_waiting < room) room = cap - w->llm_waiting;
+    if (cap - load->llm_waiting < room) room = cap - load->llm_waiting;
   }
   if (c->claim_batch < room) room = c->claim_batch;
   return room > 0 ? room : 0;
+}
+
+/* sq__loop_claim_room for w as it stands. */
+static int64_t claim_room(const worker *w) {
+  sq__claim_load load = {.in_flight = w->in_flight, .llm_jobs = w->llm_jobs, .llm_waiting = w->llm_waiting,
+                         .jail_queued = w->pool ? sq__pool_waiting(w->pool) : 0, .has_llm = w->llm != NULL};
+  return sq__loop_claim_room(&w->cfg, &load);
 }
 
 /* Claims while there is room, into c (cfg.claim_batch slots). Returns the
  * ms the loop may wait for events. */
 static int claim_more(worker *w, sq_claim *c, int64_t *empty_until) {
   int64_t room;
-  while (!sq__worker_stop && !w->fatal && (room = sq__loop_claim_room(w)) > 0) {
+  while (!sq__worker_stop && !w->fatal && (room = claim_room(w)) > 0) {
     /* The queue was empty a moment ago: with work in flight, wait for it
      * (or for the backoff to pass) before looking again. With nothing in
      * flight there is nothing else to wait for: block on the queue below
@@ -71,7 +85,7 @@ static int claim_more(worker *w, sq_claim *c, int64_t *empty_until) {
     if (w->in_flight > 0 && now < *empty_until) return (int)(*empty_until - now);
     size_t n = 0, max = (size_t)room;
     /* Nothing in flight: block on the queue; else just look. */
-    int rc = sq__wq_claim(w, w->in_flight == 0 ? (int)w->cfg.claim_timeout_ms : 0, c, max, &n);
+    int rc = sq__redis_claim(w, w->in_flight == 0 ? (int)w->cfg.claim_timeout_ms : 0, c, max, &n);
     if (rc == SQ_EEMPTY) {
       if (w->in_flight == 0) return 0;
       *empty_until = sq_now_mono_ms() + EMPTY_BACKOFF_MS;
@@ -123,7 +137,7 @@ void sq__loop_service(worker *w, int timeout_ms) {
 static bool store_due(const worker *w) {
   if (!w->done_head) return false;
   if (sq__worker_stop || w->fatal || w->in_jail == 0 || w->done_n >= w->cfg.jail_threads) return true;
-  int64_t jail = jail_room(w);
+  int64_t jail = jail_room(&w->cfg, w->in_flight, w->llm_jobs);
   if (jail < w->cfg.claim_prefetch && jail + w->done_n >= w->cfg.claim_prefetch) return true;
   return sq_now_mono_ms() - w->done_since_ms >= STORE_WAIT_MS;
 }
@@ -143,7 +157,7 @@ static void store_done(worker *w, job **js) {
   if (!store_due(w)) return;
   /* A batch's cost counter holds every call of a result before the result
    * is stored (a reader who sees the batch done sees its whole cost). */
-  sq__spend_flush(w, true);
+  sq__budget_cache_flush(w->budget, true);
   w->done_n = 0;
   while (w->done_head) {
     size_t n = 0;
@@ -152,7 +166,7 @@ static void store_done(worker *w, job **js) {
       w->done_head = w->done_head->next;
     }
     if (!w->done_head) w->done_tail = NULL;
-    sq__wq_store_many(w, js, n);
+    sq__redis_store_many(w, js, n);
     for (size_t i = 0; i < n; i++) {
       sq__job_free(js[i]);
       w->in_flight--;
@@ -174,7 +188,7 @@ int sq__worker_loop(worker *w) {
     if (sq__worker_stop && w->in_flight == 0) break;
     int timeout = sq__worker_stop ? IDLE_WAIT_MS : claim_more(w, claims, &empty_until);
     store_done(w, js);
-    sq__tick(w);
+    sq__housekeeping_run(w);
     if (w->in_flight == 0) continue;
     sq__loop_service(w, store_wait_ms(w, timeout));
     store_done(w, js);

@@ -12,7 +12,8 @@
 #include "errors.h"
 #include "log.h"
 #include "test_hooks.h"
-#include "worker.h"
+#include "job.h"
+#include "pool.h"
 
 struct jail_pool {
   sq_jail *jail;

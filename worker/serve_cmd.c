@@ -22,6 +22,17 @@
 #include "util.h"
 #include "test_hooks.h"
 #include "verdict.h"
+#include "audit_log.h"
+#include "best_effort.h"
+#include "budget_cache.h"
+#include "endpoint.h"
+#include "heartbeat.h"
+#include "housekeeping.h"
+#include "loop.h"
+#include "metrics.h"
+#include "pool.h"
+#include "redis_link.h"
+#include "risk.h"
 #include "worker.h"
 
 static void on_stop(int sig) {
@@ -147,8 +158,14 @@ int sq_cmd_serve(int argc, char **argv) {
   if (w.llm) sq_llm_set_retry_observer(w.llm, llm_retry_note, NULL);
   w.risk_policy = w.cfg.risk_policy;
   if (!w.llm) SQ_WARN("no LLM provider configured: tasks without code will end as llm_error");
-  if ((rc = sq__tick_init(&w)) != 0) {
+  if ((rc = sq__housekeeping_new(&w)) != 0) {
     SQ_ERROR("metrics: %s", sq_strerror(rc));
+    goto out;
+  }
+  if ((rc = sq__budget_cache_new(&sq__best_effort_budget_store, &w, &w.budget)) != 0 ||
+      (rc = sq__audit_log_new(w.cfg.worker_id, w.cfg.audit_max_len, &w.audit)) != 0 ||
+      (rc = sq__backoff_new(&w.best_effort)) != 0) {
+    SQ_ERROR("worker: %s", sq_strerror(rc));
     goto out;
   }
   if ((rc = sq__endpoint_start(&w)) != 0) { /* logged; a busy port or a bad address is the operator's to fix */
@@ -157,7 +174,7 @@ int sq_cmd_serve(int argc, char **argv) {
   }
   sq__test_hooks_init();
   sq_queue_set_notice(queue_notice, NULL); /* before any handle: the heartbeat thread's too */
-  if ((rc = sq__wq_open(&w)) != 0) {
+  if ((rc = sq__redis_open(&w)) != 0) {
     if (rc == SQ_EREDIS_AUTH) exit_code = 2; /* configuration (docs/configuration.md, "Exit codes") */
     goto out;
   }
@@ -170,16 +187,19 @@ int sq_cmd_serve(int argc, char **argv) {
           (long long)(sq_now_mono_ms() - start_ms), sq_jail_mode_name(w.cfg.jail_mode), (long long)w.cfg.jail_threads,
           w.cfg.jail_mode == SQ_JAIL_MODE_WARM ? ", a warm zygote up" : "");
   exit_code = sq__worker_loop(&w);
-  if (exit_code != 0) sq__wq_hand_back(&w);
-  sq__tick_final(&w);
+  if (exit_code != 0) sq__redis_hand_back(&w);
+  sq__housekeeping_final(&w);
   SQ_INFO("worker %s stopping", w.cfg.worker_id);
 out:
   sq__endpoint_stop(&w);
   sq_heartbeat_stop(w.heartbeat);
   sq__pool_free(w.pool); /* waits for runs in progress */
-  sq__wq_close(&w);
+  sq__redis_close(&w);
   sq_llm_free(w.llm);
-  sq__audit_free(&w);
+  sq__audit_log_free(w.audit);
+  sq__budget_cache_free(w.budget);
+  sq__backoff_free(w.best_effort);
+  sq__housekeeping_free(w.housekeeping);
   sq_metrics_free(w.metrics);
   sq_jail_free(w.jail);
   return exit_code;

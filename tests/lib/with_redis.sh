@@ -1,7 +1,8 @@
 #!/bin/sh
 # with_redis.sh CMD [ARG...]: runs CMD against its own real redis-server on a
 # free loopback port and a unix socket (tests/lib/env.sh), then stops the
-# server. ctest runs the queue's unit tests (tests/unit/queue) through it:
+# server. ctest runs the unit tests that need Redis (tests/unit/queue,
+# the worker's test_heartbeat) through it:
 # each test gets a server of its own, so tests that damage keys or kill
 # connections never meet another test's keys, whatever ctest -j runs.
 # CMD sees SANDQ_REDIS_URL, SQ_REDIS_PORT and SQ_REDIS_SOCK; its exit code

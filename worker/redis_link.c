@@ -1,50 +1,60 @@
-/* wq.c: every word the worker says to the queue, in one place, so a new
- * queue protocol (leases, fencing tokens, heartbeats) changes this file and
- * not the loop: the link both threads use (a connection and its backoff,
- * wq.h); claim, store + acknowledge, retry and hand back for the event
- * loop; heartbeat, reaper and hand back for the heartbeat thread. Batch
- * spend, the verdict cache, metrics, health and rollout: wq_chores.c. */
+/* redis_link.c: the worker's words to the queue (redis_link.h): the link
+ * both threads use, the heartbeat thread's words, and the event loop's
+ * claim, store + acknowledge, retry, stall and hand back. */
+#include "redis_link.h"
+
 #include <bson/bson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "audit_log.h"
 #include "errors.h"
+#include "housekeeping.h"
+#include "job.h"
 #include "log.h"
+#include "loop.h"
+#include "metrics.h"
 #include "util.h"
 #include "worker.h"
 
-/* ---- backoff and link (both threads) ---- */
+/* ---- the link (both threads) ---- */
 
-bool sq__backoff_fail(sq__backoff *b, int64_t now_ms) {
-  bool step = b->delay_ms < SQ__BACKOFF_MAX_MS; /* the first failure and each doubling */
-  b->failures++;
-  b->delay_ms = b->delay_ms ? b->delay_ms * 2 : SQ__BACKOFF_MIN_MS;
-  if (b->delay_ms > SQ__BACKOFF_MAX_MS) b->delay_ms = SQ__BACKOFF_MAX_MS;
-  b->next_try_ms = now_ms + b->delay_ms;
-  if (!step && now_ms < b->next_log_ms) return false;
-  b->next_log_ms = now_ms + SQ__BACKOFF_LOG_MS;
-  return true;
+struct sq__link {
+  const sq_config *cfg;         /* borrowed */
+  const char *who;              /* for log lines */
+  volatile sig_atomic_t *stop;  /* claims give up once set; may be NULL */
+  sq_queue *q;                  /* NULL until the first connection; it reconnects itself */
+  sq__backoff *bo;
+  char err[256];                /* why the last connection attempt failed */
+};
+
+int sq__link_new(const sq_config *cfg, const char *who, volatile sig_atomic_t *stop, sq__link **out) {
+  sq__link *l = calloc(1, sizeof *l);
+  *out = NULL;
+  if (!l || sq__backoff_new(&l->bo) != 0) {
+    free(l);
+    return SQ_ENOMEM;
+  }
+  l->cfg = cfg;
+  l->who = who;
+  l->stop = stop;
+  *out = l;
+  return 0;
 }
 
-int64_t sq__backoff_ok(sq__backoff *b) {
-  int64_t n = b->failures;
-  *b = (sq__backoff){0};
-  return n;
-}
-
-bool sq__backoff_due(const sq__backoff *b, int64_t now_ms) { return now_ms >= b->next_try_ms; }
-
-void sq__wq_link_init(sq__wq_link *l, const sq_config *cfg, const char *who, volatile sig_atomic_t *stop) {
-  *l = (sq__wq_link){.cfg = cfg, .who = who, .stop = stop};
-}
-
-void sq__wq_link_close(sq__wq_link *l) {
+void sq__link_free(sq__link *l) {
+  if (!l) return;
   sq_queue_free(l->q);
-  l->q = NULL;
+  sq__backoff_free(l->bo);
+  free(l);
 }
 
-int sq__wq_link_get(sq__wq_link *l, sq_queue **q) {
+sq_queue *sq__link_queue(const sq__link *l) { return l->q; }
+
+sq__backoff *sq__link_backoff(const sq__link *l) { return l->bo; }
+
+int sq__link_get(sq__link *l, sq_queue **q) {
   /* Once made, a handle stays: it reconnects itself on its next call, and
    * keeps the id of a claim whose reply a broken connection lost. */
   if (!l->q) {
@@ -60,32 +70,32 @@ int sq__wq_link_get(sq__wq_link *l, sq_queue **q) {
   return 0;
 }
 
-void sq__wq_link_failed(sq__wq_link *l, int rc, const char *what, const char *task_id) {
-  if (!sq__backoff_fail(&l->bo, sq_now_mono_ms())) return;
+void sq__link_failed(sq__link *l, int rc, const char *what, const char *task_id) {
+  if (!sq__backoff_fail(l->bo, sq_now_mono_ms())) return;
   bool conn = rc == SQ_EREDIS_CONN || !l->q;
   SQ_LOGT(SQ_LOG_WARN, task_id, "%s: %s failed (%s); %s in %lld ms (failure %lld in a row; waits double up to %d ms)",
-          l->who, what, sq__wq_link_errstr(l), conn ? "reconnecting" : "trying again",
-          (long long)l->bo.delay_ms, (long long)l->bo.failures, SQ__BACKOFF_MAX_MS);
+          l->who, what, sq__link_errstr(l), conn ? "reconnecting" : "trying again",
+          (long long)sq__backoff_delay_ms(l->bo), (long long)sq__backoff_failures(l->bo), SQ__BACKOFF_MAX_MS);
 }
 
-void sq__wq_link_ok(sq__wq_link *l, const char *what) {
-  int64_t n = sq__backoff_ok(&l->bo);
+void sq__link_ok(sq__link *l, const char *what) {
+  int64_t n = sq__backoff_ok(l->bo);
   if (n) SQ_INFO("%s: redis works again (%s) after %lld failed tr%s", l->who, what, (long long)n, n == 1 ? "y" : "ies");
 }
 
-const char *sq__wq_link_errstr(const sq__wq_link *l) {
+const char *sq__link_errstr(const sq__link *l) {
   return l->q ? sq_queue_errstr(l->q) : l->err[0] ? l->err : "cannot connect to redis";
 }
 
-int sq__wq_heartbeat(sq__wq_link *l) {
+int sq__link_heartbeat(sq__link *l) {
   sq_queue *q;
-  int rc = sq__wq_link_get(l, &q);
+  int rc = sq__link_get(l, &q);
   return rc ? rc : sq_queue_heartbeat(q, l->cfg->worker_id, NULL);
 }
 
-int sq__wq_reap(sq__wq_link *l) {
+int sq__link_reap(sq__link *l) {
   sq_queue *q;
-  int rc = sq__wq_link_get(l, &q);
+  int rc = sq__link_get(l, &q);
   size_t requeued = 0, dead = 0;
   if (rc == 0) rc = sq_queue_reap(q, l->cfg->worker_id, NULL, &requeued, &dead);
   if (rc == 0 && (requeued || dead))
@@ -93,14 +103,14 @@ int sq__wq_reap(sq__wq_link *l) {
   return rc;
 }
 
-int sq__wq_release_all(sq__wq_link *l, size_t *n) {
+int sq__link_release_all(sq__link *l, size_t *n) {
   sq_queue *q;
   if (n) *n = 0;
-  int rc = sq__wq_link_get(l, &q);
+  int rc = sq__link_get(l, &q);
   return rc ? rc : sq_queue_release_all(q, l->cfg->worker_id, n);
 }
 
-/* ---- the event loop's link ---- */
+/* ---- the event loop's words ---- */
 
 /* Whether the worker may keep waiting for Redis: with tasks in hand it
  * does after a first stop request (the heartbeat thread's grace clock ends
@@ -111,30 +121,31 @@ static bool may_wait(const worker *w) { return sq__worker_stop < 2 && (!sq__work
  * replies, jail runs; what finishes waits on the done list), then hands out
  * the connection. Returns 0 or SQ_EINTERRUPTED. */
 static int ready(worker *w, sq_queue **q, const char *what, const char *task_id) {
-  sq__wq_link *l = &w->wq.link;
+  sq__link *l = w->link;
   for (;;) {
-    for (int64_t now; !sq__backoff_due(&l->bo, now = sq_now_mono_ms()) && may_wait(w);)
-      sq__loop_service(w, (int)(l->bo.next_try_ms - now));
+    for (int64_t now; !sq__backoff_due(l->bo, now = sq_now_mono_ms()) && may_wait(w);)
+      sq__loop_service(w, (int)(sq__backoff_next_try_ms(l->bo) - now));
     if (!may_wait(w)) return SQ_EINTERRUPTED;
-    int rc = sq__wq_link_get(l, q);
+    int rc = sq__link_get(l, q);
     if (rc == 0) return 0;
-    sq__wq_link_failed(l, rc, what, task_id);
+    sq__link_failed(l, rc, what, task_id);
   }
 }
 
-int sq__wq_open(worker *w) {
+int sq__redis_open(worker *w) {
   sq_queue *q;
-  sq__wq_link_init(&w->wq.link, &w->cfg, "worker", &sq__worker_stop);
+  int rc = sq__link_new(&w->cfg, "worker", &sq__worker_stop, &w->link);
+  if (rc) return rc;
   /* Refused credentials at start-up are configuration, not an outage: say
    * so and stop (serve exits 2). An unreachable Redis is waited for; later
-   * failures of either kind back off (sq__wq_link_failed). */
-  int rc = sq__wq_link_get(&w->wq.link, &q);
+   * failures of either kind back off (sq__link_failed). */
+  rc = sq__link_get(w->link, &q);
   if (rc == SQ_EREDIS_AUTH) {
-    SQ_ERROR("%s", sq__wq_link_errstr(&w->wq.link));
+    SQ_ERROR("%s", sq__link_errstr(w->link));
     return rc;
   }
   if (rc != 0 && ready(w, &q, "connecting", NULL) != 0) return SQ_EINTERRUPTED;
-  sq__wq_link_ok(&w->wq.link, "connecting");
+  sq__link_ok(w->link, "connecting");
   /* an evicting maxmemory-policy or no persistence: one warning line each */
   char text[512];
   if (sq_queue_check_server(q, text, sizeof text) > 0) {
@@ -150,11 +161,14 @@ int sq__wq_open(worker *w) {
   return 0;
 }
 
-void sq__wq_close(worker *w) { sq__wq_link_close(&w->wq.link); }
+void sq__redis_close(worker *w) {
+  sq__link_free(w->link);
+  w->link = NULL;
+}
 
-bool sq__wq_up(const worker *w) { return w->wq.link.q != NULL; }
+bool sq__redis_up(const worker *w) { return w->link && w->link->q; }
 
-int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n) {
+int sq__redis_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n) {
   sq_queue *q;
   char lost[24];
   *n = 0;
@@ -166,7 +180,7 @@ int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n
   if (sq_queue_lost_claim(q, lost, sizeof lost)) {
     size_t back = 0;
     if ((rc = sq_queue_claim_undo(q, w->cfg.worker_id, lost, &back)) != 0) {
-      sq__wq_link_failed(&w->wq.link, rc, "handing back a claim whose reply was lost", NULL);
+      sq__link_failed(w->link, rc, "handing back a claim whose reply was lost", NULL);
       return rc;
     }
     if (back) SQ_WARN("handed back %zu task(s) of a claim whose reply was lost", back);
@@ -175,10 +189,10 @@ int sq__wq_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t *n
   rc = sq_queue_claim_many(q, w->cfg.worker_id, timeout_ms, out, max, n);
   if (rc == 0 && *n > 0) {
     sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_CLAIM, sq_now_mono_ms() - t0);
-    w->tick.last_claim_ms = sq_now_wall_ms();
+    sq__housekeeping_claimed(w->housekeeping, sq_now_wall_ms());
   }
-  if (rc == 0 || rc == SQ_EEMPTY) sq__wq_link_ok(&w->wq.link, "claiming");
-  else if (rc != SQ_EINTERRUPTED) sq__wq_link_failed(&w->wq.link, rc, "claiming", NULL);
+  if (rc == 0 || rc == SQ_EEMPTY) sq__link_ok(w->link, "claiming");
+  else if (rc != SQ_EINTERRUPTED) sq__link_failed(w->link, rc, "claiming", NULL);
   return rc;
 }
 
@@ -256,7 +270,7 @@ static int settle(worker *w, sq_queue *q, job *j) {
   return rc;
 }
 
-int sq__wq_store(worker *w, job *j) {
+int sq__redis_store(worker *w, job *j) {
   sq_queue *q;
   int rc;
   /* Until stored, the claim stays ours under its lease (kept alive by the
@@ -264,21 +278,21 @@ int sq__wq_store(worker *w, job *j) {
    * touching the claim), so nothing is lost while this waits. */
   while ((rc = ready(w, &q, "storing a result", j->r.id)) == 0) {
     if ((rc = settle(w, q, j)) == 0) {
-      sq__wq_link_ok(&w->wq.link, "storing results");
+      sq__link_ok(w->link, "storing results");
       return 0;
     }
     if (rc == SQ_EBSON) return rc;
-    sq__wq_link_failed(&w->wq.link, rc, "storing a result", j->r.id);
+    sq__link_failed(w->link, rc, "storing a result", j->r.id);
   }
   return rc;
 }
 
 static void store_one(worker *w, job *j) {
-  if (sq__wq_store(w, j) != 0)
+  if (sq__redis_store(w, j) != 0)
     SQ_LOGT(SQ_LOG_ERROR, j->r.id, "result not stored; the task stays claimed and is handed back at exit");
 }
 
-void sq__wq_store_many(worker *w, job **js, size_t n) {
+void sq__redis_store_many(worker *w, job **js, size_t n) {
   sq_completion *c = calloc(n, sizeof *c);
   /* bson_t asks for 128-byte alignment, which calloc does not give (UBSan:
    * misaligned store); sizeof is a multiple of it, as aligned_alloc wants. */
@@ -287,8 +301,8 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
   int *rcs = calloc(n, sizeof *rcs);
   job **piped = calloc(n, sizeof *piped);
   size_t m = 0;
-  sq_queue *q = w->wq.link.q;
-  bool can_pipe = c && docs && rcs && piped && q && sq__backoff_due(&w->wq.link.bo, sq_now_mono_ms());
+  sq_queue *q = w->link->q;
+  bool can_pipe = c && docs && rcs && piped && q && sq__backoff_due(w->link->bo, sq_now_mono_ms());
   for (size_t i = 0; i < n; i++) {
     /* Retries, and anything the pipeline cannot take, go one at a time. */
     if (!can_pipe || js[i]->transient) {
@@ -304,11 +318,11 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
   sq_queue_stream_batch log = {0};
   sq_audit_form *forms = NULL;
   int log_rc = 0;
-  if (m) sq__audit_batch(w, &log, &forms);
+  if (m) sq__audit_log_batch(w->audit, &log, &forms);
   int64_t t0 = sq_now_mono_ms();
   int rc = m ? sq_queue_complete_many_log(q, c, m, rcs, &log, &log_rc) : 0;
   if (m) sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_STORE, sq_now_mono_ms() - t0);
-  if (log.n && log_rc == 0) sq__audit_sent(w, log.n); /* else they wait for the next pipeline or tick */
+  if (log.n && log_rc == 0) sq__audit_log_sent(w->audit, log.n); /* else they wait for the next pipeline or housekeeping */
   free(forms);
   int failed = 0;
   for (size_t i = 0; i < m; i++) {
@@ -319,8 +333,8 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
    * such job again, alone, through the backing-off path. Its claim is still
    * fenced by its token, so a completion that did land is refused the
    * second time. */
-  if (failed) sq__wq_link_failed(&w->wq.link, failed, "storing results", NULL);
-  else if (m) sq__wq_link_ok(&w->wq.link, "storing results");
+  if (failed) sq__link_failed(w->link, failed, "storing results", NULL);
+  else if (m) sq__link_ok(w->link, "storing results");
   for (size_t i = 0; i < m; i++) {
     if (rcs[i]) store_one(w, piped[i]);
     bson_destroy(&docs[i]);
@@ -331,17 +345,17 @@ void sq__wq_store_many(worker *w, job **js, size_t n) {
   free(piped);
 }
 
-void sq__wq_stall(worker *w, job *j, const char *why) {
+void sq__redis_stall(worker *w, job *j, const char *why) {
   char text[320];
   snprintf(text, sizeof text, "jail failure: %s", why);
   bool dead = false;
-  sq_queue *q = w->wq.link.q;
+  sq_queue *q = w->link->q;
   int rc = q ? sq_queue_stall(q, &j->claim, text, &dead) : SQ_EREDIS_CONN;
   if (rc == 0) SQ_LOGT(SQ_LOG_WARN, j->r.id, "handed back as a stall%s", dead ? ": now in the dead letter" : "");
   else SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not hand it back as a stall (%s): its lease expiry will", sq_strerror(rc));
 }
 
-void sq__wq_hand_back(worker *w) {
+void sq__redis_hand_back(worker *w) {
   size_t n = 0;
-  if (w->wq.link.q && sq__wq_release_all(&w->wq.link, &n) == 0 && n) SQ_WARN("handed %zu task(s) back to the queue", n);
+  if (sq__redis_up(w) && sq__link_release_all(w->link, &n) == 0 && n) SQ_WARN("handed %zu task(s) back to the queue", n);
 }

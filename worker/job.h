@@ -1,0 +1,55 @@
+/* job.h: one claimed task on its way to a result (job.c moves it through
+ * generate -> risk -> check -> execute -> repair). */
+#ifndef SQ_WORKER_JOB_H
+#define SQ_WORKER_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "jail.h"
+#include "precheck.h"
+#include "queue.h"
+#include "result.h"
+#include "risk.h"
+#include "task.h"
+#include "worker.h"
+
+/* Owns every string it points to. */
+struct job {
+  job *next;              /* done list or pool queue */
+  worker *w;
+  sq_claim claim;         /* the task's payload, fencing token and lease */
+  sq_result r;
+  sq_task *task;
+  char *code;             /* the code being judged (generated, repaired or the task's) */
+  char *program;          /* what the jail runs (the listing, or the harness around it) */
+  char *listing;          /* code, tests, check(entry_point): what the result shows */
+  char raw_id[SQ_TASK_ID_MAX + 1];    /* the result's id when the task has none of its own */
+  char raw_batch[SQ_TASK_ID_MAX + 1]; /* and its batch, read out of the payload (sq_task_salvage) */
+  char reason[512];
+  sq_jail_limits lim;
+  sq_jail_outcome out;
+  int jail_rc;
+  bool generated;         /* code came from the LLM */
+  bool transient;         /* worth another attempt: the LLM client says so (sq_llm_reply.transient) */
+  bool used_llm;          /* counted in w->llm_jobs */
+  sq_precheck_report findings; /* the static pre-check's */
+  char provider[64], model[128];
+  sq_risk_result risk;
+  sq_result_risk risk_doc;
+  sq_result_repair *repairs; /* cfg.max_repairs slots */
+  char **repair_code;
+  int n_repairs;
+  int64_t t0_ms;
+  int64_t jail_t0_ms;     /* handed to the pool */
+};
+
+/* Starts a claimed task (ownership of the claim moves to the job); it
+ * reaches the done list through LLM callbacks, the pool, or at once. */
+void sq__job_begin(worker *w, sq_claim *claim);
+/* The pool ran the job's program: decide, maybe repair, else finish. */
+void sq__job_executed(job *j);
+/* NULL: no-op. */
+void sq__job_free(job *j);
+
+#endif
