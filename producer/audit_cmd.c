@@ -3,7 +3,6 @@
  * worker ran, oldest first; --json gives JSON Lines for shipping elsewhere
  * (docs/operations.md also shows a consumer group doing that). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,38 +85,21 @@ static int print_entry(const char *id, const sq_audit_entry *e, void *ud) {
   return 0;
 }
 
-int sq__audit_run(const sq_config *cfg, int argc, char **argv) {
-  static const struct option opts[] = {{"batch", required_argument, NULL, 'b'},
-                                       {"since", required_argument, NULL, 's'},
-                                       {"json", no_argument, NULL, 'j'},
-                                       {NULL, 0, NULL, 0}};
-  const char *batch = NULL;
+int sq__audit_run(const sq_config *cfg, const sq_cli *cli) {
+  const char *batch = sq_cli_get(cli, "batch"), *since = sq_cli_get(cli, "since");
   int64_t since_ms = 0;
-  printer p = {0};
-  int c;
-  optind = 0; /* argv[-1] is the command's name (main.c); options anywhere */
-  while ((c = getopt_long(argc + 1, argv - 1, "", opts, NULL)) != -1) {
-    switch (c) {
-    case 'b':
-      if (!sq_name_ok(optarg, SQ_NAME_BATCH_MAX)) {
-        fprintf(stderr, "sandq-producer: audit --batch '%s' must be 1-%d characters of " SQ_NAME_CHARS "\n", optarg,
-                SQ_NAME_BATCH_MAX);
-        return SQ_EXIT_USAGE;
-      }
-      batch = optarg;
-      break;
-    case 's':
-      if (parse_since(optarg, sq_now_wall_ms(), &since_ms) != 0) {
-        fprintf(stderr, "sandq-producer: audit --since '%s' is not a time\n", optarg);
-        usage();
-        return SQ_EXIT_USAGE;
-      }
-      break;
-    case 'j': p.json = true; break;
-    default: usage(); return SQ_EXIT_USAGE;
-    }
+  printer p = {.json = sq_cli_get(cli, "json") != NULL};
+  if (batch && !sq_name_ok(batch, SQ_NAME_BATCH_MAX)) {
+    fprintf(stderr, "sandq-producer: audit --batch '%s' must be 1-%d characters of " SQ_NAME_CHARS "\n", batch,
+            SQ_NAME_BATCH_MAX);
+    return SQ_EXIT_USAGE;
   }
-  if (optind - 1 != argc) {
+  if (since && parse_since(since, sq_now_wall_ms(), &since_ms) != 0) {
+    fprintf(stderr, "sandq-producer: audit --since '%s' is not a time\n", since);
+    usage();
+    return SQ_EXIT_USAGE;
+  }
+  if (cli->n_operands != 0) {
     usage();
     return SQ_EXIT_USAGE;
   }

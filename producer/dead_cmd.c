@@ -73,22 +73,20 @@ static int parse_id(const char *s, int64_t *id) {
   return -1;
 }
 
-int sq__dead_run(const sq_config *cfg, int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[0], "--all") == 0) { /* main.c hands pass_on flags first: "requeue --all" */
-    char *t = argv[0];
-    argv[0] = argv[1];
-    argv[1] = t;
-  }
+int sq__dead_run(const sq_config *cfg, const sq_cli *cli) {
+  size_t argc = cli->n_operands;
+  char **argv = cli->operands;
+  bool all = sq_cli_get(cli, "all") != NULL;
   const char *sub = argc > 0 ? argv[0] : "";
   int64_t id = -1;
-  bool list = strcmp(sub, "list") == 0 && argc == 1;
-  bool show = strcmp(sub, "show") == 0 && argc == 2;
-  bool requeue = strcmp(sub, "requeue") == 0 && argc == 2;
+  bool list = strcmp(sub, "list") == 0 && argc == 1 && !all;
+  bool show = strcmp(sub, "show") == 0 && argc == 2 && !all;
+  bool requeue = strcmp(sub, "requeue") == 0 && argc == (all ? 1u : 2u);
   if (!list && !show && !requeue) {
     fprintf(stderr, "usage: sandq-producer dead list | show ID | requeue ID | requeue --all\n");
     return SQ_EXIT_USAGE;
   }
-  if ((show || (requeue && strcmp(argv[1], "--all") != 0)) && parse_id(argv[1], &id) != 0) return SQ_EXIT_USAGE;
+  if ((show || (requeue && !all)) && parse_id(argv[1], &id) != 0) return SQ_EXIT_USAGE;
   sq_queue *q = NULL;
   if (sq__open_queue(cfg, &q) != 0) return SQ_EXIT_ERROR;
   int rc, code = SQ_EXIT_OK;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "config.h"
 #include "queue.h"
 #include "status.h"
@@ -48,9 +49,6 @@ int sq__out_check(const char *path);
  * SQ_EINVAL (not a regular file or a new path) or SQ_EIO. One writer for
  * push --out, results --out and report --html (report.c). */
 int sq__out_write(const char *path, const void *data, size_t len);
-
-/* Parses --redis/--queue/--config and builds the configuration (main.c). */
-int sq__config_build(sq_config *cfg, const char *file, const char *redis, const char *queue);
 
 /* ---- the report's model (report_model.c) ---- */
 
@@ -179,13 +177,11 @@ int sq__compare_text(const sq__compare *c, size_t top, sq_buf *out);
 int sq__compare_json(const sq__compare *c, sq_buf *out);
 int sq__compare_html(const sq__compare *c, sq_buf *out);
 
-/* `import`, `results`, `report`: args after the command's name (argv[0] is
- * the command). Return an SQ_EXIT_* code. */
-int sq__import_run(int argc, char **argv);
-/* results and report run from main.c's command table: cfg built from the
- * common options, argv their own flags (they lead) and the BATCH;
- * argv[-1] is the command's name. */
-int sq__results_run(const sq_config *cfg, int argc, char **argv);
-int sq__report_cmd_run(const sq_config *cfg, int argc, char **argv);
+/* `import`, `results`, `report`, run from main.c's command table: cli
+ * their flags (sq_cli_get) and operands; cfg built from the command line
+ * (import needs none: NULL). Return an SQ_EXIT_* code. */
+int sq__import_run(const sq_config *cfg, const sq_cli *cli);
+int sq__results_run(const sq_config *cfg, const sq_cli *cli);
+int sq__report_cmd_run(const sq_config *cfg, const sq_cli *cli);
 
 #endif

@@ -4,7 +4,6 @@
  * or, with --json, one JSON object for scripts. Exit 0 when healthy, 1
  * when not (docs/operations.md says what counts). */
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,17 +166,11 @@ static void json_print(json_out *j, bool healthy, int live, const char *summary,
   cJSON_Delete(j->root);
 }
 
-int sq__health_run(const sq_config *cfg, int argc, char **argv) {
-  static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
-  bool as_json = false, bad_opt = false;
-  int c;
-  optind = 0; /* argv[-1] is the command's name (main.c); options anywhere */
-  while ((c = getopt_long(argc + 1, argv - 1, "", opts, NULL)) != -1) {
-    if (c == 'j') as_json = true;
-    else bad_opt = true;
-  }
-  argc -= optind - 1, argv += optind - 1;
-  if (bad_opt || argc > 1 || (argc == 1 && argv[0][0] == '-')) {
+int sq__health_run(const sq_config *cfg, const sq_cli *cli) {
+  bool as_json = sq_cli_get(cli, "json") != NULL;
+  size_t argc = cli->n_operands;
+  char **argv = cli->operands;
+  if (argc > 1 || (argc == 1 && (argv[0][0] == '-' || !argv[0][0]))) {
     fprintf(stderr, "usage: sandq-producer health [--json] [WORKER]\n");
     return SQ_EXIT_USAGE;
   }

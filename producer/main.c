@@ -1,9 +1,10 @@
-/* main.c: sandq-producer's command line: parse arguments (cli.h: options
+/* main.c: sandq-producer's command line: find the command (options may
+ * come before it), parse its flags (cli.h: one table per command, options
  * anywhere, --help on every command, --version), build the configuration
- * (defaults, --config file, environment, flags) and dispatch to a command:
- * push (push.c), status (progress.c, report.c), dead, metrics, health,
- * rollout, audit, results and report (their own files); import (eval.h),
- * which needs no Redis, parses its own options. Nothing more. */
+ * (sq_config_build: defaults, --config file, environment, flags) and
+ * dispatch: push (push_cmd.c), status (progress.c, report.c), dead,
+ * metrics, health, rollout, audit, results, report and import (their own
+ * files; import needs no Redis and no configuration). Nothing more. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,100 +18,110 @@
 #include "util.h"
 
 /* Every command takes these; each table below starts with them. */
-#define COMMON_FLAGS                                                                                    \
-  {"redis", "URL", "redis_url",                                                                         \
-   "redis://[user:password@]host[:port][/db], unix:///path, redis-sentinel://HOST:PORT[,...]/MASTER "  \
-   "or redis-cluster://HOST:PORT[,...] (SANDQ_REDIS_URL)",                                              \
-   false},                                                                                              \
-      {"queue", "NAME", "queue", "queue name (SANDQ_QUEUE, default \"default\")", false},                  \
-      {"config", "FILE", NULL, "JSON configuration file", false},                                        \
-      {"log-level", "LEVEL", "log_level", "debug, info, warn or error (SANDQ_LOG_LEVEL)", false}
+#define COMMON_FLAGS                                                                                \
+  {"redis", "URL", "redis_url",                                                                     \
+   "redis://[user:password@]host[:port][/db], unix:///path, redis-sentinel://HOST:PORT[,...]/MASTER " \
+   "or redis-cluster://HOST:PORT[,...] (SANDQ_REDIS_URL)"},                                          \
+      {"queue", "NAME", "queue", "queue name (SANDQ_QUEUE, default \"default\")"},                    \
+      {"config", "FILE", NULL, "JSON configuration file"},                                          \
+      {"log-level", "LEVEL", "log_level", "debug, info, warn or error (SANDQ_LOG_LEVEL)"}
 
 static const sq_cli_flag push_flags[] = {
     COMMON_FLAGS,
-    {"batch", "ID", NULL, "batch id (default b-YYYYmmdd-HHMMSS-xxxx), [A-Za-z0-9._:-]{1,128}", false},
-    {"wait", NULL, NULL, "wait until every task has a result, then print a summary", false},
-    {"timeout-s", "N", NULL, "with --wait: give up after N seconds (exit 3)", false},
-    {"out", "FILE.bson", NULL, "write the results as concatenated BSON (implies --wait)", false},
-    {"table", NULL, NULL, "print one row per task (implies --wait)", false},
-    {"no-validate", NULL, NULL, "push every non-blank line as it is (for testing workers)", false},
-    {"block", NULL, NULL, "wait while the queue is full (max_queue_len) instead of failing", false},
-    {"budget-usd", "X", NULL, "LLM spend cap for the batch; workers start no LLM work for it once spent", false},
-    {NULL, NULL, NULL, NULL, false},
+    {"batch", "ID", NULL, "batch id (default b-YYYYmmdd-HHMMSS-xxxx), [A-Za-z0-9._:-]{1,128}"},
+    {"wait", NULL, NULL, "wait until every task has a result, then print a summary"},
+    {"timeout-s", "N", NULL, "with --wait: give up after N seconds (exit 3)"},
+    {"out", "FILE.bson", NULL, "write the results as concatenated BSON (implies --wait)"},
+    {"table", NULL, NULL, "print one row per task (implies --wait)"},
+    {"no-validate", NULL, NULL, "push every non-blank line as it is (for testing workers)"},
+    {"block", NULL, NULL, "wait while the queue is full (max_queue_len) instead of failing"},
+    {"budget-usd", "X", NULL, "LLM spend cap for the batch; workers start no LLM work for it once spent"},
+    {NULL, NULL, NULL, NULL},
 };
-static const sq_cli_flag common_flags[] = {COMMON_FLAGS, {NULL, NULL, NULL, NULL, false}};
+static const sq_cli_flag common_flags[] = {COMMON_FLAGS, {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag dead_flags[] = {
-    COMMON_FLAGS, {"all", NULL, NULL, "with requeue: every entry", true}, {NULL, NULL, NULL, NULL, false}};
+    COMMON_FLAGS, {"all", NULL, NULL, "with requeue: every entry"}, {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag metrics_flags[] = {
     COMMON_FLAGS,
-    {"listen", "HOST:PORT", NULL, "serve GET /metrics and /healthz there instead of printing (loopback by default)", true},
-    {NULL, NULL, NULL, NULL, false}};
+    {"listen", "HOST:PORT", NULL, "serve GET /metrics and /healthz there instead of printing (loopback by default)"},
+    {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag health_flags[] = {
-    COMMON_FLAGS, {"json", NULL, NULL, "one JSON object for scripts", true}, {NULL, NULL, NULL, NULL, false}};
+    COMMON_FLAGS, {"json", NULL, NULL, "one JSON object for scripts"}, {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag rollout_flags[] = {
     COMMON_FLAGS,
-    {"force", NULL, NULL, "with start: even when no live worker has both providers configured", true},
-    {NULL, NULL, NULL, NULL, false}};
+    {"force", NULL, NULL, "with start: even when no live worker has both providers configured"},
+    {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag audit_flags[] = {
     COMMON_FLAGS,
-    {"batch", "B", NULL, "only this batch's programs", true},
-    {"since", "T", NULL, "only entries from T on (ms since the epoch, or a stream id)", true},
-    {"json", NULL, NULL, "JSON Lines instead of a table", true},
-    {NULL, NULL, NULL, NULL, false}};
+    {"batch", "B", NULL, "only this batch's programs"},
+    {"since", "T", NULL, "only entries from T on (ms since the epoch, or a stream id)"},
+    {"json", NULL, NULL, "JSON Lines instead of a table"},
+    {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag results_flags[] = {
     COMMON_FLAGS,
-    {"format", "F", NULL, "bson (as stored, the default), jsonl (relaxed Extended JSON) or csv (a row per task)", true},
-    {"out", "FILE", NULL, "write FILE whole (a temporary file, then a rename) instead of stdout", true},
-    {NULL, NULL, NULL, NULL, false}};
+    {"format", "F", NULL, "bson (as stored, the default), jsonl (relaxed Extended JSON) or csv (a row per task)"},
+    {"out", "FILE", NULL, "write FILE whole (a temporary file, then a rename) instead of stdout"},
+    {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag report_flags[] = {
     COMMON_FLAGS,
-    {"json", NULL, NULL, "the report as JSON (schema sandq.report/1, docs/evaluation.md) instead of text", true},
-    {"html", "FILE", NULL, "also write a self-contained HTML page with plots (inline SVG, no scripts)", true},
-    {"k", "LIST", NULL, "the k of pass@k, comma-separated (default 1,10,100), by metadata.task_id", true},
-    {NULL, NULL, NULL, NULL, false}};
+    {"json", NULL, NULL, "the report as JSON (schema sandq.report/1, docs/evaluation.md) instead of text"},
+    {"html", "FILE", NULL, "also write a self-contained HTML page with plots (inline SVG, no scripts)"},
+    {"k", "LIST", NULL, "the k of pass@k, comma-separated (default 1,10,100), by metadata.task_id"},
+    {NULL, NULL, NULL, NULL}};
 
-/* A command that reads options of its own (dead's --all) declares them
- * pass_on: they are checked here like any flag, and handed to it ahead of
- * its operands, so getopt("+...") there sees them wherever they were given. */
+static const sq_cli_flag import_flags[] = {
+    {"canonical", NULL, NULL, "one task per problem with its reference solution as code"},
+    {"completions", "FILE", NULL,
+     "one task per line of FILE ({\"task_id\", \"completion\"}, .gz accepted; - reads standard input)"},
+    {"samples", "N", NULL, "N prompt-only tasks per problem, for the workers' LLM (default 1)"},
+    {"temperature", "T", NULL, "with --samples: the sampling temperature, 0..2 (default 0)"},
+    {"model", "M", NULL, "with --samples: the model to ask for (default: the provider's)"},
+    {NULL, NULL, NULL, NULL}};
+
+static int push_cmd(const sq_config *cfg, const sq_cli *cli);
+static int status_cmd(const sq_config *cfg, const sq_cli *cli);
+
+/* A command reads its own flags from cli (sq_cli_get) and its operands;
+ * cfg is NULL for a command that needs none. */
 typedef struct {
   const char *name, *synopsis;
+  const char *about; /* more lines for --help, or NULL */
   const sq_cli_flag *flags;
-  int (*run)(const sq_config *, int, char **); /* NULL: push and status, handled here */
+  bool needs_config;
+  int (*run)(const sq_config *cfg, const sq_cli *cli);
 } command;
 
 static const command commands[] = {
-    {"push", "push [options] TASKS.jsonl|-   (- reads standard input)", push_flags, NULL},
-    {"status", "status [options] BATCH", common_flags, NULL},
-    {"dead", "dead [options] list | show ID | requeue ID | requeue --all", dead_flags, sq__dead_run},
-    {"metrics", "metrics [options] [--listen HOST:PORT | FILE]   Prometheus text, fleet-wide", metrics_flags,
-     sq__metrics_run},
-    {"health", "health [options] [--json] [WORKER]   exit 0 healthy, 1 not", health_flags, sq__health_run},
-    {"rollout", "rollout [options] start [--force] CANDIDATE BASELINE | status | abort | clear", rollout_flags,
-     sq__rollout_run},
-    {"audit", "audit [options] [--batch B] [--since T] [--json]   programs run, oldest first", audit_flags,
-     sq__audit_run},
-    {"results", "results [options] BATCH [--format bson|jsonl|csv] [--out FILE]", results_flags, sq__results_run},
-    {"report", "report [options] BATCH [BATCH_B] [--json] [--html FILE] [--k 1,10,100]", report_flags, sq__report_cmd_run},
+    {"push", "push [options] TASKS.jsonl|-   (- reads standard input)", NULL, push_flags, true, push_cmd},
+    {"status", "status [options] BATCH", NULL, common_flags, true, status_cmd},
+    {"dead", "dead [options] list | show ID | requeue ID | requeue --all", NULL, dead_flags, true, sq__dead_run},
+    {"metrics", "metrics [options] [--listen HOST:PORT | FILE]   Prometheus text, fleet-wide", NULL, metrics_flags,
+     true, sq__metrics_run},
+    {"health", "health [options] [--json] [WORKER]   exit 0 healthy, 1 not", NULL, health_flags, true,
+     sq__health_run},
+    {"rollout", "rollout [options] start [--force] CANDIDATE BASELINE | status | abort | clear", NULL,
+     rollout_flags, true, sq__rollout_run},
+    {"audit", "audit [options] [--batch B] [--since T] [--json]   programs run, oldest first", NULL, audit_flags,
+     true, sq__audit_run},
+    {"results", "results [options] BATCH [--format bson|jsonl|csv] [--out FILE]", NULL, results_flags, true,
+     sq__results_run},
+    {"report", "report [options] BATCH [BATCH_B] [--json] [--html FILE] [--k 1,10,100]", NULL, report_flags,
+     true, sq__report_cmd_run},
+    {"import", "import humaneval|mbpp FILE|- [--canonical | --completions F | --samples N] ...",
+     "  FILE: the dataset, JSONL or JSONL.gz (HumanEval.jsonl.gz, mbpp.jsonl); - reads standard input.\n"
+     "Task JSONL goes to stdout; ids are <problem id>/<sample index>, metadata.task_id the problem's.",
+     import_flags, false, sq__import_run},
 };
-
-/* Commands that parse every option themselves (eval.h): import. */
-static const struct {
-  const char *name, *synopsis;
-  int (*run)(int, char **);
-} own_parsers[] = {
-    {"import", "import humaneval|mbpp FILE [--canonical | --completions F | --samples N] ...", sq__import_run},
-};
-#define N_OWN (sizeof own_parsers / sizeof own_parsers[0])
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
 static void usage(FILE *f) {
   for (size_t i = 0; i < N_COMMANDS; i++)
     fprintf(f, "%s sandq-producer %s\n", i ? "      " : "usage:", commands[i].synopsis);
-  for (size_t i = 0; i < N_OWN; i++) fprintf(f, "       sandq-producer %s\n", own_parsers[i].synopsis);
   fputs("       sandq-producer COMMAND --help      the command's options\n"
         "       sandq-producer --version\n"
         "\n"
-        "options go anywhere after the command; every command takes --redis, --queue, --config, --log-level.\n"
+        "options go anywhere, before or after the command; every command but import takes --redis, --queue,\n"
+        "--config, --log-level.\n"
         "exit codes: 0 ok, 1 error (Redis, I/O, invalid tasks), 2 usage or configuration (also a Redis\n"
         "            that refuses the credentials), 3 timeout, 4 expectation differed, 5 finished with tasks\n"
         "            in the dead letter, 6 a stored result is not BSON (docs/configuration.md, \"Exit codes\")\n",
@@ -118,7 +129,9 @@ static void usage(FILE *f) {
 }
 
 static void command_usage(FILE *f, const command *c) {
-  fprintf(f, "usage: sandq-producer %s\n\noptions:\n", c->synopsis);
+  fprintf(f, "usage: sandq-producer %s\n", c->synopsis);
+  if (c->about) fprintf(f, "%s\n", c->about);
+  fprintf(f, "\noptions:\n");
   sq_cli_print_flags(f, c->flags);
 }
 
@@ -127,37 +140,6 @@ static void command_usage(FILE *f, const command *c) {
 static void queue_notice(const char *text, void *ud) {
   (void)ud;
   SQ_WARN("%s", text);
-}
-
-/* Defaults, file, environment, flags; validated last. Explains a failure on
- * stderr and returns its code. */
-static int build_config_cli(sq_config *cfg, const sq_cli *cli) {
-  char err[512] = "";
-  int rc;
-  const char *file = sq_cli_get(cli, "config");
-  sq_config_defaults(cfg);
-  if (file && (rc = sq_config_load_file(cfg, file, err, sizeof err))) goto fail;
-  if ((rc = sq_config_load_env(cfg, err, sizeof err))) goto fail;
-  if ((rc = sq_config_apply_flags(cfg, cli, err, sizeof err))) goto fail;
-  if ((rc = sq_config_validate(cfg, err, sizeof err))) goto fail;
-  return 0;
-fail:
-  fprintf(stderr, "sandq-producer: configuration: %s\n", err[0] ? err : sq_strerror(rc));
-  return rc;
-}
-
-int sq__config_build(sq_config *cfg, const char *file, const char *redis, const char *queue) {
-  char *argv[6];
-  int argc = 0;
-  if (file) argv[argc++] = "--config", argv[argc++] = (char *)file;
-  if (redis) argv[argc++] = "--redis", argv[argc++] = (char *)redis;
-  if (queue) argv[argc++] = "--queue", argv[argc++] = (char *)queue;
-  sq_cli cli;
-  char err[256];
-  int rc = sq_cli_parse(common_flags, argc, argv, 0, &cli, err, sizeof err);
-  if (!rc) rc = build_config_cli(cfg, &cli);
-  sq_cli_clear(&cli);
-  return rc;
 }
 
 /* push's own flags into o; returns 0 or SQ_EXIT_USAGE after saying why. */
@@ -169,6 +151,10 @@ static int push_opts(const sq_cli *cli, sq_push_opts *o) {
   o->table = sq_cli_get(cli, "table") != NULL;
   o->no_validate = sq_cli_get(cli, "no-validate") != NULL;
   o->block = sq_cli_get(cli, "block") != NULL;
+  if (o->out_path && !o->out_path[0]) {
+    fprintf(stderr, "sandq-producer: --out needs a file name\n");
+    return SQ_EXIT_USAGE;
+  }
   if ((v = sq_cli_get(cli, "timeout-s")) && sq_parse_i64(v, 1, 366LL * 24 * 3600, &o->timeout_s) != 0) {
     fprintf(stderr, "sandq-producer: --timeout-s '%s' must be a whole number of seconds >= 1\n", v);
     return SQ_EXIT_USAGE;
@@ -189,67 +175,74 @@ static int push_opts(const sq_cli *cli, sq_push_opts *o) {
   return 0;
 }
 
-static int run_command(const command *c, sq_cli *cli) {
+static int push_cmd(const sq_config *cfg, const sq_cli *cli) {
   sq_push_opts o = {.budget_usd = -1};
-  bool is_push = strcmp(c->name, "push") == 0;
-  if (!c->run && cli->n_operands != 1) {
-    fprintf(stderr, "sandq-producer: %s takes exactly one %s\n", c->name, is_push ? "TASKS.jsonl file (or -)" : "BATCH id");
+  int code = push_opts(cli, &o);
+  if (code) return code;
+  o.path = cli->operands[0];
+  return sq__push_run(cfg, &o);
+}
+
+static int status_cmd(const sq_config *cfg, const sq_cli *cli) { return sq__status_run(cfg, cli->operands[0]); }
+
+static int run_command(const command *c, const sq_cli *cli) {
+  if ((c->run == push_cmd || c->run == status_cmd) && cli->n_operands != 1) {
+    fprintf(stderr, "sandq-producer: %s takes exactly one %s\n", c->name,
+            c->run == push_cmd ? "TASKS.jsonl file (or -)" : "BATCH id");
     command_usage(stderr, c);
     return SQ_EXIT_USAGE;
   }
-  if (is_push && push_opts(cli, &o) != 0) return SQ_EXIT_USAGE;
+  if (!c->needs_config) return c->run(NULL, cli);
   sq_config cfg;
-  if (build_config_cli(&cfg, cli) != 0) return SQ_EXIT_USAGE;
+  char err[512];
+  if (sq_config_build(&cfg, cli, err, sizeof err) != 0) {
+    fprintf(stderr, "sandq-producer: configuration: %s\n", err);
+    return SQ_EXIT_USAGE;
+  }
   sq_log_init("sandq-producer", cfg.log_level);
   sq_queue_set_notice(queue_notice, NULL);
-  if (c->run) { /* pass_on flags lead the operands; argv[-1] is the command's name, for its getopt */
-    char **args = calloc(cli->n_operands + 2, sizeof *args);
-    if (!args) return SQ_EXIT_ERROR;
-    args[0] = (char *)c->name;
-    memcpy(args + 1, cli->operands, cli->n_operands * sizeof *args);
-    int code = c->run(&cfg, (int)cli->n_operands, args + 1);
-    free(args);
-    return code;
+  return c->run(&cfg, cli);
+}
+
+/* No command among the arguments: the program's --help, --version or usage. */
+static int no_command(int argc, char **argv) {
+  sq_cli cli;
+  char err[256];
+  if (sq_cli_parse(common_flags, argc, argv, 1, -1, &cli, err, sizeof err) != 0) {
+    fprintf(stderr, "sandq-producer: %s\n", err);
+    return SQ_EXIT_USAGE;
   }
-  if (!is_push) return sq__status_run(&cfg, cli->operands[0]);
-  o.path = cli->operands[0];
-  return sq__push_run(&cfg, &o);
+  int code = cli.help || cli.version ? SQ_EXIT_OK : SQ_EXIT_USAGE;
+  if (cli.version) printf("sandq-producer %s\n", SQ_VERSION);
+  else usage(code ? stderr : stdout);
+  sq_cli_clear(&cli);
+  return code;
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    usage(stderr);
-    return SQ_EXIT_USAGE;
-  }
-  const char *name = argv[1];
-  if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "help") == 0) {
-    usage(stdout);
-    return SQ_EXIT_OK;
-  }
-  if (strcmp(name, "--version") == 0) {
-    printf("sandq-producer %s\n", SQ_VERSION);
-    return SQ_EXIT_OK;
-  }
-  for (size_t i = 0; i < N_OWN; i++) {
-    if (strcmp(name, own_parsers[i].name) != 0) continue;
-    for (int a = 2; a < argc && strcmp(argv[a], "--") != 0; a++)
-      if (strcmp(argv[a], "--version") == 0) { /* as every other command takes it */
-        printf("sandq-producer %s\n", SQ_VERSION);
-        return SQ_EXIT_OK;
-      }
-    return own_parsers[i].run(argc - 1, argv + 1);
-  }
   const command *c = NULL;
-  for (size_t i = 0; i < N_COMMANDS; i++)
-    if (strcmp(name, commands[i].name) == 0) c = &commands[i];
+  int at = argc;
+  for (size_t i = 0; i < N_COMMANDS && !c; i++) {
+    at = sq_cli_command(commands[i].flags, argc, argv, 1);
+    if (at < argc && strcmp(argv[at], commands[i].name) == 0) c = &commands[i];
+  }
   if (!c) {
-    fprintf(stderr, "sandq-producer: unknown command '%s'\n", name);
-    usage(stderr);
+    at = sq_cli_command(common_flags, argc, argv, 1);
+    if (at == argc) return no_command(argc, argv);
+    if (strcmp(argv[at], "help") == 0) {
+      usage(stdout);
+      return SQ_EXIT_OK;
+    }
+    const char *names[N_COMMANDS];
+    for (size_t i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
+    const char *near = sq_cli_nearest(argv[at], names, N_COMMANDS);
+    if (near) fprintf(stderr, "sandq-producer: unknown command '%s' (did you mean %s?)\n", argv[at], near);
+    else fprintf(stderr, "sandq-producer: unknown command '%s' (sandq-producer --help lists the commands)\n", argv[at]);
     return SQ_EXIT_USAGE;
   }
   sq_cli cli;
   char err[256];
-  if (sq_cli_parse(c->flags, argc, argv, 2, &cli, err, sizeof err) != 0) {
+  if (sq_cli_parse(c->flags, argc, argv, 1, at, &cli, err, sizeof err) != 0) {
     fprintf(stderr, "sandq-producer %s: %s\n", c->name, err);
     return SQ_EXIT_USAGE;
   }

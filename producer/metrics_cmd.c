@@ -5,7 +5,6 @@
  * written atomically (a temporary file, then a rename) for node_exporter's textfile
  * collector; with --listen, served as GET /metrics (read from Redis per
  * scrape) and GET /healthz (200 while Redis answers) until SIGTERM. */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,20 +157,11 @@ static int serve(const sq_config *cfg, const char *listen) {
 
 static void usage(void) { fprintf(stderr, "usage: sandq-producer metrics [--listen HOST:PORT | FILE]\n"); }
 
-int sq__metrics_run(const sq_config *cfg, int argc, char **argv) {
-  static const struct option opts[] = {{"listen", required_argument, NULL, 'l'}, {NULL, 0, NULL, 0}};
-  const char *listen = NULL;
-  int c;
-  optind = 0; /* argv[-1] is the command's name (main.c) */
-  while ((c = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
-    if (c != 'l') {
-      usage();
-      return SQ_EXIT_USAGE;
-    }
-    listen = optarg;
-  }
-  argc -= optind - 1, argv += optind - 1;
-  if (argc > 1 || (argc == 1 && (argv[0][0] == '-' || listen))) {
+int sq__metrics_run(const sq_config *cfg, const sq_cli *cli) {
+  const char *listen = sq_cli_get(cli, "listen");
+  size_t argc = cli->n_operands;
+  char **argv = cli->operands;
+  if (argc > 1 || (argc == 1 && (!argv[0][0] || listen))) {
     usage();
     return SQ_EXIT_USAGE;
   }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "config.h"
 #include "queue.h"
 
@@ -39,24 +40,19 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o);
 /* `status BATCH`: returns an SQ_EXIT_* code. */
 int sq__status_run(const sq_config *cfg, const char *batch);
 
-/* `dead list|show ID|requeue ID|requeue --all`: args after "dead". */
-int sq__dead_run(const sq_config *cfg, int argc, char **argv);
-
-/* `metrics [--listen HOST:PORT | FILE]`, `health [--json] [WORKER]`,
- * `rollout start [--force] C B|status|abort|clear`, `audit [--batch B]
- * [--since T] [--json]`: args after the command's name, with the common
- * options taken out (main.c); argv[-1] is the command's name, so a command
- * may run getopt_long(argc + 1, argv - 1, ...) with optind = 0. */
-int sq__metrics_run(const sq_config *cfg, int argc, char **argv);
-int sq__health_run(const sq_config *cfg, int argc, char **argv);
-int sq__rollout_run(const sq_config *cfg, int argc, char **argv);
-int sq__audit_run(const sq_config *cfg, int argc, char **argv);
+/* `dead list|show ID|requeue ID|requeue --all`, `metrics [--listen
+ * HOST:PORT | FILE]`, `health [--json] [WORKER]`, `rollout start [--force]
+ * C B|status|abort|clear`, `audit [--batch B] [--since T] [--json]`: cfg
+ * built from the command line (main.c), cli its flags (sq_cli_get) and
+ * operands, parsed against the command's table there. Return an SQ_EXIT_*
+ * code. */
+int sq__dead_run(const sq_config *cfg, const sq_cli *cli);
+int sq__metrics_run(const sq_config *cfg, const sq_cli *cli);
+int sq__health_run(const sq_config *cfg, const sq_cli *cli);
+int sq__rollout_run(const sq_config *cfg, const sq_cli *cli);
+int sq__audit_run(const sq_config *cfg, const sq_cli *cli);
 /* Counts workers whose health is fresh (live) and stale (metrics_cmd.c). */
 int sq__health_count(sq_queue *q, const sq_config *cfg, int *live, int *stale);
-
-/* Builds the configuration from defaults, file, environment and these
- * flags (NULL: not given), validated; explains a failure on stderr (main.c). */
-int sq__config_build(sq_config *cfg, const char *file, const char *redis, const char *queue);
 
 /* Opens the configured queue, explaining a failure on stderr. */
 int sq__open_queue(const sq_config *cfg, sq_queue **q);

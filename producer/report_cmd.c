@@ -2,7 +2,6 @@
  * [--k 1,10,100]`: a batch's results summed up (report_model.c) as text for
  * a terminal, as JSON, and as an HTML page (report_html.c); with two
  * batches, their comparison (report_compare.c). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,41 +146,28 @@ out:
   return code;
 }
 
-int sq__report_cmd_run(const sq_config *cfg, int argc, char **argv) {
-  static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                       {"html", required_argument, NULL, 'H'},
-                                       {"k", required_argument, NULL, 'k'},
-                                       {NULL, 0, NULL, 0}};
-  const char *html = NULL;
-  bool json = false;
-  int k[SQ__REPORT_MAX_K] = {1, 10, 100}, n_k = 3, c;
-  optind = 0; /* argv[-1] is the command's name (main.c); its flags lead the operands */
-  while ((c = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
-    switch (c) {
-    case 'j': json = true; break;
-    case 'H': html = optarg; break;
-    case 'k':
-      if (parse_k(optarg, k, &n_k) != 0) {
-        fprintf(stderr, "sandq-producer: --k '%s' must be up to %d distinct whole numbers >= 1, comma-separated\n",
-                optarg, SQ__REPORT_MAX_K);
-        return SQ_EXIT_USAGE;
-      }
-      break;
-    default: return SQ_EXIT_USAGE;
-    }
+int sq__report_cmd_run(const sq_config *cfg, const sq_cli *cli) {
+  const char *html = sq_cli_get(cli, "html"), *kv = sq_cli_get(cli, "k");
+  bool json = sq_cli_get(cli, "json") != NULL;
+  int k[SQ__REPORT_MAX_K] = {1, 10, 100}, n_k = 3;
+  if (kv && parse_k(kv, k, &n_k) != 0) {
+    fprintf(stderr, "sandq-producer: --k '%s' must be up to %d distinct whole numbers >= 1, comma-separated\n", kv,
+            SQ__REPORT_MAX_K);
+    return SQ_EXIT_USAGE;
   }
-  argc -= optind - 1, argv += optind - 1;
+  size_t argc = cli->n_operands;
+  char **argv = cli->operands;
   if (argc != 1 && argc != 2) {
     fprintf(stderr, "sandq-producer: report takes one BATCH id, or two to compare them (sandq-producer report --help)\n");
     return SQ_EXIT_USAGE;
   }
-  for (int i = 0; i < argc; i++)
+  for (size_t i = 0; i < argc; i++)
     if (!sq_name_ok(argv[i], SQ_NAME_BATCH_MAX)) {
       fprintf(stderr, "sandq-producer: batch '%s' must be 1-128 characters of A-Z a-z 0-9 . _ : -\n", argv[i]);
       return SQ_EXIT_USAGE;
     }
   const char *batch = argv[0];
-  if (html && strcmp(html, "-") == 0) {
+  if (html && (!html[0] || strcmp(html, "-") == 0)) { /* stdout has the text; "" names no file */
     fprintf(stderr, "sandq-producer: --html needs a file name\n");
     return SQ_EXIT_USAGE;
   }

@@ -6,7 +6,6 @@
 #include <bson/bson.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,25 +174,18 @@ static int render(const sq__result_set *rs, const char *format, sq_buf *out) {
   return rc;
 }
 
-int sq__results_run(const sq_config *cfg, int argc, char **argv) {
-  static const struct option opts[] = {
-      {"format", required_argument, NULL, 'f'}, {"out", required_argument, NULL, 'o'}, {NULL, 0, NULL, 0}};
-  const char *format = "bson", *out_path = NULL;
-  int c;
-  optind = 0; /* argv[-1] is the command's name (main.c); its flags lead the operands */
-  while ((c = getopt_long(argc + 1, argv - 1, "+", opts, NULL)) != -1) {
-    switch (c) {
-    case 'f': format = optarg; break;
-    case 'o': out_path = optarg; break;
-    default: return SQ_EXIT_USAGE;
-    }
-  }
-  argc -= optind - 1, argv += optind - 1;
-  if (argc != 1) {
+int sq__results_run(const sq_config *cfg, const sq_cli *cli) {
+  const char *format = sq_cli_get(cli, "format"), *out_path = sq_cli_get(cli, "out");
+  if (!format) format = "bson";
+  if (cli->n_operands != 1) {
     fprintf(stderr, "sandq-producer: results takes exactly one BATCH id (sandq-producer results --help)\n");
     return SQ_EXIT_USAGE;
   }
-  const char *batch = argv[0];
+  if (out_path && !out_path[0]) {
+    fprintf(stderr, "sandq-producer: --out needs a file name (or - for standard output)\n");
+    return SQ_EXIT_USAGE;
+  }
+  const char *batch = cli->operands[0];
   if (strcmp(format, "bson") && strcmp(format, "jsonl") && strcmp(format, "csv")) {
     fprintf(stderr, "sandq-producer: --format '%s' must be bson, jsonl or csv\n", format);
     return SQ_EXIT_USAGE;

@@ -4,7 +4,6 @@
  * keys) and is stored with the state, so every worker's controller follows
  * the same one. start refuses providers no live worker has configured
  * (their health records name them) unless --force. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,19 +128,10 @@ static int check_fleet(sq_queue *q, const sq_config *cfg, const char *candidate,
   return SQ_EXIT_ERROR;
 }
 
-int sq__rollout_run(const sq_config *cfg, int argc, char **argv) {
-  static const struct option opts[] = {{"force", no_argument, NULL, 'f'}, {NULL, 0, NULL, 0}};
-  bool force = false;
-  int c;
-  optind = 0; /* argv[-1] is the command's name (main.c); options anywhere */
-  while ((c = getopt_long(argc + 1, argv - 1, "", opts, NULL)) != -1) {
-    if (c != 'f') {
-      usage();
-      return SQ_EXIT_USAGE;
-    }
-    force = true;
-  }
-  argc -= optind - 1, argv += optind - 1;
+int sq__rollout_run(const sq_config *cfg, const sq_cli *cli) {
+  bool force = sq_cli_get(cli, "force") != NULL;
+  size_t argc = cli->n_operands;
+  char **argv = cli->operands;
   const char *sub = argc > 0 ? argv[0] : "";
   bool start = strcmp(sub, "start") == 0 && argc == 3;
   bool other = (strcmp(sub, "status") == 0 || strcmp(sub, "abort") == 0 || strcmp(sub, "clear") == 0) && argc == 1;

@@ -50,41 +50,17 @@ static bool try_run(const sq_config *cfg, sq_jail_mode mode) {
 }
 
 static const sq_cli_flag check_flags[] = {
-    {"config", "FILE", NULL, "JSON configuration file (python, scratch_root, jail_pool_size)", false},
-    {NULL, NULL, NULL, NULL, false},
+    {"config", "FILE", NULL, "JSON configuration file (python, scratch_root, jail_pool_size)"},
+    {NULL, NULL, NULL, NULL},
 };
 
-int sq_cmd_check(int argc, char **argv) {
-  sq_cli cli;
-  char cerr[256];
-  if (sq_cli_parse(check_flags, argc, argv, 1, &cli, cerr, sizeof cerr) != 0 || cli.n_operands > 0) {
-    if (cli.n_operands > 0) snprintf(cerr, sizeof cerr, "unexpected argument '%s'", cli.operands[0]);
-    fprintf(stderr, "sandq-worker check: %s\nusage: sandq-worker check [--config FILE]\n", cerr);
-    sq_cli_clear(&cli);
+static int check(const sq_cli *cli) {
+  if (cli->n_operands > 0) {
+    fprintf(stderr, "sandq-worker check: unexpected argument '%s' (check takes options only)\n", cli->operands[0]);
     return 2;
   }
-  if (cli.help || cli.version) {
-    if (cli.help) {
-      printf("usage: sandq-worker check [options]\n"
-             "which containment layers this host enforces, then a real run in each mode;\n"
-             "exit 0 all there, 1 some missing (named), 2 usage or configuration\n\noptions:\n");
-      sq_cli_print_flags(stdout, check_flags);
-    } else {
-      printf("sandq-worker %s\n", SQ_VERSION);
-    }
-    sq_cli_clear(&cli);
-    return 0;
-  }
-  const char *config_path = sq_cli_get(&cli, "config");
-  sq_cli_clear(&cli);
   sq_config cfg;
-  char err[512] = "";
-  sq_config_defaults(&cfg);
-  if ((config_path && sq_config_load_file(&cfg, config_path, err, sizeof err) != 0) ||
-      sq_config_load_env(&cfg, err, sizeof err) != 0 || sq_config_validate(&cfg, err, sizeof err) != 0) {
-    fprintf(stderr, "sandq-worker check: configuration: %s\n", err[0] ? err : "cannot be loaded");
-    return 2;
-  }
+  if (sq_cmd_config("check", &cfg, cli) != 0) return 2;
   sq_log_init("sandq-worker", SQ_LOG_ERROR); /* the lines below say it all */
   sq_jail_probe_line lines[SQ_JAIL_LAYER_COUNT];
   int n = sq_jail_probe(cfg.python_path, lines, SQ_JAIL_LAYER_COUNT);
@@ -98,3 +74,9 @@ int sq_cmd_check(int argc, char **argv) {
   printf("%s\n", all ? "all layers enforced" : "some layers are missing: see docs/security.md");
   return all ? 0 : 1;
 }
+
+const sq_worker_cmd sq_cmd_check = {
+    "check", "check [options]",
+    "which containment layers this host enforces, then a real run in each mode;\n"
+    "exit 0 all there, 1 some missing (named), 2 usage or configuration",
+    check_flags, check};

@@ -5,7 +5,6 @@
  * not be set up, 2 a usage or configuration error. */
 #include <cJSON.h>
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,34 +29,31 @@
 #define DEFAULT_MAX_FILE_BYTES (4u << 20) /* when the config sets no max_task_kib */
 #define LIMIT_FLAG_MAX (INT64_C(1) << 40)
 
-static const char usage_text[] =
-    "usage: sandq-worker run [--wall-ms N] [--cpu-ms N] [--memory-mib N] [--output-kib N]\n"
-    "                        [--tests FILE] [--entry-point NAME] [--expected-stdout TEXT]\n"
-    "                        [--mode spawn|warm]\n"
-    "                        [--config FILE] [--policy KIND=record|block]... FILE.py\n"
-    "  --policy sets the static pre-check's action for one finding kind (or all=...)\n";
+/* run's flags: the limits of this run, its tests and expectations; --mode
+ * and --policy are configuration keys, applied over the file and the
+ * environment in command-line order. */
+static const sq_cli_flag run_flags[] = {
+    {"wall-ms", "N", NULL, "wall-clock limit of the run (default: the configuration's default_limits)"},
+    {"cpu-ms", "N", NULL, "CPU-time limit"},
+    {"memory-mib", "N", NULL, "memory limit"},
+    {"output-kib", "N", NULL, "stdout and stderr kept, each"},
+    {"tests", "FILE", NULL, "tests run against the program (the harness, docs/formats.md)"},
+    {"entry-point", "NAME", NULL, "with --tests: the function the tests call"},
+    {"expected-stdout", "TEXT", NULL, "the verdict compares stdout with TEXT"},
+    {"mode", "spawn|warm", "jail_mode", "fork+exec per run, or a warm zygote (SANDQ_JAIL_MODE)"},
+    {"config", "FILE", NULL, "JSON configuration file"},
+    {"policy", "KIND=ACTION", "policy.actions.*",
+     "the pre-check's action (record|block) for one finding kind, or all=; repeatable, applied in order"},
+    {NULL, NULL, NULL, NULL},
+};
 
 typedef struct {
   sq_jail_limits lim;
   const char *tests_path;
   const char *entry_point;
   const char *expected_stdout;
-  const char *config_path;
   const char *program_path;
-  const char *mode;
-  const char **policy; /* KIND=ACTION in order, applied over the config; room for argc */
-  int n_policy;
 } run_args;
-
-__attribute__((format(printf, 1, 2))) static int usage_error(const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "sandq-worker run: ");
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\n%s", usage_text);
-  va_end(ap);
-  return 2;
-}
 
 static bool is_identifier(const char *s) {
   if (!*s || !(isalpha((unsigned char)*s) || *s == '_')) return false;
@@ -66,72 +62,43 @@ static bool is_identifier(const char *s) {
   return true;
 }
 
-/* Parses argv into a; returns 0, or 2 after printing a message naming the
- * flag. Flags take "--flag VALUE" or "--flag=VALUE". */
-static int parse_args(int argc, char **argv, run_args *a) {
+/* run's own flags and FILE.py into a; returns 0, or 2 after a message
+ * naming the flag. */
+static int read_args(const sq_cli *cli, run_args *a) {
   static const struct {
     const char *name;
     size_t offset;
   } limit_flags[] = {
-      {"--wall-ms", offsetof(sq_jail_limits, wall_ms)},
-      {"--cpu-ms", offsetof(sq_jail_limits, cpu_ms)},
-      {"--memory-mib", offsetof(sq_jail_limits, memory_mib)},
-      {"--output-kib", offsetof(sq_jail_limits, output_kib)},
+      {"wall-ms", offsetof(sq_jail_limits, wall_ms)},
+      {"cpu-ms", offsetof(sq_jail_limits, cpu_ms)},
+      {"memory-mib", offsetof(sq_jail_limits, memory_mib)},
+      {"output-kib", offsetof(sq_jail_limits, output_kib)},
   };
-  for (int i = 1; i < argc; i++) {
-    char *arg = argv[i];
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      fputs(usage_text, stdout);
-      exit(0);
+  for (size_t k = 0; k < sizeof limit_flags / sizeof *limit_flags; k++) {
+    const char *v = sq_cli_get(cli, limit_flags[k].name);
+    int64_t *field = (int64_t *)(void *)((char *)&a->lim + limit_flags[k].offset);
+    if (v && sq_parse_i64(v, 1, LIMIT_FLAG_MAX, field) != 0) {
+      fprintf(stderr, "sandq-worker run: --%s: '%s' is not a positive integer\n", limit_flags[k].name, v);
+      return 2;
     }
-    if (strcmp(arg, "--version") == 0) {
-      printf("sandq-worker %s\n", SQ_VERSION);
-      exit(0);
-    }
-    if (strncmp(arg, "--", 2) != 0 || strcmp(arg, "--") == 0) {
-      if (strcmp(arg, "--") == 0 && i + 1 < argc) arg = argv[++i];
-      if (a->program_path) return usage_error("unexpected argument '%s'", arg);
-      a->program_path = arg;
-      continue;
-    }
-    char name[64];
-    const char *value;
-    const char *eq = strchr(arg, '=');
-    size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-    if (name_len >= sizeof name) return usage_error("unknown flag '%s'", arg);
-    memcpy(name, arg, name_len);
-    name[name_len] = '\0';
-    if (eq) value = eq + 1;
-    else if (i + 1 < argc) value = argv[++i];
-    else return usage_error("%s needs a value", name);
-
-    bool known = false;
-    for (size_t k = 0; k < sizeof limit_flags / sizeof *limit_flags; k++) {
-      if (strcmp(name, limit_flags[k].name) != 0) continue;
-      int64_t *field = (int64_t *)((char *)&a->lim + limit_flags[k].offset);
-      if (sq_parse_i64(value, 1, LIMIT_FLAG_MAX, field) != 0)
-        return usage_error("%s: '%s' is not a positive integer", name, value);
-      known = true;
-    }
-    if (known) continue;
-    if (strcmp(name, "--tests") == 0) a->tests_path = value;
-    else if (strcmp(name, "--expected-stdout") == 0) a->expected_stdout = value;
-    else if (strcmp(name, "--config") == 0) a->config_path = value;
-    else if (strcmp(name, "--mode") == 0) {
-      sq_jail_mode m;
-      if (sq_jail_mode_parse(value, &m) != 0) return usage_error("--mode: '%s' is not spawn or warm", value);
-      a->mode = value;
-    } else if (strcmp(name, "--policy") == 0) {
-      if (!strchr(value, '='))
-        return usage_error("--policy: '%s' is not KIND=record|block", value);
-      a->policy[a->n_policy++] = value;
-    } else if (strcmp(name, "--entry-point") == 0) {
-      if (!is_identifier(value))
-        return usage_error("--entry-point: '%s' is not a Python identifier", value);
-      a->entry_point = value;
-    } else return usage_error("unknown flag '%s'", name);
   }
-  if (!a->program_path) return usage_error("missing FILE.py");
+  a->tests_path = sq_cli_get(cli, "tests");
+  a->expected_stdout = sq_cli_get(cli, "expected-stdout");
+  a->entry_point = sq_cli_get(cli, "entry-point");
+  if (a->entry_point && !is_identifier(a->entry_point)) {
+    fprintf(stderr, "sandq-worker run: --entry-point: '%s' is not a Python identifier\n", a->entry_point);
+    return 2;
+  }
+  if (a->tests_path && !a->tests_path[0]) {
+    fprintf(stderr, "sandq-worker run: --tests needs a file name\n");
+    return 2;
+  }
+  if (cli->n_operands != 1) {
+    if (cli->n_operands == 0) fprintf(stderr, "sandq-worker run: missing FILE.py (or - for standard input)\n");
+    else fprintf(stderr, "sandq-worker run: unexpected argument '%s' (run takes one FILE.py)\n", cli->operands[1]);
+    return 2;
+  }
+  a->program_path = cli->operands[0];
   return 0;
 }
 
@@ -221,31 +188,12 @@ static int read_named(const char *what, const char *path, size_t max_bytes, char
   return rc;
 }
 
-/* The command, with a.policy allocated (a is the caller's, by value). */
-static int run(int argc, char **argv, run_args a) {
-  int ret = parse_args(argc, argv, &a);
+static int run(const sq_cli *cli) {
+  run_args a = {0};
+  int ret = read_args(cli, &a);
   if (ret != 0) return ret;
-
   sq_config cfg;
-  char err[512] = "";
-  sq_config_defaults(&cfg);
-  int rc = 0;
-  if ((a.config_path && sq_config_load_file(&cfg, a.config_path, err, sizeof err) != 0) ||
-      sq_config_load_env(&cfg, err, sizeof err) != 0)
-    rc = SQ_ECONFIG;
-  for (int i = 0; rc == 0 && i < a.n_policy; i++) {
-    char key[96];
-    const char *eq = strchr(a.policy[i], '=');
-    snprintf(key, sizeof key, "policy.actions.%.*s", (int)(eq - a.policy[i]), a.policy[i]);
-    if ((rc = sq_config_set(&cfg, key, eq + 1, err, sizeof err)) != 0) {
-      fprintf(stderr, "sandq-worker run: --policy: %s\n", err);
-      return 2;
-    }
-  }
-  if (rc != 0 || sq_config_validate(&cfg, err, sizeof err) != 0) {
-    fprintf(stderr, "sandq-worker run: configuration: %s\n", err[0] ? err : "cannot be loaded");
-    return 2;
-  }
+  if (sq_cmd_config("run", &cfg, cli) != 0) return 2;
   sq_log_init("sandq-worker", cfg.log_level);
   sq_jail_limits lim = a.lim;
   sq_jail_limits_apply(&lim, &cfg.default_limits, &cfg.max_limits);
@@ -254,6 +202,7 @@ static int run(int argc, char **argv, run_args a) {
   char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL;
   sq_jail *jail = NULL;
   sq_jail_outcome o = {0};
+  int rc;
   ret = 2;
   if (read_named("FILE.py", a.program_path, max_bytes, &code) != 0) goto out;
   if (a.tests_path && read_named("--tests", a.tests_path, max_bytes, &tests) != 0) goto out;
@@ -276,7 +225,6 @@ static int run(int argc, char **argv, run_args a) {
     ret = 0;
     goto out;
   }
-  if (a.mode) sq_jail_mode_parse(a.mode, &cfg.jail_mode);
   /* One run: one lean zygote is enough (a program that imports runs on it). */
   sq_jail_config jcfg = {.python_path = cfg.python_path, .scratch_root = cfg.scratch_root,
                          .mode = cfg.jail_mode, .pool_size = 1, .one_run = true};
@@ -310,14 +258,8 @@ out:
   return ret;
 }
 
-int sq_cmd_run(int argc, char **argv) {
-  /* --policy may be given any number of times: room for every argument. */
-  run_args a = {.policy = calloc((size_t)argc, sizeof *a.policy)};
-  if (!a.policy) {
-    fprintf(stderr, "sandq-worker run: out of memory\n");
-    return 1;
-  }
-  int ret = run(argc, argv, a);
-  free(a.policy);
-  return ret;
-}
+const sq_worker_cmd sq_cmd_run = {
+    "run", "run [options] FILE.py|-   (- reads standard input)",
+    "one program through the jail, no Redis, no LLM; one JSON object on stdout\n"
+    "exit 0 the program ran (whatever its verdict), 1 the jail could not be set up, 2 usage or configuration",
+    run_flags, run};

@@ -59,59 +59,31 @@ static void llm_retry_note(const sq_llm_retry_note *n, void *ud) {
 static const sq_cli_flag serve_flags[] = {
     {"redis", "URL", "redis_url",
      "redis://[user:password@]host[:port][/db], unix:///path, redis-sentinel://HOST:PORT[,...]/MASTER or "
-     "redis-cluster://HOST:PORT[,...] (SANDQ_REDIS_URL)",
-     false},
-    {"queue", "NAME", "queue", "queue name (SANDQ_QUEUE, default \"default\")", false},
-    {"config", "FILE", NULL, "JSON configuration file", false},
-    {"worker-id", "ID", "worker_id", "a stable id lets a restarted worker hand back what it held (SANDQ_WORKER_ID)", false},
-    {"log-level", "LEVEL", "log_level", "debug, info, warn or error (SANDQ_LOG_LEVEL)", false},
+     "redis-cluster://HOST:PORT[,...] (SANDQ_REDIS_URL)"},
+    {"queue", "NAME", "queue", "queue name (SANDQ_QUEUE, default \"default\")"},
+    {"config", "FILE", NULL, "JSON configuration file"},
+    {"worker-id", "ID", "worker_id", "a stable id lets a restarted worker hand back what it held (SANDQ_WORKER_ID)"},
+    {"log-level", "LEVEL", "log_level", "debug, info, warn or error (SANDQ_LOG_LEVEL)"},
     {"metrics-listen", "HOST:PORT", "metrics_listen",
-     "serve GET /metrics and /healthz there (SANDQ_METRICS_LISTEN; loopback unless told otherwise)", false},
-    {NULL, NULL, NULL, NULL, false},
+     "serve GET /metrics and /healthz there (SANDQ_METRICS_LISTEN; loopback unless told otherwise)"},
+    {NULL, NULL, NULL, NULL},
 };
 
-static void usage(FILE *f) {
-  fprintf(f, "usage: sandq-worker serve [options]\n\noptions:\n");
-  sq_cli_print_flags(f, serve_flags);
-}
-
-int sq_cmd_serve(int argc, char **argv) {
-  sq_cli cli;
-  char err[512];
-  if (sq_cli_parse(serve_flags, argc, argv, 1, &cli, err, sizeof err) != 0) {
-    fprintf(stderr, "sandq-worker serve: %s\n", err);
+static int serve(const sq_cli *cli) {
+  if (cli->n_operands > 0) {
+    fprintf(stderr, "sandq-worker serve: unexpected argument '%s' (serve takes options only)\n", cli->operands[0]);
     return 2;
   }
-  if (cli.help || cli.version) {
-    if (cli.help) usage(stdout);
-    else printf("sandq-worker %s\n", SQ_VERSION);
-    sq_cli_clear(&cli);
-    return 0;
-  }
-  if (cli.n_operands > 0) {
-    fprintf(stderr, "sandq-worker serve: unexpected argument '%s'\n", cli.operands[0]);
-    usage(stderr);
-    sq_cli_clear(&cli);
-    return 2;
-  }
-
   worker w = {0};
-  const char *config_path = sq_cli_get(&cli, "config");
-  sq_config_defaults(&w.cfg);
-  int rc = config_path ? sq_config_load_file(&w.cfg, config_path, err, sizeof err) : 0;
-  if (!rc) rc = sq_config_load_env(&w.cfg, err, sizeof err);
-  if (!rc) rc = sq_config_apply_flags(&w.cfg, &cli, err, sizeof err);
-  sq_cli_clear(&cli);
-  if (!rc) rc = sq_config_validate(&w.cfg, err, sizeof err);
-  char listen_host[256];
+  if (sq_cmd_config("serve", &w.cfg, cli) != 0) return 2;
+  char listen_host[256], err[512];
   int listen_port;
-  if (!rc && w.cfg.metrics_listen[0] &&
-      sq_http_listen_parse(w.cfg.metrics_listen, listen_host, sizeof listen_host, &listen_port, err, sizeof err) != 0)
-    rc = SQ_ECONFIG; /* err: what a valid address looks like */
-  if (rc) {
-    fprintf(stderr, "sandq-worker: config: %s\n", err);
+  if (w.cfg.metrics_listen[0] &&
+      sq_http_listen_parse(w.cfg.metrics_listen, listen_host, sizeof listen_host, &listen_port, err, sizeof err) != 0) {
+    fprintf(stderr, "sandq-worker serve: configuration: %s\n", err); /* what a valid address looks like */
     return 2;
   }
+  int rc;
   sq_log_init("sandq-worker", w.cfg.log_level);
   /* Sizing nobody set comes from the host (docs/configuration.md). */
   int64_t start_ms = sq_now_mono_ms();
@@ -204,3 +176,5 @@ out:
   sq_jail_free(w.jail);
   return exit_code;
 }
+
+const sq_worker_cmd sq_cmd_serve = {"serve", "serve [options]", NULL, serve_flags, serve};

@@ -1,5 +1,6 @@
 /* cli.c: the command-line grammar every sandq program shares (cli.h):
- * options anywhere, "--flag VALUE" or "--flag=VALUE", "--", "-". */
+ * options anywhere, "--flag VALUE" or "--flag=VALUE", "--", "-", and the
+ * nearest name for a typo. */
 #include "cli.h"
 
 #include <stdlib.h>
@@ -13,7 +14,59 @@ static const sq_cli_flag *find(const sq_cli_flag *flags, const char *name, size_
   return NULL;
 }
 
-int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_cli *out, char *err,
+#define NEAREST_MAX 64 /* longer words are nobody's typo of a name */
+
+/* Optimal string alignment distance of a[0..la) and b[0..lb) (both at
+ * most NEAREST_MAX): insertions, deletions, substitutions, adjacent swaps. */
+static size_t distance(const char *a, size_t la, const char *b, size_t lb) {
+  size_t d[NEAREST_MAX + 1][NEAREST_MAX + 1];
+  for (size_t i = 0; i <= la; i++) d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++) d[0][j] = j;
+  for (size_t i = 1; i <= la; i++)
+    for (size_t j = 1; j <= lb; j++) {
+      size_t cost = a[i - 1] != b[j - 1], best = d[i - 1][j - 1] + cost;
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  return d[la][lb];
+}
+
+static const char *nearest(const char *word, size_t len, const char *const *names, size_t n) {
+  const char *best = NULL;
+  size_t best_d = 0;
+  if (len == 0 || len > NEAREST_MAX) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    size_t ln = strlen(names[i]);
+    if (ln > NEAREST_MAX) continue;
+    size_t d = distance(word, len, names[i], ln), limit = ln <= 3 ? 1 : 2;
+    if (d <= limit && (!best || d < best_d)) best = names[i], best_d = d;
+  }
+  return best;
+}
+
+const char *sq_cli_nearest(const char *word, const char *const *names, size_t n) {
+  return nearest(word, strlen(word), names, n);
+}
+
+/* "unrecognized option '--qeue' (did you mean --queue?)" */
+static void unknown_option(const sq_cli_flag *flags, const char *name, size_t len, char *err, size_t errlen) {
+  const char *names[128];
+  size_t n = 0;
+  for (const sq_cli_flag *f = flags; f && f->name && n < 126; f++) names[n++] = f->name;
+  names[n++] = "help";
+  names[n++] = "version";
+  const char *near = nearest(name, len, names, n);
+  int shown = (int)(len > 64 ? 64 : len);
+  if (near)
+    snprintf(err, errlen, "unrecognized option '--%.*s' (did you mean --%s?)", shown, name, near);
+  else
+    snprintf(err, errlen, "unrecognized option '--%.*s' (--help lists the options)", shown, name);
+}
+
+int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, int skip, sq_cli *out, char *err,
                  size_t errlen) {
   memset(out, 0, sizeof *out);
   size_t room = argc > first ? (size_t)(argc - first) : 0;
@@ -24,21 +77,13 @@ int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_
     snprintf(err, errlen, "out of memory");
     return SQ_ENOMEM;
   }
-  /* operands collect at the end of the array, pass_on options at its
-   * start; they are joined (options first) before returning */
-  size_t n_pass = 0, n_pos = 0;
-  char **pos = calloc(room + 1, sizeof *pos);
-  if (!pos) {
-    sq_cli_clear(out);
-    snprintf(err, errlen, "out of memory");
-    return SQ_ENOMEM;
-  }
   bool options_end = false;
   int rc = 0;
   for (int i = first; i < argc && rc == 0; i++) {
     char *a = argv[i];
+    if (i == skip) continue;
     if (options_end || a[0] != '-' || strcmp(a, "-") == 0) {
-      pos[n_pos++] = a;
+      out->operands[out->n_operands++] = a;
       continue;
     }
     if (strcmp(a, "--") == 0) {
@@ -62,22 +107,19 @@ int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_
     size_t len = eq ? (size_t)(eq - name) : strlen(name);
     const sq_cli_flag *f = find(flags, name, len);
     if (!f) {
-      snprintf(err, errlen, "unrecognized option '--%.*s' (--help lists the options)", (int)(len > 64 ? 64 : len),
-               name);
+      unknown_option(flags, name, len, err, errlen);
       rc = SQ_EINVAL;
       break;
     }
     const char *value = NULL;
-    if (f->pass_on) out->operands[n_pass++] = a;
     if (f->arg) {
       if (eq) value = eq + 1;
-      else if (i + 1 < argc) value = argv[++i];
+      else if (i + 1 < argc && i + 1 != skip) value = argv[++i];
       else {
         snprintf(err, errlen, "--%s needs a value (%s)", f->name, f->arg);
         rc = SQ_EINVAL;
         break;
       }
-      if (f->pass_on && !eq) out->operands[n_pass++] = argv[i];
     } else if (eq) {
       snprintf(err, errlen, "--%s takes no value", f->name);
       rc = SQ_EINVAL;
@@ -85,11 +127,20 @@ int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_
     }
     out->opts[out->n_opts++] = (sq_cli_opt){.flag = f, .value = value};
   }
-  memcpy(out->operands + n_pass, pos, n_pos * sizeof *pos);
-  out->n_operands = n_pass + n_pos;
-  free(pos);
   if (rc) sq_cli_clear(out); /* an error leaves nothing to free */
   return rc;
+}
+
+int sq_cli_command(const sq_cli_flag *flags, int argc, char **argv, int first) {
+  for (int i = first; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "--") == 0) return i + 1 < argc ? i + 1 : argc;
+    if (a[0] != '-' || strcmp(a, "-") == 0) return i;
+    if (a[1] != '-' || strchr(a, '=')) continue;
+    const sq_cli_flag *f = find(flags, a + 2, strlen(a + 2));
+    if (f && f->arg) i++; /* its value, whatever it looks like */
+  }
+  return argc;
 }
 
 void sq_cli_clear(sq_cli *c) {

@@ -1,10 +1,11 @@
 /* cli.h: one command-line grammar for every sandq program and subcommand:
- * options anywhere among the operands ("--flag VALUE" or "--flag=VALUE"),
- * "--" ends the options, "-" is an operand (standard input), -h/--help
- * and --version everywhere. A command declares its flags in a table; flags
- * that name a configuration key are applied over the file and the
- * environment, in command-line order (the last one wins). docs/configuration.md,
- * "Command line", lists every flag. */
+ * options anywhere among the operands, before the command too
+ * ("--flag VALUE" or "--flag=VALUE"), "--" ends the options, "-" is an
+ * operand (standard input), -h/--help and --version everywhere; a flag
+ * given twice: the last one wins. A command declares its flags in a table
+ * and reads them with sq_cli_get; flags that name a configuration key are
+ * applied by sq_config_build (config.h). docs/configuration.md, "Command
+ * line", lists every flag. */
 #ifndef SQ_CLI_H
 #define SQ_CLI_H
 
@@ -22,11 +23,10 @@
 typedef struct {
   const char *name;       /* "redis" for --redis */
   const char *arg;        /* NULL: a switch; else the value's placeholder in the usage ("URL") */
-  const char *config_key; /* not NULL: the value sets this configuration key (config.h, sq_config_apply_flags) */
+  const char *config_key; /* not NULL: the value sets this configuration key (config.h,
+                           * sq_config_apply_flags); "prefix.*" takes SUFFIX=VALUE and sets
+                           * "prefix.SUFFIX" (run's --policy KIND=ACTION), every one given */
   const char *help;       /* one line for the usage */
-  bool pass_on;           /* true: also handed to the command among its operands, before the others,
-                           * as written ("--all"; "--listen" "ADDR" or "--listen=ADDR"), for a
-                           * command that reads its own options (getopt with "+" works on them) */
 } sq_cli_flag;
 
 typedef struct {
@@ -39,19 +39,31 @@ typedef struct {
 typedef struct {
   sq_cli_opt *opts;   /* in command-line order, repeats kept */
   size_t n_opts;
-  char **operands;    /* pass_on options first, then everything that is not an option, in order */
+  char **operands;    /* everything that is not an option, in order */
   size_t n_operands;
   bool help;          /* -h or --help was given */
   bool version;       /* --version was given */
 } sq_cli;
 
-/* Parses argv[first..argc-1] against flags into *out (cleared first). An
- * unknown flag, a missing value or a value given to a switch is an error:
- * returns SQ_EINVAL with a one-line message in err ("unknown option
- * '--frobnicate'"), SQ_ENOMEM, or 0. On an error *out holds nothing: there is
- * nothing to clear. */
-int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, sq_cli *out, char *err,
+/* Parses argv[first..argc-1] against flags into *out (cleared first),
+ * leaving out argv[skip] (the command's name found among the options, see
+ * sq_cli_command; -1: none). An unknown flag, a missing value or a value
+ * given to a switch is an error: returns SQ_EINVAL with a one-line message
+ * in err ("unrecognized option '--qeue' (did you mean --queue?)"),
+ * SQ_ENOMEM, or 0. On an error *out holds nothing: there is nothing to
+ * clear. */
+int sq_cli_parse(const sq_cli_flag *flags, int argc, char **argv, int first, int skip, sq_cli *out, char *err,
                  size_t errlen);
+
+/* The index of the first operand of argv[first..argc-1], the command's
+ * name, skipping the options before it: those of flags (the ones every
+ * command takes, with their values), -h/--help, --version and any other
+ * "-..." word. Returns argc when there is none. */
+int sq_cli_command(const sq_cli_flag *flags, int argc, char **argv, int first);
+
+/* The name of names[0..n-1] nearest to word (Damerau-Levenshtein: a typo
+ * of one or two letters, a swap), or NULL when none is that near. */
+const char *sq_cli_nearest(const char *word, const char *const *names, size_t n);
 
 /* Frees the arrays of c (the struct itself is the caller's); NULL is a no-op. */
 void sq_cli_clear(sq_cli *c);

@@ -18,6 +18,7 @@
 #include "errors.h"
 #include "json_scan.h"
 #include "name.h"
+#include "redis_url.h"
 #include "util.h"
 
 #define MAX_CONFIG_FILE_BYTES (1024 * 1024)
@@ -553,6 +554,13 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
       strncmp(cfg->redis_url, "redis-sentinel://", 17) != 0 && strncmp(cfg->redis_url, "redis-cluster://", 16) != 0)
     return fail(err, errlen, "redis_url: must start with redis://, unix://, redis-sentinel:// or redis-cluster:// "
                 "(value not shown: it may hold a password)");
+  /* The URL's syntax now, as the queue will read it: a malformed URL is the
+   * operator's to fix, not a Redis to wait for. */
+  sq_redis_url url;
+  char why[300];
+  int url_rc = sq_redis_url_parse(cfg->redis_url, &url, why, sizeof why);
+  memset(url.password, 0, sizeof url.password);
+  if (url_rc) return fail(err, errlen, "redis_url: %s", why);
   if (!sq_name_ok(cfg->queue, SQ_NAME_QUEUE_MAX))
     return fail(err, errlen, "queue: '%s' must be 1-%d characters of " SQ_NAME_CHARS, cfg->queue,
                 SQ_NAME_QUEUE_MAX);

@@ -101,6 +101,15 @@ int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err,
  * ("--log-level: ..."). */
 int sq_config_apply_flags(sq_config *cfg, const sq_cli *c, char *err, size_t errlen);
 
+/* The configuration of a program, in the documented order: defaults, the
+ * file of --config (a flag named "config" in c's table), the environment,
+ * c's flags with a config key in command-line order, then
+ * sq_config_validate (which checks the Redis URL's syntax too). c may be
+ * NULL (no command line). Returns 0, or SQ_ECONFIG (SQ_EIO: the file) with
+ * err naming the flag, file, variable or field; the caller says it and
+ * exits with the usage code. */
+int sq_config_build(sq_config *cfg, const sq_cli *c, char *err, size_t errlen);
+
 /* What sq_config_derive sizes the worker by. */
 typedef struct {
   int64_t cores;       /* CPUs this process may run on, within its cgroup's CPU quota */

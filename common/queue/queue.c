@@ -1,8 +1,8 @@
-/* queue.c: the queue handle: URL parsing, connecting one server, loading
+/* queue.c: the queue handle: its URL (redis_url.h, plus passwords from
+ * the environment), connecting one server, loading
  * the Redis Functions library (common/queue/lua/) and calling it, and
  * the start-up check of Redis settings that could lose tasks. Which server
  * a command goes to (Sentinel, Cluster) is queue_route.c's business. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,140 +45,21 @@ void sq__queue_notice(const char *fmt, ...) {
 
 /* ---- URL parsing ---------------------------------------------------- */
 
-/* Copies [s, s+n) into dst (cap bytes) decoding %XX. Returns 0 or -1 when
- * too long or badly escaped. */
-static int copy_decoded(char *dst, size_t cap, const char *s, size_t n) {
-  size_t o = 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = s[i];
-    if (c == '%') {
-      if (i + 2 >= n || !isxdigit((unsigned char)s[i + 1]) || !isxdigit((unsigned char)s[i + 2])) return -1;
-      char hex[3] = {s[i + 1], s[i + 2], 0};
-      c = (char)strtol(hex, NULL, 16);
-      i += 2;
-    }
-    if (o + 1 >= cap) return -1;
-    dst[o++] = c;
+int sq__url_parse(const char *url, sq__url *u, char *err, size_t errlen) {
+  char why[300];
+  if (sq_redis_url_parse(url, u, why, sizeof why) != 0)
+    return sq_errf(err, errlen, SQ_EINVAL, "redis URL: %s", why);
+  if (u->mode == SQ__MODE_PLAIN) return 0;
+  /* Secrets may stay out of the URL: the master's password from
+   * SANDQ_REDIS_PASSWORD, the sentinels' from SANDQ_SENTINEL_PASSWORD (by
+   * default the master's, as most deployments share one). */
+  if (!u->password[0]) {
+    const char *pw = getenv("SANDQ_REDIS_PASSWORD");
+    if (pw && strlen(pw) < sizeof u->password) snprintf(u->password, sizeof u->password, "%s", pw);
   }
-  dst[o] = 0;
-  return 0;
-}
-
-int sq__url_decode(char *dst, size_t cap, const char *s, size_t n) { return copy_decoded(dst, cap, s, n); }
-
-/* Parses url into *u. On error returns SQ_EINVAL with err naming the bad
- * part of the URL; the password is never copied into err. */
-static int parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
-  memset(u, 0, sizeof *u);
-  u->port = 6379;
-  u->db = -1;
-  if (!url || !*url) {
-    snprintf(err, errlen, "redis URL is empty (want redis://[user:password@]host[:port][/db] or unix:///path)");
-    return SQ_EINVAL;
-  }
-  if (strncmp(url, "unix://", 7) == 0) {
-    const char *p = url + 7;
-    if (*p != '/') {
-      snprintf(err, errlen, "redis URL: unix socket path must be absolute (unix:///path)");
-      return SQ_EINVAL;
-    }
-    if (strlen(p) >= sizeof u->path) {
-      snprintf(err, errlen, "redis URL: unix socket path is too long");
-      return SQ_EINVAL;
-    }
-    strcpy(u->path, p);
-    return 0;
-  }
-  if (strncmp(url, "rediss://", 9) == 0) {
-    snprintf(err, errlen, "redis URL: rediss:// (TLS) is not supported; reach Redis through a TLS tunnel and "
-                          "use redis://127.0.0.1:PORT (docs/deploy.md, \"Redis over TLS\")");
-    return SQ_EINVAL;
-  }
-  if (strncmp(url, "redis://", 8) != 0) {
-    const char *colon = strstr(url, "://");
-    snprintf(err, errlen, "redis URL: scheme '%.*s' is not redis://, unix://, redis-sentinel:// or redis-cluster://",
-             colon ? (int)(colon - url > 32 ? 32 : colon - url) : 0, url);
-    if (!colon)
-      snprintf(err, errlen, "redis URL: missing scheme (want redis://, unix://, redis-sentinel:// or redis-cluster://)");
-    return SQ_EINVAL;
-  }
-  const char *auth = url + 8;
-  const char *slash = strchr(auth, '/');
-  const char *end = slash ? slash : auth + strlen(auth);
-  const char *at = NULL;
-  for (const char *p = auth; p < end; p++)
-    if (*p == '@') at = p;
-  const char *host = auth;
-  if (at) {
-    const char *colon = memchr(auth, ':', (size_t)(at - auth));
-    if (!colon) {
-      snprintf(err, errlen, "redis URL: credentials must be ':password@' or 'user:password@'");
-      return SQ_EINVAL;
-    }
-    if (copy_decoded(u->user, sizeof u->user, auth, (size_t)(colon - auth)) != 0) {
-      snprintf(err, errlen, "redis URL: user name is too long or badly %%-escaped");
-      return SQ_EINVAL;
-    }
-    if (copy_decoded(u->password, sizeof u->password, colon + 1, (size_t)(at - colon - 1)) != 0) {
-      snprintf(err, errlen, "redis URL: password is too long or badly %%-escaped");
-      return SQ_EINVAL;
-    }
-    host = at + 1;
-  }
-  const char *host_end;
-  const char *port = NULL;
-  if (*host == '[') { /* [ipv6] */
-    const char *rb = memchr(host, ']', (size_t)(end - host));
-    if (!rb) {
-      snprintf(err, errlen, "redis URL: unterminated '[' in host");
-      return SQ_EINVAL;
-    }
-    host_end = rb + 1;
-    if (host_end < end && *host_end != ':') {
-      snprintf(err, errlen, "redis URL: unexpected text after ']' in host");
-      return SQ_EINVAL;
-    }
-    if (host_end < end) port = host_end + 1;
-    host++;
-    host_end = rb;
-  } else {
-    const char *colon = memchr(host, ':', (size_t)(end - host));
-    host_end = colon ? colon : end;
-    if (colon) port = colon + 1;
-  }
-  if (host_end == host) {
-    snprintf(err, errlen, "redis URL: missing host");
-    return SQ_EINVAL;
-  }
-  if ((size_t)(host_end - host) >= sizeof u->host) {
-    snprintf(err, errlen, "redis URL: host is too long");
-    return SQ_EINVAL;
-  }
-  memcpy(u->host, host, (size_t)(host_end - host));
-  u->host[host_end - host] = 0;
-  if (port) {
-    char buf[16];
-    int64_t v;
-    size_t n = (size_t)(end - port);
-    if (n == 0 || n >= sizeof buf) {
-      snprintf(err, errlen, "redis URL: port '%.*s' is not a number in 1..65535", (int)(n > 15 ? 15 : n), port);
-      return SQ_EINVAL;
-    }
-    memcpy(buf, port, n);
-    buf[n] = 0;
-    if (!isdigit((unsigned char)buf[0]) || sq_parse_i64(buf, 1, 65535, &v) != 0) {
-      snprintf(err, errlen, "redis URL: port '%s' is not a number in 1..65535", buf);
-      return SQ_EINVAL;
-    }
-    u->port = (int)v;
-  }
-  if (slash && slash[1]) {
-    int64_t v;
-    if (!isdigit((unsigned char)slash[1]) || sq_parse_i64(slash + 1, 0, 1000000, &v) != 0) {
-      snprintf(err, errlen, "redis URL: database '%.32s' is not a number", slash + 1);
-      return SQ_EINVAL;
-    }
-    u->db = (long)v;
+  if (u->mode == SQ__MODE_SENTINEL) {
+    const char *spw = getenv("SANDQ_SENTINEL_PASSWORD");
+    snprintf(u->sentinel_password, sizeof u->sentinel_password, "%s", spw && *spw ? spw : u->password);
   }
   return 0;
 }
@@ -348,12 +229,7 @@ int sq_queue_new_opts(const char *redis_url, const char *queue, const sq_queue_o
   if (!q) return sq_errf(err, errlen, SQ_ENOMEM, "out of memory");
   char url_err[300];
   int rc;
-  if (redis_url && strncmp(redis_url, "redis-sentinel://", 17) == 0)
-    rc = sq__sentinel_parse_url(redis_url, &q->url, url_err, sizeof url_err);
-  else if (redis_url && strncmp(redis_url, "redis-cluster://", 16) == 0)
-    rc = sq__cluster_parse_url(redis_url, &q->url, url_err, sizeof url_err);
-  else
-    rc = parse_url(redis_url, &q->url, url_err, sizeof url_err);
+  rc = sq__url_parse(redis_url, &q->url, url_err, sizeof url_err);
   if (rc) {
     free(q);
     return sq_errf(err, errlen, rc, "%s", url_err);

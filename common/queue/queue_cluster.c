@@ -2,9 +2,8 @@
  * hiredis has no cluster support and Debian packages no C cluster client:
  * the key slot (CRC16 of the hash tag), the replies that redirect (MOVED,
  * ASK) or ask to wait (TRYAGAIN, CLUSTERDOWN, a function refused while its
- * slot moves), the slot map read from CLUSTER SLOTS, and the
- * redis-cluster:// URL. queue_route.c sends the commands. */
-#include <ctype.h>
+ * slot moves) and the slot map read from CLUSTER SLOTS. queue_route.c
+ * sends the commands. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,102 +181,3 @@ int sq__cluster_refresh(sq_queue *q) {
   return rc == SQ_ENOMEM ? rc : SQ_EREDIS_CONN;
 }
 
-/* ---- URLs ------------------------------------------------------------- */
-
-/* Parses one host[:port] or [ipv6][:port] of s[0..len). */
-static int parse_hostport(const char *s, size_t len, int default_port, sq__addr *a) {
-  const char *host = s, *host_end, *port = NULL;
-  const char *end = s + len;
-  if (len && *s == '[') {
-    const char *rb = memchr(s, ']', len);
-    if (!rb || (rb + 1 < end && rb[1] != ':')) return -1;
-    host = s + 1;
-    host_end = rb;
-    if (rb + 1 < end) port = rb + 2;
-  } else {
-    const char *colon = memchr(s, ':', len);
-    host_end = colon ? colon : end;
-    if (colon) port = colon + 1;
-  }
-  if (host_end == host || (size_t)(host_end - host) >= sizeof a->host) return -1;
-  memcpy(a->host, host, (size_t)(host_end - host));
-  a->host[host_end - host] = 0;
-  a->port = default_port;
-  if (port) {
-    char buf[16];
-    int64_t v;
-    size_t n = (size_t)(end - port);
-    if (n == 0 || n >= sizeof buf) return -1;
-    memcpy(buf, port, n);
-    buf[n] = 0;
-    if (!isdigit((unsigned char)buf[0]) || sq_parse_i64(buf, 1, 65535, &v) != 0) return -1;
-    a->port = (int)v;
-  }
-  return 0;
-}
-
-int sq__parse_seeds(const char *s, int default_port, sq__url *u, const char **rest, char *err, size_t errlen) {
-  const char *slash = strchr(s, '/'), *q = strchr(s, '?');
-  const char *end = slash ? slash : q ? q : s + strlen(s);
-  if (q && q < end) end = q;
-  const char *at = NULL;
-  for (const char *p = s; p < end; p++)
-    if (*p == '@') at = p;
-  const char *hosts = s;
-  if (at) {
-    const char *colon = memchr(s, ':', (size_t)(at - s));
-    if (!colon) {
-      snprintf(err, errlen, "redis URL: credentials must be ':password@' or 'user:password@'");
-      return SQ_EINVAL;
-    }
-    if (sq__url_decode(u->user, sizeof u->user, s, (size_t)(colon - s)) != 0 ||
-        sq__url_decode(u->password, sizeof u->password, colon + 1, (size_t)(at - colon - 1)) != 0) {
-      snprintf(err, errlen, "redis URL: user name or password is too long or badly %%-escaped");
-      return SQ_EINVAL;
-    }
-    hosts = at + 1;
-  }
-  u->n_seeds = 0;
-  for (const char *p = hosts; p < end;) {
-    const char *comma = memchr(p, ',', (size_t)(end - p));
-    const char *e = comma ? comma : end;
-    if (u->n_seeds >= SQ__MAX_SEEDS) {
-      snprintf(err, errlen, "redis URL: more than %d addresses", SQ__MAX_SEEDS);
-      return SQ_EINVAL;
-    }
-    if (parse_hostport(p, (size_t)(e - p), default_port, &u->seeds[u->n_seeds]) != 0) {
-      snprintf(err, errlen, "redis URL: address '%.*s' is not host:port (port 1..65535)",
-               (int)(e - p > 64 ? 64 : e - p), p);
-      return SQ_EINVAL;
-    }
-    u->n_seeds++;
-    p = comma ? comma + 1 : end;
-  }
-  if (u->n_seeds == 0) {
-    snprintf(err, errlen, "redis URL: no host:port given");
-    return SQ_EINVAL;
-  }
-  *rest = end;
-  return 0;
-}
-
-int sq__cluster_parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
-  memset(u, 0, sizeof *u);
-  u->mode = SQ__MODE_CLUSTER;
-  u->db = -1;
-  const char *rest;
-  int rc = sq__parse_seeds(url + strlen("redis-cluster://"), 6379, u, &rest, err, errlen);
-  if (rc) return rc;
-  if (*rest && strcmp(rest, "/") != 0) {
-    snprintf(err, errlen, "redis URL: a cluster has one database: nothing may follow the addresses "
-             "(redis-cluster://host:port[,host:port...])");
-    return SQ_EINVAL;
-  }
-  if (!u->password[0]) {
-    const char *pw = getenv("SANDQ_REDIS_PASSWORD");
-    if (pw && strlen(pw) < sizeof u->password) snprintf(u->password, sizeof u->password, "%s", pw);
-  }
-  snprintf(u->host, sizeof u->host, "%s", u->seeds[0].host);
-  u->port = u->seeds[0].port;
-  return 0;
-}

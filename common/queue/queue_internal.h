@@ -8,39 +8,25 @@
 #include <stdbool.h>
 
 #include "queue.h"
+#include "redis_url.h"
 
 #define SQ__KEY_MAX 512
 #define SQ__COMMAND_TIMEOUT_MS 10000
 
-#define SQ__MAX_SEEDS 16    /* sentinels or cluster seed nodes in one URL */
+#define SQ__MAX_SEEDS SQ_REDIS_URL_MAX_SEEDS
 #define SQ__MAX_NODES 64    /* cluster nodes one handle talks to */
 #define SQ__SLOTS 16384     /* Redis Cluster hash slots */
 #define SQ__MAX_SHARDS 64   /* the config's range for shards */
 
-/* Where a handle finds its Redis: one server (redis://, unix://), the
- * master a set of sentinels names (redis-sentinel://), or a cluster
- * (redis-cluster://, every key on the node serving its slot). */
-typedef enum { SQ__MODE_PLAIN = 0, SQ__MODE_SENTINEL, SQ__MODE_CLUSTER } sq__mode;
-
-typedef struct {
-  char host[256];
-  int port;
-} sq__addr;
-
-/* A parsed URL. */
-typedef struct {
-  sq__mode mode;
-  char host[256];
-  int port;
-  char path[256];     /* unix socket path; empty for TCP */
-  char user[128];     /* empty: AUTH with the password alone */
-  char password[256]; /* empty: no AUTH */
-  long db;            /* -1: no SELECT */
-  int n_seeds;        /* sentinel and cluster: the addresses in the URL */
-  sq__addr seeds[SQ__MAX_SEEDS];
-  char master[128];             /* sentinel: the master's name */
-  char sentinel_password[256];  /* sentinel: AUTH for the sentinels; empty: none */
-} sq__url;
+/* Where a handle finds its Redis (redis_url.h): one server (redis://,
+ * unix://), the master a set of sentinels names (redis-sentinel://), or a
+ * cluster (redis-cluster://, every key on the node serving its slot). */
+typedef sq_redis_url_mode sq__mode;
+#define SQ__MODE_PLAIN SQ_REDIS_URL_PLAIN
+#define SQ__MODE_SENTINEL SQ_REDIS_URL_SENTINEL
+#define SQ__MODE_CLUSTER SQ_REDIS_URL_CLUSTER
+typedef sq_redis_addr sq__addr;
+typedef sq_redis_url sq__url;
 
 /* One server a handle talks to: the one of a plain URL, the master the
  * sentinels named last, or a cluster node. */
@@ -129,21 +115,9 @@ int sq__cluster_refresh(sq_queue *q);
 /* Parses a CLUSTER SLOTS reply into q's map (from is the node asked, for
  * entries without a host). Returns 0 or SQ_EREDIS. */
 int sq__cluster_apply_slots(sq_queue *q, const redisReply *r, const sq__addr *from);
-/* %XX-decodes [s, s+n) into dst (cap bytes). Returns 0 or -1 (too long,
- * bad escape). */
-int sq__url_decode(char *dst, size_t cap, const char *s, size_t n);
-/* Parses the part of a sentinel or cluster URL after the scheme, up to
- * the first '/': [[user]:password@]host:port[,host:port...] into u (seeds,
- * user, password; default_port for a host without one). *rest points past
- * it. Returns 0 or SQ_EINVAL with err naming the bad part. */
-int sq__parse_seeds(const char *s, int default_port, sq__url *u, const char **rest, char *err, size_t errlen);
-/* Parses a redis-cluster:// URL (seeds, credentials). */
-int sq__cluster_parse_url(const char *url, sq__url *u, char *err, size_t errlen);
 
 /* ---- sentinel (queue_sentinel.c) -------------------------------------- */
 
-/* Parses a redis-sentinel:// URL. */
-int sq__sentinel_parse_url(const char *url, sq__url *u, char *err, size_t errlen);
 /* Checks that the server on q->ctx is a master (ROLE): a sentinel may name
  * an old master for a moment after a failover. Returns 0 or SQ_EREDIS_CONN. */
 int sq__sentinel_check_role(sq_queue *q);
@@ -175,6 +149,12 @@ redisReply *sq__queue_fcall_at(sq_queue *q, int s, const char *fn, int argc, con
 /* The shard an idempotency key belongs to (the same key always lands on
  * the same shard, so deduplication holds). */
 int sq__queue_shard_of(const sq_queue *q, const char *idempotency_key);
+
+/* Parses url (redis_url.h) into *u and adds what the environment holds:
+ * SANDQ_REDIS_PASSWORD when the URL of a sentinel or cluster carries no
+ * password, SANDQ_SENTINEL_PASSWORD (else the master's) for the sentinels.
+ * Returns 0 or SQ_EINVAL with err ("redis URL: ...", no credentials). */
+int sq__url_parse(const char *url, sq__url *u, char *err, size_t errlen);
 
 /* Stores a message for sq_queue_errstr (the caller of the public call
  * decides whether to log it). */

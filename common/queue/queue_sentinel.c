@@ -1,5 +1,5 @@
-/* queue_sentinel.c: Redis Sentinel for the queue handle: the
- * redis-sentinel:// URL, asking the sentinels for the master's address
+/* queue_sentinel.c: Redis Sentinel for the queue handle:
+ * asking the sentinels for the master's address
  * (SENTINEL get-master-addr-by-name) and checking that the server they
  * name is a master (ROLE). Following a failover is the ordinary reconnect
  * (queue_route.c): every new connection asks the sentinels again. */
@@ -13,45 +13,6 @@
 #include "util.h"
 
 #define SENTINEL_TIMEOUT_MS 1000 /* one sentinel's time to answer before the next is asked */
-
-int sq__sentinel_parse_url(const char *url, sq__url *u, char *err, size_t errlen) {
-  memset(u, 0, sizeof *u);
-  u->mode = SQ__MODE_SENTINEL;
-  u->db = -1;
-  const char *rest;
-  int rc = sq__parse_seeds(url + strlen("redis-sentinel://"), 26379, u, &rest, err, errlen);
-  if (rc) return rc;
-  const char *name = *rest == '/' ? rest + 1 : "";
-  const char *qm = strchr(name, '?');
-  size_t n = qm ? (size_t)(qm - name) : strlen(name);
-  if (n == 0 || n >= sizeof u->master) {
-    snprintf(err, errlen, "redis URL: the master's name is missing or too long "
-             "(redis-sentinel://host:port[,host:port...]/MASTER_NAME[?db=N])");
-    return SQ_EINVAL;
-  }
-  memcpy(u->master, name, n);
-  u->master[n] = 0;
-  if (qm) {
-    int64_t v;
-    if (strncmp(qm, "?db=", 4) != 0 || sq_parse_i64(qm + 4, 0, 1000000, &v) != 0) {
-      snprintf(err, errlen, "redis URL: the only option is ?db=N (a database number), not '%.32s'", qm);
-      return SQ_EINVAL;
-    }
-    u->db = (long)v;
-  }
-  /* Secrets may stay out of the URL: the master's password from
-   * SANDQ_REDIS_PASSWORD, the sentinels' from SANDQ_SENTINEL_PASSWORD (by
-   * default the master's, as most deployments share one). */
-  if (!u->password[0]) {
-    const char *pw = getenv("SANDQ_REDIS_PASSWORD");
-    if (pw && strlen(pw) < sizeof u->password) snprintf(u->password, sizeof u->password, "%s", pw);
-  }
-  const char *spw = getenv("SANDQ_SENTINEL_PASSWORD");
-  snprintf(u->sentinel_password, sizeof u->sentinel_password, "%s", spw && *spw ? spw : u->password);
-  snprintf(u->host, sizeof u->host, "%s", u->seeds[0].host);
-  u->port = u->seeds[0].port;
-  return 0;
-}
 
 /* Asks the sentinel at a for the master's address. Returns 0 with *out,
  * or -1 with why (whylen bytes). */

@@ -122,7 +122,7 @@ static void test_urls(void) {
   char err[300];
   unsetenv("SANDQ_REDIS_PASSWORD");
   unsetenv("SANDQ_SENTINEL_PASSWORD");
-  CHECK_EQ(sq__sentinel_parse_url("redis-sentinel://10.0.0.1:26379,10.0.0.2,[::1]:26380/mymaster?db=3", &u, err,
+  CHECK_EQ(sq__url_parse("redis-sentinel://10.0.0.1:26379,10.0.0.2,[::1]:26380/mymaster?db=3", &u, err,
                                   sizeof err), 0);
   CHECK_EQ(u.mode, SQ__MODE_SENTINEL);
   CHECK_EQ(u.n_seeds, 3);
@@ -133,34 +133,34 @@ static void test_urls(void) {
   CHECK_STR(u.master, "mymaster");
   CHECK_EQ(u.db, 3);
   CHECK_STR(u.password, "");
-  CHECK_EQ(sq__sentinel_parse_url("redis-sentinel://:s%40cret@h:1/m", &u, err, sizeof err), 0);
+  CHECK_EQ(sq__url_parse("redis-sentinel://:s%40cret@h:1/m", &u, err, sizeof err), 0);
   CHECK_STR(u.password, "s@cret");
   CHECK_STR(u.sentinel_password, "s@cret");
   setenv("SANDQ_REDIS_PASSWORD", "frommenv", 1);
   setenv("SANDQ_SENTINEL_PASSWORD", "sentinels", 1);
-  CHECK_EQ(sq__sentinel_parse_url("redis-sentinel://h:1/m", &u, err, sizeof err), 0);
+  CHECK_EQ(sq__url_parse("redis-sentinel://h:1/m", &u, err, sizeof err), 0);
   CHECK_STR(u.password, "frommenv");
   CHECK_STR(u.sentinel_password, "sentinels");
   unsetenv("SANDQ_REDIS_PASSWORD");
   unsetenv("SANDQ_SENTINEL_PASSWORD");
-  CHECK_EQ(sq__sentinel_parse_url("redis-sentinel://h:1", &u, err, sizeof err), SQ_EINVAL);
+  CHECK_EQ(sq__url_parse("redis-sentinel://h:1", &u, err, sizeof err), SQ_EINVAL);
   CHECK_CONTAINS(err, "master's name");
-  CHECK_EQ(sq__sentinel_parse_url("redis-sentinel://h:1/m?dbx=2", &u, err, sizeof err), SQ_EINVAL);
+  CHECK_EQ(sq__url_parse("redis-sentinel://h:1/m?dbx=2", &u, err, sizeof err), SQ_EINVAL);
   CHECK_CONTAINS(err, "?db=N");
-  CHECK_EQ(sq__sentinel_parse_url("redis-sentinel://h:99999/m", &u, err, sizeof err), SQ_EINVAL);
+  CHECK_EQ(sq__url_parse("redis-sentinel://h:99999/m", &u, err, sizeof err), SQ_EINVAL);
   CHECK_CONTAINS(err, "h:99999");
-  CHECK_EQ(sq__sentinel_parse_url("redis-sentinel://h:1,,h:2/m", &u, err, sizeof err), SQ_EINVAL);
-  CHECK_EQ(sq__cluster_parse_url("redis-cluster://a:7001,b:7002", &u, err, sizeof err), 0);
+  CHECK_EQ(sq__url_parse("redis-sentinel://h:1,,h:2/m", &u, err, sizeof err), SQ_EINVAL);
+  CHECK_EQ(sq__url_parse("redis-cluster://a:7001,b:7002", &u, err, sizeof err), 0);
   CHECK_EQ(u.mode, SQ__MODE_CLUSTER);
   CHECK_EQ(u.n_seeds, 2);
   CHECK_EQ(u.seeds[1].port, 7002);
-  CHECK_EQ(sq__cluster_parse_url("redis-cluster://a", &u, err, sizeof err), 0);
+  CHECK_EQ(sq__url_parse("redis-cluster://a", &u, err, sizeof err), 0);
   CHECK_EQ(u.seeds[0].port, 6379);
-  CHECK_EQ(sq__cluster_parse_url("redis-cluster://a:7001/2", &u, err, sizeof err), SQ_EINVAL);
+  CHECK_EQ(sq__url_parse("redis-cluster://a:7001/2", &u, err, sizeof err), SQ_EINVAL);
   CHECK_CONTAINS(err, "one database");
   char many[512] = "redis-cluster://";
   for (int i = 0; i <= SQ__MAX_SEEDS; i++) strcat(many, i ? ",h:1" : "h:1");
-  CHECK_EQ(sq__cluster_parse_url(many, &u, err, sizeof err), SQ_EINVAL);
+  CHECK_EQ(sq__url_parse(many, &u, err, sizeof err), SQ_EINVAL);
   CHECK_CONTAINS(err, "more than");
   /* the handle refuses a bad URL before connecting, naming the part */
   sq_queue *q = NULL;
