@@ -60,3 +60,20 @@ set -e
 [ $rc -eq 2 ] || { cat "$SQ_TMP/run.out" >&2; sq_fail "run with 300 x --policy exited $rc, want 2"; }
 grep -q "nosuchkind" "$SQ_TMP/run.out" || { cat "$SQ_TMP/run.out" >&2; sq_fail "the 300th --policy was not reached"; }
 echo "cli flags: run with 300 x --policy applied all 300 (the last one's error named), exit 2"
+
+# 4. sandq-producer import: --samples given twice, then 300 times: the last
+#    one wins (2 problems x 3 samples), and the dataset may come on
+#    standard input ("-"), gzipped or not.
+D="$SQ_SRC/tests/data/cli-humaneval.jsonl"
+n=$("$P" import humaneval "$D" --samples 2 --samples 3 2>"$SQ_TMP/imp.err" | wc -l) ||
+  { cat "$SQ_TMP/imp.err" >&2; sq_fail "import --samples 2 --samples 3 failed"; }
+[ "$n" -eq 6 ] || sq_fail "import --samples 2 --samples 3 wrote $n tasks, want 6 (the last one wins)"
+repeat --samples "" 300 | sed 's/^300$/4/' >"$SQ_TMP/iargs"
+n=$(IFS='
+'; "$P" import humaneval "$D" $(cat "$SQ_TMP/iargs") 2>"$SQ_TMP/imp.err" | wc -l)
+[ "$n" -eq 8 ] || { cat "$SQ_TMP/imp.err" >&2; sq_fail "import with 300 x --samples wrote $n tasks, want 8"; }
+n=$("$P" import humaneval - --canonical <"$D" 2>"$SQ_TMP/imp.err" | wc -l)
+[ "$n" -eq 2 ] || { cat "$SQ_TMP/imp.err" >&2; sq_fail "import humaneval - (stdin) wrote $n tasks, want 2"; }
+n=$(gzip -c "$D" | "$P" import humaneval - --completions "$SQ_SRC/tests/data/cli-samples.jsonl" 2>"$SQ_TMP/imp.err" | wc -l)
+[ "$n" -eq 2 ] || { cat "$SQ_TMP/imp.err" >&2; sq_fail "import humaneval - (gzipped stdin) wrote $n tasks, want 2"; }
+echo "cli flags: import --samples twice and 300 times: the last one won; - read the dataset from stdin"
