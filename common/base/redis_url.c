@@ -206,7 +206,7 @@ int sq_redis_url_parse(const char *url, sq_redis_url *u, char *err, size_t errle
      * would name could be a piece of the password. */
     const char *at = strrchr(s, '@');
     if (at && (size_t)(at - s) > strcspn(s, "/?#"))
-      return fail("the credentials hold a '/', '?' or '#': write it %%-escaped (%%2F, %%3F, %%23)");
+      return fail("the credentials hold a '/', '?' or '#': write them %%-escaped (%%2F, %%3F, %%23)");
     u->mode = schemes[i].mode;
     if (u->mode == SQ_REDIS_URL_SENTINEL) return parse_sentinel(s, u, err, errlen);
     if (u->mode == SQ_REDIS_URL_CLUSTER) return parse_cluster(s, u, err, errlen);

@@ -82,9 +82,9 @@ run stu "$P" status nobody
 expect_rc 1 stu
 has stu.err "unknown"
 
-# 6. Bad URLs: the bad part named, the password never printed.
+# 6. Bad URLs: a usage error (2) naming the bad part, the password never printed.
 run url "$P" push --redis 'redis://:hunter2@127.0.0.1:notaport' "$D/producer-good.jsonl"
-expect_rc 1 url
+expect_rc 2 url
 has url.err "port 'notaport'"
 hasnt url.err hunter2
 run conn "$P" push --redis "redis://127.0.0.1:$(sq_free_port)" "$D/producer-good.jsonl"
