@@ -119,7 +119,7 @@ expect 2 "unrecognized option '--frobnicate'" sandq-producer dead list --frobnic
 expect 2 "unrecognized option '--wait'" sandq-producer status b --wait
 expect 2 "--format 'xml' must be bson, jsonl or csv" sandq-producer results cli-b1 --format xml
 expect 2 "--k '0' must be up to" sandq-producer report cli-b1 --k 0
-expect 2 "report takes exactly one BATCH id" sandq-producer report
+expect 2 "report takes one BATCH id, or two to compare them" sandq-producer report
 expect 2 "--html needs a file name" sandq-producer report cli-b1 --html -
 expect 2 "--batch needs a value" sandq-producer push tests/data/cli-tasks.jsonl --batch
 expect 2 "--wait takes no value" sandq-producer push --wait=yes tests/data/cli-tasks.jsonl
