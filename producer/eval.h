@@ -72,6 +72,8 @@ typedef struct {
   int64_t ms[SQ__STAGE_COUNT];
   int64_t prompt_tokens, completion_tokens;
   double cost_usd;
+  char *dataset;      /* metadata.dataset; NULL when absent */
+  double temperature; /* llm.temperature; < 0 when absent */
 } sq__report_row;
 
 /* Reads one stored document into row (zeroed first). A document that is not
@@ -84,6 +86,7 @@ typedef struct {
   char *task_id;
   int64_t n, c;                    /* samples, passed */
   double pass_at_k[SQ__REPORT_MAX_K]; /* < 0: fewer than k samples */
+  int64_t status_counts[SQ_STATUS__COUNT]; /* its samples by status */
 } sq__report_problem;
 
 typedef struct {
@@ -121,6 +124,9 @@ typedef struct {
   sq__report_latency latency[SQ__STAGE_COUNT];
   sq__report_llm *llm;              /* by cost, then tokens */
   size_t n_llm;
+  char datasets[160], models[160], temperatures[96]; /* distinct values, comma-separated ("" when none) */
+  size_t *by_name;                  /* problem indexes in natural order of task_id (sq__natural_cmp) */
+  size_t *by_rate;                  /* problem indexes, lowest pass rate (c / n) first, then by_name's order */
   size_t slowest[SQ__REPORT_TOP], n_slowest;     /* row indexes, by total_ms */
   size_t costliest[SQ__REPORT_TOP], n_costliest; /* row indexes, by cost_usd (> 0 only) */
 } sq__report;
@@ -136,6 +142,9 @@ void sq__report_free(sq__report *r);
  * self-contained HTML page with inline SVG plots; each appended to out.
  * Return 0 or SQ_ENOMEM. */
 int sq__report_text(const sq__report *r, sq_buf *out);
+/* One line: when the report was made, the sandq version, the batch's
+ * datasets, models and temperatures (those it has). */
+int sq__report_header(const sq__report *r, sq_buf *out);
 int sq__report_json(const sq__report *r, sq_buf *out);
 int sq__report_html(const sq__report *r, sq_buf *out);
 

@@ -6,11 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "errors.h"
 #include "name.h"
 #include "eval.h"
 #include "log.h"
 #include "producer.h"
+#include "stats.h"
+#include "util.h"
 
 /* Parses "1,10,100" into k[0..*n): each in [1, 1000000], at most SQ__REPORT_MAX_K, no repeats. */
 static int parse_k(const char *s, int *k, int *n) {
@@ -33,10 +36,32 @@ static int pct(int64_t part, size_t whole, char *buf, size_t len) {
   return snprintf(buf, len, "%.1f", whole ? 100.0 * (double)part / (double)whole : 0.0);
 }
 
+/* "failed 4, timeout 1": a problem's samples by status. */
+static int status_list(sq_buf *b, const sq__report_problem *p) {
+  int rc = 0, first = 1;
+  for (int s = 0; !rc && s < SQ_STATUS__COUNT; s++) {
+    if (!p->status_counts[s]) continue;
+    rc = sq_buf_appendf(b, "%s%s %lld", first ? "" : ", ", sq_status_name((sq_status)s), (long long)p->status_counts[s]);
+    first = 0;
+  }
+  return rc;
+}
+
+int sq__report_header(const sq__report *r, sq_buf *b) {
+  char when[32];
+  sq_utc_text(sq_now_wall_ms(), when, sizeof when);
+  int rc = sq_buf_appendf(b, "report of %s (sandq %s)", when, SQ_VERSION);
+  if (!rc && r->datasets[0]) rc = sq_buf_appendf(b, " · dataset %s", r->datasets);
+  if (!rc && r->models[0]) rc = sq_buf_appendf(b, " · model %s", r->models);
+  if (!rc && r->temperatures[0]) rc = sq_buf_appendf(b, " · temperature %s", r->temperatures);
+  return rc;
+}
+
 int sq__report_text(const sq__report *r, sq_buf *b) {
   char p[32];
-  int rc = sq_buf_appendf(b, "batch %s (queue %s): %zu task(s), %zu problem(s)\n\n", r->batch, r->queue, r->n_rows,
+  int rc = sq_buf_appendf(b, "batch %s (queue %s): %zu task(s), %zu problem(s)\n", r->batch, r->queue, r->n_rows,
                           r->n_problems);
+  rc = rc || sq__report_header(r, b) || sq_buf_appendf(b, "\n\n");
   rc = rc || sq_buf_appendf(b, "%-22s %8s %7s\n", "status", "count", "%");
   for (int s = 0; !rc && s < SQ_STATUS__COUNT; s++) {
     if (!r->status_counts[s]) continue;
@@ -54,6 +79,21 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
     else
       rc = sq_buf_appendf(b, "  %-10s %8.4f  (%lld problem(s))\n", key, r->pass_at_k[j],
                           (long long)r->pass_at_k_problems[j]);
+  }
+
+  if (!rc && r->n_problems > 1) { /* the problems that passed least, up to SQ__REPORT_TOP */
+    const size_t *order = r->by_rate;
+    size_t n = r->n_problems < SQ__REPORT_TOP ? r->n_problems : SQ__REPORT_TOP;
+    rc = sq_buf_appendf(b, "\nproblems, lowest pass rate first\n  %-24s %6s %6s %8s  %s\n", "problem", "n", "c",
+                        "pass@1", "statuses");
+    for (size_t i = 0; !rc && i < n; i++) {
+      const sq__report_problem *q = &r->problems[order[i]];
+      rc = sq_buf_appendf(b, "  %-24.24s %6lld %6lld %8.4f  ", q->task_id, (long long)q->n, (long long)q->c,
+                          q->n ? sq_stats_pass_at_k(q->n, q->c, 1) : 0.0) ||
+           status_list(b, q) || sq_buf_appendf(b, "\n");
+    }
+    if (!rc && r->n_problems > n)
+      rc = sq_buf_appendf(b, "  ... and %zu more (--json or --html lists every problem)\n", r->n_problems - n);
   }
 
   if (!rc && r->n_failures) {

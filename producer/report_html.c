@@ -1,10 +1,12 @@
 /* report_html.c: the report as one self-contained HTML page: inline CSS and
  * inline SVG plots (statuses, pass@k, per-stage latency, cost per provider
- * and model) and tables (failures with their reasons, slowest and costliest
+ * and model) and tables (failures with their reasons, every problem in two
+ * orders switched by CSS, the first failing tasks, slowest and costliest
  * tasks). No scripts, no fonts, nothing fetched: it opens from a file, a
  * mail attachment or an artifact store alike. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "errors.h"
@@ -13,7 +15,7 @@
 #define PLOT_W 560
 #define LABEL_W 150 /* left margin for bar labels */
 #define BAR_H 22
-#define MAX_FAILING_ROWS 500 /* failing tasks listed one by one */
+#define MAX_FAILING_ROWS 100 /* failing tasks listed one by one; then a count */
 
 /* Appends s HTML-escaped (also fit for SVG text and attributes). */
 static int esc(sq_buf *b, const char *s) {
@@ -182,13 +184,15 @@ static int plot_cost(sq_buf *b, const sq__report *r) {
     top_tok = t > top_tok ? t : top_tok;
   }
   size_t n = r->n_llm < 12 ? r->n_llm : 12;
-  int rc = svg_open(b, (int)n * BAR_H + 8, "cost per provider and model"), y = 4;
+  int rc = svg_open(b, (int)n * BAR_H + 8, top > 0 ? "cost per provider and model" : "tokens per provider and model"),
+      y = 4;
   for (size_t i = 0; !rc && i < n; i++, y += BAR_H) {
     const sq__report_llm *g = &r->llm[i];
     int64_t tok = g->prompt_tokens + g->completion_tokens;
     char label[200], val[96];
     snprintf(label, sizeof label, "%.40s / %.40s", g->provider, g->model);
-    snprintf(val, sizeof val, "$%.4f · %lld tok", g->cost_usd, (long long)tok);
+    if (top > 0) snprintf(val, sizeof val, "$%.4f · %lld tok", g->cost_usd, (long long)tok);
+    else snprintf(val, sizeof val, "%lld tok", (long long)tok);
     /* no prices configured: the bars show tokens */
     double frac = top > 0 ? g->cost_usd / top : (double)tok / (double)top_tok;
     rc = hbar(b, y, label, frac, "#c9a227", val);
@@ -211,7 +215,10 @@ static const char CSS[] =
     "border-bottom:1px solid #eef0f2;vertical-align:top}th{color:#5f6368;font-weight:600}td.num{text-align:right;"
     "font-variant-numeric:tabular-nums}code{font:12px ui-monospace,'DejaVu Sans Mono',monospace;white-space:pre-wrap;"
     "word-break:break-word}.pill{display:inline-block;border-radius:9px;padding:0 8px;color:#fff;font-size:12px}"
-    "section{margin:16px 0}";
+    "section{margin:16px 0}"
+    /* the problems' two orders, switched without a script */
+    "table.compact td,table.compact th{padding:1px 6px;font-size:12px}.byrate{display:none}"
+    "#ord-rate:checked~.byname{display:none}#ord-rate:checked~.byrate{display:table}.ord{margin:0 0 6px}";
 
 static int pill(sq_buf *b, const char *status) {
   return sq_buf_appendf(b, "<span class=\"pill\" style=\"background:%s\">", status_color(status)) || esc(b, status) ||
@@ -231,11 +238,28 @@ static int failures_tables(sq_buf *b, const sq__report *r) {
     if (!rc && f->count > f->n_ids) rc = sq_buf_appendf(b, " &hellip;");
     rc = rc || sq_buf_appendf(b, "</td></tr>\n");
   }
-  rc = rc || sq_buf_appendf(b, "</table></section>\n<section class=\"panel\"><h2>Failing tasks</h2>\n<table><tr><th>id"
-                            "</th><th>status</th><th>reason</th></tr>\n");
+  return rc || sq_buf_appendf(b, "</table></section>\n");
+}
+
+static const sq__report_row *rows_of;
+static int cmp_row_natural(const void *a, const void *b) {
+  const char *x = rows_of[*(const size_t *)a].id, *y = rows_of[*(const size_t *)b].id;
+  int c = sq__natural_cmp(x, y);
+  return c ? c : strcmp(x, y);
+}
+
+/* Every failing task up to MAX_FAILING_ROWS, in natural order of its id. */
+static int failing_table(sq_buf *b, const sq__report *r) {
+  size_t *order = malloc((r->n_rows ? r->n_rows : 1) * sizeof *order);
+  if (!order) return SQ_ENOMEM;
+  for (size_t i = 0; i < r->n_rows; i++) order[i] = i;
+  rows_of = r->rows;
+  qsort(order, r->n_rows, sizeof *order, cmp_row_natural);
+  int rc = sq_buf_appendf(b, "<section class=\"panel\"><h2>Failing tasks</h2>\n<table class=\"compact\"><tr><th>id"
+                          "</th><th>status</th><th>reason</th></tr>\n");
   size_t shown = 0, failing = 0;
-  for (size_t i = 0; !rc && i < r->n_rows; i++) {
-    const sq__report_row *x = &r->rows[i];
+  for (size_t o = 0; !rc && o < r->n_rows; o++) {
+    const sq__report_row *x = &r->rows[order[o]];
     if (x->passed || strcmp(x->status, "ok") == 0) continue;
     if (failing++ >= MAX_FAILING_ROWS) continue;
     shown++;
@@ -246,6 +270,41 @@ static int failures_tables(sq_buf *b, const sq__report *r) {
   if (!rc && failing > shown)
     rc = sq_buf_appendf(b, "<p class=\"sub\">%zu more; <code>sandq-producer results %s --format csv</code> lists every "
                         "one.</p>", failing - shown, r->batch);
+  free(order);
+  return rc || sq_buf_appendf(b, "</section>\n");
+}
+
+/* One table of every problem in the order given. */
+static int problems_table(sq_buf *b, const sq__report *r, const size_t *order, const char *cls) {
+  int rc = sq_buf_appendf(b, "<table class=\"compact %s\"><tr><th>problem</th><th>n</th><th>c</th>", cls);
+  for (int j = 0; !rc && j < r->n_k; j++) rc = sq_buf_appendf(b, "<th>pass@%d</th>", r->k[j]);
+  rc = rc || sq_buf_appendf(b, "<th>statuses</th></tr>\n");
+  for (size_t i = 0; !rc && i < r->n_problems; i++) {
+    const sq__report_problem *p = &r->problems[order[i]];
+    rc = sq_buf_appendf(b, "<tr><td>") || esc(b, p->task_id) ||
+         sq_buf_appendf(b, "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>", (long long)p->n,
+                        (long long)p->c);
+    for (int j = 0; !rc && j < r->n_k; j++)
+      rc = p->pass_at_k[j] < 0 ? sq_buf_appendf(b, "<td class=\"num\">-</td>")
+                               : sq_buf_appendf(b, "<td class=\"num\">%.3f</td>", p->pass_at_k[j]);
+    rc = rc || sq_buf_appendf(b, "<td>");
+    for (int st = 0; !rc && st < SQ_STATUS__COUNT; st++)
+      if (p->status_counts[st])
+        rc = pill(b, sq_status_name((sq_status)st)) || sq_buf_appendf(b, " %lld ", (long long)p->status_counts[st]);
+    rc = rc || sq_buf_appendf(b, "</td></tr>\n");
+  }
+  return rc || sq_buf_appendf(b, "</table>\n");
+}
+
+/* Every problem: by id (natural order) or lowest pass rate first, switched
+ * by two radio buttons and CSS alone. */
+static int problems_section(sq_buf *b, const sq__report *r) {
+  int rc = sq_buf_appendf(b, "<section class=\"panel\"><h2>Problems (%zu)</h2>\n<input type=\"radio\" name=\"ord\" "
+                          "id=\"ord-name\" checked><label for=\"ord-name\" class=\"ord\"> by id </label><input "
+                          "type=\"radio\" name=\"ord\" id=\"ord-rate\"><label for=\"ord-rate\" class=\"ord\"> lowest "
+                          "pass rate first</label>\n",
+                          r->n_problems);
+  rc = rc || problems_table(b, r, r->by_name, "byname") || problems_table(b, r, r->by_rate, "byrate");
   return rc || sq_buf_appendf(b, "</section>\n");
 }
 
@@ -273,8 +332,10 @@ int sq__report_html(const sq__report *r, sq_buf *b) {
                           "<title>sandq report: ") ||
            esc(b, r->batch) || sq_buf_appendf(b, "</title>\n<style>%s</style></head>\n<body>\n<h1>sandq report: ", CSS) ||
            esc(b, r->batch) || sq_buf_appendf(b, "</h1>\n<p class=\"sub\">queue ") || esc(b, r->queue) ||
-           sq_buf_appendf(b, " &middot; %zu task(s) &middot; %zu problem(s)</p>\n<div class=\"cards\">", r->n_rows,
-                          r->n_problems);
+           sq_buf_appendf(b, " &middot; %zu task(s) &middot; %zu problem(s)<br>", r->n_rows, r->n_problems);
+  sq_buf head = {0};
+  rc = rc || sq__report_header(r, &head) || esc(b, head.data) || sq_buf_appendf(b, "</p>\n<div class=\"cards\">");
+  sq_buf_clear(&head);
   int64_t passed = r->status_counts[SQ_STATUS_PASSED];
   rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>%zu</b><span>tasks</span></div>", r->n_rows);
   rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>%.1f%%</b><span>passed</span></div>",
@@ -284,7 +345,7 @@ int sq__report_html(const sq__report *r, sq_buf *b) {
     rc = sq_buf_appendf(b, "<div class=\"card\"><b>%.3f</b><span>pass@%d (%lld problems)</span></div>", r->pass_at_k[j],
                         r->k[j], (long long)r->pass_at_k_problems[j]);
   }
-  rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>$%.4f</b><span>LLM cost</span></div>", cost);
+  if (cost > 0) rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>$%.4f</b><span>LLM cost</span></div>", cost);
   rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>%lld ms</b><span>p50 total per task</span></div></div>\n",
                             (long long)r->latency[SQ__STAGE_TOTAL].p50);
   rc = rc || sq_buf_appendf(b, "<div class=\"grid2\">\n<section class=\"panel\"><h2>Statuses</h2>\n") ||
@@ -292,9 +353,11 @@ int sq__report_html(const sq__report *r, sq_buf *b) {
        plot_pass_at_k(b, r) ||
        sq_buf_appendf(b, "</section>\n<section class=\"panel\"><h2>Latency per stage</h2>\n<p class=\"sub\">log "
                          "scale; dark to light: up to p50, p90, p99; red tick: max</p>\n") ||
-       plot_latency(b, r) || sq_buf_appendf(b, "</section>\n<section class=\"panel\"><h2>Cost per provider and model</h2>\n") ||
+       plot_latency(b, r) ||
+       sq_buf_appendf(b, "</section>\n<section class=\"panel\"><h2>%s per provider and model</h2>\n",
+                      cost > 0 ? "Cost" : "Tokens") ||
        plot_cost(b, r) || sq_buf_appendf(b, "</section>\n</div>\n");
-  rc = rc || failures_tables(b, r);
+  rc = rc || failures_tables(b, r) || problems_section(b, r) || failing_table(b, r);
   rc = rc || sq_buf_appendf(b, "<div class=\"grid2\">\n") || top_table(b, r, "Slowest tasks", r->slowest, r->n_slowest) ||
        top_table(b, r, "Costliest tasks", r->costliest, r->n_costliest) || sq_buf_appendf(b, "</div>\n");
   rc = rc || sq_buf_appendf(b, "<p class=\"sub\">sandq-producer report &middot; pass@k by the unbiased estimator of Chen "

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "errors.h"
 #include "eval.h"
+#include "util.h"
 
 /* A value or null when v < 0 (undefined). */
 static cJSON *num_or_null(double v) { return v < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
@@ -47,7 +49,12 @@ static cJSON *task_brief(const sq__report_row *x) {
 static cJSON *build(const sq__report *r) {
   cJSON *root = cJSON_CreateObject(), *a, *o;
   if (!root) return NULL;
+  char when[32];
+  sq_utc_text(sq_now_wall_ms(), when, sizeof when);
   bool ok = cJSON_AddStringToObject(root, "schema", "sandq.report/1") && cJSON_AddStringToObject(root, "batch", r->batch) &&
+            cJSON_AddStringToObject(root, "created", when) && cJSON_AddStringToObject(root, "sandq_version", SQ_VERSION) &&
+            cJSON_AddStringToObject(root, "datasets", r->datasets) && cJSON_AddStringToObject(root, "models", r->models) &&
+            cJSON_AddStringToObject(root, "temperatures", r->temperatures) &&
             cJSON_AddStringToObject(root, "queue", r->queue) && cJSON_AddNumberToObject(root, "tasks", (double)r->n_rows) &&
             cJSON_AddNumberToObject(root, "problems", (double)r->n_problems);
   /* counts by status: every known status, 0 included, so readers need no defaults */
@@ -71,6 +78,11 @@ static cJSON *build(const sq__report *r) {
       cJSON *e = cJSON_CreateObject();
       ok = e && cJSON_AddStringToObject(e, "task_id", p->task_id) && cJSON_AddNumberToObject(e, "n", (double)p->n) &&
            cJSON_AddNumberToObject(e, "c", (double)p->c) && add(e, "pass_at_k", by_k(r, p->pass_at_k));
+      cJSON *sc = ok ? cJSON_AddObjectToObject(e, "status_counts") : NULL; /* the statuses it has, no zeros */
+      ok = ok && sc;
+      for (int s = 0; ok && s < SQ_STATUS__COUNT; s++)
+        if (p->status_counts[s])
+          ok = cJSON_AddNumberToObject(sc, sq_status_name((sq_status)s), (double)p->status_counts[s]) != NULL;
       if (e) cJSON_AddItemToArray(a, e);
     }
   if (ok && (ok = (a = cJSON_AddArrayToObject(root, "failures")) != NULL))

@@ -72,6 +72,10 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
     if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.cost_usd", &it) && BSON_ITER_HOLDS_DOUBLE(&it))
       r->cost_usd = bson_iter_double(&it);
   }
+  r->dataset = utf8_at(&doc, "metadata.dataset");
+  r->temperature = -1;
+  if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.temperature", &it) && BSON_ITER_HOLDS_DOUBLE(&it))
+    r->temperature = bson_iter_double(&it);
   r->attempts = (int)int_at(&doc, "attempts");
   if (r->attempts < 1) r->attempts = 1;
   static const char *const paths[SQ__STAGE_COUNT] = {"timings.queue_ms", "timings.llm_ms", "timings.exec_ms",
@@ -82,7 +86,7 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
 }
 
 void sq__report_row_clear(sq__report_row *r) {
-  free(r->id), free(r->task_id), free(r->status), free(r->reason), free(r->provider), free(r->model);
+  free(r->id), free(r->task_id), free(r->status), free(r->reason), free(r->provider), free(r->model), free(r->dataset);
   memset(r, 0, sizeof *r);
 }
 
@@ -111,6 +115,8 @@ static int build_problems(sq__report *r) {
     }
     p->n++;
     p->c += x->passed;
+    sq_status st;
+    if (sq_status_parse(x->status, &st) == 0) p->status_counts[st]++;
   }
   free(order);
   for (int j = 0; j < r->n_k; j++) {
@@ -233,6 +239,56 @@ static size_t top_rows(const sq__report *r, double (*key)(const sq__report_row *
 static double key_total(const sq__report_row *x) { return (double)x->ms[SQ__STAGE_TOTAL]; }
 static double key_cost(const sq__report_row *x) { return x->cost_usd; }
 
+/* Adds v to the comma-separated list of distinct values in list (len
+ * bytes); a value that does not fit ends the list with "...". */
+static void add_distinct(char *list, size_t len, const char *v) {
+  if (!v || !*v) return;
+  size_t n = strlen(list), vl = strlen(v);
+  if (n >= 3 && strcmp(list + n - 3, "...") == 0) return;
+  for (const char *p = list; (p = strstr(p, v)); p += vl)
+    if ((p == list || p[-2] == ',') && (p[vl] == ',' || !p[vl])) return;
+  if (n + vl + 2 + 4 >= len) {
+    snprintf(list + n, len - n, "%s...", n ? ", " : "");
+    return;
+  }
+  snprintf(list + n, len - n, "%s%s", n ? ", " : "", v);
+}
+
+static const sq__report *natural_of; /* qsort has no context argument */
+static int cmp_natural(const void *a, const void *b) {
+  const char *x = natural_of->problems[*(const size_t *)a].task_id, *y = natural_of->problems[*(const size_t *)b].task_id;
+  int c = sq__natural_cmp(x, y);
+  return c ? c : strcmp(x, y);
+}
+
+static int cmp_rate(const void *a, const void *b) {
+  const sq__report_problem *x = &natural_of->problems[*(const size_t *)a], *y = &natural_of->problems[*(const size_t *)b];
+  double rx = x->n ? (double)x->c / (double)x->n : 0, ry = y->n ? (double)y->c / (double)y->n : 0;
+  if (rx != ry) return rx < ry ? -1 : 1;
+  return cmp_natural(a, b);
+}
+
+/* The header's facts and the problems' two orders. */
+static int build_overview(sq__report *r) {
+  for (size_t i = 0; i < r->n_rows; i++) {
+    const sq__report_row *x = &r->rows[i];
+    add_distinct(r->datasets, sizeof r->datasets, x->dataset);
+    add_distinct(r->models, sizeof r->models, x->model);
+    if (x->temperature >= 0) {
+      char t[32];
+      snprintf(t, sizeof t, "%g", x->temperature);
+      add_distinct(r->temperatures, sizeof r->temperatures, t);
+    }
+  }
+  size_t n = r->n_problems ? r->n_problems : 1;
+  if (!(r->by_name = malloc(n * sizeof *r->by_name)) || !(r->by_rate = malloc(n * sizeof *r->by_rate))) return SQ_ENOMEM;
+  for (size_t i = 0; i < r->n_problems; i++) r->by_name[i] = r->by_rate[i] = i;
+  natural_of = r;
+  qsort(r->by_name, r->n_problems, sizeof *r->by_name, cmp_natural);
+  qsort(r->by_rate, r->n_problems, sizeof *r->by_rate, cmp_rate);
+  return 0;
+}
+
 int sq__report_build(const sq__result_set *rs, const char *batch, const char *queue, const int *k, int n_k,
                      sq__report *out) {
   memset(out, 0, sizeof *out);
@@ -248,7 +304,8 @@ int sq__report_build(const sq__result_set *rs, const char *batch, const char *qu
   }
   out->n_k = n_k < SQ__REPORT_MAX_K ? n_k : SQ__REPORT_MAX_K;
   memcpy(out->k, k, (size_t)out->n_k * sizeof *k);
-  if ((rc = build_problems(out)) || (rc = build_failures(out)) || (rc = build_latency(out)) || (rc = build_llm(out)))
+  if ((rc = build_problems(out)) || (rc = build_failures(out)) || (rc = build_latency(out)) || (rc = build_llm(out)) ||
+      (rc = build_overview(out)))
     return rc;
   out->n_slowest = top_rows(out, key_total, out->slowest);
   out->n_costliest = top_rows(out, key_cost, out->costliest);
@@ -260,6 +317,8 @@ void sq__report_free(sq__report *r) {
   free(r->rows);
   for (size_t i = 0; i < r->n_problems; i++) free(r->problems[i].task_id);
   free(r->problems);
+  free(r->by_name);
+  free(r->by_rate);
   for (size_t i = 0; i < r->n_failures; i++) {
     sq__report_failure *f = &r->failures[i];
     free(f->status), free(f->kind), free(f->example);

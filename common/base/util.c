@@ -23,6 +23,13 @@ static int64_t clock_ms(clockid_t id) {
 int64_t sq_now_mono_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
 int64_t sq_now_wall_ms(void) { return clock_ms(CLOCK_REALTIME); }
 
+void sq_utc_text(int64_t wall_ms, char *out, size_t len) {
+  time_t t = (time_t)(wall_ms / 1000);
+  struct tm tm;
+  if (!len) return;
+  if (!gmtime_r(&t, &tm) || !strftime(out, len, "%Y-%m-%d %H:%M UTC", &tm)) snprintf(out, len, "?");
+}
+
 int sq_file_read(const char *path, size_t max_bytes, char **out, size_t *len) {
   sq_buf b = {0};
   /* "-": standard input (a dup, so closing it below leaves fd 0 alone) */

@@ -8,6 +8,9 @@
 /* Milliseconds on CLOCK_MONOTONIC (durations) and CLOCK_REALTIME (stamps). */
 int64_t sq_now_mono_ms(void);
 int64_t sq_now_wall_ms(void);
+/* wall_ms (ms since the epoch) as "2026-12-01 21:08 UTC" into out; "?" when
+ * it cannot be shown. */
+void sq_utc_text(int64_t wall_ms, char *out, size_t len);
 
 /* Reads a whole file ("-": standard input) into a NUL-terminated buffer the caller frees.
  * Returns 0, SQ_EIO (errno kept) or SQ_ETOOBIG when larger than max_bytes. */

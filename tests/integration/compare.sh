@@ -86,6 +86,22 @@ grep -q "only A" "$SQ_TMP/cmp.txt" || sq_fail "the text does not mark a problem 
 grep -q "<td>p14</td><td class=na>-</td>" "$SQ_TMP/cmp.html" || sq_fail "the page's grid lacks p14 (only in B)"
 "$P" report cmpA cmpB --json --k 1,3 | cmp -s - "$SQ_TMP/cmp.json" || sq_fail "a second comparison differs from the first"
 
+# One batch's page lists its first 100 failing tasks in natural order, then
+# says how many more; with no LLM cost it shows no cost card.
+$PY -c 'import json
+for i in range(130): print(json.dumps({"id": "F-%d" % i, "code": "assert False"}))' >"$SQ_TMP/F.jsonl"
+"$P" push --batch cmpF --wait "$SQ_TMP/F.jsonl" >/dev/null 2>&1 || sq_fail "batch F did not finish"
+"$P" report cmpF --html "$SQ_TMP/F.html" >/dev/null 2>&1 || sq_fail "report cmpF --html failed"
+$PY - "$SQ_TMP/F.html" <<'PY' || sq_fail "the failing tasks' table is not capped at 100 in natural order"
+import re, sys
+page = open(sys.argv[1]).read()
+t = page[page.index("<h2>Failing tasks</h2>"):]
+ids = re.findall(r'<tr><td>(F-\d+)</td>', t)
+assert ids == ["F-%d" % i for i in range(100)], ids[:12]
+assert "30 more;" in t, "no count of the rest"
+assert "LLM cost" not in page and "$0.0000" not in page, "a cost shown for a batch without LLM spend"
+PY
+
 # Bad operands: a usage error naming the problem, and an unknown batch.
 "$P" report cmpA cmpB cmpA >/dev/null 2>"$SQ_TMP/e1" && sq_fail "three batches accepted"
 grep -q "two to compare" "$SQ_TMP/e1" || { cat "$SQ_TMP/e1" >&2; sq_fail "three batches: no clear error"; }

@@ -60,9 +60,31 @@ if grep -Eo 'https?://[^"]*' "$SQ_TMP/report.html" | grep -v '^http://www.w3.org
 fi
 [ "$(grep -o '<svg ' "$SQ_TMP/report.html" | wc -l)" -eq 4 ] || sq_fail "the report should hold 4 plots"
 
+# The header says what was run; every problem is listed in natural order
+# (HumanEval/2 before HumanEval/10) and again lowest pass rate first; the
+# text names the problems that passed least.
+for want in "sandq " "dataset humaneval" "model fake-coder" "temperature 0.8" " UTC"; do
+  grep -qF "$want" "$SQ_TMP/report.html" || sq_fail "the page's header lacks '$want'"
+  grep -qF "$want" "$SQ_TMP/report.txt" || sq_fail "the text's header lacks '$want'"
+done
+$PY - "$SQ_TMP/report.html" "$SQ_TMP/report.txt" <<'PY' || sq_fail "the problems' tables are wrong"
+import re, sys
+page, text = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+def names(cls):
+    t = re.search(r'<table class="compact %s">(.*?)</table>' % cls, page, re.S).group(1)
+    return re.findall(r'<tr><td>([^<]*)</td>', t)
+by_name, by_rate = names("byname"), names("byrate")
+he = [n for n in by_name if n.startswith("HumanEval/")]
+assert he == ["HumanEval/%d" % i for i in range(30)], he[:12]
+assert sorted(by_name) == sorted(by_rate) and len(by_name) == 37, (len(by_name), len(by_rate))
+# problem i has (i mod 6) of 5 right: the first by rate are the ones with none right
+assert by_rate[0] == "HumanEval/0" and "HumanEval/6" in by_rate[:12], by_rate[:12]
+assert "problems, lowest pass rate first" in text and "... and 27 more" in text, text
+PY
+
 # Render it. A copy gets a probe that writes each SVG's laid-out size and
 # its count of drawn shapes into the DOM, which --dump-dom then prints.
-sed 's|</body>|<script>for (const s of document.querySelectorAll("svg")) { const r = s.getBoundingClientRect(); let n = 0; for (const e of s.querySelectorAll("rect")) { const b = e.getBoundingClientRect(); if (b.width > 0 \&\& b.height > 0) n++; } s.setAttribute("data-probe", Math.round(r.width) + " " + Math.round(r.height) + " " + n); }</script></body>|' \
+sed 's|</body>|<script>const o = document.getElementById("ord-rate"); const before = getComputedStyle(document.querySelector("table.byrate")).display; o.checked = true; document.body.setAttribute("data-toggle", before + " " + getComputedStyle(document.querySelector("table.byrate")).display + " " + getComputedStyle(document.querySelector("table.byname")).display); for (const s of document.querySelectorAll("svg")) { const r = s.getBoundingClientRect(); let n = 0; for (const e of s.querySelectorAll("rect")) { const b = e.getBoundingClientRect(); if (b.width > 0 \&\& b.height > 0) n++; } s.setAttribute("data-probe", Math.round(r.width) + " " + Math.round(r.height) + " " + n); }</script></body>|' \
   "$SQ_TMP/report.html" >"$SQ_TMP/probe.html"
 chrome() { # chrome ARGS...: a fresh profile each time, nothing from the network
   rm -rf "$SQ_TMP/profile"; mkdir -p "$SQ_TMP/profile"
@@ -75,7 +97,10 @@ chrome --window-size=1280,1500 --screenshot="$SQ_TMP/shot.png" "file://$SQ_TMP/r
   { tail -20 "$SQ_TMP/chromium.log"; sq_fail "chromium --screenshot failed"; }
 $PY - "$SQ_TMP/dom.html" "$SQ_TMP/shot.png" <<'PY'
 import re, struct, sys, zlib
-probes = re.findall(r'data-probe="(\d+) (\d+) (\d+)"', open(sys.argv[1]).read())
+dom = open(sys.argv[1]).read()
+# the second order shows only once its radio button is checked, by CSS alone
+assert 'data-toggle="none table none"' in dom, re.findall(r'data-toggle="[^"]*"', dom)
+probes = re.findall(r'data-probe="(\d+) (\d+) (\d+)"', dom)
 assert len(probes) == 4, ("svg elements laid out", probes)
 for (w, h, n), name in zip(probes, ("statuses", "pass@k", "latency", "cost")):
     assert int(w) > 100 and int(h) >= 20 and int(n) >= 1, (name, w, h, n)
