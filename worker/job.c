@@ -12,6 +12,7 @@
 #include "extract.h"
 #include "util.h"
 #include "verdict.h"
+#include "workspace.h"
 #include "test_hooks.h"
 #include "audit_log.h"
 #include "best_effort.h"
@@ -36,6 +37,7 @@ void sq__job_free(job *j) {
   free(j->program);
   free(j->listing);
   sq_jail_outcome_clear(&j->out);
+  sq_workspace_files_clear(&j->files);
   for (int i = 0; i < j->n_repairs; i++)
     free(j->repair_code[i]);
   free(j->repair_code);
@@ -233,6 +235,15 @@ static void risk_start(job *j) {
 
 /* ---- execute ---- */
 
+/* j->program becomes workspace.py around it (the bare code for bash). */
+static int wrap_workspace(job *j) {
+  char *wrapped = NULL;
+  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, &wrapped);
+  free(j->program);
+  j->program = wrapped;
+  return rc;
+}
+
 static void exec_start(job *j) {
   worker *w = j->w;
   free(j->program);
@@ -240,15 +251,17 @@ static void exec_start(job *j) {
   j->program = j->listing = NULL;
   /* The listing is what the result shows and the pre-check reads; the
    * jail runs it through the test harness (harness.h) when there are tests. */
+  bool python = j->task->language == SQ_TASK_PYTHON;
   if (sq_task_program(j->task, j->code, &j->listing) != 0 ||
-      sq_harness_program(j->task, j->code, &j->program) != 0) {
+      (python && sq_harness_program(j->task, j->code, &j->program) != 0) ||
+      (sq_workspace_applies(j->task) && wrap_workspace(j) != 0)) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
     return;
   }
   j->r.code = j->listing;
-  /* The static pre-check: findings are recorded; a blocking one skips the jail. */
+  /* The static pre-check (it reads Python): findings are recorded; a blocking one skips the jail. */
   int64_t t0 = sq_now_mono_ms();
-  sq_precheck_check(&w->cfg.policy, j->listing, strlen(j->listing), &j->findings);
+  if (python) sq_precheck_check(&w->cfg.policy, j->listing, strlen(j->listing), &j->findings);
   sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_PRECHECK, sq_now_mono_ms() - t0);
   j->r.findings = &j->findings;
   if (j->findings.blocked) {
@@ -265,6 +278,7 @@ static void exec_start(job *j) {
   }
   j->lim = j->task->limits;
   sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
+  if (j->task->n_fetch) j->lim.output_kib += SQ_WORKSPACE_OUTPUT_KIB; /* the files' block; held back after */
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
   w->in_jail++;
@@ -275,6 +289,14 @@ static void take_outcome(job *j) {
   sq_result *r = &j->r;
   sq_jail_outcome *o = &j->out;
   sq_verdict_input in = {.has_tests = sq_harness_applies(j->task), .expected_stdout = j->task->expected_stdout};
+  sq_workspace_files_clear(&j->files);
+  if (sq_workspace_applies(j->task)) {
+    int64_t own_kib = j->task->n_fetch ? j->lim.output_kib - SQ_WORKSPACE_OUTPUT_KIB : 0;
+    if (sq_workspace_take_files(o, own_kib, &j->files) != 0) SQ_LOGT(SQ_LOG_WARN, r->id, "out of memory reading files");
+    r->fetched = j->task->n_fetch > 0;
+    r->files = j->files.files;
+    r->n_files = j->files.n;
+  }
   if (in.has_tests) sq_harness_take_marks(o, &in.marks);
   const char *why = NULL;
   r->status = sq_verdict_decide(o, &in, &why);

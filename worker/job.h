@@ -13,6 +13,7 @@
 #include "risk.h"
 #include "task.h"
 #include "worker.h"
+#include "workspace.h"
 
 /* Owns every string it points to. */
 struct job {
@@ -29,6 +30,7 @@ struct job {
   char reason[512];
   sq_jail_limits lim;
   sq_jail_outcome out;
+  sq_workspace_files files; /* fetched off the outcome's stderr (workspace.h) */
   int jail_rc;
   bool generated;         /* code came from the LLM */
   bool transient;         /* worth another attempt: the LLM client says so (sq_llm_reply.transient) */

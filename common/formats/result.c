@@ -42,6 +42,28 @@ static bool append_findings(bson_t *doc, const sq_precheck_report *rep) {
   return bson_append_array_end(doc, &arr) && ok;
 }
 
+/* files: {NAME: binary}, files_truncated: [NAME] (names sanitized to UTF-8). */
+static bool append_files(bson_t *doc, const sq_result_file *files, size_t n) {
+  bson_t sub, arr;
+  bool ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "files", &sub);
+  for (size_t i = 0; ok && i < n; i++) {
+    sq_buf name = {0};
+    ok = sq_utf8_sanitize(files[i].name, strlen(files[i].name), &name) == 0 &&
+         bson_append_binary(&sub, name.data, (int)name.len, BSON_SUBTYPE_BINARY, files[i].data, (uint32_t)files[i].len);
+    sq_buf_clear(&name);
+  }
+  ok = bson_append_document_end(doc, &sub) && ok && BSON_APPEND_ARRAY_BEGIN(doc, "files_truncated", &arr);
+  uint32_t k = 0;
+  for (size_t i = 0; ok && i < n; i++) {
+    if (!files[i].truncated) continue;
+    char key[16];
+    const char *kp;
+    bson_uint32_to_string(k++, &kp, key, sizeof key);
+    ok = append_cstr(&arr, kp, files[i].name);
+  }
+  return ok && bson_append_array_end(doc, &arr);
+}
+
 /* risk: {level, action, reason, confidence, source, decision} */
 static bool append_risk(bson_t *doc, const sq_result_risk *k) {
   bson_t sub;
@@ -137,5 +159,6 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
     }
   }
   if (ok && r->findings) ok = append_findings(doc, r->findings);
+  if (ok && r->fetched) ok = append_files(doc, r->files, r->n_files);
   return ok ? 0 : SQ_EBSON;
 }

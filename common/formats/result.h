@@ -49,6 +49,14 @@ typedef struct {
   bool oom_killed;           /* the memory cgroup's OOM killer fired */
 } sq_result_jail;
 
+/* One file a program left in scratch that the task fetched (fetch_files). */
+typedef struct {
+  char *name;          /* relative to scratch; may be invalid UTF-8 (stored sanitized) */
+  unsigned char *data; /* len bytes */
+  size_t len;
+  bool truncated;      /* cut at the fetch budget (docs/formats.md, "Files in and out") */
+} sq_result_file;
+
 /* Borrowed pointers throughout: the result owns nothing. NULL strings are
  * written as BSON null (or omitted where docs/formats.md says so). */
 typedef struct {
@@ -82,6 +90,9 @@ typedef struct {
   const sq_result_risk *risk;  /* NULL: no "risk" sub-document */
   const sq_result_repair *repairs; /* n_repairs rounds; "repairs" only when n_repairs > 0 */
   int n_repairs;
+  bool fetched;                /* the task had fetch_files: "files" and "files_truncated" are written */
+  const sq_result_file *files; /* n_files of them */
+  size_t n_files;
 } sq_result;
 
 /* Appends r's fields to doc (an initialised, empty bson_t the caller owns).

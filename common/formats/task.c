@@ -93,6 +93,103 @@ static int take_limits(const cJSON *v, sq_jail_limits *lim, char *err, size_t er
   return 0;
 }
 
+bool sq_task_relative_name_ok(const char *name) {
+  if (!valid_text(name, SQ_TASK_FILE_NAME_MAX) || name[0] == '/') return false;
+  for (const char *c = name;;) { /* each component: not empty, not ".", not ".." */
+    size_t n = strcspn(c, "/");
+    if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.')) return false;
+    if (!c[n]) return true;
+    c += n + 1;
+  }
+}
+
+/* The decoded size of s as strict RFC 4648 base64 (padded, no white
+ * space), or -1 when it is not that. */
+static long long base64_bytes(const char *s) {
+  size_t n = strlen(s), pad = 0;
+  if (n % 4) return -1;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '=') {
+      if (i < n - 2) return -1;
+      pad++;
+    } else if (pad || !(isalnum(c) || c == '+' || c == '/')) {
+      return -1;
+    }
+  }
+  return (long long)(n / 4 * 3 - pad);
+}
+
+/* "files": an object of relative name -> base64 content, within the caps. */
+static int take_files(const cJSON *v, sq_task *t, char *err, size_t errlen) {
+  if (!cJSON_IsObject(v)) return sq_errf(err, errlen, SQ_ETASK, "files: must be an object of name -> base64 string");
+  size_t n = (size_t)cJSON_GetArraySize(v);
+  if (n > SQ_TASK_FILES_MAX)
+    return sq_errf(err, errlen, SQ_ETASK, "files: %zu files, more than the %d allowed", n, SQ_TASK_FILES_MAX);
+  if (n == 0) return 0;
+  if (!(t->files = calloc(n, sizeof *t->files))) return SQ_ENOMEM;
+  unsigned long long total = 0;
+  const cJSON *m;
+  cJSON_ArrayForEach(m, v) {
+    const char *name = m->string;
+    if (!sq_task_relative_name_ok(name))
+      return sq_errf(err, errlen, SQ_ETASK,
+                     "files: '%.64s' is not a relative file name (1-%d bytes, no '..' or '.' component, "
+                     "not absolute)", name, SQ_TASK_FILE_NAME_MAX);
+    if (strcmp(name, SQ_TASK_PROGRAM_NAME) == 0)
+      return sq_errf(err, errlen, SQ_ETASK, "files: '%s' is the program's own name in scratch", name);
+    if (!cJSON_IsString(m)) return sq_errf(err, errlen, SQ_ETASK, "files.%.64s: must be a base64 string", name);
+    long long bytes = base64_bytes(m->valuestring);
+    if (bytes < 0) return sq_errf(err, errlen, SQ_ETASK, "files.%.64s: not valid base64 (RFC 4648, padded)", name);
+    total += (unsigned long long)bytes;
+    if (total > SQ_TASK_FILES_BYTES_MAX)
+      return sq_errf(err, errlen, SQ_ETASK, "files: more than the %u bytes allowed in all (decoded)",
+                     SQ_TASK_FILES_BYTES_MAX);
+    for (size_t k = 0; k < t->n_files; k++) { /* a name twice, or a file where another needs a directory */
+      const char *o = t->files[k].name;
+      size_t lo = strlen(o), ln = strlen(name);
+      if (strcmp(o, name) == 0) return sq_errf(err, errlen, SQ_ETASK, "files.%.64s: appears twice", name);
+      if ((lo < ln && strncmp(o, name, lo) == 0 && name[lo] == '/') ||
+          (ln < lo && strncmp(o, name, ln) == 0 && o[ln] == '/'))
+        return sq_errf(err, errlen, SQ_ETASK, "files: '%.64s' and '%.64s': one is a directory of the other", o, name);
+    }
+    sq_task_file *f = &t->files[t->n_files++];
+    f->bytes = (size_t)bytes;
+    if (!(f->name = strdup(name)) || !(f->base64 = strdup(m->valuestring))) return SQ_ENOMEM;
+  }
+  return 0;
+}
+
+/* "fetch_files": an array of relative globs. */
+static int take_fetch(const cJSON *v, sq_task *t, char *err, size_t errlen) {
+  if (!cJSON_IsArray(v)) return sq_errf(err, errlen, SQ_ETASK, "fetch_files: must be an array of glob strings");
+  size_t n = (size_t)cJSON_GetArraySize(v);
+  if (n > SQ_TASK_FETCH_MAX)
+    return sq_errf(err, errlen, SQ_ETASK, "fetch_files: %zu globs, more than the %d allowed", n, SQ_TASK_FETCH_MAX);
+  if (n == 0) return 0;
+  if (!(t->fetch_files = calloc(n, sizeof *t->fetch_files))) return SQ_ENOMEM;
+  const cJSON *g;
+  cJSON_ArrayForEach(g, v) {
+    if (!cJSON_IsString(g) || !sq_task_relative_name_ok(g->valuestring))
+      return sq_errf(err, errlen, SQ_ETASK,
+                     "fetch_files[%zu]: must be a relative glob (1-%d bytes, no '..' or '.' component, "
+                     "not absolute)", t->n_fetch, SQ_TASK_FILE_NAME_MAX);
+    if (!(t->fetch_files[t->n_fetch++] = strdup(g->valuestring))) return SQ_ENOMEM;
+  }
+  return 0;
+}
+
+static int take_language(const cJSON *v, sq_task *t, char *err, size_t errlen) {
+  if (cJSON_IsString(v) && strcmp(v->valuestring, "python") == 0) t->language = SQ_TASK_PYTHON;
+  else if (cJSON_IsString(v) && (strcmp(v->valuestring, "bash") == 0 || strcmp(v->valuestring, "sh") == 0))
+    t->language = SQ_TASK_BASH;
+  else if (cJSON_IsString(v))
+    return sq_errf(err, errlen, SQ_ETASK, "language: '%.32s' is not run by this worker (it runs: " SQ_TASK_LANGUAGES ")",
+                   v->valuestring);
+  else return sq_errf(err, errlen, SQ_ETASK, "language: must be a string (one of: " SQ_TASK_LANGUAGES ")");
+  return 0;
+}
+
 /* How deep v nests (a scalar is 0, {} is 1); stops counting past limit. */
 static int depth_of(const cJSON *v, int limit) {
   if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return 0;
@@ -166,7 +263,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
   static const char *const known[] = {"id",    "batch",           "prompt", "code",     "tests",
                                       "entry_point", "expected_stdout", "limits", "metadata",
                                       "enqueued_at_ms", "priority", "idempotency_key",
-                                      "temperature", "model"};
+                                      "temperature", "model", "language", "files", "fetch_files"};
   const size_t n_known = sizeof known / sizeof known[0];
   unsigned seen = 0;
   const cJSON *m;
@@ -181,7 +278,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
       return sq_errf(err, errlen, SQ_ETASK,
                   "%s: unknown field (known: id, batch, prompt, code, tests, entry_point, "
                   "expected_stdout, limits, metadata, enqueued_at_ms, priority, idempotency_key, "
-                  "temperature, model)", m->string);
+                  "temperature, model, language, files, fetch_files)", m->string);
     if (seen & (1u << k)) return sq_errf(err, errlen, SQ_ETASK, "%s: appears twice", m->string);
     seen |= 1u << k;
     switch (k) {
@@ -236,6 +333,9 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
       if (!valid_id(t->model))
         return sq_errf(err, errlen, SQ_ETASK, "model: must be 1-%d bytes without control characters", SQ_TASK_ID_MAX);
       break;
+    case 14: rc = take_language(m, t, err, errlen); break;
+    case 15: rc = take_files(m, t, err, errlen); break;
+    case 16: rc = take_fetch(m, t, err, errlen); break;
     }
     if (rc) return rc;
   }
@@ -243,6 +343,10 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
   if (!t->prompt && !t->code) return sq_errf(err, errlen, SQ_ETASK, "prompt or code: one of them is required");
   if (t->prompt && !t->code && !t->prompt[strspn(t->prompt, " \t\r\n")])
     return sq_errf(err, errlen, SQ_ETASK, "prompt: must not be blank");
+  if (t->language != SQ_TASK_PYTHON) { /* tests, check() and generation are Python */
+    const char *py_only = !t->code ? "prompt" : t->tests ? "tests" : t->entry_point ? "entry_point" : NULL;
+    if (py_only) return sq_errf(err, errlen, SQ_ETASK, "%s: only with language python", py_only);
+  }
   if (!t->batch && !(t->batch = strdup("default"))) return SQ_ENOMEM;
   return 0;
 }
@@ -321,6 +425,14 @@ void sq_task_free(sq_task *t) {
   free(t->metadata_json);
   free(t->idempotency_key);
   free(t->model);
+  for (size_t i = 0; i < t->n_files; i++) {
+    free(t->files[i].name);
+    free(t->files[i].base64);
+  }
+  free(t->files);
+  for (size_t i = 0; i < t->n_fetch; i++)
+    free(t->fetch_files[i]);
+  free(t->fetch_files);
   free(t);
 }
 

@@ -20,6 +20,29 @@
  * Python does not start in less). */
 #define SQ_TASK_MEMORY_MIB_MIN 16
 
+/* Files in and out of a task (docs/formats.md, "Files in and out"). */
+#define SQ_TASK_FILES_MAX 256               /* files a task may carry in */
+#define SQ_TASK_FILES_BYTES_MAX (8u << 20)  /* their decoded bytes, all together */
+#define SQ_TASK_FILE_NAME_MAX 255           /* bytes in a file's relative name or a fetch glob */
+#define SQ_TASK_FETCH_MAX 32                /* globs in fetch_files */
+#define SQ_TASK_FETCH_FILES_MAX 256         /* files a result carries out; more are listed as truncated */
+#define SQ_TASK_FETCH_BYTES_MAX (1u << 20)  /* their bytes, all together; past it a file is cut and listed */
+/* The name the program itself takes in scratch: no task file may use it. */
+#define SQ_TASK_PROGRAM_NAME "main.py"
+
+/* The language of code: python (the default) or bash ("sh" is bash). */
+typedef enum { SQ_TASK_PYTHON = 0, SQ_TASK_BASH } sq_task_language;
+/* The languages a task may name, for messages. */
+#define SQ_TASK_LANGUAGES "python, bash, sh"
+
+/* One file a task carries into scratch: its content stays base64 (the
+ * program that writes it decodes it inside the jail). */
+typedef struct {
+  char *name;      /* relative path, checked: no "..", no ".", not absolute, not main.py */
+  char *base64;    /* RFC 4648 with padding, checked */
+  size_t bytes;    /* decoded size */
+} sq_task_file;
+
 /* Which list a task waits in; the queue claims high before normal before low. */
 typedef enum { SQ_TASK_NORMAL = 0, SQ_TASK_HIGH, SQ_TASK_LOW } sq_task_priority;
 
@@ -38,6 +61,11 @@ typedef struct {
   char *idempotency_key; /* NULL when absent; deduplicated by the producer's push */
   double temperature;    /* sampling temperature in [0, 2] for the LLM; < 0 when absent (0 is sent) */
   char *model;           /* the model to ask for instead of the provider's; NULL when absent */
+  sq_task_language language; /* "language"; python when absent */
+  sq_task_file *files;   /* "files": n_files of them, NULL when absent */
+  size_t n_files;
+  char **fetch_files;    /* "fetch_files": n_fetch globs, NULL when absent */
+  size_t n_fetch;
 } sq_task;
 
 /* Parses and validates one task of len bytes (need not be NUL-terminated).
@@ -54,6 +82,12 @@ typedef struct {
  * with sq_task_free. */
 int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, char *err,
                   size_t errlen);
+
+/* Whether name (NUL-terminated) is a file name a task may carry or fetch:
+ * 1-SQ_TASK_FILE_NAME_MAX bytes of valid UTF-8 without control characters,
+ * relative, no empty, "." or ".." component. Pure; for the parser and its
+ * tests. */
+bool sq_task_relative_name_ok(const char *name);
 
 /* Frees a task; NULL is a no-op. */
 void sq_task_free(sq_task *t);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "errors.h"
 #include "util.h"
 
@@ -19,22 +20,6 @@ extern const char sq__harness_py[]; /* harness.py, by common/embed.cmake */
 #define BEGIN_SUFFIX ":begin\n"
 
 bool sq_harness_applies(const sq_task *t) { return t && (t->tests || t->entry_point); }
-
-/* Appends len bytes of p to b in base64 (RFC 4648, padded, no line breaks). */
-static int append_base64(sq_buf *b, const unsigned char *p, size_t len) {
-  static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  char quad[4];
-  for (size_t i = 0; i < len; i += 3) {
-    unsigned v = (unsigned)p[i] << 16 | (i + 1 < len ? (unsigned)p[i + 1] << 8 : 0) | (i + 2 < len ? p[i + 2] : 0);
-    quad[0] = abc[v >> 18 & 63];
-    quad[1] = abc[v >> 12 & 63];
-    quad[2] = i + 1 < len ? abc[v >> 6 & 63] : '=';
-    quad[3] = i + 2 < len ? abc[v & 63] : '=';
-    int rc = sq_buf_append(b, quad, 4);
-    if (rc) return rc;
-  }
-  return 0;
-}
 
 int sq_harness_program(const sq_task *t, const char *code, char **out) {
   *out = NULL;
@@ -61,7 +46,7 @@ int sq_harness_program(const sq_task *t, const char *code, char **out) {
   sq_buf b = {0};
   if (!rc) rc = sq_buf_append(&b, sq__harness_py, strlen(sq__harness_py));
   if (!rc) rc = sq_buf_append(&b, "main(b'", 7);
-  if (!rc) rc = append_base64(&b, (const unsigned char *)listing, len);
+  if (!rc) rc = sq_base64_append(&b, listing, len);
   if (!rc) rc = sq_buf_appendf(&b, "', %ld, %ld)\n", tests_at, check_at);
   free(listing);
   if (rc) {

@@ -7,6 +7,7 @@
 #include "errors.h"
 #include "json_scan.h"
 #include "task.h"
+#include "util.h"
 
 static int parse(const char *json, sq_task **t, char *err) {
   return sq_task_parse(json, strlen(json), 4096, t, err, 256);
@@ -100,6 +101,104 @@ static void test_exact_strings(void) {
   sq_task_free(t);
 }
 
+/* language, files and fetch_files: what is carried, and each refusal
+ * naming the field or the cap. */
+static void test_files(void) {
+  sq_task *t = NULL;
+  char err[256] = "";
+  CHECK_EQ(parse("{\"id\":\"f\",\"code\":\"ls\",\"language\":\"sh\",\"files\":{\"a.txt\":\"aGk=\","
+                 "\"d/e/b.bin\":\"\",\"c\":\"AAEC\"},\"fetch_files\":[\"*.png\",\"out/*\"]}", &t, err), 0);
+  CHECK_STR(err, "");
+  CHECK_EQ(t->language, SQ_TASK_BASH);
+  CHECK_EQ(t->n_files, 3);
+  CHECK_STR(t->files[0].name, "a.txt");
+  CHECK_STR(t->files[0].base64, "aGk=");
+  CHECK_EQ(t->files[0].bytes, 2);
+  CHECK_STR(t->files[1].name, "d/e/b.bin");
+  CHECK_EQ(t->files[1].bytes, 0);
+  CHECK_EQ(t->files[2].bytes, 3);
+  CHECK_EQ(t->n_fetch, 2);
+  CHECK_STR(t->fetch_files[1], "out/*");
+  sq_task_free(t);
+  CHECK_EQ(parse("{\"id\":\"f\",\"code\":\"1\",\"language\":\"python\",\"files\":{},\"fetch_files\":[]}", &t, err), 0);
+  CHECK_EQ(t->language, SQ_TASK_PYTHON);
+  CHECK_EQ(t->n_files, 0);
+  CHECK_EQ(t->n_fetch, 0);
+  sq_task_free(t);
+  CHECK_EQ(parse("{\"id\":\"f\",\"code\":\"echo\",\"language\":\"bash\"}", &t, err), 0);
+  CHECK_EQ(t->language, SQ_TASK_BASH);
+  sq_task_free(t);
+
+  /* languages: unknown ones name what this worker runs; Python-only fields */
+  bad("{\"id\":\"l\",\"code\":\"1\",\"language\":\"ruby\"}", SQ_ETASK,
+      "language: 'ruby' is not run by this worker (it runs: python, bash, sh)", "l");
+  bad("{\"id\":\"l\",\"code\":\"1\",\"language\":3}", SQ_ETASK, "language: must be a string", "l");
+  bad("{\"id\":\"l\",\"code\":\"1\",\"language\":\"bash\",\"tests\":\"assert 1\"}", SQ_ETASK,
+      "tests: only with language python", "l");
+  bad("{\"id\":\"l\",\"code\":\"1\",\"language\":\"bash\",\"entry_point\":\"f\"}", SQ_ETASK,
+      "entry_point: only with language python", "l");
+  bad("{\"id\":\"l\",\"prompt\":\"p\",\"language\":\"bash\"}", SQ_ETASK, "prompt: only with language python", "l");
+
+  /* names: relative, no '..' or '.', no links to anywhere (a name is a plain file) */
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"/etc/passwd\":\"\"}}", SQ_ETASK,
+      "files: '/etc/passwd' is not a relative file name", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"../x\":\"\"}}", SQ_ETASK, "files: '../x' is not a relative", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"a/../../x\":\"\"}}", SQ_ETASK, "not a relative", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"a//b\":\"\"}}", SQ_ETASK, "not a relative", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"a/\":\"\"}}", SQ_ETASK, "not a relative", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"./a\":\"\"}}", SQ_ETASK, "not a relative", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"\":\"\"}}", SQ_ETASK, "not a relative", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"a\\nb\":\"\"}}", SQ_ETASK, "not a relative", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"main.py\":\"\"}}", SQ_ETASK,
+      "files: 'main.py' is the program's own name", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"a\":\"\",\"a\":\"\"}}", SQ_ETASK, "files.a: appears twice", "n");
+  bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"a\":\"\",\"a/b\":\"\"}}", SQ_ETASK,
+      "one is a directory of the other", "n");
+  CHECK(sq_task_relative_name_ok("a..b/c.d"));
+  CHECK(!sq_task_relative_name_ok(".."));
+  char longname[300];
+  memset(longname, 'x', 256);
+  longname[256] = 0;
+  CHECK(!sq_task_relative_name_ok(longname));
+  longname[255] = 0;
+  CHECK(sq_task_relative_name_ok(longname));
+
+  /* contents: strict base64, decoded sizes counted against the caps */
+  bad("{\"id\":\"b\",\"code\":\"1\",\"files\":{\"a\":\"aGk\"}}", SQ_ETASK, "files.a: not valid base64", "b");
+  bad("{\"id\":\"b\",\"code\":\"1\",\"files\":{\"a\":\"a=Gk\"}}", SQ_ETASK, "not valid base64", "b");
+  bad("{\"id\":\"b\",\"code\":\"1\",\"files\":{\"a\":\"aG k\"}}", SQ_ETASK, "not valid base64", "b");
+  bad("{\"id\":\"b\",\"code\":\"1\",\"files\":{\"a\":5}}", SQ_ETASK, "files.a: must be a base64 string", "b");
+  bad("{\"id\":\"b\",\"code\":\"1\",\"files\":[\"a\"]}", SQ_ETASK, "files: must be an object", "b");
+  bad("{\"id\":\"g\",\"code\":\"1\",\"fetch_files\":\"*\"}", SQ_ETASK, "fetch_files: must be an array", "g");
+  bad("{\"id\":\"g\",\"code\":\"1\",\"fetch_files\":[\"*\",\"../*\"]}", SQ_ETASK,
+      "fetch_files[1]: must be a relative glob", "g");
+  bad("{\"id\":\"g\",\"code\":\"1\",\"fetch_files\":[\"/tmp/*\"]}", SQ_ETASK, "fetch_files[0]", "g");
+
+  /* the caps, each named: count of files, their total size, count of globs */
+  sq_buf b = {0};
+  CHECK_EQ(sq_buf_appendf(&b, "{\"id\":\"c\",\"code\":\"1\",\"files\":{"), 0);
+  for (int i = 0; i <= SQ_TASK_FILES_MAX; i++) CHECK_EQ(sq_buf_appendf(&b, "%s\"f%d\":\"\"", i ? "," : "", i), 0);
+  CHECK_EQ(sq_buf_appendf(&b, "}}"), 0);
+  CHECK_EQ(sq_task_parse(b.data, b.len, 0, &t, err, 256), SQ_ETASK);
+  CHECK_CONTAINS(err, "files: 257 files, more than the 256 allowed");
+  sq_task_free(t);
+  sq_buf_clear(&b);
+  CHECK_EQ(sq_buf_appendf(&b, "{\"id\":\"c\",\"code\":\"1\",\"files\":{\"a\":\""), 0);
+  for (unsigned i = 0; i < SQ_TASK_FILES_BYTES_MAX / 3 + 1; i++) CHECK_EQ(sq_buf_appendf(&b, "AAAA"), 0);
+  CHECK_EQ(sq_buf_appendf(&b, "\"}}"), 0);
+  CHECK_EQ(sq_task_parse(b.data, b.len, 0, &t, err, 256), SQ_ETASK);
+  CHECK_CONTAINS(err, "files: more than the 8388608 bytes allowed in all");
+  sq_task_free(t);
+  sq_buf_clear(&b);
+  CHECK_EQ(sq_buf_appendf(&b, "{\"id\":\"c\",\"code\":\"1\",\"fetch_files\":["), 0);
+  for (int i = 0; i <= SQ_TASK_FETCH_MAX; i++) CHECK_EQ(sq_buf_appendf(&b, "%s\"*\"", i ? "," : ""), 0);
+  CHECK_EQ(sq_buf_appendf(&b, "]}"), 0);
+  CHECK_EQ(sq_task_parse(b.data, b.len, 0, &t, err, 256), SQ_ETASK);
+  CHECK_CONTAINS(err, "fetch_files: 33 globs, more than the 32 allowed");
+  sq_task_free(t);
+  sq_buf_clear(&b);
+}
+
 /* A task over max_task_kib is still filed under its own id
  * and batch when those can be read, never under _invalid with a raw id. */
 static void test_too_big(void) {
@@ -190,6 +289,7 @@ static void test_salvage(void) {
 
 int main(void) {
   test_salvage();
+  test_files();
   sq_task *t = NULL;
   char err[256] = "";
 

@@ -1,0 +1,60 @@
+/* workspace.h: the program the jail runs for a task with files, fetch_files
+ * or a language other than Python, and the files it sends back on stderr.
+ *
+ * workspace.py (embedded at build time) runs inside the jail: it writes the
+ * task's files into scratch, runs the program (Python, or bash), then
+ * writes the files that match fetch_files and are new or changed as a
+ * block on stderr between marks holding a nonce it drew before anything
+ * of the task ran ("sandq-files:NONCE:begin" first, then ":out" ...
+ * ":end"). The jail sees a Python program and its output, nothing more
+ * (docs/formats.md, "Files in and out"; docs/security.md).
+ *
+ * Knows nothing of the jail beyond its outcome; pure functions, no I/O. */
+#ifndef SQ_WORKSPACE_H
+#define SQ_WORKSPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "result.h"
+#include "run.h"
+#include "task.h"
+
+/* Output the worker adds to a run's output_kib when the task fetches files:
+ * the block of SQ_TASK_FETCH_BYTES_MAX bytes in base64 with its names and
+ * marks. The program's own output is held to the task's cap afterwards
+ * (sq_workspace_take_files). */
+#define SQ_WORKSPACE_OUTPUT_KIB 1600
+
+/* One file back from a run (result.h's, past SQ_TASK_FETCH_FILES_MAX
+ * listed truncated without bytes); owned by sq_workspace_files. */
+typedef sq_result_file sq_workspace_file;
+
+typedef struct {
+  bool sent;              /* the block arrived whole (false: the program ended before it) */
+  sq_workspace_file *files;
+  size_t n;
+} sq_workspace_files;
+
+/* Whether t runs through workspace.py: files, fetch_files, or bash. */
+bool sq_workspace_applies(const sq_task *t);
+
+/* Assembles the program for t around inner (what would run otherwise: for
+ * Python the listing or the harness program, for bash the code). Returns 0
+ * and a malloc'd NUL-terminated string in *out (caller frees), or
+ * SQ_ENOMEM. */
+int sq_workspace_program(const sq_task *t, const char *inner, char **out);
+
+/* Takes the block off o's stderr (stderr updated, still NUL-terminated) and
+ * fills f with the files in it (release with sq_workspace_files_clear).
+ * A stderr that does not begin with the begin mark is left as it is (f
+ * empty). Then holds stdout and stderr to output_kib (the task's own cap,
+ * before SQ_WORKSPACE_OUTPUT_KIB was added): output past it is cut, marked
+ * truncated, and a run that ended otherwise normally becomes
+ * SQ_JAIL_OUTPUT_LIMIT. Returns 0 or SQ_ENOMEM. */
+int sq_workspace_take_files(sq_jail_outcome *o, int64_t output_kib, sq_workspace_files *f);
+
+/* Frees f's files and zeroes it; safe on a zeroed one. */
+void sq_workspace_files_clear(sq_workspace_files *f);
+
+#endif

@@ -1,0 +1,260 @@
+# workspace.py: files in and out of a task, and its language (common/judge/workspace.c).
+#
+# The worker runs this file as main.py, with one line appended that calls
+# main() for a task with files, fetch_files or a language other than Python
+# (docs/formats.md, "Files in and out"). Everything it does happens inside
+# the jail, as the task's own uid, in the task's scratch:
+#
+#  1. It draws a nonce and writes "sandq-files:NONCE:begin" as the first
+#     bytes of stderr. The nonce is in no file and in no text of the program.
+#  2. It writes the task's files into scratch (O_EXCL, O_NOFOLLOW: plain
+#     new files only; the names were checked by the worker's parser).
+#  3. It runs the program: Python in this process, as `python3 -I -S
+#     main.py` would (main.py holds the program, tracebacks show its
+#     frames), with scratch on sys.path so the files can be imported;
+#     bash as `bash -c CODE main.sh` in a child, waited for.
+#  4. When the program ends (its last line, an exception or SystemExit), it
+#     writes "sandq-files:NONCE:out" and one line per file in scratch that
+#     matches a fetch glob and is new or changed ("F" or, cut at the budget,
+#     "T", then the name and the bytes in base64), then "sandq-files:NONCE:end",
+#     and exits as the program did. A program that ends by os._exit, a
+#     signal or a limit returns no files.
+#  5. It removes what the program and its files left in scratch (main.py
+#     stays), so a warm zygote's scratch is as fresh and is kept rather
+#     than mounted anew (common/jail/zygote_loop.c, scratch_as_fresh).
+
+
+def main(language, program_b64, files, globs, budget_bytes, max_files):
+    import posix, sys, binascii
+    write = posix.write
+    nonce = posix.urandom(16).hex().encode()
+    write(2, b'sandq-files:' + nonce + b':begin\n')
+    a2b = binascii.a2b_base64
+    given = {}
+    for name_b64, data_b64 in files.items():
+        name = a2b(name_b64).decode()
+        data = a2b(data_b64)
+        given[name] = data
+        parts = name.split('/')
+        for i in range(1, len(parts)):
+            try:
+                posix.mkdir('/'.join(parts[:i]), 0o755)
+            except FileExistsError:
+                pass
+        fd = posix.open(name, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL | posix.O_NOFOLLOW, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[write(fd, view):]
+        finally:
+            posix.close(fd)
+    program = a2b(program_b64)
+    fname = sys._getframe().f_code.co_filename
+    status, signal = 0, 0
+    if language == 'python':
+        status = run_python(program, fname)
+    else:
+        status, signal = run_shell(program)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:
+        pass
+    try:
+        if globs:
+            send_files(write, nonce, given, [a2b(g).decode() for g in globs], budget_bytes, max_files, fname)
+    finally:
+        clear('.', fname)
+    if signal:
+        posix.kill(posix.getpid(), signal)
+    raise SystemExit(status)
+
+
+def run_python(program, fname):
+    """Runs program as __main__ from main.py; returns its exit status."""
+    import posix, sys
+    try:
+        fd = posix.open(fname, posix.O_WRONLY | posix.O_TRUNC)
+        try:
+            write_all(fd, program)
+        finally:
+            posix.close(fd)
+    except OSError:
+        pass
+    sys.path.insert(0, posix.getcwd())
+    sys.dont_write_bytecode = True  # no __pycache__ among the files that come back
+    g = {'__name__': '__main__', '__file__': fname, '__builtins__': __builtins__, '__doc__': None,
+         '__spec__': None, '__loader__': globals().get('__loader__'), '__package__': None}
+    try:
+        code = compile(program, fname, 'exec', dont_inherit=True)
+        exec(code, g)
+    except SystemExit as e:
+        if e.code is None:
+            return 0
+        if isinstance(e.code, int):
+            return e.code & 0xff
+        try:
+            print(e.code, file=sys.stderr)
+        except Exception:
+            pass
+        return 1
+    except BaseException as e:  # noqa: B902 (the interpreter's own top level)
+        tb = e.__traceback__
+        if tb is not None and tb.tb_frame.f_code is sys._getframe().f_code:
+            tb = tb.tb_next  # this frame is the runner's, not the program's
+        sys.excepthook(type(e), e.with_traceback(tb), tb)
+        return 1
+    return 0
+
+
+def run_shell(program):
+    """Runs program under /bin/bash; returns (exit status, terminating signal)."""
+    import posix
+    pid = posix.fork()
+    if pid == 0:
+        try:
+            posix.execv('/bin/bash', ['bash', '-c', program, 'main.sh'])
+        finally:
+            posix._exit(127)
+    while True:
+        try:
+            _, st = posix.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    if posix.WIFSIGNALED(st):
+        return 128 + posix.WTERMSIG(st), posix.WTERMSIG(st)
+    return posix.WEXITSTATUS(st), 0
+
+
+def write_all(fd, data):
+    import posix
+    view = memoryview(data)
+    while view:
+        view = view[posix.write(fd, view):]
+
+
+def send_files(write, nonce, given, globs, budget_bytes, max_files, fname):
+    """Writes the out block: files matching globs, new or changed, within the budget."""
+    import posix, binascii
+    b2a = binascii.b2a_base64
+    lines = [b'sandq-files:' + nonce + b':out\n']
+    sent = 0
+    for name in walk('.', ''):
+        if name == fname or name == 'main.py' or not any(match(name, g) for g in globs):
+            continue
+        try:
+            fd = posix.open(name, posix.O_RDONLY | posix.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            chunks, room = [], budget_bytes + 1
+            while room > 0:
+                chunk = posix.read(fd, min(room, 1 << 16))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                room -= len(chunk)
+            data = b''.join(chunks)
+        finally:
+            posix.close(fd)
+        if given.get(name) == data:
+            continue
+        cut = sent >= max_files or len(data) > budget_bytes
+        if sent >= max_files:
+            data = b''
+        elif cut:
+            data = data[:budget_bytes]
+        budget_bytes -= len(data)
+        sent += 1
+        lines.append((b'T ' if cut else b'F ') + b2a(name.encode(), newline=False) + b' ' +
+                     b2a(data, newline=False) + b'\n')
+    lines.append(b'sandq-files:' + nonce + b':end\n')
+    write_all(2, b''.join(lines))
+
+
+def match(name, glob):
+    """fnmatch's rules, case-sensitive, '*' crossing '/' (without importing
+    re, which costs a lean zygote more than the task): *, ?, [seq], [!seq]."""
+    if glob == '*':
+        return True
+    i = j = 0
+    star_i, star_j = -1, 0
+    while j < len(name):
+        if i < len(glob) and glob[i] == '*':
+            star_i, star_j = i, j
+            i += 1
+            continue
+        if i < len(glob):
+            ok, step = one(glob, i, name[j])
+            if ok:
+                i += step
+                j += 1
+                continue
+        if star_i < 0:
+            return False
+        star_j += 1
+        i, j = star_i + 1, star_j
+    while i < len(glob) and glob[i] == '*':
+        i += 1
+    return i == len(glob)
+
+
+def one(glob, i, c):
+    """Whether c matches the pattern item at glob[i], and the item's length."""
+    g = glob[i]
+    if g == '?':
+        return True, 1
+    if g == '[':
+        k = i + 1
+        neg = k < len(glob) and glob[k] == '!'
+        k += neg
+        start, hit = k, False
+        while k < len(glob) and (glob[k] != ']' or k == start):
+            if k + 2 < len(glob) and glob[k + 1] == '-' and glob[k + 2] != ']':
+                hit = hit or glob[k] <= c <= glob[k + 2]
+                k += 3
+            else:
+                hit = hit or glob[k] == c
+                k += 1
+        if k < len(glob):
+            return hit != neg, k + 1 - i
+    return g == c, 1
+
+
+def clear(top, fname):
+    """Removes everything below top but the program's file (no links followed)."""
+    import posix
+    try:
+        entries = list(posix.scandir(top))
+    except OSError:
+        return
+    for e in entries:
+        path = top + '/' + e.name
+        try:
+            if e.is_dir(follow_symlinks=False):
+                clear(path, fname)
+                posix.rmdir(path)
+            elif not (top == '.' and e.name == 'main.py'):
+                posix.unlink(path)
+        except OSError:
+            pass
+
+
+def walk(top, prefix):
+    """Regular files below top (no symbolic links followed), relative names, sorted."""
+    import posix
+    out = []
+    try:
+        entries = sorted(posix.scandir(top), key=lambda e: e.name)
+    except OSError:
+        return out
+    for e in entries:
+        rel = prefix + e.name
+        if e.is_dir(follow_symlinks=False):
+            out.extend(walk(top + '/' + e.name, rel + '/'))
+        elif e.is_file(follow_symlinks=False):
+            out.append(rel)
+    return out
+
+

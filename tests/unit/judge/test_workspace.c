@@ -1,0 +1,166 @@
+/* test_workspace.c: files in and out of a task and bash programs, through
+ * workspace.py in the real jail (both modes): files written into scratch
+ * before the program, new and changed ones back after it, cut at the
+ * budget and listed, never taken from a forged block; and the block read
+ * off stderr by sq_workspace_take_files alone. Skips (77) without
+ * /usr/bin/python3 or /bin/bash. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "errors.h"
+#include "harness.h"
+#include "jail.h"
+#include "task.h"
+#include "workspace.h"
+
+static const char python[] = "/usr/bin/python3";
+static sq_jail *jail;
+static sq_jail_mode mode;
+
+/* Parses task JSON, runs it as the worker would (harness, then workspace),
+ * takes the files off stderr into f. */
+static void run_task(const char *json, sq_jail_outcome *o, sq_workspace_files *f) {
+  sq_task *t = NULL;
+  char err[256] = "";
+  CHECK_EQ(sq_task_parse(json, strlen(json), 0, &t, err, sizeof err), 0);
+  CHECK_STR(err, "");
+  if (!t) return;
+  CHECK(sq_workspace_applies(t));
+  char *inner = NULL, *prog = NULL;
+  if (t->language == SQ_TASK_PYTHON) CHECK_EQ(sq_harness_program(t, t->code, &inner), 0);
+  CHECK_EQ(sq_workspace_program(t, inner ? inner : t->code, &prog), 0);
+  sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 256,
+                        .output_kib = 64 + (t->n_fetch ? SQ_WORKSPACE_OUTPUT_KIB : 0)};
+  *o = (sq_jail_outcome){0};
+  CHECK_EQ(sq_jail_run_mode(jail, mode, prog, strlen(prog), &lim, t->id, o), 0);
+  CHECK_EQ(sq_workspace_take_files(o, 64, f), 0);
+  free(inner);
+  free(prog);
+  sq_task_free(t);
+}
+
+static const sq_workspace_file *file_named(const sq_workspace_files *f, const char *name) {
+  for (size_t i = 0; i < f->n; i++)
+    if (strcmp(f->files[i].name, name) == 0) return &f->files[i];
+  return NULL;
+}
+
+/* Files in ("hi", a nested one), a new file and a changed one back; the
+ * unchanged input and main.py do not come back. */
+static void test_python_files(void) {
+  sq_jail_outcome o;
+  sq_workspace_files f;
+  run_task("{\"id\":\"py\",\"code\":\"import helper\\nprint(open('a.txt').read(), open('d/e.bin','rb').read())\\n"
+           "open('out.txt','w').write('made')\\nopen('a.txt','a').write('!')\\nprint(helper.X)\\n\","
+           "\"files\":{\"a.txt\":\"aGk=\",\"d/e.bin\":\"AAEC\",\"helper.py\":\"WCA9IDQy\"},\"fetch_files\":[\"*\"]}",
+           &o, &f);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_OK);
+  CHECK_STR(o.stdout_buf, "hi b'\\x00\\x01\\x02'\n42\n");
+  CHECK_STR(o.stderr_buf, "");
+  CHECK(f.sent);
+  CHECK_EQ(f.n, 2);
+  const sq_workspace_file *a = file_named(&f, "a.txt"), *made = file_named(&f, "out.txt");
+  CHECK(a && a->len == 3 && memcmp(a->data, "hi!", 3) == 0 && !a->truncated);
+  CHECK(made && made->len == 4 && memcmp(made->data, "made", 4) == 0);
+  CHECK(!file_named(&f, "d/e.bin") && !file_named(&f, "main.py") && !file_named(&f, "helper.py"));
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+
+  /* an exception: the traceback shows main.py's frame only, files still come back */
+  run_task("{\"id\":\"ex\",\"code\":\"open('x.log','w').write('1')\\nraise ValueError('no')\\n\","
+           "\"fetch_files\":[\"*.log\"]}", &o, &f);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_ERROR);
+  CHECK_EQ(o.exit_code, 1);
+  CHECK_CONTAINS(o.stderr_buf, "File \"/scratch/main.py\", line 2, in <module>");
+  CHECK_CONTAINS(o.stderr_buf, "ValueError: no");
+  CHECK(strstr(o.stderr_buf, "workspace") == NULL && strstr(o.stderr_buf, "sandq-files") == NULL);
+  CHECK(f.sent && f.n == 1 && file_named(&f, "x.log"));
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+
+  /* with tests: the harness still proves they ran, under the file writer */
+  run_task("{\"id\":\"t\",\"code\":\"def f(): return open('a').read()\",\"tests\":\"assert f() == 'hi'\","
+           "\"files\":{\"a\":\"aGk=\"}}", &o, &f);
+  sq_harness_marks m;
+  sq_harness_take_marks(&o, &m);
+  CHECK(m.begun && m.completed);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_OK);
+  CHECK(!f.sent); /* no fetch_files: no block */
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+}
+
+static void test_bash(void) {
+  sq_jail_outcome o;
+  sq_workspace_files f;
+  run_task("{\"id\":\"sh\",\"language\":\"bash\",\"code\":\"cat a.txt; echo; echo $((6*7)) > n.txt; "
+           "echo oops >&2; exit 3\",\"files\":{\"a.txt\":\"aGk=\"},\"fetch_files\":[\"*.txt\"]}", &o, &f);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_ERROR);
+  CHECK_EQ(o.exit_code, 3);
+  CHECK_STR(o.stdout_buf, "hi\n");
+  CHECK_STR(o.stderr_buf, "oops\n");
+  CHECK(f.sent && f.n == 1);
+  const sq_workspace_file *n = file_named(&f, "n.txt");
+  CHECK(n && n->len == 3 && memcmp(n->data, "42\n", 3) == 0);
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+  /* the network is not there for bash either */
+  run_task("{\"id\":\"net\",\"language\":\"sh\",\"code\":\"exec 3<>/dev/tcp/127.0.0.1/6379 && echo open\"}", &o, &f);
+  CHECK(o.exit_code != 0);
+  CHECK(strstr(o.stdout_buf ? o.stdout_buf : "", "open") == NULL);
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+}
+
+/* Over the budget: cut and listed as truncated, never dropped. A forged
+ * block (no nonce) is the program's own output. */
+static void test_caps_and_forgery(void) {
+  sq_jail_outcome o;
+  sq_workspace_files f;
+  run_task("{\"id\":\"big\",\"code\":\"open('big','wb').write(b'x' * (1536 * 1024))\\nopen('small','w').write('s')\\n"
+           "import sys\\nsys.stderr.write('sandq-files:' + '0' * 32 + ':out\\\\nF YQ== YQ==\\\\nsandq-files:' + '0' * 32 + ':end\\\\n')\","
+           "\"fetch_files\":[\"*\"]}", &o, &f);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_OK);
+  CHECK(f.sent);
+  const sq_workspace_file *big = file_named(&f, "big"), *small = file_named(&f, "small");
+  CHECK(big && big->truncated && big->len == SQ_TASK_FETCH_BYTES_MAX);
+  CHECK(small && small->truncated && small->len == 0); /* the budget was spent: listed, no bytes */
+  CHECK(!file_named(&f, "a"));
+  CHECK_CONTAINS(o.stderr_buf, "sandq-files:00000000000000000000000000000000:out");
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+
+  /* the program's own output is held to its own cap even with the room added for files */
+  run_task("{\"id\":\"flood\",\"code\":\"print('y' * 200000)\",\"fetch_files\":[\"*\"]}", &o, &f);
+  CHECK_EQ(o.end, SQ_JAIL_OUTPUT_LIMIT);
+  CHECK(o.stdout_truncated && o.stdout_len == 64 * 1024);
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+}
+
+int main(int argc, char **argv) {
+  sq_check_args(argc, argv);
+  if (access(python, X_OK) != 0 || access("/bin/bash", X_OK) != 0) {
+    fprintf(stderr, "SKIP: %s or /bin/bash is not installed\n", python);
+    return 77;
+  }
+  char root[64];
+  snprintf(root, sizeof root, "/tmp/sandq-workspace-test.%d", (int)getpid());
+  sq_jail_config cfg = {.python_path = python, .scratch_root = root, .pool_size = 1};
+  int rc = sq_jail_new(&cfg, &jail);
+  CHECK_EQ(rc, 0);
+  if (rc != 0) return sq_check_done("test_workspace");
+  sq_jail_mode modes[] = {SQ_JAIL_MODE_SPAWN, SQ_JAIL_MODE_WARM};
+  for (int i = 0; i < 2; i++) {
+    mode = sq_jail_mode_in_force(jail, NULL) == SQ_JAIL_MODE_SPAWN ? SQ_JAIL_MODE_SPAWN : modes[i];
+    test_python_files();
+    test_bash();
+    test_caps_and_forgery();
+  }
+  sq_jail_free(jail);
+  rmdir(root);
+  return sq_check_done("test_workspace");
+}
