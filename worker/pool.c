@@ -60,7 +60,7 @@ static void *run(void *arg) {
       j->jail_rc = SQ_EJAIL;
     } else {
       j->jail_rc = sq_jail_run_task(p->jail, j->program, strlen(j->program), j->listing, strlen(j->listing),
-                                    &j->lim, j->r.id, &j->out);
+                                    j->input, j->input_len, &j->lim, j->r.id, &j->out);
     }
     pthread_mutex_lock(&p->mu);
     push(&p->done_head, &p->done_tail, j);

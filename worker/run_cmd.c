@@ -251,7 +251,8 @@ static int run(int argc, char **argv, run_args a) {
   sq_jail_limits_apply(&lim, &cfg.default_limits, &cfg.max_limits);
 
   size_t max_bytes = cfg.max_task_kib > 0 ? (size_t)cfg.max_task_kib * 1024 : DEFAULT_MAX_FILE_BYTES;
-  char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL;
+  char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL, *input = NULL;
+  size_t input_len = 0;
   sq_jail *jail = NULL;
   sq_jail_outcome o = {0};
   ret = 2;
@@ -262,7 +263,8 @@ static int run(int argc, char **argv, run_args a) {
   ret = 1;
   /* The pre-check reads the listing; the jail runs it through the test
    * harness when there are tests (as the worker does, harness.h). */
-  if (sq_task_program(&task, code, &listing) != 0 || sq_harness_program(&task, code, &program) != 0) {
+  if (sq_task_program(&task, code, &listing) != 0 ||
+      sq_harness_judge(&task, code, &program, &input, &input_len) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
@@ -286,7 +288,7 @@ static int run(int argc, char **argv, run_args a) {
             cfg.python_path, cfg.scratch_root, sq_strerror(rc));
     goto out;
   }
-  rc = sq_jail_run(jail, program, strlen(program), &lim, NULL, &o);
+  rc = sq_jail_run_task(jail, program, strlen(program), listing, strlen(listing), input, input_len, &lim, NULL, &o);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;
@@ -304,6 +306,7 @@ out:
   sq_jail_outcome_clear(&o);
   sq_jail_free(jail);
   free(program);
+  free(input);
   free(listing);
   free(tests);
   free(code);

@@ -568,19 +568,22 @@ static void warm_kill_zygote(void *arg) {
 }
 
 /* Sends the task: the header, then the program inline, or in prog_fd
- * (>= 0) passed after the two pipe ends. */
-static int send_task(zygote *z, const char *program, size_t len, int prog_fd, const sq_jail_limits *lim, int out_w,
-                     int err_w) {
+ * (>= 0) passed after the two pipe ends; in_fd (>= 0), the task's stdin,
+ * after those. */
+static int send_task(zygote *z, const char *program, size_t len, int prog_fd, int in_fd, const sq_jail_limits *lim,
+                     int out_w, int err_w) {
   char head[96];
   long long cpu_s = (lim->cpu_ms + 999) / 1000;
   if (cpu_s < 1) cpu_s = 1;
-  int hl = snprintf(head, sizeof head, "t %lld %lld %s\n", cpu_s, (long long)lim->memory_mib << 20,
-                    prog_fd >= 0 ? "oep" : "oe");
+  int hl = snprintf(head, sizeof head, "t %lld %lld oe%s%s\n", cpu_s, (long long)lim->memory_mib << 20,
+                    prog_fd >= 0 ? "p" : "", in_fd >= 0 ? "i" : "");
   size_t body = prog_fd >= 0 ? 0 : len;
   struct iovec iov[2] = {{.iov_base = head, .iov_len = (size_t)hl}, {.iov_base = (void *)program, .iov_len = body}};
-  int nfds = prog_fd >= 0 ? 3 : 2;
+  int fds[4] = {out_w, err_w}, nfds = 2;
+  if (prog_fd >= 0) fds[nfds++] = prog_fd;
+  if (in_fd >= 0) fds[nfds++] = in_fd;
   union {
-    char b[CMSG_SPACE(3 * sizeof(int))];
+    char b[CMSG_SPACE(4 * sizeof(int))];
     struct cmsghdr align;
   } u;
   memset(&u, 0, sizeof u);
@@ -590,7 +593,6 @@ static int send_task(zygote *z, const char *program, size_t len, int prog_fd, co
   cm->cmsg_level = SOL_SOCKET;
   cm->cmsg_type = SCM_RIGHTS;
   cm->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-  int fds[3] = {out_w, err_w, prog_fd};
   memcpy(CMSG_DATA(cm), fds, (size_t)nfds * sizeof(int));
   return sendmsg(z->ctl, &msg, MSG_NOSIGNAL) == (ssize_t)(body + (size_t)hl) ? 0 : -1;
 }
@@ -624,7 +626,7 @@ static int zygote_ready(sq__jail_pool *p, zygote *z, const char *task_id, sq_jai
 
 /* One try of the task on z. Returns 0 (it ran, whatever its end), TRY_AGAIN
  * (why says why), or SQ_ENOMEM / SQ_EJAIL (a host failure). */
-static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd, const sq_jail_limits *lim,
+static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd, int in_fd, const sq_jail_limits *lim,
                         sq_jail_outcome *o, char *why, size_t why_len) {
   int ret = 0;
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
@@ -637,7 +639,7 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
   }
   warm_run r = {.z = z};
   int64_t sent_ms = sq_now_mono_ms();
-  if (send_task(z, program, len, prog_fd, lim, out_p[1], err_p[1]) != 0) {
+  if (send_task(z, program, len, prog_fd, in_fd, lim, out_p[1], err_p[1]) != 0) {
     int err = errno;
     zygote_stop(z);
     if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) { /* it died meanwhile */
@@ -701,13 +703,18 @@ out:
   return ret;
 }
 
-int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool lean, const sq_jail_limits *lim,
-                      const char *task_id, sq_jail_outcome *o) {
+int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const char *input, size_t input_len,
+                      bool lean, const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o) {
   zygote *z = acquire(p, lean);
-  int ret = 0, prog_fd = -1;
+  int ret = 0, prog_fd = -1, in_fd = -1;
   char why[160] = "";
   if (len > SQ__JAIL_INLINE_MAX && (prog_fd = sq__jail_program_memfd(program, len)) < 0) {
     snprintf(o->error, sizeof o->error, "memfd for a program of %zu bytes: %s", len, strerror(errno));
+    ret = SQ_EJAIL;
+    goto out;
+  }
+  if (input && (in_fd = sq__jail_input_memfd(input, input_len)) < 0) {
+    snprintf(o->error, sizeof o->error, "memfd for an input of %zu bytes: %s", input_len, strerror(errno));
     ret = SQ_EJAIL;
     goto out;
   }
@@ -725,7 +732,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool le
       ret = zygote_ready(p, z, task_id, o);
     }
     if (ret != 0) break;
-    ret = warm_attempt(z, program, len, prog_fd, lim, o, why, sizeof why);
+    ret = warm_attempt(z, program, len, prog_fd, in_fd, lim, o, why, sizeof why);
     if (ret != TRY_AGAIN) break;
     sq_jail_mode mode = o->mode;
     sq_jail_outcome_clear(o);
@@ -742,6 +749,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool le
   }
 out:
   if (prog_fd >= 0) close(prog_fd);
+  if (in_fd >= 0) close(in_fd);
   release(p, z);
   return ret;
 }

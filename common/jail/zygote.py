@@ -24,7 +24,8 @@
 #                        seccomp listener passed), waiting for tasks
 #   in  "t CPU_S AS_BYTES FDS\n" + program, with descriptors named by FDS in
 #                        order: o stdout, e stderr, p a memfd holding the
-#                        program (then nothing follows the header)
+#                        program (then nothing follows the header), i a
+#                        memfd the task reads as its stdin (else /dev/null)
 #   out "n MS"           from the child for the next task, ready for it
 #                        (MS: CLOCK_MONOTONIC in ms, when it said so):
 #                        the supervisor starts the task's wall clock on it

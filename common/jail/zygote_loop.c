@@ -486,14 +486,20 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   char names[ZL_MAX_FDS + 2] = "";
   bool head_ok = nl && parse_head(msg, nl, &cpu_s, &as_bytes, names, sizeof names);
   errno = EPROTO;
-  if (!head_ok || (int)strlen(names) != nfds ||
-      strncmp(names, "oe", 2) != 0 || (nfds == 3 && names[2] != 'p') || nfds > 3 || cpu_s < 1 || as_bytes < 1)
+  /* "oe", then p (the program's memfd) and i (the task's stdin), each optional, in that order */
+  int prog_at = -1, in_at = -1;
+  for (int i = 2; i < nfds && head_ok; i++) {
+    if (names[i] == 'p' && prog_at < 0 && in_at < 0) prog_at = i;
+    else if (names[i] == 'i' && in_at < 0) in_at = i;
+    else head_ok = false;
+  }
+  if (!head_ok || (int)strlen(names) != nfds || strncmp(names, "oe", 2) != 0 || cpu_s < 1 || as_bytes < 1)
     refuse("bad task header");
-  if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0) refuse("dup2");
+  if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0 || (in_at >= 0 && dup2(fds[in_at], 0) < 0)) refuse("dup2");
   char *prog = nl + 1;
   size_t plen = (size_t)(msg + n - prog);
-  if (nfds == 3) {
-    if (!(prog = read_memfd(fds[2], &plen))) refuse("reading the program");
+  if (prog_at >= 0) {
+    if (!(prog = read_memfd(fds[prog_at], &plen))) refuse("reading the program");
     free(msg);
     msg = NULL;
   }

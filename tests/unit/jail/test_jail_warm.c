@@ -285,7 +285,7 @@ static void test_kinds(void) {
     warm_prints(clean, "False False none\n");
   }
   /* The task's own text decides, not the program around it. */
-  CHECK_EQ(sq_jail_run_task(jail, full, strlen(full), "print(1)\n", 9, &base, "test", &o), 0);
+  CHECK_EQ(sq_jail_run_task(jail, full, strlen(full), "print(1)\n", 9, NULL, 0, &base, "test", &o), 0);
   CHECK_STR(o.stdout_buf, "False\n");
   sq_jail_outcome_clear(&o);
 }
