@@ -164,7 +164,7 @@ static int add_findings(cJSON *root, const sq_policy_report *rep) {
 /* Prints the run as one JSON line on stdout; a blocked program did not run
  * (end "not_run", reason set). Returns 0 or SQ_ENOMEM. */
 static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_policy_report *rep,
-                         const char *reason) {
+                         const char *reason, const sq_harness_marks *marks) {
   int rc = SQ_ENOMEM;
   char *text = NULL;
   cJSON *root = cJSON_CreateObject();
@@ -186,6 +186,10 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_po
       !cJSON_AddNumberToObject(root, "memory_kib", (double)o->memory_kib))
     goto out;
   if (o->blocked_syscall[0] && !cJSON_AddStringToObject(root, "blocked_syscall", o->blocked_syscall))
+    goto out;
+  if (marks && marks->judge[0] &&
+      (!cJSON_AddStringToObject(root, "judge", marks->judge) ||
+       (marks->judge_why[0] && !cJSON_AddStringToObject(root, "judge_reason", marks->judge_why))))
     goto out;
   if (!cJSON_AddStringToObject(root, "mode", sq_jail_mode_name(o->mode)) ||
       !cJSON_AddBoolToObject(root, "oom_killed", o->oom_killed))
@@ -274,7 +278,7 @@ static int run(int argc, char **argv, run_args a) {
     char reason[1024];
     o.exit_code = -1;
     sq_policy_reason(&cfg.policy, &rep, reason, sizeof reason);
-    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason) != 0) goto out;
+    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason, NULL) != 0) goto out;
     ret = 0;
     goto out;
   }
@@ -297,7 +301,7 @@ static int run(int argc, char **argv, run_args a) {
   if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
   const char *why = NULL;
   sq_status status = sq_verdict_decide(&o, &in, &why);
-  if (print_outcome(&o, status, &rep, why) != 0) {
+  if (print_outcome(&o, status, &rep, why, &in.marks) != 0) {
     fprintf(stderr, "sandq-worker run: cannot print the result\n");
     goto out;
   }

@@ -262,8 +262,8 @@ def main(code_b64, harness_b64):
     def describe(x):
         # How the judge can take one of the candidate's names: a plain value
         # ('v'), a module or an attribute of one it imports itself ('m',
-        # 'a'), a function to call through the pipe ('f'); a class ('c') or
-        # anything else ('o') it cannot take.
+        # 'a'), something to call through the pipe ('f'); anything else
+        # ('o') it cannot take (the tests then find the name undefined).
         if type_(x) is type_(sys):
             n = getattr_(x, '__name__', None)
             return ('m', n) if type_(n) is str_ else ('o', 'module')
@@ -282,9 +282,7 @@ def main(code_b64, harness_b64):
                     return ('a', m, q)
         except BaseException_:
             pass
-        if isinstance_(x, type_):
-            return ('c',)
-        if callable_(x):
+        if callable_(x):  # a class too: what it makes comes back only if plain
             return ('f',)
         return ('o', type_(x).__name__)
 
@@ -594,6 +592,7 @@ def main(code_b64, harness_b64):
             return hg['main'](binascii.b2a_base64(listing, newline=False), tests_at, check_at, nonce)
 
         # ---- isolated: the candidate runs its code, the judge its tests
+        write(2, mark + b'judge isolated\n')
         sys.path[:] = [p for p in sys.path if p and p not in ('.', scratch) and not p.startswith(scratch + '/')]
         m = exchange(encode(('go', wanted)), 'before the tests')
         if type_(m) is not tuple_ or len_(m) != 2 or m[0] != 'ready' or type_(m[1]) is not dict_:
@@ -645,7 +644,6 @@ def main(code_b64, harness_b64):
                 write(2, b"sandq: the candidate's process was killed by signal %d at its end\n" % sig)
             _exit(posix.WEXITSTATUS(st) if posix.WIFEXITED(st) else 1)
         flush_std()
-        write(2, mark + b'judge isolated\n')
         write(2, mark + b'end\n')
 
     # The judge's own code: its frames are left out of tracebacks.
