@@ -190,7 +190,8 @@ int sq__jail_program_memfd(const char *program, size_t len) {
 }
 
 int sq__jail_input_memfd(const char *input, size_t len) {
-  int fd = sq__jail_program_memfd(input ? input : "", input ? len : 0);
+  if (!input) return open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int fd = sq__jail_program_memfd(input, len);
   if (fd >= 0 && lseek(fd, 0, SEEK_SET) != 0) {
     close(fd);
     return -1;

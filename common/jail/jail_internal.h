@@ -337,8 +337,9 @@ void sq__jail_pool_free(sq__jail_pool *p);
  * suits it. */
 int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const char *input, size_t input_len,
                       bool lean, const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o);
-/* A memfd holding len bytes of input (none: empty), its offset at 0: a
- * run's stdin (sq_jail_run_task). Close-on-exec; -1 with errno. */
+/* A memfd holding len bytes of input, its offset at 0: a run's stdin
+ * (sq_jail_run_task); for NULL input, /dev/null. Close-on-exec; -1 with
+ * errno. */
 int sq__jail_input_memfd(const char *input, size_t len);
 
 /* Shared by spawn and warm (jail.c). */

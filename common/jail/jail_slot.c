@@ -405,7 +405,7 @@ static void slot_kill(void *arg) {
 
 /* A run's descriptors: pipes for stdout, stderr, setup status and the
  * init's report, the ctl socket (seccomp listener), the program's memfd,
- * its input's (empty when it has none). */
+ * its input's (/dev/null when it has none). */
 typedef struct {
   int out[2], err[2], st[2], res[2], ctl[2], prog, in;
 } run_fds;

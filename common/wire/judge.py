@@ -55,6 +55,17 @@ def main(code_b64, harness_b64):
     class NotPlain(Exception):
         pass
 
+    # The builtin types themselves cross by name (a test passes `int`), and
+    # five stdlib containers by their content (a Counter compares equal to
+    # a dict): the receiver builds its own from its own modules.
+    types_by_name = {c.__name__: c for c in (int_, float_, complex_, str_, bytes_, bool, list_, tuple_, dict_, set_,
+                                             frozenset_, bytearray, type_(None), object, range)}
+    type_names = {c: n for n, c in types_by_name.items()}
+
+    def stdlib_containers():
+        c = sys.modules.get('collections')
+        return (c.Counter, c.OrderedDict, c.defaultdict, c.deque) if c is not None else ()
+
     # ---- the codec: tag byte, then a 4-byte little-endian length or count
     # where one is needed. Encoding takes exact types only (a subclass of
     # int or list is not plain: its comparisons would be its own code).
@@ -99,6 +110,23 @@ def main(code_b64, harness_b64):
                 if len_(x) > MAX_FRAME_BYTES:
                     raise NotPlain('bytes over %d MiB' % (MAX_FRAME_BYTES >> 20))
                 blob(b'B', x)
+            elif t is type_ and x in type_names:
+                blob(b'Y', type_names[x].encode())
+            elif t in stdlib_containers():
+                counter, ordered, default, deque = stdlib_containers()
+                if depth >= MAX_DEPTH:
+                    raise NotPlain('%s nested deeper than %d levels' % (t.__name__, MAX_DEPTH))
+                if t is deque:
+                    put(b'W')
+                    one(x.maxlen, depth + 1)
+                    one(list_(x), depth + 1)
+                else:
+                    put(b'K' if t is counter else b'Q' if t is ordered else b'P')
+                    if t is default:
+                        if x.default_factory is not None and x.default_factory not in type_names:
+                            raise NotPlain('collections.defaultdict of a factory that is not a builtin type')
+                        one(x.default_factory, depth + 1)
+                    one(dict_(x), depth + 1)
             elif t is list_ or t is tuple_ or t is set_ or t is frozenset_ or t is dict_:
                 if depth >= MAX_DEPTH:
                     raise NotPlain('%s nested deeper than %d levels' % (t.__name__, MAX_DEPTH))
@@ -170,6 +198,24 @@ def main(code_b64, harness_b64):
                 return take(count()).decode('utf-8', 'surrogatepass')
             if tag == b'B':
                 return bytes_(take(count()))
+            if tag == b'Y':
+                return types_by_name[take(count()).decode('ascii')]
+            if tag in (b'K', b'Q', b'P', b'W'):
+                if depth >= MAX_DEPTH:
+                    raise ValueError('nested deeper than %d levels' % MAX_DEPTH)
+                import collections
+                if tag == b'W':
+                    maxlen, xs = one(depth + 1), one(depth + 1)
+                    if (maxlen is not None and type_(maxlen) is not int_) or type_(xs) is not list_:
+                        raise ValueError('a malformed deque')
+                    return collections.deque(xs, maxlen)
+                factory = one(depth + 1) if tag == b'P' else None
+                d = one(depth + 1)
+                if type_(d) is not dict_ or (factory is not None and factory not in type_names):
+                    raise ValueError('a malformed dict')
+                if tag == b'P':
+                    return collections.defaultdict(factory, d)
+                return collections.Counter(d) if tag == b'K' else collections.OrderedDict(d)
             if tag in (b'L', b'U', b'E', b'Z', b'M'):
                 if depth >= MAX_DEPTH:
                     raise ValueError('nested deeper than %d levels' % MAX_DEPTH)
@@ -537,6 +583,16 @@ def main(code_b64, harness_b64):
             stop_candidate()
             report(e)
             _exit(1)
+        def children(n):
+            out = []
+            for f in n._fields:
+                v = getattr_(n, f, None)
+                if isinstance_(v, list_):
+                    out.extend(i for i in v if isinstance_(i, _ast.AST))
+                elif isinstance_(v, _ast.AST):
+                    out.append(v)
+            return out
+
         loads, stores, funcs, calls = set_(), set_(), set_(), []
         todo = [t for t in trees if t is not None]
         while todo:
@@ -555,14 +611,27 @@ def main(code_b64, harness_b64):
                 stores.add(n.name)
             elif t is _ast.Call:
                 calls.append(n)
-            for f in n._fields:
-                v = getattr_(n, f, None)
-                if isinstance_(v, list_):
-                    todo.extend(i for i in v if isinstance_(i, _ast.AST))
-                elif isinstance_(v, _ast.AST):
-                    todo.append(v)
+            todo.extend(children(n))
         wanted = sorted(x for x in loads - stores if x not in builtins.__dict__ and x[:2] != '__')
         why = None
+        # The function under test named like a builtin (MBPP's `sum`): every
+        # assert calls it and nothing else the tests do not define. The
+        # judge keeps builtins its own (a candidate's `def set` must not
+        # answer for the tests' set()), so such tests run in-process.
+        asserts = [st for t in trees if t is not None for st in t.body if type_(st) is _ast.Assert]
+        if asserts and trees[1] is None:
+            common = None
+            for st in asserts:
+                names = set_()
+                todo = [st]
+                while todo:
+                    n = todo.pop()
+                    if type_(n) is _ast.Call and type_(n.func) is _ast.Name and n.func.id not in funcs:
+                        names.add(n.func.id)
+                    todo.extend(children(n))
+                common = names if common is None else common & names
+            if common and not any(x not in builtins.__dict__ for x in common):
+                why = 'the tests call %s, named like a builtin' % ', '.join(sorted(common))
         for c in calls:
             f = c.func
             if type_(f) is not _ast.Name or f.id in funcs or f.id in builtins.__dict__:
