@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "harness.h"
 #include "log.h"
 #include "test_hooks.h"
 #include "worker.h"
@@ -145,4 +146,19 @@ void sq__pool_free(jail_pool *p) {
   pthread_mutex_destroy(&p->mu);
   free(p->threads);
   free(p);
+}
+
+void sq__judge_precompile(sq_jail *jail) {
+  const char *prog = sq_harness_compile_program(), *src = sq_harness_judge_source();
+  sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 256, .output_kib = 1024};
+  sq_jail_outcome o;
+  int rc = sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, src, strlen(src), &lim, "judge-compile", &o);
+  if (rc == 0 && o.end == SQ_JAIL_EXITED_OK && !o.stdout_truncated)
+    rc = sq_harness_set_compiled(o.stdout_buf, o.stdout_len);
+  else if (rc == 0)
+    rc = SQ_EJAIL;
+  if (rc) /* each task then compiles judge.py itself: slower, the same verdicts */
+    SQ_WARN("judge: could not compile it once in the jail (%s, ended %s): each task compiles it", sq_strerror(rc),
+            sq_jail_end_name(o.end));
+  sq_jail_outcome_clear(&o);
 }

@@ -12,6 +12,7 @@
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
+#include "harness.h"
 #include "http.h"
 #include "jail.h"
 #include "llm.h"
@@ -133,6 +134,7 @@ int sq_cmd_serve(int argc, char **argv) {
     SQ_ERROR("jail: %s (scratch_root %s)", sq_strerror(rc), w.cfg.scratch_root);
     goto out;
   }
+  sq__judge_precompile(w.jail);
   if ((rc = sq__pool_new(w.jail, (int)w.cfg.jail_threads, &w.pool)) != 0) {
     SQ_ERROR("jail pool: %s", sq_strerror(rc));
     goto out;
@@ -182,5 +184,6 @@ out:
   sq__audit_free(&w);
   sq_metrics_free(w.metrics);
   sq_jail_free(w.jail);
+  sq_harness_clear_compiled();
   return exit_code;
 }

@@ -135,6 +135,9 @@ void sq__job_free(job *j);
 
 /* pool.c */
 int sq__pool_new(sq_jail *jail, int n_threads, jail_pool **out);
+/* Compiles the test judge once, in the jail (sq_harness_set_compiled); on
+ * failure logs a warning and tasks compile it each (the same verdicts). */
+void sq__judge_precompile(sq_jail *jail);
 /* Readable when finished jobs wait in sq__pool_take_all. */
 int sq__pool_fd(const jail_pool *p);
 void sq__pool_submit(jail_pool *p, job *j);

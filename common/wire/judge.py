@@ -48,7 +48,7 @@ def main(code_b64, harness_b64):
         BaseException, SystemExit, getattr, hasattr, callable, exec, compile, id)
     g = globals()
     dunders = {k: v for k, v in g.items() if k[:2] == '__' and k[-2:] == '__'}
-    fname = sys._getframe().f_code.co_filename
+    fname = g.get('__file__') or sys._getframe().f_code.co_filename  # main.py (the code may be precompiled)
     code = binascii.a2b_base64(code_b64)
     del code_b64
 
@@ -632,21 +632,28 @@ def main(code_b64, harness_b64):
                 common = names if common is None else common & names
             if common and not any(x not in builtins.__dict__ for x in common):
                 why = 'the tests call %s, named like a builtin' % ', '.join(sorted(common))
+        def constructs(n):
+            # A call of a capitalized name the candidate supplies: its class.
+            return (type_(n) is _ast.Call and type_(n.func) is _ast.Name and n.func.id in wanted and
+                    n.func.id[:1].isupper())
+
+        for t in trees:
+            for st in (t.body if t is not None else ()):
+                if type_(st) in (_ast.Assign, _ast.AnnAssign) and st.value is not None and constructs(st.value):
+                    why = "the tests construct %s, a class of the candidate's" % st.value.func.id
         for c in calls:
             f = c.func
-            if type_(f) is not _ast.Name or f.id in funcs or f.id in builtins.__dict__:
+            if why or type_(f) is not _ast.Name or f.id in funcs or f.id in builtins.__dict__:
                 continue
-            if f.id in wanted and f.id[:1].isupper():
-                why = "the tests construct %s, a class of the candidate's" % f.id
-                break
-            for a in list_(c.args) + [k.value for k in c.keywords]:
-                if type_(a) is _ast.Starred:
-                    a = a.value
+            todo = list_(c.args) + [k.value for k in c.keywords]
+            while todo and not why:
+                a = todo.pop()
                 if type_(a) is _ast.Lambda or (type_(a) is _ast.Name and a.id in funcs):
                     why = 'the tests pass a function to %s' % f.id
-                    break
-            if why:
-                break
+                elif constructs(a):
+                    why = "the tests pass %s an object of the candidate's class %s" % (f.id, a.func.id)
+                elif type_(a) is not _ast.Lambda:
+                    todo.extend(children(a))
 
         g.clear()
         g.update(dunders)
