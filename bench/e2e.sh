@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/e2e.sh BUILD_DIR: what a new user meets (issue 11). Side by side, in
+# bench/e2e.sh BUILD_DIR: what a new user meets. Side by side, in
 # one run, against one real redis-server:
 #  1. bare `python3 -I -S -c` spawned two at a time, the trivial task each;
 #  2. two `sandq-worker serve` with default settings (no config file: the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # jail.sh: the jail's per-task cost against bare python, bubblewrap and
 # firejail (bench/jail_bench.c). Usage: bench/jail.sh [BUILD_DIR] [ROUNDS] [shuffled|fixed]
-# Targets (no regression, issues 3 and 11): trivial program, spawn ≤ 1.15x
+# Targets (no regression): trivial program, spawn ≤ 1.15x
 # bare python, warm ≤ 1 ms (medians).
 set -eu
 BUILD=${1:-build}

@@ -112,8 +112,8 @@ echo "== 3. the judge's extra CPU per task: HumanEval's 164 forked from a warm p
 $PY -I -S - "$SQ_SRC" "$data" "$SQ_TMP/cpu" <<'PY' >"$SQ_TMP/cpu.out" || sq_fail "the CPU comparison failed"
 import base64, binascii, gzip, json, marshal, os, resource, sys
 src, data, d = sys.argv[1:4]
-H = open(src + "/common/wire/harness.py", "rb").read()
-J = open(src + "/common/wire/judge.py", "rb").read()
+H = open(src + "/common/judge/harness.py", "rb").read()
+J = open(src + "/common/judge/judge.py", "rb").read()
 judge_code = binascii.b2a_base64(marshal.dumps(compile(J, "<sandq-judge>", "exec", dont_inherit=True)), newline=False)
 b64 = lambda b: base64.b64encode(b)
 progs = []

@@ -1,5 +1,5 @@
 #!/bin/sh
-# llm.sh BUILD_DIR: the LLM side (issues 5 and 11), side by side in one run,
+# llm.sh BUILD_DIR: the LLM side, side by side in one run,
 # against the fake LLM answering every request after 1 s:
 #   fake      the fake LLM alone (bench/llm_bench.c: the project's client,
 #             SQ_BENCH_FAKE_N requests, SQ_BENCH_FAKE_IN_FLIGHT on the wire);

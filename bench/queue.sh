@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/queue.sh BUILD_DIR: the queue's benchmark (issue 4), side by side in
+# bench/queue.sh BUILD_DIR: the queue's benchmark, side by side in
 # one run against one real redis-server (no persistence):
 #  1. queue only, library level: queue_bench, 2 consumers, claims of 1 and 50
 #     per round trip, completions pipelined as deep (leases and fencing on)

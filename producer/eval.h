@@ -1,4 +1,4 @@
-/* eval.h: what the producer's evaluation commands share (issue 12):
+/* eval.h: what the producer's evaluation commands share:
  * `import` (import.c), `results` (results_cmd.c) and `report`
  * (report_cmd.c, report_model.c, report_json.c, report_html.c): a batch's
  * stored results read back, output files written whole or not at all, and
@@ -142,6 +142,44 @@ void sq__report_free(sq__report *r);
 int sq__report_text(const sq__report *r, sq_buf *out);
 int sq__report_json(const sq__report *r, sq_buf *out);
 int sq__report_html(const sq__report *r, sq_buf *out);
+
+/* ---- two batches compared (report_compare.c) ---- */
+
+/* Orders ids as a person does: runs of digits by their value
+ * ("HumanEval/2" before "HumanEval/10"), the rest byte by byte. */
+int sq__natural_cmp(const char *a, const char *b);
+
+typedef struct {
+  const char *task_id;  /* into one of the reports */
+  int64_t a_n, a_c;     /* samples and passed in A; -1: not in A */
+  int64_t b_n, b_c;     /* the same in B */
+} sq__compare_problem;
+
+typedef struct {
+  int k;
+  int64_t problems;     /* in both, with at least k samples in each; 0: a, b, delta undefined */
+  double a, b;          /* mean pass@k over those problems */
+  double delta, ci95[2];/* b - a, and a 95 % paired-bootstrap interval of it */
+} sq__compare_k;
+
+typedef struct {
+  const sq__report *a, *b;        /* borrowed */
+  sq__compare_problem *problems;  /* the union, in natural order of task_id */
+  size_t n_problems, common, only_a, only_b;
+  sq__compare_k k[SQ__REPORT_MAX_K];
+  int n_k;                        /* A's k values */
+  double a_cost_usd, b_cost_usd;
+} sq__compare;
+
+/* Compares two built reports (which must outlive out). Returns 0 or
+ * SQ_ENOMEM; free with sq__compare_free (also after an error). */
+int sq__compare_build(const sq__report *a, const sq__report *b, sq__compare *out);
+void sq__compare_free(sq__compare *c);
+/* Text (the first top differing problems), JSON ("sandq.compare/1") and
+ * an HTML page, each appended to out. Return 0 or SQ_ENOMEM. */
+int sq__compare_text(const sq__compare *c, size_t top, sq_buf *out);
+int sq__compare_json(const sq__compare *c, sq_buf *out);
+int sq__compare_html(const sq__compare *c, sq_buf *out);
 
 /* `import`, `results`, `report`: args after the command's name (argv[0] is
  * the command). Return an SQ_EXIT_* code. */

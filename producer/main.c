@@ -90,7 +90,7 @@ static const command commands[] = {
     {"audit", "audit [options] [--batch B] [--since T] [--json]   programs run, oldest first", audit_flags,
      sq__audit_run},
     {"results", "results [options] BATCH [--format bson|jsonl|csv] [--out FILE]", results_flags, sq__results_run},
-    {"report", "report [options] BATCH [--json] [--html FILE] [--k 1,10,100]", report_flags, sq__report_cmd_run},
+    {"report", "report [options] BATCH [BATCH_B] [--json] [--html FILE] [--k 1,10,100]", report_flags, sq__report_cmd_run},
 };
 
 /* Commands that parse every option themselves (eval.h): import. */
@@ -138,7 +138,7 @@ static int build_config_cli(sq_config *cfg, const sq_cli *cli) {
   sq_config_defaults(cfg);
   if (file && (rc = sq_config_load_file(cfg, file, err, sizeof err))) goto fail;
   if ((rc = sq_config_load_env(cfg, err, sizeof err))) goto fail;
-  if ((rc = sq_cli_apply_config(cli, cfg, err, sizeof err))) goto fail;
+  if ((rc = sq_config_apply_flags(cfg, cli, err, sizeof err))) goto fail;
   if ((rc = sq_config_validate(cfg, err, sizeof err))) goto fail;
   return 0;
 fail:

@@ -1,6 +1,7 @@
-/* report_cmd.c: `sandq-producer report BATCH [--json] [--html FILE]
+/* report_cmd.c: `sandq-producer report BATCH [B2] [--json] [--html FILE]
  * [--k 1,10,100]`: a batch's results summed up (report_model.c) as text for
- * a terminal, as JSON, and as an HTML page (report_html.c). */
+ * a terminal, as JSON, and as an HTML page (report_html.c); with two
+ * batches, their comparison (report_compare.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,45 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
   return rc ? SQ_ENOMEM : 0;
 }
 
+/* After building (rc): the page to html (when set), then the text to
+ * stdout. Explains a failure on stderr; returns 0 or -1. */
+static int emit(int rc, const char *html, const sq_buf *page, const sq_buf *text) {
+  if (rc) {
+    fprintf(stderr, "sandq-producer: report: %s\n", sq_strerror(rc));
+    return -1;
+  }
+  if (html && sq__out_write(html, page->data, page->len) != 0) return -1;
+  if (html) fprintf(stderr, "sandq-producer: wrote the HTML page to %s\n", html);
+  return sq__out_write(NULL, text->data, text->len) != 0 ? -1 : 0;
+}
+
+/* `report A B`: both batches' reports, then their comparison. */
+static int compare(const sq_config *cfg, const char *a, const char *b, const int *k, int n_k, bool json,
+                   const char *html) {
+  sq_queue *q = NULL;
+  sq__result_set rs[2] = {{0}, {0}};
+  sq__report rep[2] = {{0}, {0}};
+  sq__compare cmp = {0};
+  sq_buf text = {0}, page = {0};
+  int code = SQ_EXIT_ERROR;
+  if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, a, &rs[0]) != 0 ||
+      sq__results_fetch(q, cfg, b, &rs[1]) != 0)
+    goto out;
+  int rc = sq__report_build(&rs[0], a, cfg->queue, k, n_k, &rep[0]);
+  if (!rc) rc = sq__report_build(&rs[1], b, cfg->queue, k, n_k, &rep[1]);
+  if (!rc) rc = sq__compare_build(&rep[0], &rep[1], &cmp);
+  if (!rc) rc = json ? sq__compare_json(&cmp, &text) : sq__compare_text(&cmp, 20, &text);
+  if (!rc && html) rc = sq__compare_html(&cmp, &page);
+  if (emit(rc, html, &page, &text) == 0) code = SQ_EXIT_OK;
+out:
+  sq_buf_clear(&text);
+  sq_buf_clear(&page);
+  sq__compare_free(&cmp);
+  for (int i = 0; i < 2; i++) sq__report_free(&rep[i]), sq__results_free(&rs[i]);
+  sq_queue_free(q);
+  return code;
+}
+
 int sq__report_cmd_run(const sq_config *cfg, int argc, char **argv) {
   static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
                                        {"html", required_argument, NULL, 'H'},
@@ -134,20 +174,22 @@ int sq__report_cmd_run(const sq_config *cfg, int argc, char **argv) {
     }
   }
   argc -= optind - 1, argv += optind - 1;
-  if (argc != 1) {
-    fprintf(stderr, "sandq-producer: report takes exactly one BATCH id (sandq-producer report --help)\n");
+  if (argc != 1 && argc != 2) {
+    fprintf(stderr, "sandq-producer: report takes one BATCH id, or two to compare them (sandq-producer report --help)\n");
     return SQ_EXIT_USAGE;
   }
+  for (int i = 0; i < argc; i++)
+    if (!sq_name_ok(argv[i], SQ_NAME_BATCH_MAX)) {
+      fprintf(stderr, "sandq-producer: batch '%s' must be 1-128 characters of A-Z a-z 0-9 . _ : -\n", argv[i]);
+      return SQ_EXIT_USAGE;
+    }
   const char *batch = argv[0];
-  if (!sq_name_ok(batch, SQ_NAME_BATCH_MAX)) {
-    fprintf(stderr, "sandq-producer: batch '%s' must be 1-128 characters of A-Z a-z 0-9 . _ : -\n", batch);
-    return SQ_EXIT_USAGE;
-  }
   if (html && strcmp(html, "-") == 0) {
     fprintf(stderr, "sandq-producer: --html needs a file name\n");
     return SQ_EXIT_USAGE;
   }
   if (sq__out_check(html) != 0) return SQ_EXIT_USAGE;
+  if (argc == 2) return compare(cfg, argv[0], argv[1], k, n_k, json, html);
   sq_queue *q = NULL;
   sq__result_set rs = {0};
   sq__report rep = {0};
@@ -157,14 +199,7 @@ int sq__report_cmd_run(const sq_config *cfg, int argc, char **argv) {
   int rc = sq__report_build(&rs, batch, cfg->queue, k, n_k, &rep);
   if (!rc) rc = json ? sq__report_json(&rep, &text) : sq__report_text(&rep, &text);
   if (!rc && html) rc = sq__report_html(&rep, &page);
-  if (rc) {
-    fprintf(stderr, "sandq-producer: report: %s\n", sq_strerror(rc));
-    goto out;
-  }
-  if (html && sq__out_write(html, page.data, page.len) != 0) goto out;
-  if (html) fprintf(stderr, "sandq-producer: wrote the HTML report of batch %s to %s\n", batch, html);
-  if (sq__out_write(NULL, text.data, text.len) != 0) goto out;
-  code = SQ_EXIT_OK;
+  if (emit(rc, html, &page, &text) == 0) code = SQ_EXIT_OK;
 out:
   sq_buf_clear(&text);
   sq_buf_clear(&page);

@@ -9,7 +9,7 @@
 #include "harness.h"
 #include "log.h"
 #include "reason.h"
-#include "reply.h"
+#include "extract.h"
 #include "util.h"
 #include "verdict.h"
 #include "test_hooks.h"
@@ -124,7 +124,7 @@ static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
     return;
   }
   char err[256] = "";
-  if (sq_reply_extract_code(rep->content, &j->code, err, sizeof err) != 0) {
+  if (sq_extract_code(rep->content, &j->code, err, sizeof err) != 0) {
     sq_metrics_llm_error(j->w->metrics, rep->provider, SQ_METRICS_LLM_NO_CODE);
     end_with(j, SQ_STATUS_LLM_ERROR, "llm reply: %s", err);
     return;
@@ -181,7 +181,7 @@ static void on_risk(sq_llm_reply *rep, int rc, void *ud) {
   if (rc) {
     snprintf(err, sizeof err, "llm: %s", rep->error);
     sq_risk_fallback(&j->risk, err, &w->risk_policy);
-  } else if (sq_reply_parse_risk(rep->content, &j->risk.v, err, sizeof err) != 0) {
+  } else if (sq_extract_risk(rep->content, &j->risk.v, err, sizeof err) != 0) {
     sq_metrics_llm_error(w->metrics, rep->provider, SQ_METRICS_LLM_BAD_VERDICT);
     sq_risk_fallback(&j->risk, err, &w->risk_policy);
   } else {
@@ -244,12 +244,12 @@ static void exec_start(job *j) {
   j->r.code = j->listing;
   /* The static pre-check: findings are recorded; a blocking one skips the jail. */
   int64_t t0 = sq_now_mono_ms();
-  sq_policy_check(&w->cfg.policy, j->listing, strlen(j->listing), &j->findings);
+  sq_precheck_check(&w->cfg.policy, j->listing, strlen(j->listing), &j->findings);
   sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_PRECHECK, sq_now_mono_ms() - t0);
   j->r.findings = &j->findings;
   if (j->findings.blocked) {
     char why[sizeof j->reason];
-    sq_policy_reason(&w->cfg.policy, &j->findings, why, sizeof why);
+    sq_precheck_reason(&w->cfg.policy, &j->findings, why, sizeof why);
     end_with(j, SQ_STATUS_BLOCKED, "%s", why);
     return;
   }
@@ -312,7 +312,7 @@ static void on_repaired(sq_llm_reply *rep, int rc, void *ud) {
                               .status = "llm_error"};
   char *code = NULL;
   char err[256] = "";
-  if (rc == 0 && sq_reply_extract_code(rep->content, &code, err, sizeof err) == 0) {
+  if (rc == 0 && sq_extract_code(rep->content, &code, err, sizeof err) == 0) {
     j->repair_code[j->n_repairs] = code;
     round->code = code;
     round->status = NULL; /* filled when it has run */

@@ -20,7 +20,7 @@
 #include "harness.h"
 #include "jail.h"
 #include "log.h"
-#include "policy.h"
+#include "precheck.h"
 #include "status.h"
 #include "task.h"
 #include "utf8.h"
@@ -144,16 +144,16 @@ static int add_text(cJSON *obj, const char *key, const char *s, size_t len) {
 }
 
 /* The pre-check's findings as [{kind, line, col, detail}]. */
-static int add_findings(cJSON *root, const sq_policy_report *rep) {
+static int add_findings(cJSON *root, const sq_precheck_report *rep) {
   cJSON *arr = cJSON_AddArrayToObject(root, "findings");
   for (size_t i = 0; arr && i < rep->n; i++) {
-    const sq_policy_finding *f = &rep->items[i];
+    const sq_precheck_finding *f = &rep->items[i];
     cJSON *item = cJSON_CreateObject();
     if (!item || !cJSON_AddItemToArray(arr, item)) {
       cJSON_Delete(item);
       return SQ_ENOMEM;
     }
-    if (!cJSON_AddStringToObject(item, "kind", sq_policy_kind_name(f->kind)) ||
+    if (!cJSON_AddStringToObject(item, "kind", sq_precheck_kind_name(f->kind)) ||
         !cJSON_AddNumberToObject(item, "line", f->line) || !cJSON_AddNumberToObject(item, "col", f->col) ||
         add_text(item, "detail", f->detail, strlen(f->detail)) != 0)
       return SQ_ENOMEM;
@@ -163,7 +163,7 @@ static int add_findings(cJSON *root, const sq_policy_report *rep) {
 
 /* Prints the run as one JSON line on stdout; a blocked program did not run
  * (end "not_run", reason set). Returns 0 or SQ_ENOMEM. */
-static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_policy_report *rep,
+static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_precheck_report *rep,
                          const char *reason, const sq_harness_marks *marks) {
   int rc = SQ_ENOMEM;
   char *text = NULL;
@@ -272,12 +272,12 @@ static int run(int argc, char **argv, run_args a) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
-  sq_policy_report rep;
-  sq_policy_check(&cfg.policy, listing, strlen(listing), &rep);
+  sq_precheck_report rep;
+  sq_precheck_check(&cfg.policy, listing, strlen(listing), &rep);
   if (rep.blocked) {
     char reason[1024];
     o.exit_code = -1;
-    sq_policy_reason(&cfg.policy, &rep, reason, sizeof reason);
+    sq_precheck_reason(&cfg.policy, &rep, reason, sizeof reason);
     if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason, NULL) != 0) goto out;
     ret = 0;
     goto out;

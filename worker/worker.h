@@ -19,7 +19,7 @@
 #include "jail.h"
 #include "llm.h"
 #include "metrics.h"
-#include "policy.h"
+#include "precheck.h"
 #include "queue.h"
 #include "result.h"
 #include "risk.h"
@@ -114,7 +114,7 @@ struct job {
   bool generated;         /* code came from the LLM */
   bool transient;         /* worth another attempt: the LLM client says so (sq_llm_reply.transient) */
   bool used_llm;          /* counted in w->llm_jobs */
-  sq_policy_report findings; /* the static pre-check's */
+  sq_precheck_report findings; /* the static pre-check's */
   char provider[64], model[128];
   sq_risk_result risk;
   sq_result_risk risk_doc;

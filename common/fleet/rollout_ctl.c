@@ -17,7 +17,7 @@
 #define N_FIELDS 20
 
 /* The plan's integer keys, as stored (and as config keys without
- * "rollout_"), with the ranges common/core/config.c allows for them: a
+ * "rollout_"), with the ranges common/config/config.c allows for them: a
  * stored value outside is damage, never used. */
 static const struct {
   const char *name;

@@ -77,7 +77,7 @@ int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_ja
  * input (NULL: none), when given, is the program's stdin (fd 0, a memfd
  * read from its start; at most SQ_JAIL_PROGRAM_MAX_BYTES, else SQ_ETOOBIG);
  * it is never written where the program's files are: the test harness
- * passes the tests to its judge this way (common/wire/judge.py). Without
+ * passes the tests to its judge this way (common/judge/judge.py). Without
  * input, stdin is /dev/null. */
 int sq_jail_run_task(sq_jail *j, const char *program, size_t program_len, const char *source, size_t source_len,
                      const char *input, size_t input_len, const sq_jail_limits *lim, const char *task_id,

@@ -50,7 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h" /* sq_write_all (core/write_all.c, compiled into this module too) */
+#include "util.h" /* sq_write_all (base/write_all.c, compiled into this module too) */
 
 #ifndef __WALL
 #define __WALL 0x40000000

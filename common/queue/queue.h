@@ -240,7 +240,7 @@ typedef struct {
   int64_t done;           /* tasks with a result */
   int64_t dead;           /* tasks in the dead letter */
   int64_t duplicate;      /* copies of an id that had a result already: settled, their result not kept */
-  int64_t finished_at_ms; /* 0 until done + dead + duplicate >= total */
+  int64_t finished_at_ms; /* 0 until the server marks the batch finished (its finished field) */
   double cost_usd;        /* LLM spend so far */
   double budget_usd;      /* -1 when the batch has no budget */
   int n_statuses;

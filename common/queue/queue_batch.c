@@ -170,15 +170,21 @@ bad:
   return SQ_EPARSE;
 }
 
-/* Reads one batch hash (a shard's part, or the whole batch) into out. */
-static int read_part(sq_queue *q, const char *bkey, sq_batch_stats *out) {
+/* Reads batch's hash on shard s (s's part of a sharded batch, or the whole
+ * batch) into out, through sq1_batch_get: the server's 'finished' flag
+ * decides finished_at_ms (0 while not finished). */
+static int read_part(sq_queue *q, int s, const char *batch, sq_batch_stats *out) {
   int rc;
+  char bkey[SQ__KEY_MAX];
+  bool finished = false;
   memset(out, 0, sizeof *out);
   out->budget_usd = -1;
-  redisReply *r = sq__queue_cmdf(q, &rc, bkey, "HGETALL %s", bkey);
-  if (rc || (rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "HGETALL"))) goto out;
+  if ((rc = sq__queue_shard_key(q, s, bkey, "batch", batch))) return rc;
+  size_t len = strlen(batch);
+  redisReply *r = sq__queue_fcall_at(q, s, "sq1_batch_get", 1, &batch, &len, false, &rc);
+  if (rc || (rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_batch_get"))) goto out;
   if (r->elements % 2) {
-    sq__queue_err(q, "HGETALL: odd number of elements");
+    sq__queue_err(q, "sq1_batch_get: odd number of elements");
     rc = SQ_EREDIS;
     goto out;
   }
@@ -186,7 +192,7 @@ static int read_part(sq_queue *q, const char *bkey, sq_batch_stats *out) {
     const redisReply *k = r->element[i], *v = r->element[i + 1];
     int64_t n;
     if (k->type != REDIS_REPLY_STRING) {
-      sq__queue_err(q, "HGETALL: field is not a string");
+      sq__queue_err(q, "sq1_batch_get: field is not a string");
       rc = SQ_EREDIS;
       goto out;
     }
@@ -208,6 +214,8 @@ static int read_part(sq_queue *q, const char *bkey, sq_batch_stats *out) {
       out->duplicate = n;
     } else if (strcmp(k->str, "finished_at_ms") == 0) {
       out->finished_at_ms = n;
+    } else if (strcmp(k->str, "finished") == 0) {
+      finished = n == 1;
     } else if (strncmp(k->str, "status:", 7) == 0) {
       const char *name = k->str + 7;
       if (out->n_statuses >= SQ_QUEUE_MAX_STATUSES || strlen(name) >= sizeof out->statuses[0].name) {
@@ -226,8 +234,8 @@ static int read_part(sq_queue *q, const char *bkey, sq_batch_stats *out) {
     rc = SQ_EPARSE;
     goto out;
   }
-  /* A stamp left from before more tasks were counted in (a raw HINCRBY). */
-  if (out->done + out->dead + out->duplicate < out->total) out->finished_at_ms = 0;
+  if (!finished) out->finished_at_ms = 0;
+  else if (!out->finished_at_ms) out->finished_at_ms = 1; /* finished, its stamp lost: still finished */
 out:
   freeReplyObject(r);
   return rc;
@@ -256,21 +264,13 @@ static void add_part(sq_batch_stats *sum, const sq_batch_stats *part) {
 }
 
 int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
-  char bkey[SQ__KEY_MAX];
   int rc, shards = sq__queue_nshards(q);
-  if (shards == 1) {
-    if ((rc = sq__queue_key(q, bkey, "batch", batch))) {
-      memset(out, 0, sizeof *out);
-      out->budget_usd = -1;
-      return rc;
-    }
-    return read_part(q, bkey, out);
-  }
+  if (shards == 1) return read_part(q, 0, batch, out);
   memset(out, 0, sizeof *out);
   bool finished = true;
   for (int s = 0; s < shards; s++) {
     sq_batch_stats part;
-    if ((rc = sq__queue_shard_key(q, s, bkey, "batch", batch)) || (rc = read_part(q, bkey, &part))) return rc;
+    if ((rc = read_part(q, s, batch, &part))) return rc;
     add_part(out, &part);
     if (part.total > 0 && !part.finished_at_ms) finished = false;
     if (part.finished_at_ms > out->finished_at_ms) out->finished_at_ms = part.finished_at_ms;

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy.h"
+#include "precheck.h"
 #include "pytok.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -25,10 +25,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (t.text < src || t.text + t.len > src + size || ++n > 2 * size + 4) __builtin_trap();
     sq_pytok_fstring_fields(&t, no_op, NULL);
   }
-  static sq_policy_config cfg;
-  static sq_policy_report rep;
-  sq_policy_defaults(&cfg);
-  sq_policy_check(&cfg, src, size, &rep);
-  if (rep.n > SQ_POLICY_MAX_FINDINGS) __builtin_trap();
+  static sq_precheck_config cfg;
+  static sq_precheck_report rep;
+  sq_precheck_defaults(&cfg);
+  sq_precheck_check(&cfg, src, size, &rep);
+  if (rep.n > SQ_PRECHECK_MAX_FINDINGS) __builtin_trap();
   return 0;
 }

@@ -2,7 +2,7 @@
 # run.sh: builds the parsers' fuzz targets with clang's libFuzzer (plus ASan
 # and UBSan, float-cast-overflow included, no recovery) and runs each for
 # SQ_FUZZ_SECONDS (default 10) from its seed corpus (tests/fuzz/corpus/NAME):
-#   reply_code, reply_risk  code and risk verdicts out of LLM replies
+#   extract_code, extract_risk  code and risk verdicts out of LLM replies
 #   task                    the task parser and the producer's stamp
 #   config                  the config loader and validation
 # SQ_FUZZ_TARGETS picks some (default: all). Skips (77) when clang or its
@@ -11,7 +11,7 @@
 set -eu
 : "${SQ_SRC:?}" "${SQ_BIN:?}"
 secs=${SQ_FUZZ_SECONDS:-10}
-targets=${SQ_FUZZ_TARGETS:-reply_code reply_risk task config}
+targets=${SQ_FUZZ_TARGETS:-extract_code extract_risk task config}
 CC=$(command -v clang-14 || command -v clang || true)
 [ -n "$CC" ] || { echo "SKIP: clang is not installed" >&2; exit 77; }
 out=$(mktemp -d /tmp/sandq-fuzz.XXXXXX)
@@ -20,24 +20,23 @@ echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' 
 "$CC" -fsanitize=fuzzer "$out/probe.c" -o "$out/probe" 2>/dev/null ||
   { echo "SKIP: clang has no libFuzzer runtime (libclang-rt-14-dev)" >&2; exit 77; }
 C=$SQ_SRC/common
-core="$C/core/errors.c $C/core/util.c $C/core/options.c $C/core/name.c $C/core/utf8.c"
-# sq_core whole: the config pulls in the run's vocabulary, options, policy
-# (the harness's Python is embedded at build time: its generated source is in the build tree)
-core_all="$(ls "$C"/core/*.c "$C"/wire/*.c "$C"/precheck/*.c) $SQ_BIN/../common/harness_py.c"
+base="$C/base/errors.c $C/base/util.c $C/base/options.c $C/base/name.c $C/base/utf8.c"
+# the config with what it links: the base and the pre-check
+config_all="$(ls "$C"/base/*.c "$C"/precheck/*.c "$C"/config/*.c)"
 bson_flags=$(pkg-config --cflags --libs libbson-1.0)
 for t in $targets; do
   case $t in
-  reply_code | reply_risk)
-    src="$C/reply/reply.c $C/reply/reply_risk.c $core"; corpus=${t#reply_}; libs="-lcjson" ;;
+  extract_code | extract_risk)
+    src="$C/extract/extract.c $C/extract/extract_risk.c $base"; corpus=${t#extract_}; libs="-lcjson" ;;
   task)
-    src="$C/wire/task.c $C/core/json_scan.c $core"; corpus=task; libs="-lcjson $bson_flags" ;;
+    src="$C/formats/task.c $C/base/json_scan.c $base"; corpus=task; libs="-lcjson $bson_flags" ;;
   config)
-    src=$core_all; corpus=config; libs="-lcjson -lm $bson_flags" ;;
+    src=$config_all; corpus=config; libs="-lcjson -lm $bson_flags" ;;
   *) echo "FAIL: unknown fuzz target $t" >&2; exit 1 ;;
   esac
   # shellcheck disable=SC2086
   "$CC" -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined,float-cast-overflow -fno-sanitize-recover=all \
-    -I"$C/core" -I"$C/wire" -I"$C/precheck" -I"$C/reply" "$SQ_SRC/tests/fuzz/fuzz_$t.c" $src $libs -lm \
+    -I"$C/base" -I"$C/formats" -I"$C/precheck" -I"$C/config" -I"$C/extract" "$SQ_SRC/tests/fuzz/fuzz_$t.c" $src $libs -lm \
     -o "$out/fuzz_$t"
   mkdir -p "$out/corpus_$t"
   cp "$SQ_SRC/tests/fuzz/corpus/$corpus/"* "$out/corpus_$t/"

@@ -15,7 +15,7 @@
 #   # requires: LAYER          skipped (and listed) when the jail here lacks it
 #   # check: FUNC ARGS...      outside checks (functions below), all must pass
 #   # tests: FILE ENTRY        run with tests/abuse/FILE as its tests and ENTRY as its
-#                              entry_point (the test harness's attacks, issue 10)
+#                              entry_point (the test harness's attacks)
 #   # expected_stdout: TEXT    the task's expected_stdout
 #   # policy: default          run under the default pre-check policy, not all=record
 #                              (the pre-check's attacks: they must end `blocked`)

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bad_input.sh: issue 16's hostile inputs through the real producer, a real
+# bad_input.sh: hostile inputs through the real producer, a real
 # worker and a real redis-server; each must end as a clear error or an
 # invalid_task result under the task's own id and batch:
 #   1. a JSONL line of NUL bytes is an error naming the line (item 14)

@@ -32,6 +32,15 @@ grep -q "pass@1       0.7500  (2 problem(s))" "$SQ_TMP/doc.out" && grep -q "pass
   { cat "$SQ_TMP/doc.out"; sq_fail "the completions' pass@k differ from what the page says"; }
 grep -q "assertion failed at line 24: assert candidate(\[1.0, 2.0, 3.9, 4.0, 5.0, 2.2\], 0.3) == True" "$SQ_TMP/doc.out" ||
   sq_fail "the wrong sample's reason differs from the page"
+/usr/bin/python3 - "$w/compare.json" <<'PY' || sq_fail "the documented comparison is wrong"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["schema"] == "sandq.compare/1" and c["batches"] == ["he-canonical", "he-sampled"], c["batches"]
+assert c["common_problems"] == 164 and len(c["problems"]) == 164, c["common_problems"]
+k = c["pass_at_k"]["1"]
+assert k["a"] == 1.0 and k["problems"] == 164 and abs(k["delta"] - (k["b"] - k["a"])) < 1e-12, k
+assert not c["only_b"], c["only_b"]  # the reference solutions pass everywhere
+PY
 for f in he-sampled.html he-sampled.bson he-sampled.results.jsonl he-sampled.csv he-sampled.report.json; do
   [ -s "$w/$f" ] || sq_fail "$f was not written"
 done

@@ -1,8 +1,8 @@
 #!/bin/sh
 # enqueue.sh: FCALL sq1_enqueue, the enqueue for any language
 # (docs/formats.md, "Enqueueing from any language"), against a real Redis
-# and a real worker: the documented example runs as written and its batch
-# finishes with an event; pushing into a finished batch grows it and a
+# and a real worker: the documented example runs as written, its batch
+# finishes with an event and sq1_batch_get says it is finished; pushing into a finished batch grows it and a
 # second event follows; a bad task refuses the whole call, nothing pushed.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
@@ -32,6 +32,7 @@ PATH="$SQ_TMP/bin:$PATH" sh -e "$SQ_TMP/example.sh" >"$SQ_TMP/example.out" 2>&1 
 grep -q '"total":1' "$SQ_TMP/example.out" || { cat "$SQ_TMP/example.out" >&2; sq_fail "no completion event in 60 s"; }
 eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' done)" 1 "done after the example"
 eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' status:passed)" 1 "passed after the example"
+eq "$(grep -A1 -x finished "$SQ_TMP/example.out" | sed -n 2p)" 1 "sq1_batch_get's finished in the example"
 echo "enqueue: the docs example ran as written; its batch finished with an event"
 
 # 2. Pushing into the finished batch grows it; a second event at total 3.

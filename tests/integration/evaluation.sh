@@ -1,5 +1,5 @@
 #!/bin/sh
-# evaluation.sh: sampled pass@k through sandq (issue 12). Every HumanEval
+# evaluation.sh: sampled pass@k through sandq. Every HumanEval
 # problem is imported with --samples 5 --temperature 0.8 --model M; the fake
 # LLM answers the five requests of problem i with (i mod 6) right programs
 # and the rest wrong; `report --json` must give, per problem and overall,

@@ -130,7 +130,7 @@ import sys, redis, bson
 r = redis.Redis(port=int(sys.argv[1]))
 d = bson.decode(r.hget("sq:{default}:results:gen", "gen"))
 assert d["status"] == "llm_error" and "after 3 attempts" in d["reason"], d
-# issue 12: the result counts its attempts and the time across them (backoff included)
+# the result counts its attempts and the time across them (backoff included)
 t = d["timings"]
 assert d["attempts"] == 3 and t["all_attempts_ms"] > t["total_ms"] + 100, (d["attempts"], t)
 print("faults: %d attempts, %d ms across them, %d ms in the last" % (d["attempts"], t["all_attempts_ms"], t["total_ms"]))

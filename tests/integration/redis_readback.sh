@@ -1,6 +1,6 @@
 #!/bin/sh
 # redis_readback.sh: what the producer and the worker read back from Redis
-# is checked before use (issue 16). Real redis-server, the fake LLM, one
+# is checked before use. Real redis-server, the fake LLM, one
 # worker:
 #   1. duplicate ids and objects without an id (--no-validate, raw LPUSH):
 #      every copy settles its batch, `--wait` ends 0 and says so;
@@ -98,7 +98,7 @@ echo '{"id": "same", "code": "print(1)"}' >"$SQ_TMP/one.jsonl"
 run dup2 "$P" push $cfg --no-validate --batch dup --wait --timeout-s 60 "$SQ_TMP/one.jsonl"
 expect_rc 0 dup2
 eq "$(R HGET 'sq:{default}:batch:dup' total)" 23 "total after a second push"
-# issue 14's order: LPUSH first, then HINCRBY total; --wait still ends
+# the order a client may use: LPUSH first, then HINCRBY total; --wait still ends
 R LPUSH 'sq:{default}:tasks' '{"id":"late","batch":"late","code":"print(1)"}' >/dev/null
 sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{default}:batch:late' done | grep -qx 1" 30 || sq_fail "late task not run"
 R HINCRBY 'sq:{default}:batch:late' total 1 >/dev/null

@@ -1,5 +1,5 @@
 #!/bin/sh
-# store_errors.sh: a persistent store error (issue 16 item 6). The results
+# store_errors.sh: a persistent store error. The results
 # key of a batch holds a string, so every completion of that batch is
 # refused by Redis, the same way every time. A real worker must back off
 # (a bounded number of log lines and no reconnect storm), keep every claim

@@ -8,7 +8,7 @@
 # ../shared/data/README.md): the jail's allowlist, the pre-check and the
 # harness's checks are sized for real code. And a wrong solution must never
 # pass: per HumanEval problem, one that returns None, and the shortcuts of
-# issue 10 (SystemExit before the tests, os._exit inside them, an exit hook
+# the harness's known attacks (SystemExit before the tests, os._exit inside them, an exit hook
 # forcing status 0, a result that compares equal to everything). MBPP is
 # skipped (and said so) when its file is absent. (humaneval.sh and mbpp.sh
 # run the same sets as a user would, through import and report.)
@@ -25,7 +25,7 @@ mbpp=${SANDQ_MBPP:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/mbpp.jsonl}}
 import gzip, json, sys
 EARLY = "exited before the tests completed"
 EQUAL = "a value compared in the tests claims to equal anything"
-# The isolated judge's reasons (common/wire/judge.py); "*": a prefix.
+# The isolated judge's reasons (common/judge/judge.py); "*": a prefix.
 NOT_PLAIN = "returned a value the judge cannot compare: _AlwaysEqual"
 GONE = "the candidate's process exited with status 0 during a call to *"
 # A result that claims to equal (and to be ordered against) anything.

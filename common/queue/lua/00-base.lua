@@ -13,6 +13,10 @@
 -- Times are the server's (TIME), so worker clocks do not matter.
 -- The key layout is documented in docs/operations.md.
 -- This file, part 1 of 7: the key prefix, time, the lists, the stats.
+-- Each file opens with what it exports (its top-level locals, which the
+-- files after it use: the library is one chunk) and what it uses from the
+-- files before it.
+-- Exports: prefix, now_ms, list_key, stat.
 
 -- KEYS[1] minus "tasks". In a cluster, while the queue's slot migrates,
 -- some of its keys are here and some on the other node: a function that

@@ -1,5 +1,9 @@
 -- 10-checks.lua: the checks every Function makes before its first write
 -- (the sandq_v1 library, part 2 of 7).
+-- Exports: corrupt, shown, want_type, checked, is_int, want_int,
+-- want_int_fields, want_int_field, want_lists, want_claims, want_stats,
+-- batch_fields, want_batch, payload_batch, want_dead_letter, want_promote.
+-- Uses (00-base.lua): list_key.
 
 -- ---- checks ----------------------------------------------------------
 -- Redis Functions do not roll back: a command that fails half-way leaves
@@ -76,11 +80,12 @@ end
 
 local function want_stats(P, ...) want_int_fields(P .. 'stats', {...}) end
 
--- The batch counters check_finished reads, in the order batch_counts
+-- The batch fields check_finished reads, in the order batch_counts
 -- (20-settle.lua) takes them; with status, the status:<name> counter
--- complete increments after them.
+-- complete increments after them. 'finished' (0 or 1) is the batch's
+-- finished flag (20-settle.lua, batch_finished).
 local function batch_fields(status)
-  local f = {'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total'}
+  local f = {'total', 'done', 'dead', 'duplicate', 'finished_at_ms', 'finished_total', 'finished'}
   if status then f[#f + 1] = 'status:' .. status end
   return f
 end

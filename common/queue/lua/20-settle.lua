@@ -2,33 +2,64 @@
 -- batch finishing, a payload's history and counters, dropping a claim, the
 -- dead letter, a stall, due retries promoted (the sandq_v1 library, part 3
 -- of 7).
+-- Exports: batch_finished, batch_counts, finished, check_finished, history,
+-- forget, unclaim, drop_claim, owned, dead_letter, want_stall, stall,
+-- promote.
+-- Uses (00-base.lua): now_ms, list_key, stat; (10-checks.lua): batch_fields,
+-- payload_batch, want_type, want_claims, want_lists, want_stats,
+-- want_dead_letter.
 
--- The batch's counts from its fields as HMGET returned them, in
--- batch_fields' order: {total, done, dead, dup}, and whether those counts
--- finish it anew.
-local function batch_counts(v)
-  local c = {tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0}
-  return c, c[1] > 0 and c[2] + c[3] + c[4] >= c[1] and not (v[5] and tonumber(v[6]) == c[1])
+-- A batch is finished when every task has a result, sits in the dead
+-- letter, or was a copy of an id whose result was already stored
+-- (duplicate). The batch hash's 'finished' field (1 or 0) says whether it
+-- is: every Function that changes the counts writes it in the same step
+-- (check_finished, store_results, push, dead_requeue), and every reader
+-- reads it (sq1_batch_get below, the C library, the clients). This is the
+-- one place that decides it for a batch hash written before that field
+-- existed: finished when it carries the finish stamp (finished_at_ms) for
+-- its current total and its counts still add up to that total.
+-- v: the batch's fields as HMGET returned them, in batch_fields' order.
+local function batch_finished(v)
+  if v[7] then return v[7] == '1' end
+  local total = tonumber(v[1]) or 0
+  return v[5] ~= false and v[5] ~= nil and total > 0 and tonumber(v[6]) == total and
+         (tonumber(v[2]) or 0) + (tonumber(v[3]) or 0) + (tonumber(v[4]) or 0) >= total
 end
 
--- Marks the batch finished at counts c (batch_counts) and pushes its event.
+-- The batch's counts from its fields (batch_fields' order, the counts as
+-- they are now, the flag as it was before they changed): {total, done,
+-- dead, dup}, whether those counts make it finished, and whether that is
+-- new (it was not finished before).
+local function batch_counts(v)
+  local c = {tonumber(v[1]) or 0, tonumber(v[2]) or 0, tonumber(v[3]) or 0, tonumber(v[4]) or 0}
+  local done = c[1] > 0 and c[2] + c[3] + c[4] >= c[1]
+  return c, done, done and not batch_finished(v)
+end
+
+-- The fields that mark the batch finished at counts c (batch_counts), for
+-- HSET; and the batch's event, pushed onto sq:{Q}:done:<B> (BLPOP-able).
 local function finished(P, batch, ret, c)
   local now = now_ms()
-  redis.call('HSET', P .. 'batch:' .. batch, 'finished_at_ms', now, 'finished_total', c[1])
   local ev = P .. 'done:' .. batch
   redis.call('RPUSH', ev, cjson.encode({batch = batch, total = c[1], done = c[2], dead = c[3],
                                         duplicate = c[4], finished_at_ms = now}))
   redis.call('EXPIRE', ev, ret)
+  return {'finished', '1', 'finished_at_ms', now, 'finished_total', c[1]}
 end
 
--- A batch is finished when every task has a result, sits in the dead
--- letter, or was a copy of an id whose result was already stored
--- (duplicate); each time that happens at a new total (tasks pushed into a
--- finished batch), push one event onto sq:{Q}:done:<B> (BLPOP-able).
--- Called wherever done, dead, duplicate or total changes.
+-- Writes the batch's 'finished' flag for its counts as they are now: each
+-- time the batch finishes at a new total (tasks pushed into a finished
+-- batch), marks it and pushes one event (finished). Called wherever done,
+-- dead, duplicate or total changes.
 local function check_finished(P, batch, ret)
-  local c, now_finished = batch_counts(redis.call('HMGET', P .. 'batch:' .. batch, unpack(batch_fields())))
-  if now_finished then finished(P, batch, ret, c) end
+  local bk = P .. 'batch:' .. batch
+  local v = redis.call('HMGET', bk, unpack(batch_fields()))
+  local c, done, anew = batch_counts(v)
+  if anew then
+    redis.call('HSET', bk, unpack(finished(P, batch, ret, c)))
+  elseif v[7] ~= (done and '1' or '0') then
+    redis.call('HSET', bk, 'finished', done and '1' or '0')
+  end
 end
 
 -- Appends one event to a payload's history (kept for the dead letter).

@@ -1,5 +1,9 @@
--- 30-push.lua: putting tasks on the queue: push, push_once, seq_floor,
--- enqueue (the sandq_v1 library, part 4 of 7).
+-- 30-push.lua: the producer's side: push, push_once, seq_floor, enqueue,
+-- and batch_get to read a batch back (the sandq_v1 library, part 4 of 7).
+-- Exports: want_unsharded, push, push_once, seq_floor, enqueue, batch_get.
+-- Uses (00-base.lua): prefix, now_ms, list_key, stat; (10-checks.lua):
+-- corrupt, shown, checked, want_type, want_int, want_lists, want_batch,
+-- want_stats, batch_fields; (20-settle.lua): batch_finished, check_finished.
 
 -- A sharded queue's home tag {Q} holds no tasks: its workers claim from
 -- the shards' tags {Q#k} only. The queue's shard count is recorded in
@@ -50,7 +54,8 @@ local function push(keys, args)
   if pushed > 0 then
     local bk = P .. 'batch:' .. batch
     redis.call('HINCRBY', bk, 'total', pushed)
-    redis.call('HDEL', bk, 'finished_at_ms')
+    redis.call('HDEL', bk, 'finished_at_ms') -- more tasks: not finished (check_finished decides again)
+    redis.call('HSET', bk, 'finished', '0')
     redis.call('EXPIRE', bk, ret)
     redis.call('ZADD', P .. 'batches', now_ms(), batch)
     check_finished(P, batch, ret) -- results that came before their total (a raw LPUSH) count
@@ -149,4 +154,28 @@ local function enqueue(keys, args)
     pargs[#pargs + 1] = args[i]
   end
   return push(keys, pargs)
+end
+
+-- batch_get: ARGV batch. The batch hash sq:{Q}:batch:<B> as HGETALL gives
+-- it, with its 'finished' field always there, '1' or '0' (batch_finished:
+-- for a hash written before that field existed, the old rule), so every
+-- reader (the C library, the clients) reads the one decision. Writes
+-- nothing (registered no-writes). A sharded queue has one hash per shard:
+-- KEYS[1] names the shard, and the batch is finished when every part with
+-- tasks is (docs/operations.md, "Sharded queues").
+local function batch_get(keys, args)
+  local P = prefix(keys[1])
+  local bk = P .. 'batch:' .. args[1]
+  local all = checked(bk, 'hash', 'HGETALL', bk)
+  local fin = batch_finished(redis.call('HMGET', bk, unpack(batch_fields())))
+  local out = {}
+  for i = 1, #all, 2 do
+    if all[i] ~= 'finished' then
+      out[#out + 1] = all[i]
+      out[#out + 1] = all[i + 1]
+    end
+  end
+  out[#out + 1] = 'finished'
+  out[#out + 1] = fin and '1' or '0'
+  return out
 end

@@ -1,6 +1,13 @@
 -- 40-claims.lua: a worker's claims, from taking a task to settling it:
 -- claim, claim_undo, heartbeat, complete, retry, release, stall,
 -- release_all (the sandq_v1 library, part 5 of 7).
+-- Exports: claim, claim_undo, heartbeat, complete, complete_n, retry,
+-- release, stall_one, release_all.
+-- Uses (00-base.lua): prefix, now_ms, list_key, stat; (10-checks.lua):
+-- corrupt, shown, checked, want_type, want_int, want_int_fields,
+-- want_int_field, want_claims, want_lists, want_stats, want_promote,
+-- batch_fields; (20-settle.lua): batch_counts, finished, forget, history,
+-- drop_claim, owned, want_stall, stall, promote.
 
 -- Claims the popped payloads ps (priority letters pr) under new fencing
 -- tokens, leased until lease_until, each write one call for all of them.
@@ -55,7 +62,7 @@ local function claim(keys, args)
   want_int(P .. 'seq')
   want_type(P .. 'workers', 'zset')
   want_type(P .. 'lastclaim:' .. w, 'string')
-  -- ARGV[5] '1': each claim is {token, payload, "<retries> <first claim ms>"} (issue 12)
+  -- ARGV[5] '1': each claim is {token, payload, "<retries> <first claim ms>"}
   local step, retried = 2, false
   if args[5] == '1' then
     step, retried = 3, checked(P .. 'attempts', 'hash', 'HLEN', P .. 'attempts') > 0
@@ -143,16 +150,16 @@ local function heartbeat(keys, args)
   return #toks
 end
 
--- Stores n results of worker w (ARGV a from index at: token, batch, id,
--- status, bson each), kept ret seconds, as n calls of complete one after
--- the other would, in one step: every read and check first, then the
--- writes, each one call for all the results where it can be (a worker
--- stores several results per round trip: docs/benchmarks.md). A result
--- is stored (the first one per id wins) and its claim acknowledged; a
--- claim whose id already has a result (a duplicate id in the batch) is
--- counted in the batch's 'duplicate', so the batch still finishes. Returns
--- a code per result: 1 stored, 0 a result existed, -1 fenced (refused).
-local function store_results(P, w, ret, a, at, n)
+-- store_results, in three steps: gather (the arguments, grouped by
+-- batch), check (every read and check, and what each result does), write.
+-- A worker stores several results per round trip (docs/benchmarks.md), so
+-- each write is one call for all the results where it can be.
+
+-- Gathers n results (ARGV a from index at: token, batch, id, status, bson
+-- each). Returns the results in order ({tok, batch, id, status, doc}),
+-- their tokens, and their batches: by name ({rk results key, bk batch key,
+-- ids, statuses}) and in order of first appearance.
+local function gather_results(P, a, at, n)
   local R, toks, B, order = {}, {}, {}, {}
   for i = 1, n do
     local j = at + 5 * (i - 1)
@@ -160,15 +167,33 @@ local function store_results(P, w, ret, a, at, n)
     R[i], toks[i] = r, r.tok
     local e = B[r.batch]
     if not e then
-      e = {rk = P .. 'results:' .. r.batch, bk = P .. 'batch:' .. r.batch, ids = {}, seen = {}, status = {},
-           pend = {}, store = {}, fins = {}}
+      e = {rk = P .. 'results:' .. r.batch, bk = P .. 'batch:' .. r.batch, ids = {}, seen = {}, status = {}}
       B[r.batch], order[#order + 1] = e, r.batch
     end
     e.ids[#e.ids + 1] = r.id
     if not e.seen[r.status] then e.seen[r.status], e.status[#e.status + 1] = true, r.status end
   end
-  -- The checks (10-checks.lua) of every key written below, then the
-  -- writes; the reads the checks need are themselves checked (checked).
+  return R, toks, B, order
+end
+
+-- Batch e's fields (batch_fields, then each status counted here), read and
+-- checked once: e.names in order, e.f by name.
+local function batch_state(e)
+  if e.f then return end
+  local fields = batch_fields()
+  for _, s in ipairs(e.status) do fields[#fields + 1] = 'status:' .. s end
+  local v = want_int_fields(e.bk, fields)
+  e.f, e.names, e.changed, e.pend, e.store, e.fins = {}, fields, {}, {}, {}, {}
+  for k, f in ipairs(fields) do e.f[f] = v[k] end
+end
+
+-- Checks every key the write step touches (10-checks.lua) and decides each
+-- result as n calls of complete one after the other would: fenced (not the
+-- claim's owner), a duplicate (its id has a result), or stored; counts the
+-- batches' fields after it in e.f (e.changed: the ones that moved) and
+-- notes each batch that finishes (e.fins). Returns {codes, acked results,
+-- duplicates, fenced}.
+local function check_results(P, w, R, toks, B, order)
   local owners = checked(P .. 'owners', 'hash', 'HMGET', P .. 'owners', unpack(toks))
   want_stats(P, 'duplicate', 'fenced')
   local used, any = {}, false
@@ -188,40 +213,33 @@ local function store_results(P, w, ret, a, at, n)
     e.have = {}
     for i, id in ipairs(e.ids) do e.have[id] = docs[i] end
   end
-  local hl, codes, dup, fenced, acked = nil, {}, 0, 0, {}
+  local out = {codes = {}, acked = {}, dup = 0, fenced = 0}
+  local hl -- how many payloads have counters to forget (stalls, attempts)
   for i, r in ipairs(R) do
     local e = B[r.batch]
-    local had = e.pend[r.id] or e.have[r.id] -- stored before, or by an earlier result here
+    local had = (e.pend and e.pend[r.id]) or e.have[r.id] -- stored before, or by an earlier result here
     if not r.mine then
       if had == r.doc then -- our own result, sent again after a lost reply
-        dup, codes[i] = dup + 1, 0
+        out.dup, out.codes[i] = out.dup + 1, 0
       else
-        fenced, codes[i] = fenced + 1, -1
+        out.fenced, out.codes[i] = out.fenced + 1, -1
       end
     else
-      if not e.f then -- the batch's counters, with every status counted here
-        local fields = batch_fields()
-        for _, s in ipairs(e.status) do fields[#fields + 1] = 'status:' .. s end
-        local v = want_int_fields(e.bk, fields)
-        e.f, e.names = {}, fields
-        for k, f in ipairs(fields) do e.f[f] = v[k] end
-      end
-      local payload = claims[i]
-      if payload then -- the payload's counters and history, to forget when it has any
+      batch_state(e)
+      if claims[i] then -- the payload's counters and history, to forget when it has any
         if hl == nil then
           hl = checked(P .. 'stalls', 'hash', 'HLEN', P .. 'stalls') +
                checked(P .. 'attempts', 'hash', 'HLEN', P .. 'attempts')
           if hl > 0 then want_type(P .. 'first', 'hash') end
         end
-        if hl > 0 then r.sha = redis.sha1hex(payload) end
+        if hl > 0 then r.sha = redis.sha1hex(claims[i]) end
       end
       local f = e.f
       local counted = had and 'duplicate' or 'done' -- this result counts as a duplicate, or as done
       f[counted] = (tonumber(f[counted]) or 0) + 1
-      e.changed = e.changed or {}
       e.changed[counted] = true
       if had then
-        dup, codes[i] = dup + 1, 0
+        out.dup, out.codes[i] = out.dup + 1, 0
       else
         local sk = 'status:' .. r.status
         f[sk] = (tonumber(f[sk]) or 0) + 1
@@ -229,51 +247,78 @@ local function store_results(P, w, ret, a, at, n)
         e.pend[r.id] = r.doc
         e.store[#e.store + 1] = r.id
         e.store[#e.store + 1] = r.doc
-        codes[i] = 1
+        out.codes[i] = 1
       end
-      local c, now_finished = batch_counts({f.total, f.done, f.dead, f.duplicate, f.finished_at_ms, f.finished_total})
-      if now_finished then
+      local c, done, anew = batch_counts({f.total, f.done, f.dead, f.duplicate, f.finished_at_ms, f.finished_total,
+                                          f.finished})
+      if anew then
         want_type(P .. 'done:' .. r.batch, 'list')
         e.fins[#e.fins + 1] = c
         f.finished_at_ms, f.finished_total = true, c[1]
       end
-      acked[#acked + 1] = r
+      local flag = done and '1' or '0'
+      if f.finished ~= flag then f.finished, e.changed.finished = flag, true end
+      out.acked[#out.acked + 1] = r
     end
   end
-  -- The writes.
-  if #acked > 0 then
+  return out
+end
+
+-- Writes what check_results decided, kept ret seconds: the claims
+-- acknowledged, the results stored, the counters, each finish.
+local function write_results(P, w, ret, B, order, out)
+  if #out.acked > 0 then
     local ts = {}
-    for k, r in ipairs(acked) do ts[k] = r.tok end
+    for k, r in ipairs(out.acked) do ts[k] = r.tok end
     redis.call('HDEL', P .. 'claims', unpack(ts))
     redis.call('HDEL', P .. 'owners', unpack(ts))
     redis.call('ZREM', P .. 'leases', unpack(ts))
     for _, t in ipairs(ts) do redis.call('LREM', P .. 'processing:' .. w, 1, t) end
-    for _, r in ipairs(acked) do
+    for _, r in ipairs(out.acked) do
       if r.sha then forget(P, r.sha) end
     end
   end
-  if dup > 0 then stat(P, 'duplicate', dup) end
-  if fenced > 0 then stat(P, 'fenced', fenced) end
+  if out.dup > 0 then stat(P, 'duplicate', out.dup) end
+  if out.fenced > 0 then stat(P, 'fenced', out.fenced) end
   for _, b in ipairs(order) do
     local e = B[b]
-    if #e.store > 0 then
+    if e.store and #e.store > 0 then
       redis.call('HSET', e.rk, unpack(e.store))
       redis.call('EXPIRE', e.rk, ret)
     end
-    if e.changed then
+    if e.changed and next(e.changed) then
       local hs = {}
       for _, f in ipairs(e.names) do
-        if e.changed[f] then
+        if e.changed[f] and f ~= 'finished' then
           hs[#hs + 1] = f
           hs[#hs + 1] = string.format('%d', e.f[f])
         end
       end
+      hs[#hs + 1] = 'finished'
+      hs[#hs + 1] = e.f.finished
+      for _, c in ipairs(e.fins) do
+        local fs = finished(P, b, ret, c)
+        for k = 1, #fs do hs[#hs + 1] = fs[k] end
+      end
       redis.call('HSET', e.bk, unpack(hs))
       redis.call('EXPIRE', e.bk, ret)
-      for _, c in ipairs(e.fins) do finished(P, b, ret, c) end
     end
   end
-  return codes
+end
+
+-- Stores n results of worker w (ARGV a from index at: token, batch, id,
+-- status, bson each), kept ret seconds, as n calls of complete one after
+-- the other would, in one step: every read and check first, then the
+-- writes. A result is stored (the first one per id wins) and its claim
+-- acknowledged; a claim whose id already has a result (a duplicate id in
+-- the batch) is counted in the batch's 'duplicate', so the batch still
+-- finishes. Returns a code per result: 1 stored, 0 a result existed, -1
+-- fenced (refused).
+local function store_results(P, w, ret, a, at, n)
+  local R, toks, B, order = gather_results(P, a, at, n)
+  local out = check_results(P, w, R, toks, B, order)
+  write_results(P, w, ret, B, order, out)
+  return out.codes
 end
 
 -- complete: ARGV worker, token, batch, id, status, bson, retention_s: one

@@ -1,5 +1,9 @@
 -- 50-upkeep.lua: the fleet's upkeep: recover, reap, dead_requeue, and
 -- hash_cas for the provider rollout (the sandq_v1 library, part 6 of 7).
+-- Exports: recover, reap, dead_record, dead_requeue, hash_cas.
+-- Uses (00-base.lua): prefix, now_ms, list_key; (10-checks.lua): want_type,
+-- want_int_field, want_lists, want_batch, want_promote; (20-settle.lua):
+-- want_stall, stall, promote.
 
 -- recover: ARGV worker, max_stalls, retention_s. A worker id starting up:
 -- whatever an earlier run of it held stalled there. Returns {requeued, dead}.
@@ -103,7 +107,8 @@ local function dead_requeue(keys, args)
     if rec.batch then
       local bk = P .. 'batch:' .. rec.batch
       if (tonumber(redis.call('HGET', bk, 'dead')) or 0) > 0 then redis.call('HINCRBY', bk, 'dead', -1) end
-      redis.call('HDEL', bk, 'finished_at_ms')
+      redis.call('HDEL', bk, 'finished_at_ms') -- a task back on the queue: not finished
+      redis.call('HSET', bk, 'finished', '0')
     end
     redis.call('RPUSH', list_key(P, rec.priority), rec.payload)
   end

@@ -195,7 +195,7 @@ static void test_network(void) {
   sq_jail_outcome_clear(&o);
 }
 
-static void test_policy(void) {
+static void test_precheck(void) {
   sq_jail_outcome o;
   CHECK_EQ(run("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
                "print('calling', flush=True)\nr = libc.ptrace(0, 0, 0, 0)\n"
@@ -588,7 +588,7 @@ int main(int argc, char **argv) {
   test_memory_limit();
   test_output_limit();
   test_network();
-  test_policy();
+  test_precheck();
   test_environment();
   test_descriptors();
   test_input();

@@ -17,7 +17,7 @@
 #include "errors.h"
 #include "llm.h"
 #include "log.h"
-#include "reply.h"
+#include "extract.h"
 #include "risk.h"
 #include "util.h"
 
@@ -151,7 +151,7 @@ static void test_normal(void) {
 
   char *code = NULL;
   char err[64];
-  CHECK_EQ(sq_reply_extract_code(r.content, &code, err, sizeof err), 0);
+  CHECK_EQ(sq_extract_code(r.content, &code, err, sizeof err), 0);
   CHECK_STR(code, "print(6 * 7)\n");
   free(code);
   sq_llm_reply_clear(&r);
@@ -434,7 +434,7 @@ static void test_more_faults(void) {
   p = provider("odd", base_url);
   CHECK_EQ(call(&p, NULL, "[t:odd-fence] go", &r), 0);
   char *code = NULL, err[64];
-  CHECK_EQ(sq_reply_extract_code(r.content, &code, err, sizeof err), 0);
+  CHECK_EQ(sq_extract_code(r.content, &code, err, sizeof err), 0);
   CHECK_STR(code, "print('odd')\n");
   free(code);
   sq_llm_reply_clear(&r);
@@ -442,13 +442,13 @@ static void test_more_faults(void) {
   /* A risk prompt gets the risk rule; the verdict parses. */
   CHECK_EQ(call(&p, "You are a security reviewer.", "[t:risk-json] code", &r), 0);
   sq_risk_verdict v;
-  CHECK_EQ(sq_reply_parse_risk(r.content, &v, err, sizeof err), 0);
+  CHECK_EQ(sq_extract_risk(r.content, &v, err, sizeof err), 0);
   CHECK_EQ(v.level, SQ_RISK_HIGH);
   CHECK_EQ(v.action, SQ_RISK_BLOCK);
   sq_llm_reply_clear(&r);
 }
 
-/* Issue 16 items 5 and 13: the provider's own words, a header curl cannot
+/* The provider's own words, a header curl cannot
  * take, and a NUL in the content each give an error that says so, and none
  * of them is retried. */
 static void test_reply_errors_named(void) {

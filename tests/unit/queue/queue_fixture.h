@@ -1,5 +1,5 @@
 /* queue_fixture.h: what the queue's unit tests share: the Redis server
- * tests/integration/queue.sh started (SANDQ_REDIS_URL, SQ_REDIS_PORT), a
+ * tests/lib/with_redis.sh started (SANDQ_REDIS_URL, SQ_REDIS_PORT), a
  * raw hiredis connection to poke at keys behind the module's back, and
  * handles opened on it. Header-only: each test binary is one source file. */
 #ifndef SQ_QUEUE_FIXTURE_H
@@ -19,14 +19,14 @@ static int g_port;        /* and its TCP port */
 static const char *g_test_name;
 
 /* Reads the server's address from the environment. Returns 0, or 77 (SKIP)
- * when the test was not started by queue.sh. */
+ * when the test was not started by tests/lib/with_redis.sh. */
 static inline int fixture_init(const char *test_name) {
   g_test_name = test_name;
   sq_log_init(test_name, SQ_LOG_ERROR);
   g_url = getenv("SANDQ_REDIS_URL");
   const char *port = getenv("SQ_REDIS_PORT");
   if (!g_url || !port) {
-    fprintf(stderr, "SKIP: SANDQ_REDIS_URL/SQ_REDIS_PORT not set (run through tests/integration/queue.sh)\n");
+    fprintf(stderr, "SKIP: SANDQ_REDIS_URL/SQ_REDIS_PORT not set (run through tests/lib/with_redis.sh)\n");
     return 77;
   }
   g_port = atoi(port);

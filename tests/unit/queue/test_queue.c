@@ -1,5 +1,5 @@
 /* test_queue.c: the queue's work against a real redis-server (started by
- * tests/integration/queue.sh): push, claim, lease and fencing, heartbeat,
+ * tests/lib/with_redis.sh): push, claim, lease and fencing, heartbeat,
  * reaping, dead letter, retry, release, results and batches. The handle
  * itself (URLs, connecting, reconnecting, errors) is test_queue_conn.c. */
 #include <bson/bson.h>

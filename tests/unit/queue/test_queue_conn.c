@@ -1,5 +1,5 @@
 /* test_queue_conn.c: the queue handle (queue.c) against a real redis-server
- * (started by tests/integration/queue.sh, which also gives a unix socket in
+ * (started by tests/lib/with_redis.sh, which also gives a unix socket in
  * SQ_REDIS_SOCK): URLs good and bad, AUTH and SELECT, a connection killed
  * under it, and keys of the wrong type. */
 #include <hiredis/hiredis.h>
@@ -153,9 +153,9 @@ static void test_urls(void) {
   CHECK(strstr(aerr, "docs/deploy.md") != NULL);
   redisFree(c);
 
-  /* unix socket, when the script gave one (queue.sh does) */
+  /* unix socket, when the script gave one (with_redis.sh does) */
   const char *sock = getenv("SQ_REDIS_SOCK");
-  if (!sock || !*sock) sq_check_skip("unix socket URL", "SQ_REDIS_SOCK is not set (run through tests/integration/queue.sh)");
+  if (!sock || !*sock) sq_check_skip("unix socket URL", "SQ_REDIS_SOCK is not set (run through tests/lib/with_redis.sh)");
   if (sock && *sock) {
     snprintf(url, sizeof url, "unix://%s", sock);
     q = NULL;
@@ -196,7 +196,7 @@ static void test_notices(void) {
   sq_queue_free(q);
 }
 
-/* The server check hands its findings back as lines (queue.sh starts redis
+/* The server check hands its findings back as lines (with_redis.sh starts redis
  * with appendonly no and no snapshots: one finding). */
 static void test_check_server(void) {
   sq_queue *q = open_queue("check");

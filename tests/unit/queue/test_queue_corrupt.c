@@ -1,7 +1,7 @@
 /* test_queue_corrupt.c: every queue Function against damaged keys (real
- * redis-server, started by tests/integration/queue_corrupt.sh). Redis
+ * redis-server, started by tests/lib/with_redis.sh). Redis
  * Functions do not roll back, so a Function that wrote before meeting a
- * damaged key lost tasks (issue 16: a non-integer sq:{Q}:seq made each
+ * damaged key lost tasks (a non-integer sq:{Q}:seq made each
  * claim pop a task and then fail at INCR). Each row of the table sets up a
  * task somewhere, damages one key the Function touches, calls it and
  * checks: the call fails, the error names the key, and not one key of the
@@ -482,7 +482,7 @@ static void test_complete_forgets(void) {
   sq_queue_free(q);
 }
 
-/* issue 14: a raw LPUSH then HINCRBY total: the result came first. The
+/* A raw LPUSH then HINCRBY total: the result came first. The
  * counters read back say finished, and a total raised after a finish does
  * not leave the old stamp standing. */
 static void test_total_after_result(void) {
@@ -499,6 +499,58 @@ static void test_total_after_result(void) {
   freeReplyObject(cmd("HSET sq:{late}:batch:bl finished_at_ms %s", "1"));
   CHECK_EQ(sq_queue_batch_stats(q, "bl", &st), 0);
   CHECK_EQ(st.finished_at_ms, 0);
+  sq_queue_free(q);
+}
+
+/* The 'finished' field of sq:{ff}:batch:<batch>, "(nil)" when absent. */
+static void check_flag(const char *batch, const char *want) {
+  redisReply *v = cmd("HGET sq:{ff}:batch:%s finished", batch);
+  CHECK_STR(v->type == REDIS_REPLY_STRING ? v->str : "(nil)", want);
+  freeReplyObject(v);
+}
+
+/* The batch's finished_at_ms as sq_queue_batch_stats reads it (-1: failed). */
+static long long stamp_of(sq_queue *q, const char *batch) {
+  sq_batch_stats st;
+  return sq_queue_batch_stats(q, batch, &st) == 0 ? (long long)st.finished_at_ms : -1;
+}
+
+/* The server's 'finished' flag: 0 after a push, 1 when the last result
+ * lands, and what every reader reports. A batch hash written before the
+ * flag existed (none): its finish stamp for its current total decides,
+ * and the next result writes the flag, with no second event. */
+static void test_finished_flag(void) {
+  sq_queue *q = NULL;
+  CHECK_EQ(sq_queue_new(g_url, "ff", &q), 0);
+  const char *p[2] = {"{\"id\":\"a\"}", "{\"id\":\"b\"}"};
+  size_t len[2] = {strlen(p[0]), strlen(p[1])};
+  CHECK_EQ(sq_queue_push(q, "b", p, len, 2), 0);
+  check_flag("b", "0");
+  CHECK_EQ(complete_one(q, "b", "a"), 0);
+  CHECK_EQ(stamp_of(q, "b"), 0);
+  CHECK_EQ(complete_one(q, "b", "b"), 0);
+  check_flag("b", "1");
+  CHECK(stamp_of(q, "b") > 0);
+  /* the flag decides, not the counts: the reader does not decide again */
+  freeReplyObject(cmd("HSET sq:{ff}:batch:b finished %s", "0"));
+  CHECK_EQ(stamp_of(q, "b"), 0);
+
+  /* batches from before the flag: finished (stamped at its total) ... */
+  freeReplyObject(cmd("HSET sq:{ff}:batch:old total 2 done 2 finished_at_ms 1234 finished_total %s", "2"));
+  CHECK_EQ(stamp_of(q, "old"), 1234);
+  /* ... not finished: no stamp, or stamped at another total ... */
+  freeReplyObject(cmd("HSET sq:{ff}:batch:nostamp total 2 done %s", "2"));
+  CHECK_EQ(stamp_of(q, "nostamp"), 0);
+  freeReplyObject(cmd("HSET sq:{ff}:batch:grown total 3 done 3 finished_at_ms 1234 finished_total %s", "2"));
+  CHECK_EQ(stamp_of(q, "grown"), 0);
+  /* ... and a late copy of a result into the finished one: the flag is
+   * written, and no second event pushed */
+  freeReplyObject(cmd("LPUSH sq:{ff}:tasks %s", "{\"id\":\"a\",\"batch\":\"old\"}"));
+  freeReplyObject(cmd("HSET sq:{ff}:results:old a %s", "x"));
+  CHECK_EQ(complete_one(q, "old", "a"), SQ_EEXISTS);
+  check_flag("old", "1");
+  CHECK_EQ(num(cmd("LLEN %s", "sq:{ff}:done:old")), 0);
+  CHECK_EQ(stamp_of(q, "old"), 1234);
   sq_queue_free(q);
 }
 
@@ -530,7 +582,7 @@ int main(void) {
   g_url = getenv("SANDQ_REDIS_URL");
   const char *port = getenv("SQ_REDIS_PORT");
   if (!g_url || !port) {
-    fprintf(stderr, "SKIP: SANDQ_REDIS_URL/SQ_REDIS_PORT not set (run through tests/integration/queue_corrupt.sh)\n");
+    fprintf(stderr, "SKIP: SANDQ_REDIS_URL/SQ_REDIS_PORT not set (run through tests/lib/with_redis.sh)\n");
     return 77;
   }
   g_raw = redisConnect("127.0.0.1", atoi(port));
@@ -544,6 +596,7 @@ int main(void) {
   test_duplicates();
   test_complete_forgets();
   test_total_after_result();
+  test_finished_flag();
   test_counters_read_back();
   redisFree(g_raw);
   return sq_check_done("test_queue_corrupt");

@@ -1,5 +1,5 @@
 /* test_queue_shard.c: a sharded queue (shards: 3, tags {Q#0}..{Q#2}) on
- * one real redis-server (tests/integration/queue.sh): pushes spread over
+ * one real redis-server (tests/lib/with_redis.sh): pushes spread over
  * the shards, claims take from every shard in turn, a batch's counters are
  * the sum of its parts and it finishes when every part has, results and
  * the dead letter span the shards; plus the failover pieces every queue

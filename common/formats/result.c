@@ -1,0 +1,143 @@
+/* result.c: an sq_result into one BSON document (libbson). The layout is a
+ * contract: docs/formats.md. */
+#include "result.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "utf8.h"
+#include "util.h"
+
+/* Appends s as a UTF-8 string made by sq_utf8_sanitize (utf8.h), so that
+ * output from hostile programs is kept, never dropped. */
+static bool append_text(bson_t *doc, const char *key, const char *s, size_t len) {
+  if (!s) return bson_append_null(doc, key, -1);
+  if (sq_utf8_clean(s, len)) return bson_append_utf8(doc, key, -1, s, (int)len);
+  sq_buf b = {0};
+  bool ok = sq_utf8_sanitize(s, len, &b) == 0 && bson_append_utf8(doc, key, -1, b.data, (int)b.len);
+  sq_buf_clear(&b);
+  return ok;
+}
+
+static bool append_cstr(bson_t *doc, const char *key, const char *s) {
+  return append_text(doc, key, s, s ? strlen(s) : 0);
+}
+
+/* findings: [{kind, line, col, detail}], in position order. */
+static bool append_findings(bson_t *doc, const sq_precheck_report *rep) {
+  bson_t arr, item;
+  if (!BSON_APPEND_ARRAY_BEGIN(doc, "findings", &arr)) return false;
+  bool ok = true;
+  for (size_t i = 0; ok && i < rep->n; i++) {
+    const sq_precheck_finding *f = &rep->items[i];
+    char key[16];
+    const char *k;
+    bson_uint32_to_string((uint32_t)i, &k, key, sizeof key);
+    ok = BSON_APPEND_DOCUMENT_BEGIN(&arr, k, &item) && BSON_APPEND_UTF8(&item, "kind", sq_precheck_kind_name(f->kind)) &&
+         BSON_APPEND_INT32(&item, "line", f->line) && BSON_APPEND_INT32(&item, "col", f->col) &&
+         append_cstr(&item, "detail", f->detail) && bson_append_document_end(&arr, &item);
+  }
+  return bson_append_array_end(doc, &arr) && ok;
+}
+
+/* risk: {level, action, reason, confidence, source, decision} */
+static bool append_risk(bson_t *doc, const sq_result_risk *k) {
+  bson_t sub;
+  return BSON_APPEND_DOCUMENT_BEGIN(doc, "risk", &sub) && append_cstr(&sub, "level", k->level) &&
+         append_cstr(&sub, "action", k->action) && append_cstr(&sub, "reason", k->reason) &&
+         (k->confidence >= 0 ? BSON_APPEND_DOUBLE(&sub, "confidence", k->confidence)
+                             : BSON_APPEND_NULL(&sub, "confidence")) &&
+         append_cstr(&sub, "source", k->source) && append_cstr(&sub, "decision", k->decision) &&
+         bson_append_document_end(doc, &sub);
+}
+
+/* repairs: [{round, code, status, prompt_tokens, completion_tokens}] */
+static bool append_repairs(bson_t *doc, const sq_result_repair *rp, int n) {
+  bson_t arr, item;
+  bool ok = BSON_APPEND_ARRAY_BEGIN(doc, "repairs", &arr);
+  for (int i = 0; ok && i < n; i++) {
+    char key[16];
+    const char *k;
+    bson_uint32_to_string((uint32_t)i, &k, key, sizeof key);
+    ok = BSON_APPEND_DOCUMENT_BEGIN(&arr, k, &item) && BSON_APPEND_INT32(&item, "round", rp[i].round) &&
+         append_cstr(&item, "code", rp[i].code) && append_cstr(&item, "status", rp[i].status) &&
+         BSON_APPEND_INT64(&item, "prompt_tokens", rp[i].prompt_tokens) &&
+         BSON_APPEND_INT64(&item, "completion_tokens", rp[i].completion_tokens) &&
+         bson_append_document_end(&arr, &item);
+  }
+  return ok && bson_append_array_end(doc, &arr);
+}
+
+/* jail: {mode, layers: [...], oom_killed} */
+static bool append_jail(bson_t *doc, const sq_result_jail *jl) {
+  bson_t sub, arr;
+  bool ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "jail", &sub) && append_cstr(&sub, "mode", jl->mode) &&
+            BSON_APPEND_ARRAY_BEGIN(&sub, "layers", &arr);
+  for (uint32_t i = 0; ok && i < SQ_RESULT_MAX_LAYERS && jl->layers[i]; i++) {
+    char key[16];
+    const char *k;
+    bson_uint32_to_string(i, &k, key, sizeof key);
+    ok = append_cstr(&arr, k, jl->layers[i]);
+  }
+  return ok && bson_append_array_end(&sub, &arr) && BSON_APPEND_BOOL(&sub, "oom_killed", jl->oom_killed) &&
+         bson_append_document_end(doc, &sub);
+}
+
+int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen) {
+  if (note && notelen) note[0] = '\0';
+  bson_t sub;
+  bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
+            BSON_APPEND_UTF8(doc, "status", sq_status_name(r->status));
+  if (ok && r->reason) ok = append_cstr(doc, "reason", r->reason);
+  ok = ok && (r->exit_code >= 0 ? BSON_APPEND_INT32(doc, "exit_code", r->exit_code)
+                                : BSON_APPEND_NULL(doc, "exit_code"));
+  ok = ok && BSON_APPEND_INT32(doc, "signal", r->signal) &&
+       append_text(doc, "stdout", r->stdout_buf ? r->stdout_buf : "", r->stdout_len) &&
+       BSON_APPEND_BOOL(doc, "stdout_truncated", r->stdout_truncated) &&
+       append_text(doc, "stderr", r->stderr_buf ? r->stderr_buf : "", r->stderr_len) &&
+       BSON_APPEND_BOOL(doc, "stderr_truncated", r->stderr_truncated) && append_cstr(doc, "code", r->code);
+  if (ok && r->blocked_syscall && r->blocked_syscall[0])
+    ok = append_cstr(doc, "blocked_syscall", r->blocked_syscall);
+
+  ok = ok && BSON_APPEND_DOCUMENT_BEGIN(doc, "timings", &sub) && BSON_APPEND_INT64(&sub, "queue_ms", r->queue_ms) &&
+       BSON_APPEND_INT64(&sub, "llm_ms", r->llm_ms) && BSON_APPEND_INT64(&sub, "exec_ms", r->exec_ms) &&
+       BSON_APPEND_INT64(&sub, "total_ms", r->total_ms) &&
+       BSON_APPEND_INT64(&sub, "all_attempts_ms", r->all_attempts_ms >= r->total_ms ? r->all_attempts_ms : r->total_ms) &&
+       bson_append_document_end(doc, &sub);
+  ok = ok && BSON_APPEND_INT32(doc, "attempts", r->attempts > 0 ? r->attempts : 1);
+
+  ok = ok && BSON_APPEND_DOCUMENT_BEGIN(doc, "resources", &sub) && BSON_APPEND_INT64(&sub, "cpu_ms", r->cpu_ms) &&
+       BSON_APPEND_INT64(&sub, "memory_kib", r->memory_kib) && bson_append_document_end(doc, &sub);
+
+  if (ok && r->llm.called) {
+    ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "llm", &sub) && append_cstr(&sub, "provider", r->llm.provider) &&
+         append_cstr(&sub, "model", r->llm.model) &&
+         BSON_APPEND_INT64(&sub, "prompt_tokens", r->llm.prompt_tokens) &&
+         BSON_APPEND_INT64(&sub, "completion_tokens", r->llm.completion_tokens) &&
+         BSON_APPEND_DOUBLE(&sub, "cost_usd", r->llm.cost_usd) &&
+         BSON_APPEND_BOOL(&sub, "usage_estimated", r->llm.usage_estimated) &&
+         BSON_APPEND_INT32(&sub, "calls", r->llm.calls > 0 ? r->llm.calls : 1) &&
+         BSON_APPEND_DOUBLE(&sub, "temperature", r->llm.temperature) && bson_append_document_end(doc, &sub);
+  }
+  if (ok && r->judge) ok = append_cstr(doc, "judge", r->judge);
+  if (ok && r->judge && r->judge_reason) ok = append_cstr(doc, "judge_reason", r->judge_reason);
+  if (ok && r->jail.ran) ok = append_jail(doc, &r->jail);
+  if (ok && r->risk) ok = append_risk(doc, r->risk);
+  if (ok && r->n_repairs > 0) ok = append_repairs(doc, r->repairs, r->n_repairs);
+  ok = ok && append_cstr(doc, "worker", r->worker) && BSON_APPEND_DATE_TIME(doc, "finished_at", r->finished_at_ms);
+  if (ok && r->metadata_json) {
+    bson_error_t berr;
+    bson_t *meta = bson_new_from_json((const uint8_t *)r->metadata_json, -1, &berr);
+    if (!meta) {
+      if (note && notelen) snprintf(note, notelen, "metadata not representable in BSON: %s", berr.message);
+      ok = BSON_APPEND_NULL(doc, "metadata");
+    } else {
+      ok = BSON_APPEND_DOCUMENT(doc, "metadata", meta);
+      bson_destroy(meta);
+    }
+  }
+  if (ok && r->findings) ok = append_findings(doc, r->findings);
+  return ok ? 0 : SQ_EBSON;
+}

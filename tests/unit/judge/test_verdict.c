@@ -1,0 +1,82 @@
+/* test_verdict.c: every jail end maps to the status the contract names;
+ * with tests, `passed` needs the harness's completion mark; expected_stdout
+ * trims ASCII white space only. */
+#include <string.h>
+
+#include "check.h"
+#include "verdict.h"
+
+/* A run that ended end with stdout out (NUL-terminated text, or n bytes
+ * when n > 0); has_tests runs with the completion mark seen. */
+static sq_status decide_n(sq_jail_end end, int has_tests, const char *out, size_t n, const char *want_out) {
+  sq_jail_outcome o = {.end = end, .stdout_buf = (char *)out, .stdout_len = n ? n : out ? strlen(out) : 0};
+  sq_verdict_input in = {.has_tests = has_tests, .marks = {.begun = true, .completed = true},
+                         .expected_stdout = want_out};
+  return sq_verdict_decide(&o, &in, NULL);
+}
+static sq_status decide(sq_jail_end end, int has_tests, const char *out, const char *want_out) {
+  return decide_n(end, has_tests, out, 0, want_out);
+}
+
+/* A run with tests that exited 0 with the marks m. */
+static sq_status with_marks(sq_jail_end end, sq_harness_marks m, const char **why) {
+  sq_jail_outcome o = {.end = end};
+  sq_verdict_input in = {.has_tests = true, .marks = m};
+  return sq_verdict_decide(&o, &in, why);
+}
+
+int main(void) {
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "", NULL)), "ok");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 1, "", NULL)), "passed");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "42\n", "42")), "passed");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "42\n", "42\n\n")), "passed");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "42 \t\r\n\v\f", "42")), "passed");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "41\n", "42")), "failed");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "", "42")), "failed");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "", "")), "passed");
+  /* A NUL is output, not white space: "45\n\0" is not "45". */
+  CHECK_STR(sq_status_name(decide_n(SQ_JAIL_EXITED_OK, 0, "45\n\0", 4, "45")), "failed");
+  CHECK_STR(sq_status_name(decide_n(SQ_JAIL_EXITED_OK, 0, "45\0\n", 4, "45")), "failed");
+  CHECK_STR(sq_status_name(decide_n(SQ_JAIL_EXITED_OK, 0, "\0", 1, "")), "failed");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_ASSERTION, 1, "", NULL)), "failed");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_ERROR, 1, "", NULL)), "runtime_error");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_SIGNALED, 0, "", NULL)), "runtime_error");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_TIMEOUT, 0, "", NULL)), "timeout");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_CPU_LIMIT, 0, "", NULL)), "cpu_limit");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_MEMORY_LIMIT, 0, "", NULL)), "memory_limit");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_OUTPUT_LIMIT, 0, "", NULL)), "output_limit");
+  CHECK_STR(sq_status_name(decide(SQ_JAIL_POLICY, 0, "", NULL)), "policy_violation");
+
+  /* Exit status 0 is not enough with tests: the completion mark is. */
+  const char *why = "unset";
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_OK, (sq_harness_marks){.begun = true, .completed = true}, &why)),
+            "passed");
+  CHECK(why == NULL);
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_OK, (sq_harness_marks){.begun = true}, &why)), "failed");
+  CHECK_STR(why, SQ_VERDICT_EARLY_EXIT);
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_OK, (sq_harness_marks){0}, &why)), "failed");
+  CHECK_STR(why, "exited before the tests completed");
+  /* A value that claimed to equal anything fails the run, whatever came after. */
+  sq_harness_marks eq = {.begun = true, .completed = true, .equal_to_anything = true};
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_OK, eq, &why)), "failed");
+  CHECK_STR(why, SQ_VERDICT_EQUAL_TO_ANYTHING);
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_ASSERTION, eq, &why)), "failed");
+  CHECK_STR(why, SQ_VERDICT_EQUAL_TO_ANYTHING);
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_TIMEOUT, (sq_harness_marks){.begun = true}, &why)), "timeout");
+  CHECK(why == NULL);
+  /* The judge's own failure: its reason, whatever the exit status; a limit still wins. */
+  sq_harness_marks judged = {.begun = true, .fail = "returned a value the judge cannot compare: Anything"};
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_ERROR, judged, &why)), "failed");
+  CHECK_STR(why, "returned a value the judge cannot compare: Anything");
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_OK, judged, &why)), "failed");
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_SIGNALED, judged, &why)), "failed");
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_MEMORY_LIMIT, judged, &why)), "memory_limit");
+  CHECK(why == NULL);
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_TIMEOUT, judged, &why)), "timeout");
+
+  sq_status s;
+  CHECK_EQ(sq_status_parse("memory_limit", &s), 0);
+  CHECK_EQ(s, SQ_STATUS_MEMORY_LIMIT);
+  CHECK(sq_status_parse("bogus", &s) != 0);
+  return sq_check_done("test_verdict");
+}
