@@ -67,6 +67,7 @@ typedef struct {
   char *reason;       /* NULL when none */
   bool passed;
   bool has_llm, ran;  /* an LLM was called; the program ran in the jail */
+  char *judge;        /* "isolated", "in_process", or NULL (no tests, or an older result) */
   char *provider, *model;
   int attempts;
   int64_t ms[SQ__STAGE_COUNT];
@@ -113,6 +114,7 @@ typedef struct {
   size_t n_rows;
   int64_t status_counts[SQ_STATUS__COUNT];
   int64_t other_statuses;           /* results whose status is not a known name */
+  int64_t judge_isolated, judge_in_process; /* results by their "judge" (the rest had no tests) */
   int k[SQ__REPORT_MAX_K];
   int n_k;
   double pass_at_k[SQ__REPORT_MAX_K];   /* mean over problems with n >= k; < 0 when none */

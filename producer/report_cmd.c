@@ -69,6 +69,9 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
     rc = sq_buf_appendf(b, "  %-20s %8lld %7s\n", sq_status_name((sq_status)s), (long long)r->status_counts[s], p);
   }
   if (!rc && r->other_statuses) rc = sq_buf_appendf(b, "  %-20s %8lld\n", "(other)", (long long)r->other_statuses);
+  if (!rc && (r->judge_isolated || r->judge_in_process))
+    rc = sq_buf_appendf(b, "\ntests judged: %lld isolated, %lld in-process\n", (long long)r->judge_isolated,
+                        (long long)r->judge_in_process);
 
   rc = rc || sq_buf_appendf(b, "\npass@k (unbiased estimator, over problems with at least k samples)\n");
   for (int j = 0; !rc && j < r->n_k; j++) {

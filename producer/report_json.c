@@ -63,6 +63,9 @@ static cJSON *build(const sq__report *r) {
       ok = cJSON_AddNumberToObject(o, sq_status_name((sq_status)s), (double)r->status_counts[s]) != NULL;
     if (ok && r->other_statuses) ok = cJSON_AddNumberToObject(o, "other", (double)r->other_statuses) != NULL;
   }
+  if (ok && (ok = (o = cJSON_AddObjectToObject(root, "judge")) != NULL))
+    ok = cJSON_AddNumberToObject(o, "isolated", (double)r->judge_isolated) &&
+         cJSON_AddNumberToObject(o, "in_process", (double)r->judge_in_process);
   int64_t passed = r->status_counts[SQ_STATUS_PASSED];
   ok = ok && cJSON_AddNumberToObject(root, "pass_rate", r->n_rows ? (double)passed / (double)r->n_rows : 0);
   ok = ok && add(root, "pass_at_k", by_k(r, r->pass_at_k));

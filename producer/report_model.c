@@ -62,6 +62,7 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
     }
   }
   if (!r->task_id && !(r->task_id = strdup(d->id))) return SQ_ENOMEM;
+  r->judge = utf8_at(&doc, "judge");
   r->has_llm = has(&doc, "llm");
   r->ran = has(&doc, "jail");
   if (r->has_llm) {
@@ -87,6 +88,7 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
 
 void sq__report_row_clear(sq__report_row *r) {
   free(r->id), free(r->task_id), free(r->status), free(r->reason), free(r->provider), free(r->model), free(r->dataset);
+  free(r->judge);
   memset(r, 0, sizeof *r);
 }
 
@@ -301,6 +303,9 @@ int sq__report_build(const sq__result_set *rs, const char *batch, const char *qu
     sq_status st;
     if (sq_status_parse(out->rows[i].status, &st) == 0) out->status_counts[st]++;
     else out->other_statuses++;
+    const char *jd = out->rows[i].judge;
+    if (jd && strcmp(jd, "isolated") == 0) out->judge_isolated++;
+    else if (jd && strcmp(jd, "in_process") == 0) out->judge_in_process++;
   }
   out->n_k = n_k < SQ__REPORT_MAX_K ? n_k : SQ__REPORT_MAX_K;
   memcpy(out->k, k, (size_t)out->n_k * sizeof *k);

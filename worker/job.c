@@ -35,6 +35,7 @@ void sq__job_free(job *j) {
   sq_claim_clear(&j->claim);
   free(j->code);
   free(j->program);
+  free(j->input);
   free(j->listing);
   sq_jail_outcome_clear(&j->out);
   sq_workspace_files_clear(&j->files);
@@ -247,13 +248,15 @@ static int wrap_workspace(job *j) {
 static void exec_start(job *j) {
   worker *w = j->w;
   free(j->program);
+  free(j->input);
   free(j->listing);
-  j->program = j->listing = NULL;
-  /* The listing is what the result shows and the pre-check reads; the
-   * jail runs it through the test harness (harness.h) when there are tests. */
+  j->program = j->listing = j->input = NULL;
+  /* The listing is what the result shows and the pre-check reads; when
+   * there are tests the jail runs the code under the judge, which reads
+   * them on its stdin (harness.h). */
   bool python = j->task->language == SQ_TASK_PYTHON;
   if (sq_task_program(j->task, j->code, &j->listing) != 0 ||
-      (python && sq_harness_program(j->task, j->code, &j->program) != 0) ||
+      (python && sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len) != 0) ||
       (sq_workspace_applies(j->task) && wrap_workspace(j) != 0)) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
     return;
@@ -300,6 +303,10 @@ static void take_outcome(job *j) {
   if (in.has_tests) sq_harness_take_marks(o, &in.marks);
   const char *why = NULL;
   r->status = sq_verdict_decide(o, &in, &why);
+  snprintf(j->judge, sizeof j->judge, "%s", in.marks.judge);
+  snprintf(j->judge_reason, sizeof j->judge_reason, "%s", in.marks.judge_why);
+  r->judge = j->judge[0] ? j->judge : NULL;
+  r->judge_reason = j->judge_reason[0] ? j->judge_reason : NULL;
   r->exit_code = o->exit_code;
   r->signal = o->signal;
   r->stdout_buf = o->stdout_buf;

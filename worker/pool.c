@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "harness.h"
 #include "log.h"
 #include "test_hooks.h"
 #include "job.h"
@@ -61,7 +62,7 @@ static void *run(void *arg) {
       j->jail_rc = SQ_EJAIL;
     } else {
       j->jail_rc = sq_jail_run_task(p->jail, j->program, strlen(j->program), j->listing, strlen(j->listing),
-                                    &j->lim, j->r.id, &j->out);
+                                    j->input, j->input_len, &j->lim, j->r.id, &j->out);
     }
     pthread_mutex_lock(&p->mu);
     push(&p->done_head, &p->done_tail, j);
@@ -146,4 +147,19 @@ void sq__pool_free(jail_pool *p) {
   pthread_mutex_destroy(&p->mu);
   free(p->threads);
   free(p);
+}
+
+void sq__judge_precompile(sq_jail *jail) {
+  const char *prog = sq_harness_compile_program(), *src = sq_harness_judge_source();
+  sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 256, .output_kib = 1024};
+  sq_jail_outcome o;
+  int rc = sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, src, strlen(src), &lim, "judge-compile", &o);
+  if (rc == 0 && o.end == SQ_JAIL_EXITED_OK && !o.stdout_truncated)
+    rc = sq_harness_set_compiled(o.stdout_buf, o.stdout_len);
+  else if (rc == 0)
+    rc = SQ_EJAIL;
+  if (rc) /* each task then compiles judge.py itself: slower, the same verdicts */
+    SQ_WARN("judge: could not compile it once in the jail (%s, ended %s): each task compiles it", sq_strerror(rc),
+            sq_jail_end_name(o.end));
+  sq_jail_outcome_clear(&o);
 }

@@ -131,7 +131,7 @@ static int add_findings(cJSON *root, const sq_precheck_report *rep) {
 /* Prints the run as one JSON line on stdout; a blocked program did not run
  * (end "not_run", reason set). Returns 0 or SQ_ENOMEM. */
 static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_precheck_report *rep,
-                         const char *reason) {
+                         const char *reason, const sq_harness_marks *marks) {
   int rc = SQ_ENOMEM;
   char *text = NULL;
   cJSON *root = cJSON_CreateObject();
@@ -153,6 +153,10 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_pr
       !cJSON_AddNumberToObject(root, "memory_kib", (double)o->memory_kib))
     goto out;
   if (o->blocked_syscall[0] && !cJSON_AddStringToObject(root, "blocked_syscall", o->blocked_syscall))
+    goto out;
+  if (marks && marks->judge[0] &&
+      (!cJSON_AddStringToObject(root, "judge", marks->judge) ||
+       (marks->judge_why[0] && !cJSON_AddStringToObject(root, "judge_reason", marks->judge_why))))
     goto out;
   if (!cJSON_AddStringToObject(root, "mode", sq_jail_mode_name(o->mode)) ||
       !cJSON_AddBoolToObject(root, "oom_killed", o->oom_killed))
@@ -199,7 +203,8 @@ static int run(const sq_cli *cli) {
   sq_jail_limits_apply(&lim, &cfg.default_limits, &cfg.max_limits);
 
   size_t max_bytes = cfg.max_task_kib > 0 ? (size_t)cfg.max_task_kib * 1024 : DEFAULT_MAX_FILE_BYTES;
-  char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL;
+  char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL, *input = NULL;
+  size_t input_len = 0;
   sq_jail *jail = NULL;
   sq_jail_outcome o = {0};
   int rc;
@@ -211,7 +216,8 @@ static int run(const sq_cli *cli) {
   ret = 1;
   /* The pre-check reads the listing; the jail runs it through the test
    * harness when there are tests (as the worker does, harness.h). */
-  if (sq_task_program(&task, code, &listing) != 0 || sq_harness_program(&task, code, &program) != 0) {
+  if (sq_task_program(&task, code, &listing) != 0 ||
+      sq_harness_judge(&task, code, &program, &input, &input_len) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
@@ -221,7 +227,7 @@ static int run(const sq_cli *cli) {
     char reason[1024];
     o.exit_code = -1;
     sq_precheck_reason(&cfg.policy, &rep, reason, sizeof reason);
-    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason) != 0) goto out;
+    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason, NULL) != 0) goto out;
     ret = 0;
     goto out;
   }
@@ -234,7 +240,7 @@ static int run(const sq_cli *cli) {
             cfg.python_path, cfg.scratch_root, sq_strerror(rc));
     goto out;
   }
-  rc = sq_jail_run(jail, program, strlen(program), &lim, NULL, &o);
+  rc = sq_jail_run_task(jail, program, strlen(program), listing, strlen(listing), input, input_len, &lim, NULL, &o);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;
@@ -243,7 +249,7 @@ static int run(const sq_cli *cli) {
   if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
   const char *why = NULL;
   sq_status status = sq_verdict_decide(&o, &in, &why);
-  if (print_outcome(&o, status, &rep, why) != 0) {
+  if (print_outcome(&o, status, &rep, why, &in.marks) != 0) {
     fprintf(stderr, "sandq-worker run: cannot print the result\n");
     goto out;
   }
@@ -252,6 +258,7 @@ out:
   sq_jail_outcome_clear(&o);
   sq_jail_free(jail);
   free(program);
+  free(input);
   free(listing);
   free(tests);
   free(code);

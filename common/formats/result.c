@@ -143,6 +143,8 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
          BSON_APPEND_INT32(&sub, "calls", r->llm.calls > 0 ? r->llm.calls : 1) &&
          BSON_APPEND_DOUBLE(&sub, "temperature", r->llm.temperature) && bson_append_document_end(doc, &sub);
   }
+  if (ok && r->judge) ok = append_cstr(doc, "judge", r->judge);
+  if (ok && r->judge && r->judge_reason) ok = append_cstr(doc, "judge_reason", r->judge_reason);
   if (ok && r->jail.ran) ok = append_jail(doc, &r->jail);
   if (ok && r->risk) ok = append_risk(doc, r->risk);
   if (ok && r->n_repairs > 0) ok = append_repairs(doc, r->repairs, r->n_repairs);

@@ -416,18 +416,18 @@ size_t sq__jail_read_status(int fd, char *msg, size_t cap) {
 
 /* Spawn mode: with namespaces through the slot's holder (jail_slot.c);
  * without (not root), a direct child in a host scratch directory. */
-static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, const sq_jail_limits *lim,
-                         sq_jail_outcome *o) {
+static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, const char *input, size_t input_len,
+                         const sq_jail_limits *lim, sq_jail_outcome *o) {
   if (j->c.layers & SQ_JAIL_LAYER_PID_NS) {
     sq__jail_cgroup *cg;
     uint32_t layers = j->c.layers & ~SQ__JAIL_CGROUP_LAYERS;
     layers |= slot_cgroup(slot, lim->memory_mib, &cg) & j->c.layers;
     o->layers = layers;
-    return sq__jail_slot_run(&j->c, slot, cg, layers, program, len, lim, o);
+    return sq__jail_slot_run(&j->c, slot, cg, layers, program, len, input, input_len, lim, o);
   }
   int ret = 0;
   char dir[PATH_MAX] = "";
-  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, ctl[2] = {-1, -1}, pidfd = -1;
+  int out_p[2] = {-1, -1}, err_p[2] = {-1, -1}, st_p[2] = {-1, -1}, ctl[2] = {-1, -1}, pidfd = -1, in_fd = -1;
   pid_t pid = -1;
 
   bool drop_uid = geteuid() == 0;
@@ -438,8 +438,9 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
                   "PYTHONIOENCODING=utf-8", NULL};
   char *argv[] = {"python3", "-I", "-S", "main.py", NULL};
   if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 || pipe2(st_p, O_CLOEXEC) != 0 ||
-      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0) {
-    set_error(o, "pipe2/socketpair: %s", strerror(errno));
+      socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0 ||
+      (input && (in_fd = sq__jail_input_memfd(input, input_len)) < 0)) {
+    set_error(o, "pipe2/socketpair/memfd: %s", strerror(errno));
     ret = SQ_EJAIL;
     goto out;
   }
@@ -449,6 +450,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   sq__jail_child child = {.python_path = j->c.python_path, .scratch_dir = dir, .program_fd = -1,
                           .argv = argv, .envp = envp, .stdout_fd = out_p[1], .stderr_fd = err_p[1],
                           .status_fd = st_p[1], .sync_fd = -1, .result_fd = -1, .notify_sock = ctl[1],
+                          .has_input = in_fd >= 0, .input_fd = in_fd,
                           .lim = lim, .layers = j->c.layers, .uid = sq__jail_slot_uid(slot),
                           .drop_uid = drop_uid, .seccomp = &j->c.seccomp};
   int64_t start_ms = sq_now_mono_ms();
@@ -490,7 +492,7 @@ out:
     kill(pid, SIGKILL);
     waitpid(pid, NULL, __WALL);
   }
-  int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1], st_p[0], st_p[1], ctl[0], ctl[1], pidfd};
+  int fds[] = {out_p[0], out_p[1], err_p[0], err_p[1], st_p[0], st_p[1], ctl[0], ctl[1], pidfd, in_fd};
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     if (fds[i] >= 0) close(fds[i]);
   if (dir[0] && sq_rmtree(dir) != 0) SQ_WARN("cannot remove scratch dir %s", dir);
@@ -503,7 +505,8 @@ out:
 static bool imports_nothing(const char *text, size_t len) { return !memmem(text, len, "import", 6); }
 
 static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len, const char *source,
-               size_t source_len, const sq_jail_limits *lim_in, const char *task_id, sq_jail_outcome *o) {
+               size_t source_len, const char *input, size_t input_len, const sq_jail_limits *lim_in,
+               const char *task_id, sq_jail_outcome *o) {
   memset(o, 0, sizeof *o);
   o->exit_code = -1;
   o->end = SQ_JAIL_SETUP_ERROR;
@@ -514,8 +517,10 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
   }
   sq_jail_limits lim = *lim_in;
   limits_builtin(&lim);
-  if (program_len > SQ_JAIL_PROGRAM_MAX_BYTES) {
-    set_error(o, "the program is %zu bytes, over the jail's limit of %d bytes (%d MiB)", program_len,
+  if (program_len > SQ_JAIL_PROGRAM_MAX_BYTES || (input && input_len > SQ_JAIL_PROGRAM_MAX_BYTES)) {
+    set_error(o, "the %s is %zu bytes, over the jail's limit of %d bytes (%d MiB)",
+              program_len > SQ_JAIL_PROGRAM_MAX_BYTES ? "program" : "input",
+              program_len > SQ_JAIL_PROGRAM_MAX_BYTES ? program_len : input_len,
               SQ_JAIL_PROGRAM_MAX_BYTES, SQ_JAIL_PROGRAM_MAX_BYTES >> 20);
     return SQ_ETOOBIG;
   }
@@ -527,7 +532,7 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
       ret = SQ_EINVAL;
     } else {
       bool lean = source ? imports_nothing(source, source_len) : imports_nothing(program, program_len);
-      ret = sq__jail_pool_run(j->pool, program, program_len, lean, &lim, task_id, o);
+      ret = sq__jail_pool_run(j->pool, program, program_len, input, input_len, lean, &lim, task_id, o);
     }
   } else {
     int slot = sq__jail_slot_take();
@@ -535,7 +540,7 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
       set_error(o, "more than %d runs at once", SQ__JAIL_MAX_SLOTS);
       ret = SQ_EJAIL;
     } else {
-      ret = spawn_run_one(j, slot, program, program_len, &lim, o);
+      ret = spawn_run_one(j, slot, program, program_len, input, input_len, &lim, o);
       sq__jail_slot_give(slot);
     }
   }
@@ -554,15 +559,17 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
 
 int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
                      const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o) {
-  return run(j, mode, program, program_len, NULL, 0, lim, task_id, o);
+  return run(j, mode, program, program_len, NULL, 0, NULL, 0, lim, task_id, o);
 }
 
 int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim,
                 const char *task_id, sq_jail_outcome *o) {
-  return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, NULL, 0, lim, task_id, o);
+  return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, NULL, 0, NULL, 0, lim, task_id, o);
 }
 
 int sq_jail_run_task(sq_jail *j, const char *program, size_t program_len, const char *source, size_t source_len,
-                     const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o) {
-  return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, source, source_len, lim, task_id, o);
+                     const char *input, size_t input_len, const sq_jail_limits *lim, const char *task_id,
+                     sq_jail_outcome *o) {
+  return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, source, source_len, input, input_len, lim,
+             task_id, o);
 }

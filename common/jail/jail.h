@@ -73,9 +73,15 @@ int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_ja
  * kinds of zygote, with the common modules imported and without (a lean
  * one forks cheaper); the jail reads source, or program when source is
  * NULL, to choose: text that never says "import" takes a lean one. Only
- * the cost differs: a module imported on a lean zygote is imported then. */
+ * the cost differs: a module imported on a lean zygote is imported then.
+ * input (NULL: none), when given, is the program's stdin (fd 0, a memfd
+ * read from its start; at most SQ_JAIL_PROGRAM_MAX_BYTES, else SQ_ETOOBIG);
+ * it is never written where the program's files are: the test harness
+ * passes the tests to its judge this way (common/judge/judge.py). Without
+ * input, stdin is /dev/null. */
 int sq_jail_run_task(sq_jail *j, const char *program, size_t program_len, const char *source, size_t source_len,
-                     const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *outcome);
+                     const char *input, size_t input_len, const sq_jail_limits *lim, const char *task_id,
+                     sq_jail_outcome *outcome);
 /* Same as sq_jail_run, in the mode given (warm needs a pool: pool_size > 0). */
 int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
                      const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *outcome);

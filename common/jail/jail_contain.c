@@ -122,13 +122,13 @@ static int place(int fd, int want, bool cloexec) {
   return dup3(fd, want, cloexec ? O_CLOEXEC : 0) < 0 ? -1 : 0;
 }
 
-/* 0 from /dev/null, 1 and 2 onto the pipes, the status pipe on 3, the
+/* 0 from /dev/null (or the run's input), 1 and 2 onto the pipes, the status pipe on 3, the
  * init's result pipe on 4, the notification socket on 5, the sync pipe on
  * 6, the program's memfd on 7, the interpreter's copies on 8 until the
  * root is built (all close-on-exec; 5 kept across exec for the warm
  * zygote), every other descriptor closed. */
 static int set_up_descriptors(const sq__jail_child *c) {
-  int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int in = c->has_input ? c->input_fd : open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0) return -1;
   /* Move everything above the fixed numbers first so no dup clobbers a source. */
   int src[] = {in, c->stdout_fd, c->stderr_fd, c->status_fd, c->result_fd, c->notify_sock, c->sync_fd,
@@ -183,6 +183,16 @@ int sq__jail_program_memfd(const char *program, size_t len) {
   int fd = memfd_create("sandq-main.py", MFD_CLOEXEC);
   if (fd < 0) return -1;
   if (sq_write_all(fd, program, len) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int sq__jail_input_memfd(const char *input, size_t len) {
+  if (!input) return open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int fd = sq__jail_program_memfd(input, len);
+  if (fd >= 0 && lseek(fd, 0, SEEK_SET) != 0) {
     close(fd);
     return -1;
   }
@@ -479,6 +489,7 @@ static _Noreturn void warm_init(const sq__jail_child *c) {
   if (child < 0) sq__jail_die("fork of the payload", errno, NULL);
   close(FD_ZYGOTE_INIT);
   close(FD_STATUS); /* EOF there tells the parent the payload exec'd (or died) */
+  close(0);         /* the input is the payload's alone */
   close(1);
   close(2);
   sq__jail_init_report rep;
@@ -571,6 +582,8 @@ static int receive_run(int sock, sq__jail_child *c) {
   c->result_fd = fds[3];
   c->notify_sock = fds[4];
   c->program_fd = fds[5];
+  c->has_input = true;
+  c->input_fd = fds[6];
   if (sq_write_all(sock, "a", 1) != 0) return -1; /* the holder may go on */
   return close(sock);
 }

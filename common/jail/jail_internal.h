@@ -70,6 +70,8 @@ typedef struct {
   const char *program;       /* written to main.py inside the jail (namespace mode) */
   size_t program_len;
   int program_fd;            /* or a memfd holding it (>= 0: used instead of program) */
+  bool has_input;            /* the payload's fd 0 is input_fd (a memfd), not /dev/null */
+  int input_fd;
   bool root_prepared;        /* the slot's holder built the root: mount scratch only */
   char *const *argv;
   char *const *envp;
@@ -110,14 +112,14 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c);
  * needs no descriptor of the run (a failure is kept for the run's status
  * pipe), then waits on sock for the run: an sq__jail_hold_req with the
  * python path after it, and the SQ__JAIL_RUN_FDS descriptors [stdout,
- * stderr, status, result, ctl, program memfd]. c holds the rest (root
+ * stderr, status, result, ctl, program memfd, input memfd]. c holds the rest (root
  * prepared, uid, layers, argv, envp, seccomp). Never returns. */
 typedef struct {
   uint32_t layers;
   unsigned uid;
   sq_jail_limits lim;
 } sq__jail_hold_req;
-#define SQ__JAIL_RUN_FDS 6
+#define SQ__JAIL_RUN_FDS 7
 #define SQ__JAIL_PATH_MAX 4096
 _Noreturn void sq__jail_standby(sq__jail_child *c, int sock);
 
@@ -322,8 +324,12 @@ int sq__jail_pool_new(sq_jail *j, int size, bool one_run, sq__jail_pool **out);
 void sq__jail_pool_free(sq__jail_pool *p);
 /* lean: the program imports nothing (sq_jail_run_task), so a lean zygote
  * suits it. */
-int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool lean, const sq_jail_limits *lim,
-                      const char *task_id, sq_jail_outcome *o);
+int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const char *input, size_t input_len,
+                      bool lean, const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o);
+/* A memfd holding len bytes of input, its offset at 0: a run's stdin
+ * (sq_jail_run_task); for NULL input, /dev/null. Close-on-exec; -1 with
+ * errno. */
+int sq__jail_input_memfd(const char *input, size_t len);
 
 /* Shared by spawn and warm (jail.c). */
 typedef struct {
@@ -341,7 +347,8 @@ const sq__jail_common *sq__jail_common_of(const sq_jail *j);
  * run's (the caller put them in o->layers). Fills o like sq_jail_run.
  * Returns 0, SQ_ENOMEM or SQ_EJAIL (o->error says why). */
 int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
-                      size_t len, const sq_jail_limits *lim, sq_jail_outcome *o);
+                      size_t len, const char *input, size_t input_len, const sq_jail_limits *lim,
+                      sq_jail_outcome *o);
 /* Stops slot's holder, if any (the slot must not be in use). */
 void sq__jail_slot_stop(int slot);
 /* Reads a status pipe until EOF (the write ends close at exec or death):

@@ -18,7 +18,7 @@
  * standby died, waits for a standby made on the spot.
  *
  * Protocol on the holder's socket (SOCK_SEQPACKET):
- *   in  hold_req + python path, with [stdout, stderr, status, result, ctl, program memfd]
+ *   in  hold_req + python path, with [stdout, stderr, status, result, ctl, program memfd, input memfd]
  *   out 'p' + init's pid, with [init's pidfd]          once the init has the run
  * and between the holder and a standby init (its own socketpair):
  *   in  the request as received                        (its descriptors passed on)
@@ -403,25 +403,26 @@ static void slot_kill(void *arg) {
 }
 
 /* A run's descriptors: pipes for stdout, stderr, setup status and the
- * init's report, the ctl socket (seccomp listener), the program's memfd. */
+ * init's report, the ctl socket (seccomp listener), the program's memfd,
+ * its input's (/dev/null when it has none). */
 typedef struct {
-  int out[2], err[2], st[2], res[2], ctl[2], prog;
+  int out[2], err[2], st[2], res[2], ctl[2], prog, in;
 } run_fds;
 
 static void run_fds_close(run_fds *f) {
   int *all[] = {&f->out[0], &f->out[1], &f->err[0], &f->err[1], &f->st[0], &f->st[1],
-                &f->res[0], &f->res[1], &f->ctl[0], &f->ctl[1], &f->prog};
+                &f->res[0], &f->res[1], &f->ctl[0], &f->ctl[1], &f->prog, &f->in};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
     if (*all[i] >= 0) close(*all[i]);
     *all[i] = -1;
   }
 }
 
-static int run_fds_open(run_fds *f, const char *program, size_t len) {
-  *f = (run_fds){{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1};
+static int run_fds_open(run_fds *f, const char *program, size_t len, const char *input, size_t input_len) {
+  *f = (run_fds){{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, -1, -1};
   if (pipe2(f->out, O_CLOEXEC) != 0 || pipe2(f->err, O_CLOEXEC) != 0 || pipe2(f->st, O_CLOEXEC) != 0 ||
       pipe2(f->res, O_CLOEXEC) != 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->ctl) != 0 ||
-      (f->prog = sq__jail_program_memfd(program, len)) < 0)
+      (f->prog = sq__jail_program_memfd(program, len)) < 0 || (f->in = sq__jail_input_memfd(input, input_len)) < 0)
     return -1;
   int one = 1;
   setsockopt(f->ctl[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof one);
@@ -429,7 +430,8 @@ static int run_fds_open(run_fds *f, const char *program, size_t len) {
 }
 
 int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
-                      size_t len, const sq_jail_limits *lim, sq_jail_outcome *o) {
+                      size_t len, const char *input, size_t input_len, const sq_jail_limits *lim,
+                      sq_jail_outcome *o) {
   holder *h = &holders[slot];
   int ret = SQ_EJAIL;
   run_fds f;
@@ -443,12 +445,12 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
       if (h->pid > 0) holder_stop(h);
       if (holder_start(h, c, cg, o->error, sizeof o->error) != 0) return SQ_EJAIL;
     }
-    if (run_fds_open(&f, program, len) != 0) {
+    if (run_fds_open(&f, program, len, input, input_len) != 0) {
       snprintf(o->error, sizeof o->error, "pipe2/socketpair/memfd: %s", strerror(errno));
       run_fds_close(&f);
       return SQ_EJAIL;
     }
-    int fds[HOLDER_FDS] = {f.out[1], f.err[1], f.st[1], f.res[1], f.ctl[1], f.prog};
+    int fds[HOLDER_FDS] = {f.out[1], f.err[1], f.st[1], f.res[1], f.ctl[1], f.prog, f.in};
     start_ms = sq_now_mono_ms();
     pid_t init_pid;
     if (holder_request(h, &rq, c->python_path, fds, &init_pid, &r.init_pidfd) == 0) break;
@@ -459,7 +461,7 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
       return SQ_EJAIL;
     }
   }
-  int *child_ends[] = {&f.out[1], &f.err[1], &f.st[1], &f.res[1], &f.ctl[1], &f.prog};
+  int *child_ends[] = {&f.out[1], &f.err[1], &f.st[1], &f.res[1], &f.ctl[1], &f.prog, &f.in};
   for (size_t i = 0; i < sizeof child_ends / sizeof *child_ends; i++) {
     close(*child_ends[i]);
     *child_ends[i] = -1;

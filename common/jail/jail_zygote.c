@@ -560,17 +560,21 @@ static void warm_kill_zygote(void *arg) {
 }
 
 /* Sends the TASK: its header, then the program inline, or in prog_fd
- * (>= 0) passed after the two pipe ends. 0 or -1 with errno. */
-static int send_task(zygote *z, const char *program, size_t len, int prog_fd, const sq_jail_limits *lim, int out_w,
-                     int err_w) {
+ * (>= 0) passed after the two pipe ends; in_fd (>= 0), the task's stdin,
+ * after those. 0 or -1 with errno. */
+static int send_task(zygote *z, const char *program, size_t len, int prog_fd, int in_fd, const sq_jail_limits *lim,
+                     int out_w, int err_w) {
   char head[SQ__ZYGOTE_TASK_HEAD_MAX];
   long long cpu_s = (lim->cpu_ms + 999) / 1000;
   if (cpu_s < 1) cpu_s = 1;
-  size_t hl = sq__zygote_encode_task_head(head, sizeof head, cpu_s, (int64_t)lim->memory_mib << 20, prog_fd >= 0);
+  size_t hl = sq__zygote_encode_task_head(head, sizeof head, cpu_s, (int64_t)lim->memory_mib << 20, prog_fd >= 0,
+                                          in_fd >= 0);
   struct iovec iov[2] = {{.iov_base = head, .iov_len = hl},
                          {.iov_base = (void *)program, .iov_len = prog_fd >= 0 ? 0 : len}};
-  int fds[3] = {out_w, err_w, prog_fd};
-  return sq__jail_send_fdsv(z->ctl, iov, 2, fds, prog_fd >= 0 ? 3 : 2);
+  int fds[4] = {out_w, err_w}, nfds = 2;
+  if (prog_fd >= 0) fds[nfds++] = prog_fd;
+  if (in_fd >= 0) fds[nfds++] = in_fd;
+  return sq__jail_send_fdsv(z->ctl, iov, 2, fds, nfds);
 }
 
 /* Makes z ready for a task: alive (else started anew) and its last task
@@ -602,7 +606,7 @@ static int zygote_ready(sq__jail_pool *p, zygote *z, const char *task_id, sq_jai
 
 /* One try of the task on z. Returns 0 (it ran, whatever its end), TRY_AGAIN
  * (why says why), or SQ_ENOMEM / SQ_EJAIL (a host failure). */
-static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd, const sq_jail_limits *lim,
+static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd, int in_fd, const sq_jail_limits *lim,
                         sq_jail_outcome *o, char *why, size_t why_len) {
   int ret = 0;
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
@@ -615,7 +619,7 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
   }
   warm_run r = {.z = z};
   int64_t sent_ms = sq_now_mono_ms();
-  if (send_task(z, program, len, prog_fd, lim, out_p[1], err_p[1]) != 0) {
+  if (send_task(z, program, len, prog_fd, in_fd, lim, out_p[1], err_p[1]) != 0) {
     int err = errno;
     zygote_stop(z);
     if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) { /* it died meanwhile */
@@ -679,13 +683,18 @@ out:
   return ret;
 }
 
-int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool lean, const sq_jail_limits *lim,
-                      const char *task_id, sq_jail_outcome *o) {
+int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const char *input, size_t input_len,
+                      bool lean, const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o) {
   zygote *z = acquire(p, lean);
-  int ret = 0, prog_fd = -1;
+  int ret = 0, prog_fd = -1, in_fd = -1;
   char why[160] = "";
   if (len > SQ__ZYGOTE_INLINE_MAX && (prog_fd = sq__jail_program_memfd(program, len)) < 0) {
     snprintf(o->error, sizeof o->error, "memfd for a program of %zu bytes: %s", len, strerror(errno));
+    ret = SQ_EJAIL;
+    goto out;
+  }
+  if (input && (in_fd = sq__jail_input_memfd(input, input_len)) < 0) {
+    snprintf(o->error, sizeof o->error, "memfd for an input of %zu bytes: %s", input_len, strerror(errno));
     ret = SQ_EJAIL;
     goto out;
   }
@@ -703,7 +712,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool le
       ret = zygote_ready(p, z, task_id, o);
     }
     if (ret != 0) break;
-    ret = warm_attempt(z, program, len, prog_fd, lim, o, why, sizeof why);
+    ret = warm_attempt(z, program, len, prog_fd, in_fd, lim, o, why, sizeof why);
     if (ret != TRY_AGAIN) break;
     sq_jail_mode mode = o->mode;
     sq_jail_outcome_clear(o);
@@ -720,6 +729,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, bool le
   }
 out:
   if (prog_fd >= 0) close(prog_fd);
+  if (in_fd >= 0) close(in_fd);
   release(p, z);
   return ret;
 }

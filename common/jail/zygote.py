@@ -89,12 +89,25 @@ def execute(program, main):
     return code
 
 
+def wait_for_threads():
+    """As the interpreter's exit does first: every non-daemon thread joined."""
+    t = sys.modules.get('threading')
+    if t is not None:
+        try:
+            t._shutdown()
+        except BaseException:
+            pass
+
+
 def child():
     compile(b'pass\n', MAIN, 'exec')  # before the task's clock: its copy-on-write faults
     # The task (set up by take, or it never returns) in the __main__ made
-    # below; finish flushes both streams, closes them in one call (the
+    # below; its non-daemon threads are waited for, as `python3 main.py`
+    # does; finish flushes both streams, closes them in one call (the
     # supervisor sees both at EOF at once) and exits with the status.
-    loop.finish(execute(loop.take(), TASK_MAIN))
+    status = execute(loop.take(), TASK_MAIN)
+    wait_for_threads()
+    loop.finish(status)
 
 
 # A rehearsal of a task, here, once: every child then finds the attribute

@@ -399,7 +399,9 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
     errno = EPROTO;
     refuse("bad task message");
   }
-  if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0) refuse("dup2");
+  /* stdout, stderr, then the program's memfd and the task's stdin, each when named */
+  int in_at = m.u.task.input ? (m.u.task.memfd ? 3 : 2) : -1;
+  if (dup2(fds[0], 1) < 0 || dup2(fds[1], 2) < 0 || (in_at >= 0 && dup2(fds[in_at], 0) < 0)) refuse("dup2");
   char *prog = (char *)m.u.task.program;
   size_t plen = m.u.task.program_len;
   if (m.u.task.memfd) {

@@ -75,12 +75,15 @@ size_t sq__zygote_encode_next(char *out, size_t cap, int64_t said_ms) {
   return put_end(&p);
 }
 
-size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t as_bytes, bool memfd) {
+size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t as_bytes, bool memfd, bool input) {
   put p = {.out = out, .cap = cap};
   put_str(&p, "t", 1);
   put_num(&p, ' ', cpu_s);
   put_num(&p, ' ', as_bytes);
-  put_str(&p, memfd ? " oep\n" : " oe\n", memfd ? 5 : 4);
+  put_str(&p, " oe", 3);
+  if (memfd) put_str(&p, "p", 1);
+  if (input) put_str(&p, "i", 1);
+  put_str(&p, "\n", 1);
   return put_end(&p);
 }
 
@@ -181,17 +184,21 @@ static sq__zygote_kind decode_task(const char *msg, size_t len, int nfds, sq__zy
   int64_t cpu_s, as_bytes;
   if (!get_dec(&p, nl, ' ', &cpu_s) || !get_dec(&p, nl, ' ', &as_bytes) || cpu_s < 1 || as_bytes < 1)
     return SQ__ZYGOTE_BAD;
-  bool memfd;
-  if (is(p, (size_t)(nl - p), "oe")) memfd = false;
-  else if (is(p, (size_t)(nl - p), "oep")) memfd = true;
+  bool memfd, input;
+  size_t fl = (size_t)(nl - p);
+  if (is(p, fl, "oe")) memfd = false, input = false;
+  else if (is(p, fl, "oep")) memfd = true, input = false;
+  else if (is(p, fl, "oei")) memfd = false, input = true;
+  else if (is(p, fl, "oepi")) memfd = true, input = true;
   else return SQ__ZYGOTE_BAD;
   const char *prog = nl + 1;
   size_t prog_len = (size_t)(msg + len - prog);
-  if (nfds != (memfd ? 3 : 2) || (memfd && prog_len) || (!memfd && prog_len > SQ__ZYGOTE_INLINE_MAX))
+  if (nfds != 2 + memfd + input || (memfd && prog_len) || (!memfd && prog_len > SQ__ZYGOTE_INLINE_MAX))
     return SQ__ZYGOTE_BAD;
   out->u.task.cpu_s = cpu_s;
   out->u.task.as_bytes = as_bytes;
   out->u.task.memfd = memfd;
+  out->u.task.input = input;
   out->u.task.program = prog;
   out->u.task.program_len = prog_len;
   return SQ__ZYGOTE_TASK;

@@ -36,7 +36,9 @@
  *            (>= 1); FDS names the descriptors passed with it, in order:
  *            "oe" (stdout, stderr) and the program inline (at most
  *            SQ__ZYGOTE_INLINE_MAX bytes), or "oep", the program in a
- *            memfd (p) and nothing after the header.
+ *            memfd (p) and nothing after the header; either may end in
+ *            "i", a memfd the task reads as its stdin (else /dev/null:
+ *            the isolated judge's tests travel so, never in a file).
  *   ERROR    child -> supervisor: "e MESSAGE": the child could not set the
  *            task up; none of its code ran (the supervisor replaces the
  *            zygote and tries the task once more).
@@ -123,6 +125,7 @@ typedef struct {
     struct {
       int64_t cpu_s, as_bytes;
       bool memfd;          /* FDS "oep": the program is in the third descriptor */
+      bool input;          /* FDS ends in "i": the last descriptor is the task's stdin */
       const char *program; /* inline (memfd false) */
       size_t program_len;
     } task;
@@ -156,7 +159,7 @@ size_t sq__zygote_encode_short(sq__zygote_kind kind, char *out, size_t cap);
 /* NEXT; said_ms < 0: the bare "n" (a spawn payload's). */
 size_t sq__zygote_encode_next(char *out, size_t cap, int64_t said_ms);
 /* TASK's header (the inline program follows it; with memfd, nothing). */
-size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t as_bytes, bool memfd);
+size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t as_bytes, bool memfd, bool input);
 /* ERROR: "e " + what + ": " + why (why may be NULL), truncated to fit. */
 size_t sq__zygote_encode_error(char *out, size_t cap, const char *what, const char *why);
 size_t sq__zygote_encode_reaped(char *out, size_t cap, int status, int64_t utime_us, int64_t stime_us,

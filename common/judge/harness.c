@@ -1,5 +1,6 @@
-/* harness.c: wraps a task's listing in harness.py (embedded at build time)
- * and reads the harness's marks back off stderr. See harness.h. */
+/* harness.c: wraps a task's code in judge.py (the tests go to the judge as
+ * the run's input) or its listing in harness.py (both embedded at build
+ * time), and reads their marks back off stderr. See harness.h. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
 #endif
@@ -14,12 +15,99 @@
 #include "util.h"
 
 extern const char sq__harness_py[]; /* harness.py, by common/embed.cmake */
+extern const char sq__judge_py[];   /* judge.py */
 
 #define MARK_PREFIX "sandq-harness:"
 #define NONCE_HEX 32
 #define BEGIN_SUFFIX ":begin\n"
 
+/* judge.py compiled by the jail's interpreter (marshal, base64), or NULL:
+ * set once, before any task (sq_harness_set_compiled). */
+static char *judge_compiled;
+
+/* Reads judge.py on stdin and writes its code object, marshalled and in
+ * base64, to stdout: run once in the jail, by the interpreter the tasks get. */
+static const char compile_program[] =
+    "import binascii, marshal, sys\n"
+    "code = compile(sys.stdin.buffer.read(), '<sandq-judge>', 'exec', dont_inherit=True)\n"
+    "sys.stdout.write(binascii.b2a_base64(marshal.dumps(code), newline=False).decode())\n";
+
+const char *sq_harness_compile_program(void) { return compile_program; }
+const char *sq_harness_judge_source(void) { return sq__judge_py; }
+
+int sq_harness_set_compiled(const char *b64, size_t len) {
+  if (!b64 || len == 0 || len % 4) return SQ_EINVAL;
+  for (size_t i = 0; i < len; i++)
+    if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", b64[i]) || !b64[i])
+      return SQ_EINVAL;
+  char *copy = strndup(b64, len);
+  if (!copy) return SQ_ENOMEM;
+  free(judge_compiled);
+  judge_compiled = copy;
+  return 0;
+}
+
+void sq_harness_clear_compiled(void) {
+  free(judge_compiled);
+  judge_compiled = NULL;
+}
+
 bool sq_harness_applies(const sq_task *t) { return t && (t->tests || t->entry_point); }
+
+/* Where the tests and the check line start in listing (-1: none), as
+ * sq_task_program lays it out: code "\n\n" tests "\n\n" check(E) "\n".
+ * SQ_EINVAL when it is not so laid out. */
+static int layout(const sq_task *t, const char *code, const char *listing, long *tests_at, long *check_at) {
+  size_t len = strlen(listing), code_len = code ? strlen(code) : 0;
+  int rc = 0;
+  *tests_at = *check_at = -1;
+  if (t->tests) {
+    *tests_at = (long)code_len + 2;
+    if ((size_t)*tests_at > len || strncmp(listing + *tests_at, t->tests, strlen(t->tests)) != 0) rc = SQ_EINVAL;
+  }
+  if (t->entry_point) {
+    size_t tail = strlen("check()\n") + strlen(t->entry_point);
+    *check_at = (long)(len - tail);
+    if (tail > len || strncmp(listing + *check_at, "check(", 6) != 0) rc = SQ_EINVAL;
+  }
+  return rc;
+}
+
+int sq_harness_judge(const sq_task *t, const char *code, char **program, char **input, size_t *input_len) {
+  *program = *input = NULL;
+  *input_len = 0;
+  char *listing = NULL;
+  int rc = sq_task_program(t, code, &listing);
+  if (rc) return rc;
+  if (!sq_harness_applies(t)) {
+    *program = listing;
+    return 0;
+  }
+  long tests_at, check_at;
+  rc = layout(t, code, listing, &tests_at, &check_at);
+  sq_buf p = {0}, in = {0};
+  if (judge_compiled) /* no compile per task: about 3x the harness's own, docs/benchmarks.md */
+    rc = sq_buf_appendf(&p, "import binascii, marshal\nexec(marshal.loads(binascii.a2b_base64(b'%s')))\n", judge_compiled);
+  else
+    rc = sq_buf_append(&p, sq__judge_py, strlen(sq__judge_py));
+  if (!rc) rc = sq_buf_append(&p, "main(b'", 7);
+  if (!rc) rc = sq_base64_append(&p, code ? code : "", code ? strlen(code) : 0);
+  if (!rc) rc = sq_buf_append(&p, "', b'", 5);
+  if (!rc) rc = sq_base64_append(&p, sq__harness_py, strlen(sq__harness_py));
+  if (!rc) rc = sq_buf_append(&p, "')\n", 3);
+  if (!rc) rc = sq_buf_appendf(&in, "%ld %ld\n", tests_at, check_at);
+  if (!rc) rc = sq_buf_append(&in, listing, strlen(listing));
+  free(listing);
+  if (rc) {
+    sq_buf_clear(&p);
+    sq_buf_clear(&in);
+    return rc == SQ_EINVAL ? SQ_EINVAL : SQ_ENOMEM;
+  }
+  *program = p.data;
+  *input_len = in.len;
+  *input = in.data;
+  return 0;
+}
 
 int sq_harness_program(const sq_task *t, const char *code, char **out) {
   *out = NULL;
@@ -30,19 +118,9 @@ int sq_harness_program(const sq_task *t, const char *code, char **out) {
     *out = listing;
     return 0;
   }
-  /* Where the tests and the check line start in the listing, as
-   * sq_task_program lays it out: code "\n\n" tests "\n\n" check(E) "\n". */
-  size_t len = strlen(listing), code_len = code ? strlen(code) : 0;
-  long tests_at = -1, check_at = -1;
-  if (t->tests) {
-    tests_at = (long)code_len + 2;
-    if ((size_t)tests_at > len || strncmp(listing + tests_at, t->tests, strlen(t->tests)) != 0) rc = SQ_EINVAL;
-  }
-  if (t->entry_point) {
-    size_t tail = strlen("check()\n") + strlen(t->entry_point);
-    check_at = (long)(len - tail);
-    if (tail > len || strncmp(listing + check_at, "check(", 6) != 0) rc = SQ_EINVAL;
-  }
+  size_t len = strlen(listing);
+  long tests_at, check_at;
+  rc = layout(t, code, listing, &tests_at, &check_at);
   sq_buf b = {0};
   if (!rc) rc = sq_buf_append(&b, sq__harness_py, strlen(sq__harness_py));
   if (!rc) rc = sq_buf_append(&b, "main(b'", 7);
@@ -70,6 +148,23 @@ static bool cut_all(char *buf, size_t *len, const char *mark, size_t n) {
   return found;
 }
 
+/* Removes the first line of buf[0..*len) that begins with mark (its end
+ * included) and copies the rest of that line into out (len > 0, always
+ * terminated, cut to fit); returns whether there was one. */
+static bool cut_line(char *buf, size_t *len, const char *mark, char *out, size_t out_len) {
+  size_t n = strlen(mark);
+  char *p = memmem(buf, *len, mark, n);
+  if (!p) return false;
+  char *text = p + n, *end = buf + *len;
+  char *nl = memchr(text, '\n', (size_t)(end - text));
+  size_t tn = (size_t)((nl ? nl : end) - text);
+  snprintf(out, out_len, "%.*s", (int)(tn < out_len ? tn : out_len - 1), text);
+  char *after = nl ? nl + 1 : end;
+  memmove(p, after, (size_t)(end - after));
+  *len -= (size_t)(after - p);
+  return true;
+}
+
 void sq_harness_take_marks(sq_jail_outcome *o, sq_harness_marks *m) {
   *m = (sq_harness_marks){0};
   const size_t prefix = strlen(MARK_PREFIX), begin_len = prefix + NONCE_HEX + strlen(BEGIN_SUFFIX);
@@ -89,5 +184,20 @@ void sq_harness_take_marks(sq_jail_outcome *o, sq_harness_marks *m) {
   m->completed = cut_all(err, &o->stderr_len, mark, strlen(mark));
   snprintf(mark + head, sizeof mark - head, "equal-to-anything\n");
   m->equal_to_anything = cut_all(err, &o->stderr_len, mark, strlen(mark));
+  snprintf(mark + head, sizeof mark - head, "judge ");
+  char judge[sizeof m->judge + sizeof m->judge_why + 2] = "";
+  if (cut_line(err, &o->stderr_len, mark, judge, sizeof judge)) {
+    char *sp = strchr(judge, ' ');
+    if (sp) {
+      *sp = '\0';
+      snprintf(m->judge_why, sizeof m->judge_why, "%s", sp + 1);
+    }
+    if (strcmp(judge, "isolated") == 0 || strcmp(judge, "in_process") == 0)
+      snprintf(m->judge, sizeof m->judge, "%s", judge);
+    else
+      m->judge_why[0] = '\0';
+  }
+  snprintf(mark + head, sizeof mark - head, "fail ");
+  cut_line(err, &o->stderr_len, mark, m->fail, sizeof m->fail);
   err[o->stderr_len] = '\0';
 }

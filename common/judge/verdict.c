@@ -19,6 +19,14 @@ sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in
   const char *why = NULL;
   sq_status s = SQ_STATUS_RUNTIME_ERROR;
   bool cheat = in->has_tests && in->marks.equal_to_anything;
+  /* The judge failed the task itself: its reason, unless a limit ended the run. */
+  bool judged = in->has_tests && in->marks.fail[0] &&
+                (o->end == SQ_JAIL_EXITED_OK || o->end == SQ_JAIL_EXITED_ERROR || o->end == SQ_JAIL_ASSERTION ||
+                 o->end == SQ_JAIL_SIGNALED);
+  if (judged) {
+    if (reason) *reason = in->marks.fail;
+    return SQ_STATUS_FAILED;
+  }
   switch (o->end) {
   case SQ_JAIL_EXITED_OK:
     if (cheat) {

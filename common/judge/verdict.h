@@ -24,8 +24,10 @@ typedef struct {
  * status 0 and the harness's completion mark, and no value that claimed to
  * equal anything. expected_stdout is compared byte for byte after trailing
  * ASCII white space (space, \t, \n, \v, \f, \r) is trimmed on both sides.
- * When reason is not NULL it is set to one of the SQ_VERDICT_* reasons, or
- * NULL when the status needs none. */
+ * A "fail" mark of the judge makes it `failed` with the mark's text as the
+ * reason (it points into in->marks), unless the run ended at a limit.
+ * When reason is not NULL it is set to one of the SQ_VERDICT_* reasons (or
+ * the judge's), or NULL when the status needs none. */
 sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in, const char **reason);
 
 #endif

@@ -1,7 +1,7 @@
 # abuse: a result that compares equal to everything
 # expect: failed
 # tests: add.tests add
-# check: reason_is 'a value compared in the tests claims to equal anything'
+# check: reason_is 'returned a value the judge cannot compare: Anything'
 class Anything:
     def __eq__(self, other):
         return True

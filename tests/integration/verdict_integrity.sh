@@ -25,6 +25,9 @@ mbpp=${SANDQ_MBPP:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/mbpp.jsonl}}
 import gzip, json, sys
 EARLY = "exited before the tests completed"
 EQUAL = "a value compared in the tests claims to equal anything"
+# The isolated judge's reasons (common/judge/judge.py); "*": a prefix.
+NOT_PLAIN = "returned a value the judge cannot compare: _AlwaysEqual"
+GONE = "the candidate's process exited with status 0 during a call to *"
 # A result that claims to equal (and to be ordered against) anything.
 ALWAYS_EQUAL = """class _AlwaysEqual:
     def __eq__(self, other): return True
@@ -55,12 +58,13 @@ with gzip.open(sys.argv[1], "rt") as f, open(sys.argv[2], "w") as out:
         # The shortcuts: each exits 0 with a wrong solution, or compares equal.
         put(**base, id=tid + "/exit", metadata={"expect": "failed", "reason": EARLY},
             code=prompt + "    return None\nraise SystemExit(0)\n")
-        put(**base, id=tid + "/os_exit", metadata={"expect": "failed", "reason": EARLY},
+        put(**base, id=tid + "/os_exit", metadata={"expect": "failed", "reason": [EARLY, GONE]},
             code="import os\n" + prompt + "    os._exit(0)\n")
         # (warm mode runs no exit hooks: there the tests' own error stands)
         put(**base, id=tid + "/exit_hook", metadata={"expect": ["failed", "runtime_error"], "reason": [EARLY, None]},
             code="import atexit, os\natexit.register(os._exit, 0)\n" + prompt + "    return None\n")
-        put(**base, id=tid + "/equal", metadata={"expect": ["failed", "runtime_error"], "reason": [EQUAL, None]},
+        put(**base, id=tid + "/equal", metadata={"expect": ["failed", "runtime_error"],
+                                                 "reason": [EQUAL, NOT_PLAIN, None]},
             code=ALWAYS_EQUAL + prompt + "    return _AlwaysEqual()\n")
     if sys.argv[3]:
         for line in open(sys.argv[3]):
@@ -96,6 +100,8 @@ def expected(d):
     rs = r if isinstance(r, list) else [r]
     if r == "any" or d.get("reason") in rs:
         return True
+    if any(x and x.endswith("*") and (d.get("reason") or "").startswith(x[:-1]) for x in rs):
+        return True
     return None in rs and bool(d.get("reason"))
 bad = [(d["_id"], d["status"], d.get("reason"), d["stderr"][-300:]) for d in docs if not expected(d)]
 modes = {d["jail"]["mode"] for d in docs}
@@ -111,6 +117,16 @@ assert len(docs) == total, (len(docs), total)
 assert not passed, "wrong solutions passed: %s" % passed[:10]
 assert not bad, "%d of %d differ from their expectation (mode %s)" % (len(bad), total, sys.argv[2])
 refs = sum(1 for d in docs if d["metadata"]["expect"] in ("passed",) or d["_id"] in ("mbpp/367", "mbpp/927"))
+# How the judge ran the reference solutions: isolated but for the few whose
+# tests need the candidate's own objects (docs/security.md lists them).
+judges = {}
+for d in docs:
+    if d["metadata"]["expect"] == "passed":
+        judges.setdefault(d.get("judge", "none"), []).append(d["_id"])
+print("judge (%s): %s; in_process: %s" % (sys.argv[2], {k: len(v) for k, v in judges.items()},
+      judges.get("in_process", [])))
+assert set(judges) <= {"isolated", "in_process"}, judges.keys()
+assert len(judges.get("in_process", [])) <= 6, judges["in_process"]
 print("reference sets (%s): %d reference solutions got their verdicts (HumanEval and, when present, MBPP); "
       "of 164 wrong HumanEval ones, %d failed an assertion, the rest raised; every early exit and "
       "always-equal result failed" % (sys.argv[2], refs, wrong_failed))

@@ -269,6 +269,18 @@ static void test_descriptors(void) {
   close(leak);
 }
 
+/* A run's input (sq_jail_run_task) is its stdin, read from its start;
+ * nothing of it is in the scratch, and fd 0 is still the only extra. */
+static void test_input(void) {
+  const char *prog = "import os, sys\nprint(sys.stdin.read(), sorted(os.listdir('.')), os.fstat(0).st_size)\n";
+  static const char input[] = "the tests";
+  sq_jail_outcome o;
+  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, sizeof input - 1, &base, NULL, &o), 0);
+  EXPECT_END(o, SQ_JAIL_EXITED_OK);
+  CHECK_STR(o.stdout_buf, "the tests ['main.py'] 9\n");
+  sq_jail_outcome_clear(&o);
+}
+
 static void test_scratch_and_uid(void) {
   sq_jail_outcome o;
   CHECK_EQ(run("import os\nprint(os.getcwd())\nprint(os.getuid(), os.getgid(), os.getgroups())\n"
@@ -579,6 +591,7 @@ int main(int argc, char **argv) {
   test_precheck();
   test_environment();
   test_descriptors();
+  test_input();
   test_scratch_and_uid();
   test_daemon();
   test_setup_error();

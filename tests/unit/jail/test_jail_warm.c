@@ -58,6 +58,35 @@ static void warm_prints(const char *prog, const char *want) {
   sq_jail_outcome_clear(&o);
 }
 
+/* A program's end follows `python3 main.py`: its non-daemon threads are
+ * waited for (their output kept), in both modes. */
+static void test_thread_end(void) {
+  const char *prog = "import threading, time\n"
+                     "def late():\n    time.sleep(0.2)\n    print('from the thread', flush=True)\n"
+                     "threading.Thread(target=late).start()\nprint('main done')\n";
+  for (int m = 0; m < 2; m++) {
+    sq_jail_outcome o;
+    CHECK_EQ(run_in(m ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN, prog, NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "main done\nfrom the thread\n");
+    sq_jail_outcome_clear(&o);
+  }
+}
+
+/* A run's input is its stdin, read from its start (warm: this runner's
+ * mode; test_jail.c has spawn's), and /dev/null without one; it is not in
+ * the scratch. */
+static void test_input(void) {
+  const char *prog = "import os, sys\nprint(sys.stdin.read()[:20], sorted(os.listdir('.')))\n";
+  static const char input[] = "the tests\nline 2\n";
+  sq_jail_outcome o;
+  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, sizeof input - 1, &base, "test", &o), 0);
+  CHECK_STR(o.stdout_buf, "the tests\nline 2\n ['main.py']\n");
+  sq_jail_outcome_clear(&o);
+  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, NULL, 0, &base, "test", &o), 0);
+  CHECK_STR(o.stdout_buf, " ['main.py']\n");
+  sq_jail_outcome_clear(&o);
+}
+
 /* Every verdict, pinned in both modes. */
 static void test_verdicts(void) {
   sq_jail_limits fast = base;
@@ -285,7 +314,7 @@ static void test_kinds(void) {
     warm_prints(clean, "False False none\n");
   }
   /* The task's own text decides, not the program around it. */
-  CHECK_EQ(sq_jail_run_task(jail, full, strlen(full), "print(1)\n", 9, &base, "test", &o), 0);
+  CHECK_EQ(sq_jail_run_task(jail, full, strlen(full), "print(1)\n", 9, NULL, 0, &base, "test", &o), 0);
   CHECK_STR(o.stdout_buf, "False\n");
   sq_jail_outcome_clear(&o);
 }
@@ -789,6 +818,10 @@ int main(int argc, char **argv) {
   test_full_on_demand();
   fprintf(stderr, "verdicts\n");
   test_verdicts();
+  fprintf(stderr, "thread end\n");
+  test_thread_end();
+  fprintf(stderr, "input\n");
+  test_input();
   fprintf(stderr, "early end\n");
   test_early_end();
   fprintf(stderr, "no leak\n");

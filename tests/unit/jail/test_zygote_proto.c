@@ -92,7 +92,7 @@ static void test_next(void) {
 static void test_task(void) {
   char b[SQ__ZYGOTE_TASK_HEAD_MAX + 32];
   sq__zygote_msg m;
-  size_t n = sq__zygote_encode_task_head(b, sizeof b, 3, 268435456, false);
+  size_t n = sq__zygote_encode_task_head(b, sizeof b, 3, 268435456, false, false);
   CHECK(n > 0);
   memcpy(b + n, "print(1)\n", 9);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 9, 2, &m), SQ__ZYGOTE_TASK);
@@ -105,7 +105,7 @@ static void test_task(void) {
   CHECK_EQ(m.u.task.program_len, 0);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 9, 3, &m), SQ__ZYGOTE_BAD); /* "oe" names two descriptors */
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 9, 1, &m), SQ__ZYGOTE_BAD);
-  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, true);
+  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, true, false);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 3, &m), SQ__ZYGOTE_TASK);
   CHECK(m.u.task.memfd);
   CHECK_EQ(m.u.task.cpu_s, 1);
@@ -113,7 +113,17 @@ static void test_task(void) {
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 2, &m), SQ__ZYGOTE_BAD);
   b[n] = 'x'; /* a program inline as well as in the memfd */
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 1, 3, &m), SQ__ZYGOTE_BAD);
-  CHECK_EQ(sq__zygote_encode_task_head(b, 8, 3, 268435456, false), 0);
+  /* the task's stdin last, after the program's memfd when there is one */
+  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, true, true);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 4, &m), SQ__ZYGOTE_TASK);
+  CHECK(m.u.task.memfd && m.u.task.input);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 3, &m), SQ__ZYGOTE_BAD);
+  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, false, true);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 3, &m), SQ__ZYGOTE_TASK);
+  CHECK(!m.u.task.memfd && m.u.task.input);
+  bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oeip\n", 4);
+  bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oeii\n", 4);
+  CHECK_EQ(sq__zygote_encode_task_head(b, 8, 3, 268435456, false, false), 0);
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oe", 2); /* no newline */
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t 0 1 oe\n", 2);
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 0 oe\n", 2);
@@ -126,7 +136,7 @@ static void test_task(void) {
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t", 2);
   /* An inline program past SQ__ZYGOTE_INLINE_MAX (it goes in a memfd). */
   static char big[SQ__ZYGOTE_TASK_HEAD_MAX + SQ__ZYGOTE_INLINE_MAX + 2];
-  n = sq__zygote_encode_task_head(big, sizeof big, 1, 1, false);
+  n = sq__zygote_encode_task_head(big, sizeof big, 1, 1, false, false);
   memset(big + n, 'x', SQ__ZYGOTE_INLINE_MAX + 1);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, big, n + SQ__ZYGOTE_INLINE_MAX + 1, 2, &m), SQ__ZYGOTE_BAD);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, big, n + SQ__ZYGOTE_INLINE_MAX, 2, &m), SQ__ZYGOTE_TASK);
@@ -226,7 +236,7 @@ static void test_transport(void) {
   int p[2];
   CHECK_EQ(pipe(p), 0);
   char head[SQ__ZYGOTE_TASK_HEAD_MAX];
-  size_t hl = sq__zygote_encode_task_head(head, sizeof head, 2, 4096, false);
+  size_t hl = sq__zygote_encode_task_head(head, sizeof head, 2, 4096, false, false);
   struct iovec iov[2] = {{.iov_base = head, .iov_len = hl}, {.iov_base = "pass\n", .iov_len = 5}};
   int fds[2] = {p[1], p[0]};
   CHECK_EQ(sq__jail_send_fdsv(sp[0], iov, 2, fds, 2), 0);

@@ -119,6 +119,22 @@ static void marks(void) {
   o = (sq_jail_outcome){0};
   sq_harness_take_marks(&o, &m);
   CHECK(!m.begun);
+  /* The judge's marks: how it ran the tests, and its own failure, taken off. */
+  snprintf(err, sizeof err, "sandq-harness:%s:begin\nsandq-harness:%s:judge in_process the tests pass f\nx\n"
+           "sandq-harness:%s:fail returned a value the judge cannot compare: Int\n", nonce, nonce, nonce);
+  o = (sq_jail_outcome){.stderr_buf = err, .stderr_len = strlen(err)};
+  sq_harness_take_marks(&o, &m);
+  CHECK_STR(m.judge, "in_process");
+  CHECK_STR(m.judge_why, "the tests pass f");
+  CHECK_STR(m.fail, "returned a value the judge cannot compare: Int");
+  CHECK_STR(o.stderr_buf, "x\n");
+  /* another nonce's, or an unknown mode: the program's own text, nothing taken */
+  snprintf(err, sizeof err, "sandq-harness:%s:begin\nsandq-harness:%s:judge isolated\nsandq-harness:%s:judge best\n",
+           nonce, "ffffffffffffffffffffffffffffffff", nonce);
+  o = (sq_jail_outcome){.stderr_buf = err, .stderr_len = strlen(err)};
+  sq_harness_take_marks(&o, &m);
+  CHECK_STR(m.judge, "");
+  CHECK_STR(m.fail, "");
 }
 
 static void assembly(void) {
@@ -136,8 +152,37 @@ static void assembly(void) {
   free(p);
 }
 
+/* The judge's program holds the code alone; the tests are its input. */
+static void judge_assembly(void) {
+  sq_task t = {.id = "t", .tests = "assert f() == 41", .entry_point = NULL};
+  char *p = NULL, *in = NULL;
+  size_t in_len = 0;
+  CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", &p, &in, &in_len), 0);
+  CHECK(p && strstr(p, "assert f()") == NULL && strstr(p, "41") == NULL);
+  CHECK_CONTAINS(p, "main(b'ZGVmIGYoKToKICAgIHJldHVybiA0Mg==', b'"); /* base64 of the code */
+  CHECK_STR(in, "24 -1\ndef f():\n    return 42\n\nassert f() == 41\n");
+  CHECK_EQ(in_len, strlen(in));
+  free(p);
+  free(in);
+  sq_task plain = {.id = "p"};
+  CHECK_EQ(sq_harness_judge(&plain, "print(1)", &p, &in, &in_len), 0);
+  CHECK_STR(p, "print(1)\n");
+  CHECK(in == NULL && in_len == 0);
+  free(p);
+  /* precompiled: only base64 is taken, and then the program loads it */
+  CHECK_EQ(sq_harness_set_compiled("not base64!", 11), SQ_EINVAL);
+  CHECK_EQ(sq_harness_set_compiled("", 0), SQ_EINVAL);
+  CHECK_EQ(sq_harness_set_compiled("QUJD", 4), 0);
+  CHECK_EQ(sq_harness_judge(&t, "x = 1", &p, &in, &in_len), 0);
+  CHECK_CONTAINS(p, "exec(marshal.loads(binascii.a2b_base64(b'QUJD')))\nmain(b'");
+  free(p);
+  free(in);
+  sq_harness_clear_compiled();
+}
+
 int main(void) {
   marks();
+  judge_assembly();
   assembly();
   if (access(PY, X_OK) != 0) {
     fprintf(stderr, "SKIP: %s is not installed (the harness runs are skipped)\n", PY);

@@ -64,6 +64,15 @@ int main(void) {
   CHECK_STR(why, SQ_VERDICT_EQUAL_TO_ANYTHING);
   CHECK_STR(sq_status_name(with_marks(SQ_JAIL_TIMEOUT, (sq_harness_marks){.begun = true}, &why)), "timeout");
   CHECK(why == NULL);
+  /* The judge's own failure: its reason, whatever the exit status; a limit still wins. */
+  sq_harness_marks judged = {.begun = true, .fail = "returned a value the judge cannot compare: Anything"};
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_ERROR, judged, &why)), "failed");
+  CHECK_STR(why, "returned a value the judge cannot compare: Anything");
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_OK, judged, &why)), "failed");
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_SIGNALED, judged, &why)), "failed");
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_MEMORY_LIMIT, judged, &why)), "memory_limit");
+  CHECK(why == NULL);
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_TIMEOUT, judged, &why)), "timeout");
 
   sq_status s;
   CHECK_EQ(sq_status_parse("memory_limit", &s), 0);

