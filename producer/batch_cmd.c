@@ -1,7 +1,7 @@
 /* batch_cmd.c: the producer's commands on batches already pushed: `wait`
  * (re-attach to a batch, as `push --wait` does), `batches` (the queue's
  * batches, latest first) and `cancel` (end a batch's waiting tasks). */
-#include <cJSON.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

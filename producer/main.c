@@ -90,6 +90,8 @@ static const sq_cli_flag import_flags[] = {
     {"samples", "N", NULL, "N prompt-only tasks per problem, for the workers' LLM (default 1)"},
     {"temperature", "T", NULL, "with --samples: the sampling temperature, 0..2 (default 0)"},
     {"model", "M", NULL, "with --samples: the model to ask for (default: the provider's)"},
+    {"batch", "B", NULL,
+     "the batch the tasks are for: each gets an idempotency_key, so pushing the file into B again resumes it"},
     {NULL, NULL, NULL, NULL}};
 
 static int push_cmd(const sq_config *cfg, const sq_cli *cli);

@@ -106,7 +106,7 @@ $PY - "$SQ_TMP/batches.json" <<'PY' || sq_fail "batches --json is wrong: $(cat "
 import json, sys
 b = json.load(open(sys.argv[1]))
 names = [x["batch"] for x in b]
-assert names == ["lc-race", "lc-wait", "lc-c300"], names
+assert names == ["lc-race", "lc-wait", "lc-c300"], names  # latest first
 by = {x["batch"]: x for x in b}
 assert by["lc-c300"]["total"] == 300 and by["lc-c300"]["cancelled"] == 300 and by["lc-c300"]["passed"] == 0
 assert by["lc-c300"]["state"] == "cancelled" and by["lc-c300"]["finished"] is True
@@ -119,7 +119,32 @@ eq "$(grep -c '^lc-' "$SQ_TMP/batches.txt")" 1 "batches --limit 1 rows"
 grep -q '^lc-race ' "$SQ_TMP/batches.txt" || sq_fail "batches: $(cat "$SQ_TMP/batches.txt")"
 "$P" batches --limit 0 >/dev/null 2>&1 && sq_fail "batches --limit 0 accepted"
 
-# 5. A sharded queue: the tasks spread over 3 shards, cancel ends them all.
+# 5. import --batch: pushing the file into the batch again resumes it (what
+#    was pushed is skipped, the rest runs; every id ends with one result).
+$PY - "$SQ_TMP/ds.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(6):
+        f.write(json.dumps({"task_id": f"Toy/{i}", "prompt": f"def f{i}():\n", "entry_point": f"f{i}",
+                            "canonical_solution": f"    return {i}\n",
+                            "test": f"def check(c):\n    assert c() == {i}\n"}) + "\n")
+PY
+"$P" import humaneval "$SQ_TMP/ds.jsonl" --canonical --batch lc-resume >"$SQ_TMP/resume.jsonl" 2>/dev/null || sq_fail "import --batch"
+grep -c '"idempotency_key":"import:lc-resume:humaneval:Toy/' "$SQ_TMP/resume.jsonl" | grep -qx 6 || sq_fail "idempotency keys: $(head -1 "$SQ_TMP/resume.jsonl")"
+"$P" import humaneval "$SQ_TMP/ds.jsonl" --canonical >"$SQ_TMP/nokey.jsonl" 2>/dev/null || sq_fail "import"
+grep -q idempotency_key "$SQ_TMP/nokey.jsonl" && sq_fail "import without --batch set idempotency keys"
+"$P" import humaneval "$SQ_TMP/ds.jsonl" --canonical --batch 'no good' >/dev/null 2>&1 && sq_fail "import --batch 'no good' accepted"
+head -n 3 "$SQ_TMP/resume.jsonl" >"$SQ_TMP/half.jsonl"
+"$P" push --batch lc-resume --wait --timeout-s 120 "$SQ_TMP/half.jsonl" >/dev/null 2>&1 || sq_fail "first push of lc-resume"
+"$P" push --batch lc-resume --wait --timeout-s 120 "$SQ_TMP/resume.jsonl" >"$SQ_TMP/resume.out" 2>"$SQ_TMP/resume.err" ||
+  sq_fail "resume push: $(cat "$SQ_TMP/resume.err")"
+grep -q "3 task(s) skipped: their idempotency_key was already pushed" "$SQ_TMP/resume.err" || sq_fail "resume: $(cat "$SQ_TMP/resume.err")"
+grep -Eq '^ *total +6$' "$SQ_TMP/resume.out" || sq_fail "resume summary: $(cat "$SQ_TMP/resume.out")"
+grep -Eq '^ *passed +6$' "$SQ_TMP/resume.out" || sq_fail "resume summary: $(cat "$SQ_TMP/resume.out")"
+"$P" results lc-resume --format jsonl | $PY -c 'import sys, json; ids = [json.loads(l)["_id"] for l in sys.stdin]; assert sorted(ids) == ["Toy/%d/0" % i for i in range(6)], ids' ||
+  sq_fail "lc-resume results"
+
+# 6. A sharded queue: the tasks spread over 3 shards, cancel ends them all.
 tasks "$SQ_TMP/sh.jsonl" h 300 0
 SANDQ_SHARDS=3 "$P" push --queue lcs --batch lc-sh "$SQ_TMP/sh.jsonl" >/dev/null || sq_fail "push lc-sh"
 [ "$(sq_redis_cli LLEN 'sq:{lcs#2}:tasks')" -gt 0 ] || sq_fail "the sharded push left shard 2 empty"
