@@ -71,6 +71,11 @@ grep -q "300 waiting task(s) cancelled, 0 running" "$SQ_TMP/cancel.out" || sq_fa
 check_results lc-c300 300 300
 eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks left on the queue"
 "$P" cancel no-such-batch >/dev/null 2>&1 && sq_fail "cancel of an unknown batch succeeded"
+# a task enqueued by another client without a batch field is batch "default"'s
+eq "$(sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' default 3600 0 '{"id":"d1","code":"print(1)"}' | tr '\n' ' ')" \
+  "1 0 " "enqueue into batch default"
+"$P" cancel default >"$SQ_TMP/cdef.out" 2>&1 || sq_fail "cancel default: $(cat "$SQ_TMP/cdef.out")"
+grep -q "1 waiting task(s) cancelled" "$SQ_TMP/cdef.out" || sq_fail "cancel default said: $(cat "$SQ_TMP/cdef.out")"
 
 # 2. Ctrl-C on push --wait, then `wait`, with a real worker.
 sq_bg w1 "$W" serve --worker-id lc-1
@@ -105,7 +110,7 @@ eq "$(sq_redis_cli HGET 'sq:{default}:stats' fenced)" "" "fenced results"
 $PY - "$SQ_TMP/batches.json" <<'PY' || sq_fail "batches --json is wrong: $(cat "$SQ_TMP/batches.json")"
 import json, sys
 b = json.load(open(sys.argv[1]))
-names = [x["batch"] for x in b]
+names = [x["batch"] for x in b if x["batch"].startswith("lc-")]
 assert names == ["lc-race", "lc-wait", "lc-c300"], names  # latest first
 by = {x["batch"]: x for x in b}
 assert by["lc-c300"]["total"] == 300 and by["lc-c300"]["cancelled"] == 300 and by["lc-c300"]["passed"] == 0

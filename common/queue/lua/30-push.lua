@@ -187,7 +187,8 @@ end
 -- The id of task payload p when it belongs to batch b (absent batch:
 -- 'default'), else nil. A payload that is not a JSON object belongs to none.
 local function id_in_batch(p, b)
-  if not string.find(p, b, 1, true) then return nil end -- most payloads, without decoding them
+  -- most payloads, without decoding them (a task of 'default' may not name it)
+  if b ~= 'default' and not string.find(p, b, 1, true) then return nil end
   local ok, t = pcall(cjson.decode, p)
   if not ok or type(t) ~= 'table' or type(t.id) ~= 'string' then return nil end
   if (t.batch == nil and 'default' or t.batch) ~= b then return nil end
