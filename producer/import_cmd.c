@@ -15,9 +15,12 @@
 
 #include "errors.h"
 #include "eval.h"
+#include "name.h"
 #include "producer.h"
 #include "task.h"
 #include "util.h"
+
+#define IDEMPOTENCY_KEY_MAX 256 /* bytes (docs/formats.md) */
 
 #define MAX_INPUT_BYTES ((size_t)1 << 30)
 #define MAX_SAMPLES 100000
@@ -252,6 +255,7 @@ typedef struct {
   double temperature; /* < 0: not set */
   const char *model;
   const char *ds_name;
+  const char *batch; /* --batch: the batch the tasks are for (their idempotency keys); NULL: no keys */
 } import_opts;
 
 /* One task line for problem p with code (NULL: prompt-only) into out. */
@@ -280,6 +284,32 @@ static int emit(sq_buf *out, problem *p, const import_opts *o, const char *code,
     if (!ts) goto out;
   } else if (!cJSON_AddStringToObject(t, "tests", p->tests)) {
     goto out;
+  }
+  /* With --batch, the same sample of the same problem, source, model and
+   * temperature for that batch is the same task: pushed again, it is
+   * skipped, so re-pushing the file resumes an interrupted push. Keys are
+   * queue-wide (docs/formats.md): the batch in the key lets the same file
+   * go into another batch. */
+  if (o->batch) {
+    sq_buf idem = {0};
+    char temp[32] = "-";
+    if (!code && o->temperature >= 0) snprintf(temp, sizeof temp, "%g", o->temperature);
+    if (sq_buf_appendf(&idem, "import:%s:%s:%s:%lld:%s:%s:%s", o->batch, o->ds_name, p->id, (long long)k,
+                       source, code || !o->model ? "-" : o->model, temp) != 0) {
+      sq_buf_clear(&idem);
+      goto out;
+    }
+    if (idem.len > IDEMPOTENCY_KEY_MAX) {
+      fprintf(stderr, "sandq-producer: task %s: its idempotency_key (--batch, dataset, problem, sample, model) "
+              "takes %zu bytes, more than %d: use a shorter --batch or --model\n", id.data, idem.len,
+              IDEMPOTENCY_KEY_MAX);
+      sq_buf_clear(&idem);
+      rc = SQ_EINVAL;
+      goto out;
+    }
+    bool idem_ok = cJSON_AddStringToObject(t, "idempotency_key", idem.data) != NULL;
+    sq_buf_clear(&idem);
+    if (!idem_ok) goto out;
   }
   if (!(meta = cJSON_AddObjectToObject(t, "metadata")) || !cJSON_AddStringToObject(meta, "task_id", p->id) ||
       !cJSON_AddStringToObject(meta, "dataset", o->ds_name) || !cJSON_AddNumberToObject(meta, "sample", (double)k) ||
@@ -365,6 +395,14 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
       return SQ_EXIT_USAGE;
     }
     o.model = v;
+  }
+  if ((v = sq_cli_get(cli, "batch"))) {
+    if (!sq_name_ok(v, SQ_NAME_BATCH_MAX)) {
+      fprintf(stderr, "sandq-producer: --batch '%s' must be 1-%d characters of A-Z a-z 0-9 . _ : -\n", v,
+              SQ_NAME_BATCH_MAX);
+      return SQ_EXIT_USAGE;
+    }
+    o.batch = v;
   }
   if (cli->n_operands != 2) {
     fprintf(stderr, "sandq-producer: import takes a dataset name (humaneval or mbpp) and its FILE (or -) "

@@ -2,7 +2,8 @@
  * come before it), parse its flags (cli.h: one table per command, options
  * anywhere, --help on every command, --version), build the configuration
  * (sq_config_build: defaults, --config file, environment, flags) and
- * dispatch: push (push_cmd.c), status (progress.c, report.c), dead,
+ * dispatch: push (push_cmd.c), status (progress.c, report.c), wait,
+ * batches and cancel (batch_cmd.c), dead,
  * metrics, health, rollout, audit, results, report and import (their own
  * files; import needs no Redis and no configuration). Nothing more. */
 #include <stdio.h>
@@ -36,6 +37,19 @@ static const sq_cli_flag push_flags[] = {
     {"no-validate", NULL, NULL, "push every non-blank line as it is (for testing workers)"},
     {"block", NULL, NULL, "wait while the queue is full (max_queue_len) instead of failing"},
     {"budget-usd", "X", NULL, "LLM spend cap for the batch; workers start no LLM work for it once spent"},
+    {NULL, NULL, NULL, NULL},
+};
+static const sq_cli_flag wait_flags[] = {
+    COMMON_FLAGS,
+    {"timeout-s", "N", NULL, "give up after N seconds (exit 3); the batch keeps running"},
+    {"out", "FILE.bson", NULL, "write the results as concatenated BSON"},
+    {"table", NULL, NULL, "print one row per task"},
+    {NULL, NULL, NULL, NULL},
+};
+static const sq_cli_flag batches_flags[] = {
+    COMMON_FLAGS,
+    {"json", NULL, NULL, "one JSON array for scripts"},
+    {"limit", "N", NULL, "the N latest batches only"},
     {NULL, NULL, NULL, NULL},
 };
 static const sq_cli_flag common_flags[] = {COMMON_FLAGS, {NULL, NULL, NULL, NULL}};
@@ -76,10 +90,15 @@ static const sq_cli_flag import_flags[] = {
     {"samples", "N", NULL, "N prompt-only tasks per problem, for the workers' LLM (default 1)"},
     {"temperature", "T", NULL, "with --samples: the sampling temperature, 0..2 (default 0)"},
     {"model", "M", NULL, "with --samples: the model to ask for (default: the provider's)"},
+    {"batch", "B", NULL,
+     "the batch the tasks are for: each gets an idempotency_key, so pushing the file into B again resumes it"},
     {NULL, NULL, NULL, NULL}};
 
 static int push_cmd(const sq_config *cfg, const sq_cli *cli);
 static int status_cmd(const sq_config *cfg, const sq_cli *cli);
+static int wait_cmd(const sq_config *cfg, const sq_cli *cli);
+static int batches_cmd(const sq_config *cfg, const sq_cli *cli);
+static int cancel_cmd(const sq_config *cfg, const sq_cli *cli);
 
 /* A command reads its own flags from cli (sq_cli_get) and its operands;
  * cfg is NULL for a command that needs none. */
@@ -94,6 +113,12 @@ typedef struct {
 static const command commands[] = {
     {"push", "push [options] TASKS.jsonl|-   (- reads standard input)", NULL, push_flags, true, push_cmd},
     {"status", "status [options] BATCH", NULL, common_flags, true, status_cmd},
+    {"wait", "wait [options] BATCH [--out FILE] [--table] [--timeout-s N]   re-attach to a batch", NULL, wait_flags,
+     true, wait_cmd},
+    {"batches", "batches [options] [--json] [--limit N]   the queue's batches, latest first", NULL, batches_flags,
+     true, batches_cmd},
+    {"cancel", "cancel [options] BATCH   end its waiting tasks (status cancelled); running ones finish", NULL,
+     common_flags, true, cancel_cmd},
     {"dead", "dead [options] list | show ID | requeue ID | requeue --all", NULL, dead_flags, true, sq__dead_run},
     {"metrics", "metrics [options] [--listen HOST:PORT | FILE]   Prometheus text, fleet-wide", NULL, metrics_flags,
      true, sq__metrics_run},
@@ -124,7 +149,8 @@ static void usage(FILE *f) {
         "--config, --log-level.\n"
         "exit codes: 0 ok, 1 error (Redis, I/O, invalid tasks), 2 usage or configuration (also a Redis\n"
         "            that refuses the credentials), 3 timeout, 4 expectation differed, 5 finished with tasks\n"
-        "            in the dead letter, 6 a stored result is not BSON (docs/configuration.md, \"Exit codes\")\n",
+        "            in the dead letter, 6 a stored result is not BSON, 130 interrupted (the batch keeps running;\n"
+        "            docs/configuration.md, \"Exit codes\")\n",
         f);
 }
 
@@ -142,6 +168,16 @@ static void queue_notice(const char *text, void *ud) {
   SQ_WARN("%s", text);
 }
 
+/* --timeout-s N into *out; SQ_EXIT_USAGE after saying why. */
+static int timeout_opt(const sq_cli *cli, int64_t *out) {
+  const char *v = sq_cli_get(cli, "timeout-s");
+  if (v && sq_parse_i64(v, 1, 366LL * 24 * 3600, out) != 0) {
+    fprintf(stderr, "sandq-producer: --timeout-s '%s' must be a whole number of seconds >= 1\n", v);
+    return SQ_EXIT_USAGE;
+  }
+  return 0;
+}
+
 /* push's own flags into o; returns 0 or SQ_EXIT_USAGE after saying why. */
 static int push_opts(const sq_cli *cli, sq_push_opts *o) {
   const char *v;
@@ -155,10 +191,7 @@ static int push_opts(const sq_cli *cli, sq_push_opts *o) {
     fprintf(stderr, "sandq-producer: --out needs a file name\n");
     return SQ_EXIT_USAGE;
   }
-  if ((v = sq_cli_get(cli, "timeout-s")) && sq_parse_i64(v, 1, 366LL * 24 * 3600, &o->timeout_s) != 0) {
-    fprintf(stderr, "sandq-producer: --timeout-s '%s' must be a whole number of seconds >= 1\n", v);
-    return SQ_EXIT_USAGE;
-  }
+  if (timeout_opt(cli, &o->timeout_s)) return SQ_EXIT_USAGE;
   if ((v = sq_cli_get(cli, "budget-usd"))) {
     char *end = NULL;
     o->budget_usd = strtod(v, &end);
@@ -185,8 +218,36 @@ static int push_cmd(const sq_config *cfg, const sq_cli *cli) {
 
 static int status_cmd(const sq_config *cfg, const sq_cli *cli) { return sq__status_run(cfg, cli->operands[0]); }
 
+static int wait_cmd(const sq_config *cfg, const sq_cli *cli) {
+  sq_wait_opts o = {.batch = cli->operands[0], .out_path = sq_cli_get(cli, "out"),
+                    .table = sq_cli_get(cli, "table") != NULL};
+  if (o.out_path && !o.out_path[0]) {
+    fprintf(stderr, "sandq-producer: --out needs a file name\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (timeout_opt(cli, &o.timeout_s)) return SQ_EXIT_USAGE;
+  return sq__wait_run(cfg, &o);
+}
+
+static int batches_cmd(const sq_config *cfg, const sq_cli *cli) {
+  sq_batches_opts o = {.json = sq_cli_get(cli, "json") != NULL};
+  const char *v = sq_cli_get(cli, "limit");
+  if (cli->n_operands) {
+    fprintf(stderr, "sandq-producer: batches takes no operand ('%s')\n", cli->operands[0]);
+    return SQ_EXIT_USAGE;
+  }
+  if (v && sq_parse_i64(v, 1, 1000000, &o.limit) != 0) {
+    fprintf(stderr, "sandq-producer: --limit '%s' must be a whole number >= 1\n", v);
+    return SQ_EXIT_USAGE;
+  }
+  return sq__batches_run(cfg, &o);
+}
+
+static int cancel_cmd(const sq_config *cfg, const sq_cli *cli) { return sq__cancel_run(cfg, cli->operands[0]); }
+
 static int run_command(const command *c, const sq_cli *cli) {
-  if ((c->run == push_cmd || c->run == status_cmd) && cli->n_operands != 1) {
+  bool one_batch = c->run == status_cmd || c->run == wait_cmd || c->run == cancel_cmd;
+  if ((c->run == push_cmd || one_batch) && cli->n_operands != 1) {
     fprintf(stderr, "sandq-producer: %s takes exactly one %s\n", c->name,
             c->run == push_cmd ? "TASKS.jsonl file (or -)" : "BATCH id");
     command_usage(stderr, c);

@@ -21,6 +21,7 @@ enum {
   SQ_EXIT_MISMATCH = 4, /* a result's status differed from its metadata.expect */
   SQ_EXIT_INCOMPLETE = 5, /* the batch finished with tasks in the dead letter (no result) */
   SQ_EXIT_BAD_RESULT = 6, /* a stored result is not BSON: named on stderr, left out of --out */
+  SQ_EXIT_INTERRUPTED = 130, /* Ctrl-C while waiting: the batch keeps running (128 + SIGINT) */
 };
 
 typedef struct {
@@ -37,6 +38,25 @@ typedef struct {
 
 /* `push`: returns an SQ_EXIT_* code; explains failures on stderr. */
 int sq__push_run(const sq_config *cfg, const sq_push_opts *o);
+/* `wait BATCH`: re-attaches to a pushed batch as `push --wait` does. */
+typedef struct {
+  const char *batch;
+  int64_t timeout_s;    /* 0: wait forever */
+  const char *out_path; /* NULL: no BSON file */
+  bool table;           /* one row per task */
+} sq_wait_opts;
+int sq__wait_run(const sq_config *cfg, const sq_wait_opts *o);
+
+/* `batches [--json] [--limit N]`: the queue's batches, latest push first. */
+typedef struct {
+  bool json;
+  int64_t limit; /* 0: all */
+} sq_batches_opts;
+int sq__batches_run(const sq_config *cfg, const sq_batches_opts *o);
+
+/* `cancel BATCH`: ends the batch's waiting tasks (sq_queue_batch_cancel). */
+int sq__cancel_run(const sq_config *cfg, const char *batch);
+
 /* `status BATCH`: returns an SQ_EXIT_* code. */
 int sq__status_run(const sq_config *cfg, const char *batch);
 
@@ -57,11 +77,20 @@ int sq__health_count(sq_queue *q, const sq_config *cfg, int *live, int *stale);
 /* Opens the configured queue, explaining a failure on stderr. */
 int sq__open_queue(const sq_config *cfg, sq_queue **q);
 
-/* Polls the batch's counters until it finished (every task has a result or
- * is in the dead letter), showing a progress bar on a terminal and plain
- * lines otherwise (stderr). Rides out Redis outages. Returns SQ_EXIT_OK,
- * SQ_EXIT_TIMEOUT or SQ_EXIT_ERROR with the last counters in *st. */
+/* Polls the batch's counters until the server marks it finished (its
+ * finished flag, read through sq1_batch_get: every task has a result, sits
+ * in the dead letter, or was cancelled), showing a progress bar on a
+ * terminal and plain lines otherwise (stderr). Rides out Redis outages.
+ * Ctrl-C (SIGINT, SIGTERM) stops the wait, not the batch: says how to
+ * re-attach and returns SQ_EXIT_INTERRUPTED. Returns SQ_EXIT_OK,
+ * SQ_EXIT_TIMEOUT, SQ_EXIT_INTERRUPTED or SQ_EXIT_ERROR with the last
+ * counters in *st. */
 int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st);
+
+/* Waits for batch (sq__wait_batch), prints its counters and the time it
+ * took, then reads its results (sq__report_results: out_path, table). The
+ * end of `push --wait` and of `wait`. Returns an SQ_EXIT_* code. */
+int sq__wait_report(sq_queue *q, const char *batch, int64_t timeout_s, const char *out_path, bool table);
 
 /* Prints a batch's counters: total, done, dead and one row per status. */
 void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st);

@@ -1,7 +1,9 @@
-/* progress.c: `push --wait`: poll a batch's counters until it finishes,
- * with a progress bar (done/total, rate, ETA, statuses) on a terminal and
- * plain lines otherwise, riding out Redis outages. */
+/* progress.c: `push --wait` and `wait`: poll a batch's counters until the
+ * server marks it finished, with a progress bar (done/total, rate, ETA,
+ * statuses) on a terminal and plain lines otherwise, riding out Redis
+ * outages; Ctrl-C leaves the batch running and says how to come back. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -17,9 +19,17 @@
 #define OUTAGE_GIVE_UP_MS (5 * 60 * 1000) /* redis unreachable this long while waiting: give up */
 #define BAR_WIDTH 24
 
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig) {
+  (void)sig;
+  interrupted = 1;
+}
+
+/* Sleeps ms, cut short by Ctrl-C. */
 static void sleep_ms(int64_t ms) {
   struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
-  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  while (!interrupted && nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
 }
 
@@ -84,12 +94,33 @@ static int64_t next_poll_ms(int64_t remaining, double rate, int64_t backoff_ms) 
   return ms < POLL_MIN_MS ? POLL_MIN_MS : ms;
 }
 
+static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st);
+
 int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
+  struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
+  sigemptyset(&sa.sa_mask);
+  interrupted = 0;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  int code = wait_loop(q, batch, timeout_s, st);
+  sigaction(SIGINT, &old_int, NULL);
+  sigaction(SIGTERM, &old_term, NULL);
+  if (code == SQ_EXIT_INTERRUPTED) {
+    if (isatty(STDERR_FILENO)) fputc('\n', stderr);
+    fprintf(stderr, "sandq-producer: batch %s keeps running; `sandq-producer wait %s` to re-attach\n", batch, batch);
+  }
+  return code;
+}
+
+/* The poll itself: returns as sq__wait_batch does, SQ_EXIT_INTERRUPTED
+ * once Ctrl-C (or SIGTERM) came. */
+static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
   bool tty = isatty(STDERR_FILENO);
   int64_t t0 = sq_now_mono_ms(), last_plain = t0 - PLAIN_PROGRESS_MS, outage_since = 0;
   int64_t settled0 = -1, backoff_ms = POLL_MIN_MS;
   for (;;) {
     int64_t sleep_for = POLL_MS;
+    if (interrupted) return SQ_EXIT_INTERRUPTED;
     int rc = sq_queue_batch_stats(q, batch, st);
     int64_t now = sq_now_mono_ms();
     if (rc == SQ_EPARSE) { /* damaged counters do not mend themselves: say so at once */
@@ -113,7 +144,7 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
       if (settled0 < 0) settled0 = settled;
       double secs = (double)(now - t0) / 1000.0;
       double rate = secs > 0 ? (double)(settled - settled0) / secs : 0;
-      bool finished = st->total > 0 && settled >= st->total;
+      bool finished = st->finished_at_ms != 0; /* the server's decision (sq1_batch_get) */
       if (tty || finished || now - last_plain >= PLAIN_PROGRESS_MS) {
         show(batch, st, rate, tty, finished);
         last_plain = now;
@@ -130,5 +161,6 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
       return SQ_EXIT_TIMEOUT;
     }
     sleep_ms(sleep_for);
+    if (interrupted) return SQ_EXIT_INTERRUPTED;
   }
 }

@@ -223,16 +223,15 @@ static int push_all(sq_queue *q, const char *batch, const sq_push_item *items, s
   }
 }
 
-/* Waits for the batch, prints the summary and reads the results. */
-static int wait_and_report(sq_queue *q, const char *batch, const sq_push_opts *o) {
+int sq__wait_report(sq_queue *q, const char *batch, int64_t timeout_s, const char *out_path, bool table) {
   sq_batch_stats st;
   int64_t t0 = sq_now_mono_ms();
-  int code = sq__wait_batch(q, batch, o->timeout_s, &st);
+  int code = sq__wait_batch(q, batch, timeout_s, &st);
   if (code != SQ_EXIT_OK) return code;
   sq__report_counts(stdout, batch, &st);
   printf("elapsed: %.1f s\n", (double)(sq_now_mono_ms() - t0) / 1000.0);
   fflush(stdout);
-  code = sq__report_results(q, batch, o->out_path, o->table, stdout);
+  code = sq__report_results(q, batch, out_path, table, stdout);
   if (st.duplicate > 0)
     fprintf(stderr, "sandq-producer: %lld task(s) of batch %s repeated an id that had a result already: they ran, "
             "but the first result of each id is the one kept (docs/formats.md)\n", (long long)st.duplicate, batch);
@@ -320,7 +319,7 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   fflush(stdout);
   if (dups) fprintf(stderr, "sandq-producer: %zu task(s) skipped: their idempotency_key was already pushed\n", dups);
   SQ_INFO("pushed %zu task(s) to queue %s as batch %s", pushed, cfg->queue, batch);
-  code = o->wait ? wait_and_report(q, batch, o) : SQ_EXIT_OK;
+  code = o->wait ? sq__wait_report(q, batch, o->timeout_s, o->out_path, o->table) : SQ_EXIT_OK;
 out:
   for (size_t i = 0; payloads && i < tf.n; i++) free(payloads[i]);
   for (size_t i = 0; items && i < tf.n; i++) free((char *)items[i].idempotency_key);

@@ -15,7 +15,8 @@
   X(POLICY_VIOLATION, "policy_violation")                                      \
   X(BLOCKED, "blocked")                                                        \
   X(LLM_ERROR, "llm_error")                                                    \
-  X(INVALID_TASK, "invalid_task")
+  X(INVALID_TASK, "invalid_task")                                              \
+  X(CANCELLED, "cancelled")
 
 typedef enum {
 #define X(name, str) SQ_STATUS_##name,

@@ -235,12 +235,15 @@ int sq_queue_reap(sq_queue *q, const char *worker_id, bool *ran, size_t *requeue
 /* ---- batches -------------------------------------------------------- */
 
 #define SQ_QUEUE_MAX_STATUSES 16
+#define SQ_QUEUE_BATCH_NAME_MAX 128 /* bytes in a batch name (as a task id) */
 typedef struct {
   int64_t total;
   int64_t done;           /* tasks with a result */
   int64_t dead;           /* tasks in the dead letter */
   int64_t duplicate;      /* copies of an id that had a result already: settled, their result not kept */
   int64_t finished_at_ms; /* 0 until the server marks the batch finished (its finished field) */
+  int64_t created_at_ms;  /* the batch's first push (server time); 0 when unknown */
+  int64_t cancelled_at_ms; /* when sq_queue_batch_cancel ran on it; 0 when never */
   double cost_usd;        /* LLM spend so far */
   double budget_usd;      /* -1 when the batch has no budget */
   int n_statuses;
@@ -255,6 +258,34 @@ typedef struct {
  * is not an integer (or, for cost_usd and budget_usd, a finite number), or
  * a negative count, gives SQ_EPARSE with the key and field named. */
 int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out);
+
+/* One batch of sq_queue_batch_list: its name and the server time of its
+ * latest push (the score of sq:{Q}:batches). */
+typedef struct {
+  char name[SQ_QUEUE_BATCH_NAME_MAX + 1];
+  int64_t last_push_ms;
+} sq_batch_entry;
+
+/* The batches of the queue pushed within retention_s (sq:{Q}:batches of
+ * every shard, each batch once), latest push first, into *out (malloc'd;
+ * the caller frees; NULL when none) and *n. A member whose name is too
+ * long is skipped. Returns 0, SQ_ENOMEM or SQ_EREDIS*. */
+int sq_queue_batch_list(sq_queue *q, sq_batch_entry **out, size_t *n);
+
+/* What sq_queue_batch_cancel did, summed over the shards. */
+typedef struct {
+  int64_t cancelled; /* waiting tasks removed, each with a 'cancelled' result */
+  int64_t duplicate; /* waiting copies of an id that had a result already: removed, counted as duplicates */
+  int64_t running;   /* tasks of the batch claimed by a worker: left to finish */
+} sq_cancel_counts;
+
+/* Cancels batch: on each shard, in one atomic step (sq1_cancel), every
+ * waiting task of it (all priorities, the delayed retries) is removed and
+ * gets a result with status "cancelled" and reason (borrowed); running ones
+ * finish. A worker claiming at the same moment either took the task before
+ * or never sees it. Returns 0 with *out set, or SQ_EREDIS* (the shards
+ * before the failing one are cancelled). */
+int sq_queue_batch_cancel(sq_queue *q, const char *batch, const char *reason, sq_cancel_counts *out);
 
 /* Blocks up to timeout_ms for the batch's completion event (BLPOP on
  * sq:{Q}:done:<B>, consumed). Returns 0, or SQ_ETIMEOUT. */

@@ -214,6 +214,10 @@ static int read_part(sq_queue *q, int s, const char *batch, sq_batch_stats *out)
       out->duplicate = n;
     } else if (strcmp(k->str, "finished_at_ms") == 0) {
       out->finished_at_ms = n;
+    } else if (strcmp(k->str, "created_at_ms") == 0) {
+      out->created_at_ms = n;
+    } else if (strcmp(k->str, "cancelled_at_ms") == 0) {
+      out->cancelled_at_ms = n;
     } else if (strcmp(k->str, "finished") == 0) {
       finished = n == 1;
     } else if (strncmp(k->str, "status:", 7) == 0) {
@@ -247,6 +251,9 @@ static void add_part(sq_batch_stats *sum, const sq_batch_stats *part) {
   sum->done += part->done;
   sum->dead += part->dead;
   sum->duplicate += part->duplicate;
+  if (part->created_at_ms && (!sum->created_at_ms || part->created_at_ms < sum->created_at_ms))
+    sum->created_at_ms = part->created_at_ms;
+  if (part->cancelled_at_ms > sum->cancelled_at_ms) sum->cancelled_at_ms = part->cancelled_at_ms;
   sum->n_statuses_dropped += part->n_statuses_dropped;
   for (int i = 0; i < part->n_statuses; i++) {
     int k = 0;
@@ -278,6 +285,87 @@ int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
   if (!finished || out->total == 0) out->finished_at_ms = 0;
   /* the spend lives under the home tag (queue_spend.c) */
   return sq_queue_batch_spend(q, batch, &out->cost_usd, &out->budget_usd);
+}
+
+static int by_last_push(const void *a, const void *b) {
+  const sq_batch_entry *x = a, *y = b;
+  if (x->last_push_ms != y->last_push_ms) return x->last_push_ms < y->last_push_ms ? 1 : -1;
+  return strcmp(x->name, y->name);
+}
+
+/* Adds the members of one shard's batches set to *out (a batch already
+ * there keeps its latest push). */
+static int list_part(sq_queue *q, int s, sq_batch_entry **out, size_t *n, size_t *cap) {
+  char key[SQ__KEY_MAX];
+  int rc;
+  if ((rc = sq__queue_shard_key(q, s, key, "batches", NULL))) return rc;
+  redisReply *r = sq__queue_cmdf(q, &rc, key, "ZRANGE %s 0 -1 WITHSCORES", key);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "ZRANGE batches");
+  for (size_t i = 0; !rc && i + 1 < r->elements; i += 2) {
+    const redisReply *m = r->element[i], *sc = r->element[i + 1];
+    if (m->type != REDIS_REPLY_STRING || m->len > SQ_QUEUE_BATCH_NAME_MAX || sc->type != REDIS_REPLY_STRING) continue;
+    int64_t at = (int64_t)strtod(sc->str, NULL);
+    size_t k = 0;
+    while (k < *n && strcmp((*out)[k].name, m->str) != 0) k++;
+    if (k < *n) {
+      if (at > (*out)[k].last_push_ms) (*out)[k].last_push_ms = at;
+      continue;
+    }
+    if (*n == *cap) {
+      size_t ncap = *cap ? *cap * 2 : 64;
+      sq_batch_entry *grown = realloc(*out, ncap * sizeof *grown);
+      if (!grown) {
+        rc = SQ_ENOMEM;
+        break;
+      }
+      *out = grown, *cap = ncap;
+    }
+    memcpy((*out)[*n].name, m->str, m->len + 1);
+    (*out)[(*n)++].last_push_ms = at;
+  }
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_batch_list(sq_queue *q, sq_batch_entry **out, size_t *n) {
+  size_t cap = 0;
+  int rc = 0;
+  *out = NULL;
+  *n = 0;
+  for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) rc = list_part(q, s, out, n, &cap);
+  if (rc) {
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return rc;
+  }
+  if (*n > 1) qsort(*out, *n, sizeof **out, by_last_push);
+  return 0;
+}
+
+int sq_queue_batch_cancel(sq_queue *q, const char *batch, const char *reason, sq_cancel_counts *out) {
+  char ret[24];
+  int rc = 0;
+  memset(out, 0, sizeof *out);
+  snprintf(ret, sizeof ret, "%lld", (long long)q->opts.retention_s);
+  const char *argv[] = {batch, ret, reason};
+  size_t lens[] = {strlen(batch), strlen(ret), strlen(reason)};
+  for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
+    redisReply *r = sq__queue_fcall_at(q, s, "sq1_cancel", 3, argv, lens, true, &rc);
+    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_cancel");
+    if (!rc && (r->elements != 3 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+                r->element[1]->type != REDIS_REPLY_INTEGER || r->element[2]->type != REDIS_REPLY_INTEGER)) {
+      sq__queue_err(q, "sq1_cancel: malformed reply");
+      rc = SQ_EREDIS;
+    }
+    if (!rc) {
+      out->cancelled += r->element[0]->integer;
+      out->duplicate += r->element[1]->integer;
+      out->running += r->element[2]->integer;
+    }
+    freeReplyObject(r);
+  }
+  return rc;
 }
 
 /* One HSCAN step: *reply holds [cursor, [k, v, ...]] after a 0 return. */

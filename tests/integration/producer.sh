@@ -101,18 +101,23 @@ eq "$(cat "$SQ_TMP/idle.out")" idle-1 "batch id before the wait"
 
 # store_result BATCH ID STATUS FILE: stores the BSON result in FILE the way
 # a worker's sq1_complete does (common/queue/lua/40-claims.lua): the result (first
-# one per id wins) and the batch's done and status:STATUS counters in one
-# atomic step, so `push --wait` never sees done = total before the status
-# count (three separate commands let it print a summary missing a row).
+# one per id wins), the batch's done and status:STATUS counters, and the
+# batch's finished flag once every task has a result, in one atomic step:
+# `push --wait` ends on the flag alone (the server's decision), never on
+# counts, so counts that add up without the flag must keep it waiting.
 # Prints HSETNX's answer: 1 stored, 0 a result existed.
-STORE_LUA="local n = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[3])
+STORE_LUA="local n = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[4])
 if n == 1 then
-  redis.call('HINCRBY', KEYS[2], 'done', 1)
+  local done = redis.call('HINCRBY', KEYS[2], 'done', 1)
   redis.call('HINCRBY', KEYS[2], 'status:' .. ARGV[2], 1)
+  if ARGV[3] ~= 'noflag' and done >= tonumber(redis.call('HGET', KEYS[2], 'total')) then
+    local t = redis.call('TIME')
+    redis.call('HSET', KEYS[2], 'finished', '1', 'finished_at_ms', t[1] * 1000)
+  end
 end
 return n"
-store_result() {
-  sq_redis_cli -x EVAL "$STORE_LUA" 2 "sq:{sim}:results:$1" "sq:{sim}:batch:$1" "$2" "$3" <"$4"
+store_result() { # BATCH ID STATUS FILE [noflag]
+  sq_redis_cli -x EVAL "$STORE_LUA" 2 "sq:{sim}:results:$1" "sq:{sim}:batch:$1" "$2" "$3" "${5:-}" <"$4"
 }
 
 # 8. --wait --out --table while results arrive the way a worker writes them
@@ -177,5 +182,52 @@ rc=$?
 expect_rc 0 ok
 has ok.out "expectations: 1/1 matched"
 grep -Eq '^ *passed +1$' "$SQ_TMP/ok.out" || sq_fail "summary: $(cat "$SQ_TMP/ok.out")"
+
+# 10. --wait ends on the server's finished flag, not on counts: a result
+#     that makes done = total without the flag keeps it waiting.
+"$P" push --queue sim --batch sim-3 --wait --timeout-s 30 "$SQ_TMP/one.jsonl" >"$SQ_TMP/flag.out" 2>"$SQ_TMP/flag.err" &
+flag_pid=$!
+SQ_PIDS="$SQ_PIDS $flag_pid"
+sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{sim}:batch:sim-3' total | grep -qx 1" 10 || sq_fail "sim-3 not pushed"
+eq "$(store_result sim-3 add passed "$SQ_TMP/r2.bson" noflag)" 1 "result add stored without the flag"
+sleep 1
+kill -0 $flag_pid 2>/dev/null || sq_fail "--wait decided 'finished' from the counts, not the server's flag"
+sq_redis_cli HSET 'sq:{sim}:batch:sim-3' finished 1 finished_at_ms 1 >/dev/null
+wait $flag_pid
+rc=$?
+expect_rc 0 flag
+
+# 11. Ctrl-C on push --wait leaves the batch running and says how to come
+#     back (exit 130); `wait` re-attaches and ends with the summary.
+"$P" push --queue sim --batch sim-4 --wait "$D/producer-good.jsonl" >"$SQ_TMP/int.out" 2>"$SQ_TMP/int.err" &
+int_pid=$!
+SQ_PIDS="$SQ_PIDS $int_pid"
+sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{sim}:batch:sim-4' total | grep -qx 4" 10 || sq_fail "sim-4 not pushed"
+sq_wait_for "grep -q 'batch sim-4: 0/4' $SQ_TMP/int.err" 10 || sq_fail "no progress line: $(cat "$SQ_TMP/int.err")"
+kill -INT $int_pid
+wait $int_pid
+rc=$?
+expect_rc 130 int
+has int.err "batch sim-4 keeps running; \`sandq-producer wait sim-4\` to re-attach"
+eq "$(sq_redis_cli LRANGE 'sq:{sim}:tasks' 0 -1 | grep -c '"batch":"sim-4"')" 4 "sim-4's tasks still queued after Ctrl-C"
+run wunknown "$P" wait --queue sim no-such-batch
+expect_rc 1 wunknown
+has wunknown.err "batch no-such-batch is unknown to queue sim"
+run wbad "$P" wait --queue sim 'bad batch'
+expect_rc 2 wbad
+run wnone "$P" wait --queue sim
+expect_rc 2 wnone
+"$P" wait --queue sim sim-4 --out "$SQ_TMP/w.bson" >"$SQ_TMP/w.out" 2>"$SQ_TMP/w.err" &
+w_pid=$!
+SQ_PIDS="$SQ_PIDS $w_pid"
+for id in hello add plain crash; do
+  eq "$(store_result sim-4 $id passed "$SQ_TMP/r2.bson")" 1 "sim-4 result $id stored"
+done
+wait $w_pid
+rc=$?
+[ "$rc" = 0 ] || [ "$rc" = 4 ] || { cat "$SQ_TMP/w.err" >&2; sq_fail "wait: exit code $rc"; }
+grep -Eq '^ *passed +4$' "$SQ_TMP/w.out" || sq_fail "wait summary: $(cat "$SQ_TMP/w.out")"
+has w.out "elapsed:"
+[ -s "$SQ_TMP/w.bson" ] || sq_fail "wait --out wrote nothing"
 
 echo "producer: all checks passed"

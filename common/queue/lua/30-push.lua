@@ -1,9 +1,12 @@
 -- 30-push.lua: the producer's side: push, push_once, seq_floor, enqueue,
--- and batch_get to read a batch back (the sandq_v1 library, part 4 of 7).
--- Exports: want_unsharded, push, push_once, seq_floor, enqueue, batch_get.
+-- batch_get to read a batch back, and cancel (the sandq_v1 library, part 4
+-- of 7).
+-- Exports: want_unsharded, push, push_once, seq_floor, enqueue, batch_get,
+-- cancel.
 -- Uses (00-base.lua): prefix, now_ms, list_key, stat; (10-checks.lua):
 -- corrupt, shown, checked, want_type, want_int, want_lists, want_batch,
--- want_stats, batch_fields; (20-settle.lua): batch_finished, check_finished.
+-- want_stats, batch_fields; (20-settle.lua): batch_finished, check_finished,
+-- forget.
 
 -- A sharded queue's home tag {Q} holds no tasks: its workers claim from
 -- the shards' tags {Q#k} only. The queue's shard count is recorded in
@@ -54,6 +57,7 @@ local function push(keys, args)
   if pushed > 0 then
     local bk = P .. 'batch:' .. batch
     redis.call('HINCRBY', bk, 'total', pushed)
+    redis.call('HSETNX', bk, 'created_at_ms', now_ms()) -- the batch's first push (sandq-producer batches)
     redis.call('HDEL', bk, 'finished_at_ms') -- more tasks: not finished (check_finished decides again)
     redis.call('HSET', bk, 'finished', '0')
     redis.call('EXPIRE', bk, ret)
@@ -178,4 +182,104 @@ local function batch_get(keys, args)
   out[#out + 1] = 'finished'
   out[#out + 1] = fin and '1' or '0'
   return out
+end
+
+-- The id of task payload p when it belongs to batch b (absent batch:
+-- 'default'), else nil. A payload that is not a JSON object belongs to none.
+local function id_in_batch(p, b)
+  -- most payloads, without decoding them (a task of 'default' may not name it)
+  if b ~= 'default' and not string.find(p, b, 1, true) then return nil end
+  local ok, t = pcall(cjson.decode, p)
+  if not ok or type(t) ~= 'table' or type(t.id) ~= 'string' then return nil end
+  if (t.batch == nil and 'default' or t.batch) ~= b then return nil end
+  return t.id
+end
+
+-- A BSON document of string fields (name, value, ...) and a 'finished_at'
+-- datetime (ms): the result the server files itself for a cancelled task.
+local function bson_doc(kv, at_ms)
+  local parts = {}
+  for i = 1, #kv, 2 do
+    local v = kv[i + 1]
+    parts[#parts + 1] = '\2' .. kv[i] .. '\0' .. struct.pack('<i4', #v + 1) .. v .. '\0'
+  end
+  parts[#parts + 1] = '\9finished_at\0' .. struct.pack('<i8', at_ms)
+  local body = table.concat(parts)
+  return struct.pack('<i4', #body + 5) .. body .. '\0'
+end
+
+-- Removes every payload of batch b from list lk (the rest keep their
+-- order); returns them.
+local function take_batch_list(lk, b)
+  local keep, out = {}, {}
+  for _, p in ipairs(redis.call('LRANGE', lk, 0, -1)) do
+    if id_in_batch(p, b) then out[#out + 1] = p else keep[#keep + 1] = p end
+  end
+  if #out > 0 then
+    redis.call('DEL', lk)
+    for i = 1, #keep, 4096 do redis.call('RPUSH', lk, unpack(keep, i, math.min(i + 4095, #keep))) end
+  end
+  return out
+end
+
+-- cancel: ARGV batch, retention_s, reason. Ends every waiting task of the
+-- batch on this shard in one step: each is taken off its list (every
+-- priority) or out of the delayed set, and gets a result with status
+-- 'cancelled' (its id's first result, else it counts as a duplicate), so
+-- a worker claiming at the same moment either got the task before (it runs
+-- and settles as usual) or never sees it: each task ends exactly once.
+-- Claims running for the batch are left to finish. Marks the batch
+-- cancelled (cancelled_at_ms). Returns {cancelled, duplicates, running}.
+local function cancel(keys, args)
+  local P = prefix(keys[1])
+  local b, ret, reason = args[1], tonumber(args[2]), args[3]
+  local bk, rk = P .. 'batch:' .. b, P .. 'results:' .. b
+  want_lists(P)
+  want_type(P .. 'delayed', 'zset')
+  want_type(rk, 'hash')
+  want_batch(P, b, 'cancelled')
+  for _, h in ipairs({'claims', 'stalls', 'attempts', 'first'}) do want_type(P .. h, 'hash') end
+  local gone = {}
+  for _, prio in ipairs({'h', 'n', 'l'}) do
+    for _, p in ipairs(take_batch_list(list_key(P, prio), b)) do gone[#gone + 1] = p end
+  end
+  for _, m in ipairs(redis.call('ZRANGE', P .. 'delayed', 0, -1)) do
+    local bar = string.find(m, '|', 1, true)
+    local p = bar and string.sub(m, bar + 2)
+    if p and id_in_batch(p, b) then
+      redis.call('ZREM', P .. 'delayed', m)
+      gone[#gone + 1] = p
+    end
+  end
+  local running = 0
+  local claims = redis.call('HGETALL', P .. 'claims')
+  for i = 2, #claims, 2 do
+    if id_in_batch(claims[i], b) then running = running + 1 end
+  end
+  if #gone == 0 and redis.call('EXISTS', bk) == 0 then return {0, 0, running} end
+  local now = now_ms()
+  local store, seen, dups = {}, {}, 0
+  for _, p in ipairs(gone) do
+    local id = id_in_batch(p, b)
+    if seen[id] or redis.call('HEXISTS', rk, id) == 1 then
+      dups = dups + 1
+    else
+      seen[id] = true
+      store[#store + 1] = id
+      store[#store + 1] = bson_doc({'_id', id, 'batch', b, 'status', 'cancelled', 'reason', reason,
+                                    'worker', 'sandq-producer cancel'}, now)
+    end
+    forget(P, redis.sha1hex(p))
+  end
+  for i = 1, #store, 4096 do redis.call('HSET', rk, unpack(store, i, math.min(i + 4095, #store))) end
+  if #store > 0 then
+    redis.call('EXPIRE', rk, ret)
+    redis.call('HINCRBY', bk, 'done', #store / 2)
+    redis.call('HINCRBY', bk, 'status:cancelled', #store / 2)
+  end
+  if dups > 0 then redis.call('HINCRBY', bk, 'duplicate', dups) end
+  redis.call('HSETNX', bk, 'cancelled_at_ms', now)
+  redis.call('EXPIRE', bk, ret)
+  check_finished(P, b, ret)
+  return {#store / 2, dups, running}
 end

@@ -7,6 +7,7 @@ redis.register_function('sq1_push_once', push_once)
 redis.register_function('sq1_seq_floor', seq_floor)
 redis.register_function('sq1_enqueue', enqueue)
 redis.register_function{function_name = 'sq1_batch_get', callback = batch_get, flags = {'no-writes'}}
+redis.register_function('sq1_cancel', cancel)
 redis.register_function('sq1_claim', claim)
 redis.register_function('sq1_claim_undo', claim_undo)
 redis.register_function('sq1_heartbeat', heartbeat)
