@@ -320,6 +320,13 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   fflush(stdout);
   if (dups) fprintf(stderr, "sandq-producer: %zu task(s) skipped: their idempotency_key was already pushed\n", dups);
   SQ_INFO("pushed %zu task(s) to queue %s as batch %s", pushed, cfg->queue, batch);
+  if (o->wait && pushed == 0) {
+    /* Nothing went into the batch, so it will never exist, let alone finish. */
+    fprintf(stderr, "sandq-producer: batch %s has no tasks to wait for: every task was skipped (their results "
+            "are filed under the batches that first pushed them)%s\n", batch, o->out_path ? "; --out not written" : "");
+    code = SQ_EXIT_OK;
+    goto out;
+  }
   code = o->wait ? wait_and_report(q, batch, o) : SQ_EXIT_OK;
 out:
   for (size_t i = 0; payloads && i < tf.n; i++) free(payloads[i]);

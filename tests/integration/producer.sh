@@ -178,4 +178,17 @@ expect_rc 0 ok
 has ok.out "expectations: 1/1 matched"
 grep -Eq '^ *passed +1$' "$SQ_TMP/ok.out" || sq_fail "summary: $(cat "$SQ_TMP/ok.out")"
 
+# 10. --wait when every task is skipped by its idempotency_key: the batch gets
+#     no task and would never finish; push says so and ends (it waited for
+#     ever, showing 0/0; --timeout-s bounds the old behaviour here: exit 3).
+printf '%s\n' '{"id":"k1","code":"print(1)","idempotency_key":"key-1"}' \
+  '{"id":"k2","code":"print(2)","idempotency_key":"key-2"}' >"$SQ_TMP/keyed.jsonl"
+run keyed1 "$P" push --queue idem --batch keyed-1 "$SQ_TMP/keyed.jsonl"
+expect_rc 0 keyed1
+run keyed2 "$P" push --queue idem --batch keyed-2 --wait --timeout-s 20 "$SQ_TMP/keyed.jsonl"
+expect_rc 0 keyed2
+has keyed2.err "2 task(s) skipped: their idempotency_key was already pushed"
+has keyed2.err "batch keyed-2 has no tasks to wait for: every task was skipped"
+eq "$(sq_redis_cli EXISTS 'sq:{idem}:batch:keyed-2')" 0 "batch of skipped tasks"
+
 echo "producer: all checks passed"
