@@ -123,6 +123,11 @@ typedef struct {
   size_t n_llm;
   size_t slowest[SQ__REPORT_TOP], n_slowest;     /* row indexes, by total_ms */
   size_t costliest[SQ__REPORT_TOP], n_costliest; /* row indexes, by cost_usd (> 0 only) */
+  /* The batch's counters (set by the caller after sq__report_build): a
+   * report of a batch still running is not final, and says so. */
+  bool finished;
+  int64_t batch_tasks;   /* tasks pushed into the batch; -1 when the counters could not be read */
+  int64_t batch_results; /* of them, with a result so far */
 } sq__report;
 
 /* Builds the report of a batch's results for the given k values (each >= 1,

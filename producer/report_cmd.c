@@ -35,8 +35,14 @@ static int pct(int64_t part, size_t whole, char *buf, size_t len) {
 
 int sq__report_text(const sq__report *r, sq_buf *b) {
   char p[32];
-  int rc = sq_buf_appendf(b, "batch %s (queue %s): %zu task(s), %zu problem(s)\n\n", r->batch, r->queue, r->n_rows,
+  int rc = sq_buf_appendf(b, "batch %s (queue %s): %zu task(s), %zu problem(s)\n", r->batch, r->queue, r->n_rows,
                           r->n_problems);
+  if (!rc && !r->finished && r->batch_tasks >= 0)
+    rc = sq_buf_appendf(b, "batch not finished: %lld of %lld results; the figures below are not final\n",
+                        (long long)r->batch_results, (long long)r->batch_tasks);
+  else if (!rc && !r->finished)
+    rc = sq_buf_appendf(b, "batch counters unreadable: the figures below may not be final\n");
+  rc = rc || sq_buf_append(b, "\n", 1);
   rc = rc || sq_buf_appendf(b, "%-22s %8s %7s\n", "status", "count", "%");
   for (int s = 0; !rc && s < SQ_STATUS__COUNT; s++) {
     if (!r->status_counts[s]) continue;
@@ -180,6 +186,16 @@ int sq__report_cmd_run(const sq_config *cfg, const sq_cli *cli) {
   int code = SQ_EXIT_ERROR;
   if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, batch, &rs) != 0) goto out;
   int rc = sq__report_build(&rs, batch, cfg->queue, k, n_k, &rep);
+  sq_batch_stats st;
+  if (!rc && sq_queue_batch_stats(q, batch, &st) == 0) {
+    rep.batch_tasks = st.total;
+    rep.batch_results = st.done;
+    rep.finished = st.finished_at_ms > 0 || (st.total > 0 && st.done + st.dead + st.duplicate >= st.total);
+  } else if (!rc) {
+    fprintf(stderr, "sandq-producer: batch %s: its counters cannot be read (%s); the report is not known to be "
+            "final\n", batch, sq_queue_errstr(q));
+    rep.batch_tasks = rep.batch_results = -1;
+  }
   if (!rc) rc = json ? sq__report_json(&rep, &text) : sq__report_text(&rep, &text);
   if (!rc && html) rc = sq__report_html(&rep, &page);
   if (emit(rc, html, &page, &text) == 0) code = SQ_EXIT_OK;

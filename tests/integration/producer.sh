@@ -138,6 +138,15 @@ put_result hello passed passed 120
 put_result add passed passed 340
 sleep 0.5
 kill -0 $sim_pid 2>/dev/null || sq_fail "--wait returned before every task had a result"
+# a report of the batch meanwhile says it is not final (text, JSON, HTML)
+run part "$P" report --queue sim sim-1 --html "$SQ_TMP/part.html"
+expect_rc 0 part
+has part.out "batch not finished: 2 of 4 results; the figures below are not final"
+has part.html "batch not finished: 2 of 4 results"
+run partj "$P" report --queue sim sim-1 --json
+expect_rc 0 partj
+eq "$($PY -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["finished"], d["batch_tasks"], d["batch_results"], d["tasks"])' \
+  "$SQ_TMP/partj.out")" "False 4 2 2" "report --json of a running batch"
 put_result plain ok - 50
 put_result crash failed runtime_error 77
 wait $sim_pid
@@ -161,6 +170,13 @@ grep -Eq '^plain +ok +- +50$' "$SQ_TMP/sim.out" || sq_fail "plain row"
 ids=$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
   "$SQ_TMP/out.bson") || sq_fail "out.bson does not decode"
 eq "$ids" "add crash hello plain" "documents in out.bson"
+
+run whole "$P" report --queue sim sim-1 --json
+expect_rc 0 whole
+eq "$($PY -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["finished"], d["batch_tasks"], d["batch_results"])' \
+  "$SQ_TMP/whole.out")" "True 4 4" "report --json of a finished batch"
+run wholet "$P" report --queue sim sim-1
+hasnt wholet.out "not finished"
 
 # 9. Every expectation met: exit 0.
 "$P" push --queue sim --batch sim-2 --wait --timeout-s 20 "$SQ_TMP/one.jsonl" >/dev/null 2>&1 && sq_fail "missing file accepted"
