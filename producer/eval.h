@@ -38,9 +38,16 @@ typedef struct {
 int sq__results_fetch(sq_queue *q, const sq_config *cfg, const char *batch, sq__result_set *out);
 void sq__results_free(sq__result_set *s);
 
-/* Whether path can be written: a file is created next to it (path.tmp) and
- * removed again. Explains a failure on stderr and returns SQ_EIO; 0 when
- * writable. */
+/* Whether a stored result is a BSON document a reader can decode (the one
+ * rule of push --out, results and report): what fails it is named and left
+ * out of any file, and the command exits SQ_EXIT_BAD_RESULT. */
+bool sq__result_bson_ok(const uint8_t *bson, size_t len);
+
+/* Whether path can be written (report.c): a regular file or a new path,
+ * where a file of a unique name (mkstemp) can be created beside it and
+ * removed again; no other file is opened or removed. Explains a failure on
+ * stderr and returns SQ_EINVAL (a link, FIFO, directory or device) or
+ * SQ_EIO; 0 when writable. */
 int sq__out_check(const char *path);
 /* Writes data to path whole (a temporary file in its directory, fsync, a
  * rename: a reader sees the old file or the whole new one; an existing

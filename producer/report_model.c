@@ -41,7 +41,7 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
   bson_t doc;
   r->id = strdup(d->id);
   if (!r->id) return SQ_ENOMEM;
-  if (!bson_init_static(&doc, d->bson, d->len) || !bson_validate(&doc, BSON_VALIDATE_NONE, NULL)) {
+  if (!sq__result_bson_ok(d->bson, d->len) || !bson_init_static(&doc, d->bson, d->len)) {
     r->status = strdup("(bad bson)");
     r->task_id = strdup(d->id);
     return r->status && r->task_id ? 0 : SQ_ENOMEM;

@@ -73,6 +73,11 @@ int sq__results_fetch(sq_queue *q, const sq_config *cfg, const char *batch, sq__
   return 0;
 }
 
+bool sq__result_bson_ok(const uint8_t *bson, size_t len) {
+  bson_t doc;
+  return bson_init_static(&doc, bson, len) && bson_validate(&doc, BSON_VALIDATE_NONE, NULL);
+}
+
 void sq__results_free(sq__result_set *s) {
   for (size_t i = 0; i < s->n; i++) {
     free(s->docs[i].id);
@@ -80,33 +85,6 @@ void sq__results_free(sq__result_set *s) {
   }
   free(s->docs);
   memset(s, 0, sizeof *s);
-}
-
-int sq__out_check(const char *path) {
-  if (!path || strcmp(path, "-") == 0) return 0;
-  /* Only a regular file or a new path: a link, a FIFO, a directory or a
-   * device would be replaced or fed half a file (the write renames over it). */
-  struct stat st;
-  if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    const char *what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
-    fprintf(stderr, "sandq-producer: --out %s is %s; give a regular file or a new path\n", path, what);
-    return SQ_EINVAL;
-  }
-  sq_buf tmp = {0};
-  if (sq_buf_appendf(&tmp, "%s.tmp", path) != 0) return SQ_ENOMEM;
-  int fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  int rc = 0;
-  if (fd < 0 && errno == EEXIST) fd = open(tmp.data, O_WRONLY | O_CLOEXEC); /* a leftover of an earlier run */
-  if (fd < 0) {
-    fprintf(stderr, "sandq-producer: cannot write %s: %s\n", tmp.data, strerror(errno));
-    rc = SQ_EIO;
-  } else {
-    close(fd);
-    unlink(tmp.data);
-  }
-  sq_buf_clear(&tmp);
-  return rc;
 }
 
 /* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line break. */
@@ -146,12 +124,21 @@ static int csv_row(sq_buf *b, const sq__report_row *r) {
              : 0;
 }
 
-/* The results in one format into out. */
-static int render(const sq__result_set *rs, const char *format, sq_buf *out) {
+/* The results in one format into out; a stored value that is not BSON is
+ * named on stderr, left out and counted in *bad. */
+static int render(const sq__result_set *rs, const char *batch, const char *format, sq_buf *out, size_t *bad) {
   int rc = 0;
+  *bad = 0;
   if (strcmp(format, "csv") == 0) rc = sq_buf_append(out, CSV_HEADER, sizeof CSV_HEADER - 1);
   for (size_t i = 0; i < rs->n && !rc; i++) {
     const sq__result_doc *d = &rs->docs[i];
+    if (!sq__result_bson_ok(d->bson, d->len)) {
+      char id[4 * 128 + 1];
+      fprintf(stderr, "sandq-producer: result '%s' of batch %s is not a valid BSON document (%zu bytes); left out\n",
+              sq_log_escape(d->id, id, sizeof id), batch, d->len);
+      ++*bad;
+      continue;
+    }
     if (strcmp(format, "bson") == 0) {
       rc = sq_buf_append(out, d->bson, d->len);
     } else if (strcmp(format, "jsonl") == 0) {
@@ -159,8 +146,8 @@ static int render(const sq__result_set *rs, const char *format, sq_buf *out) {
       size_t n = 0;
       char *json = bson_init_static(&doc, d->bson, d->len) ? bson_as_relaxed_extended_json(&doc, &n) : NULL;
       if (!json) {
-        fprintf(stderr, "sandq-producer: the result of %s is not valid BSON; left out\n", d->id);
-        continue;
+        rc = SQ_ENOMEM;
+        break;
       }
       rc = sq_buf_append(out, json, n) || sq_buf_append(out, "\n", 1) ? SQ_ENOMEM : 0;
       bson_free(json);
@@ -204,13 +191,18 @@ int sq__results_run(const sq_config *cfg, const sq_cli *cli) {
   sq_buf out = {0};
   int code = SQ_EXIT_ERROR;
   if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, batch, &rs) != 0) goto out;
-  if (render(&rs, format, &out) != 0) {
+  size_t bad = 0;
+  if (render(&rs, batch, format, &out, &bad) != 0) {
     fprintf(stderr, "sandq-producer: out of memory\n");
     goto out;
   }
   if (sq__out_write(out_path, out.data ? out.data : "", out.len) != 0) goto out;
-  if (out_path) fprintf(stderr, "sandq-producer: wrote %zu result(s) of batch %s to %s\n", rs.n, batch, out_path);
+  if (out_path) fprintf(stderr, "sandq-producer: wrote %zu result(s) of batch %s to %s\n", rs.n - bad, batch, out_path);
   code = SQ_EXIT_OK;
+  if (bad) {
+    fprintf(stderr, "sandq-producer: %zu stored result(s) of batch %s are not BSON\n", bad, batch);
+    code = SQ_EXIT_BAD_RESULT;
+  }
 out:
   sq_buf_clear(&out);
   sq__results_free(&rs);

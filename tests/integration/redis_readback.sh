@@ -9,7 +9,9 @@
 #      repairs it;
 #   3. --out: a symlink, a FIFO or a directory is refused and left alone; a
 #      regular file is replaced through a temporary file in its directory;
-#   4. a result that is not BSON is named, left out of --out, exit 6;
+#      the user's FILE.tmp (a file or a FIFO) is never touched;
+#   4. a result that is not BSON is named, left out of --out, exit 6
+#      (push --wait and results in every format);
 #   5. dead letter: damaged entries are kept and named by `requeue --all`,
 #      a record without a payload is refused, `dead list` escapes control
 #      characters and shows absurd times as such.
@@ -156,6 +158,21 @@ prep o3
 run new "$P" push --queue o --batch o3 --out "$SQ_TMP/outdir/new.bson" "$SQ_TMP/two.jsonl"
 expect_rc 0 new
 [ -f "$SQ_TMP/outdir/new.bson" ] || sq_fail "a new path was not written"
+# FILE.tmp belongs to the user: the checks before work never open or remove
+# it (a FIFO there hung the command; a file there was deleted)
+echo mine >"$SQ_TMP/outdir/kept.bson.tmp"
+mkfifo "$SQ_TMP/outdir/piped.bson.tmp" "$SQ_TMP/outdir/page.html.tmp"
+prep o4
+run tmpfile "$P" push --queue o --batch o4 --out "$SQ_TMP/outdir/kept.bson" "$SQ_TMP/two.jsonl"
+expect_rc 0 tmpfile
+eq "$(cat "$SQ_TMP/outdir/kept.bson.tmp")" mine "the user's FILE.tmp"
+run tmpfifo timeout 20 "$P" results --queue o o4 --out "$SQ_TMP/outdir/piped.bson"
+expect_rc 0 tmpfifo
+run tmphtml timeout 20 "$P" report --queue o o4 --html "$SQ_TMP/outdir/page.html"
+expect_rc 0 tmphtml
+[ -p "$SQ_TMP/outdir/piped.bson.tmp" ] && [ -p "$SQ_TMP/outdir/page.html.tmp" ] || sq_fail "a FIFO at FILE.tmp was touched"
+[ -s "$SQ_TMP/outdir/piped.bson" ] && [ -s "$SQ_TMP/outdir/page.html" ] || sq_fail "results/report beside FILE.tmp wrote nothing"
+ls -a "$SQ_TMP/outdir" | grep -q 'sandq-out' && sq_fail "temporary file left behind"
 
 # 4. A value that is not BSON in the results hash.
 prep o2
@@ -168,6 +185,18 @@ has bad.err "result 'c' of batch o2 is not a valid BSON document"
 has bad.err "wrote 2 result(s)"
 eq "$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
   "$SQ_TMP/outdir/o2.bson")" "a b" "documents in --out beside a bad value"
+# results: the same rule in every format (it wrote the bad value verbatim into
+# --out F.bson, exit 0, and the file did not decode)
+for f in bson jsonl csv; do
+  run "rbad-$f" "$P" results --queue o o2 --format "$f" --out "$SQ_TMP/outdir/r2.$f"
+  expect_rc 6 "rbad-$f"
+  has "rbad-$f.err" "result 'c' of batch o2 is not a valid BSON document"
+  has "rbad-$f.err" "wrote 2 result(s)"
+  grep -q 'not bson' "$SQ_TMP/outdir/r2.$f" && sq_fail "results --format $f wrote the bad value"
+done
+eq "$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
+  "$SQ_TMP/outdir/r2.bson")" "a b" "results --out beside a bad value"
+eq "$(grep -c '^[abc],' "$SQ_TMP/outdir/r2.csv")" 2 "CSV rows beside a bad value"
 
 # 5. The dead letter.
 R HSET 'sq:{o}:dead' 1 '{not json' >/dev/null
