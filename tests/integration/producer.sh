@@ -207,4 +207,38 @@ has keyed2.err "2 task(s) skipped: their idempotency_key was already pushed"
 has keyed2.err "batch keyed-2 has no tasks to wait for: every task was skipped"
 eq "$(sq_redis_cli EXISTS 'sq:{idem}:batch:keyed-2')" 0 "batch of skipped tasks"
 
+# 11. report groups failures by kind and LLM use by provider and model in a
+#     hash: many groups, each counted right (the time is measured by hand).
+$PY - "$SQ_TMP/groups.resp" <<'EOF' || sq_fail "groups: generating results"
+import sys, bson
+def cmd(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+with open(sys.argv[1], "wb") as f:
+    for i in range(3000):
+        doc = {"_id": f"g{i}", "status": "failed", "reason": f"Kind{i % 1000}Error: case {i}",
+               "llm": {"provider": f"p{i % 30}", "model": "m" if (i // 30) % 2 else "n", "prompt_tokens": 1,
+                       "completion_tokens": 2, "cost_usd": 0.5}}
+        f.write(cmd("HSET", "sq:{grp}:results:groups", f"g{i}", bson.encode(doc)))
+    f.write(cmd("HSET", "sq:{grp}:batch:groups", "total", 3000, "done", 3000, "finished_at_ms", 1))
+EOF
+redis-cli -p "$SQ_REDIS_PORT" --pipe <"$SQ_TMP/groups.resp" >/dev/null || sq_fail "groups: loading results"
+run groups "$P" report --queue grp groups --json
+expect_rc 0 groups
+$PY - "$SQ_TMP/groups.out" <<'EOF' || sq_fail "groups: $(head -c 300 "$SQ_TMP/groups.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["failures"]
+assert len(f) == 1000 and all(x["count"] == 3 and x["status"] == "failed" for x in f), len(f)
+assert sorted(x["kind"] for x in f) == sorted(f"Kind{k}Error" for k in range(1000))
+for x in f:
+    k = int(x["kind"][4:-5])
+    assert sorted(x["ids"]) == sorted(f"g{i}" for i in (k, k + 1000, k + 2000)), x
+llm = {(g["provider"], g["model"]): g for g in d["llm"]}
+assert len(llm) == 60 and all(g["tasks"] == 50 and g["prompt_tokens"] == 50 and g["cost_usd"] == 25 for g in llm.values())
+EOF
+
 echo "producer: all checks passed"
