@@ -7,7 +7,6 @@
  * has been checked. The conventions are docs/evaluation.md's. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "log.h"
 #include "name.h"
 #include "producer.h"
+#include "strmap.h"
 #include "task.h"
 #include "util.h"
 
@@ -56,8 +56,7 @@ typedef struct {
   const char *path;
   problem *p;
   size_t n;
-  struct hsearch_data by_id; /* id -> index + 1, once every problem is read */
-  bool indexed;
+  sq_strmap *by_id; /* id -> index, once every problem is read */
   const import_opts *o;
 } problem_set;
 
@@ -69,8 +68,8 @@ static void problems_free(problem_set *ps) {
   free(ps->p);
   ps->p = NULL;
   ps->n = 0;
-  if (ps->indexed) hdestroy_r(&ps->by_id);
-  ps->indexed = false;
+  sq_strmap_free(ps->by_id);
+  ps->by_id = NULL;
 }
 
 /* Reads a whole file ("-": standard input), gunzipping it when it is gzip
@@ -223,19 +222,20 @@ static char *problem_id(dataset ds, const cJSON *obj, const char *path, size_t l
 /* Indexes the problems by id (a hash: 100,000 problems cost no quadratic
  * scan) and refuses an id that appears twice. 0, or -1 with FILE:LINE: why. */
 static int index_problems(problem_set *ps) {
-  if (!hcreate_r(ps->n * 2 + 16, &ps->by_id)) {
+  if (!(ps->by_id = sq_strmap_new())) {
     fprintf(stderr, "sandq-producer: %s: out of memory\n", ps->path);
     return -1;
   }
-  ps->indexed = true;
   for (size_t i = 0; i < ps->n; i++) {
-    ENTRY e = {.key = ps->p[i].id, .data = (void *)(uintptr_t)(i + 1)}, *found = NULL;
-    if (hsearch_r(e, FIND, &found, &ps->by_id) && found) {
+    size_t first = 0;
+    int rc = sq_strmap_add(ps->by_id, ps->p[i].id, i, &first);
+    if (rc == 1) {
+      char shown[SQ_TASK_ID_MAX * 4 + 8];
       fprintf(stderr, "%s:%zu: task_id: '%s' appears twice (first on line %zu)\n", ps->path, ps->p[i].lineno,
-              ps->p[i].id, ps->p[(uintptr_t)found->data - 1].lineno);
+              sq_log_escape(ps->p[i].id, shown, sizeof shown), ps->p[first].lineno);
       return -1;
     }
-    if (!hsearch_r(e, ENTER, &found, &ps->by_id)) {
+    if (rc) {
       fprintf(stderr, "sandq-producer: %s: out of memory\n", ps->path);
       return -1;
     }
@@ -244,8 +244,8 @@ static int index_problems(problem_set *ps) {
 }
 
 static problem *find_problem(problem_set *ps, const char *id) {
-  ENTRY e = {.key = (char *)id}, *found = NULL;
-  return hsearch_r(e, FIND, &found, &ps->by_id) && found ? &ps->p[(uintptr_t)found->data - 1] : NULL;
+  size_t i;
+  return sq_strmap_get(ps->by_id, id, &i) ? &ps->p[i] : NULL;
 }
 
 static char *cat3(const char *a, const char *b, const char *c) {
