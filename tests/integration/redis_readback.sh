@@ -14,7 +14,9 @@
 #      (push --wait and results in every format);
 #   5. dead letter: damaged entries are kept and named by `requeue --all`,
 #      a record without a payload is refused, `dead list` escapes control
-#      characters and shows absurd times as such.
+#      characters and shows absurd times as such;
+#   6. a server announcing a reply array of 2^31-1 elements (sentinel,
+#      cluster, plain URL) is refused at once, nothing allocated.
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -221,5 +223,35 @@ has rqa.err "entry 1 kept: not a JSON object"
 has rqa.err "entry 2 kept: no payload"
 eq "$(R HLEN 'sq:{o}:dead')" 2 "damaged entries kept"
 eq "$(R LINDEX 'sq:{o}:tasks' -1)" '{"id":"t3"}' "the sound entry requeued"
+
+# 6. A server whose every reply announces an array of 2^31-1 elements (a
+# hostile or broken sentinel, cluster node or server): refused before
+# anything is allocated, within the probes' timeouts (it cost gigabytes and
+# a hang). A fake server on loopback.
+$PY -c '
+import socket, sys, threading
+s = socket.socket()
+s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True)
+def serve(c):
+    try:
+        while c.recv(65536):
+            c.sendall(b"*2147483647\r\n")
+    except OSError:
+        pass
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+' >"$SQ_TMP/huge.port" &
+SQ_PIDS="$SQ_PIDS $!"
+sq_wait_for "[ -s '$SQ_TMP/huge.port' ]" 10 || sq_fail "the fake server did not start"
+port=$(cat "$SQ_TMP/huge.port")
+for url in "redis-sentinel://127.0.0.1:$port/mymaster" "redis-cluster://127.0.0.1:$port" "redis://127.0.0.1:$port"; do
+  timeout 30 "$SQ_BIN/sandq-producer" status b1 --redis "$url" >"$SQ_TMP/huge.out" 2>"$SQ_TMP/huge.err"
+  rc=$?
+  [ "$rc" = 1 ] || { cat "$SQ_TMP/huge.err" >&2; sq_fail "$url: exit $rc, want 1 (124: it hung)"; }
+  grep -q "a reply of 2147483647 elements refused" "$SQ_TMP/huge.err" || { cat "$SQ_TMP/huge.err" >&2; sq_fail "$url: refusal not named"; }
+done
+echo "redis_readback: a reply array of 2^31-1 elements refused (sentinel, cluster, plain)"
 
 echo "redis_readback: all checks passed"
