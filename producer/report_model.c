@@ -4,6 +4,7 @@
  * stage, tokens and cost per provider and model, the slowest and costliest
  * tasks. Reads the result BSON (libbson); no I/O. */
 #include <bson/bson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@
 #include "eval.h"
 #include "reason.h"
 #include "stats.h"
+#include "utf8.h"
 #include "strmap.h"
 
 const char *sq__stage_name(sq__stage s) {
@@ -18,19 +20,49 @@ const char *sq__stage_name(sq__stage s) {
   return s < SQ__STAGE_COUNT ? names[s] : "?";
 }
 
+bool sq__result_bson_ok(const uint8_t *bson, size_t len) {
+  bson_t doc;
+  return bson_init_static(&doc, bson, len) && bson_validate(&doc, BSON_VALIDATE_NONE, NULL);
+}
+
+/* A stored string as text every output can carry: through the one
+ * sanitizer (utf8.h), so invalid UTF-8 or a NUL in a stored value reaches
+ * no JSON, CSV or HTML as it is. */
+static char *clean_copy(const char *s, size_t len) {
+  sq_buf b = {0};
+  if (sq_utf8_sanitize(s, len, &b) != 0) {
+    sq_buf_clear(&b);
+    return NULL;
+  }
+  return b.data ? b.data : strdup("");
+}
+
 static char *utf8_at(const bson_t *doc, const char *path) {
   bson_iter_t it;
   if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, path, &it) || !BSON_ITER_HOLDS_UTF8(&it))
     return NULL;
-  return strdup(bson_iter_utf8(&it, NULL));
+  uint32_t len = 0;
+  const char *s = bson_iter_utf8(&it, &len);
+  return clean_copy(s, len);
 }
 
+/* A count or a time read back: a whole number in 0..2^53, or -1 (unknown)
+ * for what is absent, negative, not finite or out of range; a double is
+ * checked before its conversion (NaN or 1e300 would be undefined). */
+#define COUNT_MAX 9007199254740992.0
 static int64_t int_at(const bson_t *doc, const char *path) {
   bson_iter_t it;
-  if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, path, &it)) return 0;
-  return BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_DOUBLE(&it) ? bson_iter_as_int64(&it)
-                                                                                              : 0;
+  if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, path, &it)) return -1;
+  double d = BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_INT32(&it) ? (double)bson_iter_as_int64(&it)
+             : BSON_ITER_HOLDS_DOUBLE(&it)                             ? bson_iter_double(&it)
+                                                                       : -1;
+  return isfinite(d) && d >= 0 && d <= COUNT_MAX ? (int64_t)d : -1;
 }
+
+/* a + b for counts of at most 2^53 each, saturating at INT64_MAX / 2, so
+ * that a sum of two sums (prompt and completion tokens) still fits */
+#define SUM_MAX (INT64_MAX / 2)
+static int64_t sat_add(int64_t a, int64_t b) { return a > SUM_MAX - b ? SUM_MAX : a + b; }
 
 static bool has(const bson_t *doc, const char *path) {
   bson_iter_t it;
@@ -40,11 +72,11 @@ static bool has(const bson_t *doc, const char *path) {
 int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
   memset(r, 0, sizeof *r);
   bson_t doc;
-  r->id = strdup(d->id);
+  r->id = clean_copy(d->id, strlen(d->id));
   if (!r->id) return SQ_ENOMEM;
   if (!sq__result_bson_ok(d->bson, d->len) || !bson_init_static(&doc, d->bson, d->len)) {
     r->status = strdup("(bad bson)");
-    r->task_id = strdup(d->id);
+    r->task_id = strdup(r->id);
     return r->status && r->task_id ? 0 : SQ_ENOMEM;
   }
   r->status = utf8_at(&doc, "status");
@@ -55,29 +87,35 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
   bson_iter_t it;
   if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "metadata.task_id", &it)) {
     if (BSON_ITER_HOLDS_UTF8(&it)) {
-      r->task_id = strdup(bson_iter_utf8(&it, NULL));
+      uint32_t len = 0;
+      const char *s = bson_iter_utf8(&it, &len);
+      r->task_id = clean_copy(s, len);
     } else if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it)) {
       char num[32];
       snprintf(num, sizeof num, "%lld", (long long)bson_iter_as_int64(&it));
       r->task_id = strdup(num);
     }
   }
-  if (!r->task_id && !(r->task_id = strdup(d->id))) return SQ_ENOMEM;
+  if (!r->task_id && !(r->task_id = strdup(r->id))) return SQ_ENOMEM;
   r->has_llm = has(&doc, "llm");
   r->ran = has(&doc, "jail");
   if (r->has_llm) {
     r->provider = utf8_at(&doc, "llm.provider");
     r->model = utf8_at(&doc, "llm.model");
+    /* unknown counts add nothing; a cost that is not a finite amount neither */
     r->prompt_tokens = int_at(&doc, "llm.prompt_tokens");
     r->completion_tokens = int_at(&doc, "llm.completion_tokens");
+    if (r->prompt_tokens < 0) r->prompt_tokens = 0;
+    if (r->completion_tokens < 0) r->completion_tokens = 0;
     if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.cost_usd", &it) && BSON_ITER_HOLDS_DOUBLE(&it))
       r->cost_usd = bson_iter_double(&it);
+    if (!(isfinite(r->cost_usd) && r->cost_usd >= 0 && r->cost_usd <= 1e12)) r->cost_usd = 0;
   }
-  r->attempts = (int)int_at(&doc, "attempts");
-  if (r->attempts < 1) r->attempts = 1;
+  int64_t attempts = int_at(&doc, "attempts");
+  r->attempts = attempts < 1 ? 1 : attempts > 1000000 ? 1000000 : (int)attempts;
   static const char *const paths[SQ__STAGE_COUNT] = {"timings.queue_ms", "timings.llm_ms", "timings.exec_ms",
                                                      "timings.total_ms", "timings.all_attempts_ms"};
-  for (int s = 0; s < SQ__STAGE_COUNT; s++) r->ms[s] = int_at(&doc, paths[s]);
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) r->ms[s] = int_at(&doc, paths[s]); /* -1: unknown */
   if (r->ms[SQ__STAGE_ALL_ATTEMPTS] < r->ms[SQ__STAGE_TOTAL]) r->ms[SQ__STAGE_ALL_ATTEMPTS] = r->ms[SQ__STAGE_TOTAL];
   return 0;
 }
@@ -196,7 +234,7 @@ static int build_latency(sq__report *r) {
     for (size_t i = 0; i < r->n_rows; i++) {
       const sq__report_row *x = &r->rows[i];
       /* a stage counts for the tasks that went through it */
-      if ((s == SQ__STAGE_LLM && !x->has_llm) || (s == SQ__STAGE_EXEC && !x->ran)) continue;
+      if ((s == SQ__STAGE_LLM && !x->has_llm) || (s == SQ__STAGE_EXEC && !x->ran) || x->ms[s] < 0) continue;
       v[n++] = x->ms[s];
       sum += (double)x->ms[s];
     }
@@ -213,7 +251,7 @@ static int build_latency(sq__report *r) {
 static int cmp_llm(const void *a, const void *b) {
   const sq__report_llm *x = a, *y = b;
   if (x->cost_usd != y->cost_usd) return x->cost_usd > y->cost_usd ? -1 : 1;
-  int64_t tx = x->prompt_tokens + x->completion_tokens, ty = y->prompt_tokens + y->completion_tokens;
+  int64_t tx = sat_add(x->prompt_tokens, x->completion_tokens), ty = sat_add(y->prompt_tokens, y->completion_tokens);
   if (tx != ty) return tx > ty ? -1 : 1;
   return strcmp(x->provider, y->provider);
 }
@@ -243,8 +281,8 @@ static int build_llm(sq__report *r) {
       if (!g->provider || !g->model) rc = SQ_ENOMEM;
     }
     g->tasks++;
-    g->prompt_tokens += x->prompt_tokens;
-    g->completion_tokens += x->completion_tokens;
+    g->prompt_tokens = sat_add(g->prompt_tokens, x->prompt_tokens);
+    g->completion_tokens = sat_add(g->completion_tokens, x->completion_tokens);
     g->cost_usd += x->cost_usd;
   }
   sq_strmap_free(idx);

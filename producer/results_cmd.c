@@ -73,11 +73,6 @@ int sq__results_fetch(sq_queue *q, const sq_config *cfg, const char *batch, sq__
   return 0;
 }
 
-bool sq__result_bson_ok(const uint8_t *bson, size_t len) {
-  bson_t doc;
-  return bson_init_static(&doc, bson, len) && bson_validate(&doc, BSON_VALIDATE_NONE, NULL);
-}
-
 void sq__results_free(sq__result_set *s) {
   for (size_t i = 0; i < s->n; i++) {
     free(s->docs[i].id);
@@ -87,10 +82,16 @@ void sq__results_free(sq__result_set *s) {
   memset(s, 0, sizeof *s);
 }
 
-/* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line break. */
-static int csv_field(sq_buf *b, const char *s, bool last) {
+/* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line
+ * break; control characters escaped (sq_log_escape: an ESC sequence in a
+ * stored status or reason reaches no terminal that shows the file). */
+static int csv_field(sq_buf *b, const char *raw, bool last) {
   int rc = 0;
-  if (!s) s = "";
+  if (!raw) raw = "";
+  size_t cap = strlen(raw) * 6 + 1;
+  char *s = malloc(cap);
+  if (!s) return SQ_ENOMEM;
+  sq_log_escape(raw, s, cap);
   if (strpbrk(s, ",\"\r\n")) {
     rc = sq_buf_append(b, "\"", 1);
     for (const char *p = s; !rc && *p; p++) rc = *p == '"' ? sq_buf_append(b, "\"\"", 2) : sq_buf_append(b, p, 1);
@@ -98,6 +99,7 @@ static int csv_field(sq_buf *b, const char *s, bool last) {
   } else {
     rc = sq_buf_append(b, s, strlen(s));
   }
+  free(s);
   return rc ? rc : sq_buf_append(b, last ? "\r\n" : ",", last ? 2 : 1);
 }
 
@@ -107,7 +109,10 @@ static const char CSV_HEADER[] = "id,task_id,status,reason,attempts,queue_ms,llm
 static int csv_row(sq_buf *b, const sq__report_row *r) {
   char num[SQ__STAGE_COUNT + 4][32];
   snprintf(num[0], sizeof num[0], "%d", r->attempts);
-  for (int s = 0; s < SQ__STAGE_COUNT; s++) snprintf(num[1 + s], sizeof num[1 + s], "%lld", (long long)r->ms[s]);
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) { /* an unknown time (-1) is an empty field */
+    if (r->ms[s] < 0) num[1 + s][0] = 0;
+    else snprintf(num[1 + s], sizeof num[1 + s], "%lld", (long long)r->ms[s]);
+  }
   int rc = csv_field(b, r->id, false) || csv_field(b, r->task_id, false) || csv_field(b, r->status, false) ||
            csv_field(b, r->reason, false) || csv_field(b, num[0], false);
   for (int s = 0; s < SQ__STAGE_COUNT && !rc; s++) rc = csv_field(b, num[1 + s], false);

@@ -199,6 +199,57 @@ done
 eq "$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
   "$SQ_TMP/outdir/r2.bson")" "a b" "results --out beside a bad value"
 eq "$(grep -c '^[abc],' "$SQ_TMP/outdir/r2.csv")" 2 "CSV rows beside a bad value"
+# Numbers and strings read back are checked (UBSan: a signed overflow
+# summing tokens, NaN converted to an integer): tokens near INT64_MAX, NaN
+# and infinite times and costs, an ESC sequence in a status, invalid UTF-8
+# and a long kind in a reason.
+$PY - <<'EOF' | R -x HSET 'sq:{o}:results:o5' n1 >/dev/null
+import sys, bson
+sys.stdout.buffer.write(bson.encode({"_id": "n1", "status": "failed\x1b[2J", "reason": "KindZ: x",
+    "llm": {"provider": "p", "model": "m", "prompt_tokens": bson.Int64(2**63 - 1), "completion_tokens": bson.Int64(2**63 - 1),
+            "cost_usd": float("nan")},
+    "timings": {"queue_ms": float("nan"), "llm_ms": float("inf"), "exec_ms": -1e300, "total_ms": float("nan")}}))
+EOF
+$PY - <<'EOF' | R -x HSET 'sq:{o}:results:o5' n2 >/dev/null
+import sys, bson
+sys.stdout.buffer.write(bson.encode({"_id": "n2", "status": "failed", "reason": "AVeryLongFailureKindThatGoesOnPastTheColumnWidth: y",
+    "llm": {"provider": "p", "model": "m", "prompt_tokens": bson.Int64(2**62), "completion_tokens": 5, "cost_usd": float("inf")},
+    "timings": {"queue_ms": 1, "llm_ms": 2, "exec_ms": 3, "total_ms": 6}}))
+EOF
+R HSET 'sq:{o}:batch:o5' total 2 done 2 finished_at_ms 1 >/dev/null
+# the invalid UTF-8: the reason's bytes are rewritten raw (bson refuses to encode them)
+$PY - "$SQ_REDIS_PORT" <<'EOF'
+import redis, sys
+r = redis.Redis(port=int(sys.argv[1]))
+v = r.hget("sq:{o}:results:o5", "n1")
+i = v.index(b"Kind")
+assert v[i + 4:i + 5] == b"Z"
+r.hset("sq:{o}:results:o5", "n1", v[:i + 4] + b"\xff" + v[i + 5:])
+EOF
+run num "$P" report --queue o o5
+expect_rc 0 num
+run numj "$P" report --queue o o5 --json
+expect_rc 0 numj
+run numc "$P" results --queue o o5 --format csv
+expect_rc 0 numc
+$PY - "$SQ_TMP/num.out" "$SQ_TMP/numj.out" "$SQ_TMP/numc.out" <<'EOF'
+import json, sys
+text, js, csv = (open(f, "rb").read() for f in sys.argv[1:4])
+for name, b in (("text", text), ("json", js), ("csv", csv)):
+    assert b"\x1b" not in b, name + " passes an ESC sequence"
+    b.decode("utf-8")  # valid UTF-8, or this raises
+    assert b"-9223372036854775808" not in b and b"nan" not in b.lower().replace(b"nan_", b""), name
+d = json.loads(js)
+assert all(g["prompt_tokens"] >= 0 and g["completion_tokens"] >= 0 for g in d["llm"]), d["llm"]
+assert all(g["cost_usd"] == 0 for g in d["llm"]), d["llm"]
+assert d["latency_ms"]["total"]["count"] == 1 and d["latency_ms"]["total"]["p50"] == 6, d["latency_ms"]
+assert b"AVeryLongFailureKindThatGoesOnPas..." in text, text
+EOF
+[ $? = 0 ] || sq_fail "numbers and strings read back"
+# a worker's last-seen score of -inf (ZADD): health judges it, no abort
+R ZADD 'sq:{o}:workers' -inf w-inf >/dev/null
+run hinf "$P" health --queue o
+[ "$rc" -le 1 ] || { cat "$SQ_TMP/hinf.err" >&2; sq_fail "health on a -inf score: exit $rc"; }
 
 # 5. The dead letter.
 R HSET 'sq:{o}:dead' 1 '{not json' >/dev/null
