@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "config.h"
 #include "eval.h"
 #include "producer.h"
 #include "task.h"
@@ -24,15 +26,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   FILE *f = fopen(in_path, "wb");
   if (!f || fwrite(data + 1, 1, size - 1, f) != size - 1 || fclose(f) != 0) abort();
-  char ds[16], mode[16], n[4] = "2", path[64];
+  char ds[16], n[4] = "2", path[64];
   snprintf(ds, sizeof ds, "%s", data[0] & 1 ? "mbpp" : "humaneval");
-  snprintf(mode, sizeof mode, "%s", data[0] & 2 ? "--samples" : "--canonical");
   snprintf(path, sizeof path, "%s", in_path);
-  char *argv[] = {"import", ds, path, mode, n, NULL};
-  int argc = data[0] & 2 ? 5 : 4;
+  static const sq_cli_flag flags[] = {{"canonical", NULL, NULL, ""}, {"samples", "N", NULL, ""}};
+  sq_cli_opt opt = {.flag = &flags[data[0] & 2 ? 1 : 0], .value = data[0] & 2 ? n : NULL};
+  char *operands[] = {ds, path};
+  sq_cli cli = {.opts = &opt, .n_opts = 1, .operands = operands, .n_operands = 2};
+  sq_config cfg;
+  sq_config_defaults(&cfg);
   fflush(stdout);
   if (!freopen(out_path, "w", stdout)) abort();
-  int code = sq__import_run(argc, argv);
+  int code = sq__import_run(&cfg, &cli);
   fflush(stdout);
   char *text = NULL;
   size_t len = 0;
