@@ -38,9 +38,16 @@ typedef struct {
 int sq__results_fetch(sq_queue *q, const sq_config *cfg, const char *batch, sq__result_set *out);
 void sq__results_free(sq__result_set *s);
 
-/* Whether path can be written: a file is created next to it (path.tmp) and
- * removed again. Explains a failure on stderr and returns SQ_EIO; 0 when
- * writable. */
+/* Whether a stored result is a BSON document a reader can decode (the one
+ * rule of push --out, results and report): what fails it is named and left
+ * out of any file, and the command exits SQ_EXIT_BAD_RESULT. */
+bool sq__result_bson_ok(const uint8_t *bson, size_t len);
+
+/* Whether path can be written (report.c): a regular file or a new path,
+ * where a file of a unique name (mkstemp) can be created beside it and
+ * removed again; no other file is opened or removed. Explains a failure on
+ * stderr and returns SQ_EINVAL (a link, FIFO, directory or device) or
+ * SQ_EIO; 0 when writable. */
 int sq__out_check(const char *path);
 /* Writes data to path whole (a temporary file in its directory, fsync, a
  * rename: a reader sees the old file or the whole new one; an existing
@@ -131,6 +138,11 @@ typedef struct {
   size_t *by_rate;                  /* problem indexes, lowest pass rate (c / n) first, then by_name's order */
   size_t slowest[SQ__REPORT_TOP], n_slowest;     /* row indexes, by total_ms */
   size_t costliest[SQ__REPORT_TOP], n_costliest; /* row indexes, by cost_usd (> 0 only) */
+  /* The batch's counters (set by the caller after sq__report_build): a
+   * report of a batch still running is not final, and says so. */
+  bool finished;
+  int64_t batch_tasks;   /* tasks pushed into the batch; -1 when the counters could not be read */
+  int64_t batch_results; /* of them, with a result so far */
 } sq__report;
 
 /* Builds the report of a batch's results for the given k values (each >= 1,

@@ -13,10 +13,14 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "config.h"
 #include "errors.h"
 #include "eval.h"
+#include "json_scan.h"
+#include "log.h"
 #include "name.h"
 #include "producer.h"
+#include "strmap.h"
 #include "task.h"
 #include "util.h"
 
@@ -28,6 +32,16 @@
 typedef enum { DS_HUMANEVAL, DS_MBPP } dataset;
 typedef enum { MODE_SAMPLES, MODE_CANONICAL, MODE_COMPLETIONS } import_mode;
 
+typedef struct {
+  import_mode mode;
+  int64_t samples;
+  double temperature; /* < 0: not set */
+  const char *model;
+  const char *ds_name;
+  size_t max_task_bytes; /* push's limit on a stamped task (the default max_task_kib); 0: none */
+  const char *batch; /* --batch: the batch the tasks are for (their idempotency keys); NULL: no keys */
+} import_opts;
+
 /* One problem of the dataset, as the task builder needs it. Owned strings. */
 typedef struct {
   char *id;          /* "HumanEval/0", "Mbpp/2" */
@@ -37,6 +51,7 @@ typedef struct {
   char *tests;       /* HumanEval: test; MBPP: the asserts, one per line */
   char *entry_point; /* HumanEval only */
   int64_t samples;   /* tasks written so far (the next sample index) */
+  size_t lineno;     /* its line in the dataset */
 } problem;
 
 typedef struct {
@@ -44,6 +59,8 @@ typedef struct {
   const char *path;
   problem *p;
   size_t n;
+  sq_strmap *by_id; /* id -> index, once every problem is read */
+  const import_opts *o;
 } problem_set;
 
 static void problems_free(problem_set *ps) {
@@ -54,6 +71,8 @@ static void problems_free(problem_set *ps) {
   free(ps->p);
   ps->p = NULL;
   ps->n = 0;
+  sq_strmap_free(ps->by_id);
+  ps->by_id = NULL;
 }
 
 /* Reads a whole file ("-": standard input), gunzipping it when it is gzip
@@ -79,15 +98,25 @@ static int read_input(const char *path, char **out, size_t *len) {
       return -1;
     }
   }
-  int zerr = 0;
-  const char *msg = n < 0 ? gzerror(f, &zerr) : NULL;
-  if (n < 0) {
-    fprintf(stderr, "sandq-producer: reading %s: %s\n", path, zerr == Z_ERRNO ? strerror(errno) : msg);
-    gzclose(f);
+  /* A gzip stream cut short ends in a clean EOF from gzread (what came
+   * before the cut is all there): only gzerror and gzclose tell. */
+  int zerr = Z_OK;
+  char msg[128]; /* gzclose frees gzerror's text */
+  snprintf(msg, sizeof msg, "%s", gzerror(f, &zerr));
+  int zclose = gzclose(f);
+  if (n < 0 || (zerr != Z_OK && zerr != Z_STREAM_END) || zclose != Z_OK) {
+    if (zerr == Z_ERRNO || zclose == Z_ERRNO)
+      fprintf(stderr, "sandq-producer: reading %s: %s\n", path, strerror(errno));
+    else
+    {
+      const char *why = msg; /* zlib's text starts with the path */
+      if (strncmp(why, path, strlen(path)) == 0 && strncmp(why + strlen(path), ": ", 2) == 0) why += strlen(path) + 2;
+      fprintf(stderr, "sandq-producer: %s: truncated or corrupt gzip (%s)\n", path,
+              zerr != Z_OK && why[0] ? why : "unexpected end of file");
+    }
     sq_buf_clear(&b);
     return -1;
   }
-  gzclose(f);
   if (sq_buf_append(&b, "", 1) != 0) return -1; /* the NUL; len stays the text's */
   *out = b.data;
   *len = b.len - 1;
@@ -123,6 +152,47 @@ static const char *need_string(const cJSON *obj, const char *field, const char *
   return NULL;
 }
 
+/* One line as one JSON object, or NULL with FILE:LINE: why on stderr:
+ * trailing bytes after the object and strings holding NUL (cJSON would cut
+ * them short: a test's failing assert after \u0000 would be lost) are
+ * refused, naming the field. The caller frees the object. */
+static cJSON *parse_line(const char *path, size_t lineno, const char *line, size_t len) {
+  const char *end = NULL;
+  cJSON *o = cJSON_ParseWithLengthOpts(line, len, &end, 0);
+  if (!cJSON_IsObject(o)) {
+    fprintf(stderr, "%s:%zu: not a JSON object\n", path, lineno);
+    cJSON_Delete(o);
+    return NULL;
+  }
+  size_t trailing = sq_json_trailing_at(line, len, end);
+  if (trailing < len) {
+    fprintf(stderr, "%s:%zu: trailing data after the JSON object at byte %zu\n", path, lineno, trailing);
+    cJSON_Delete(o);
+    return NULL;
+  }
+  size_t n = (size_t)cJSON_GetArraySize(o), i = 0;
+  bool *nul = calloc(n + 1, sizeof *nul);
+  if (!nul) {
+    fprintf(stderr, "%s:%zu: out of memory\n", path, lineno);
+    cJSON_Delete(o);
+    return NULL;
+  }
+  if (sq_json_nul_members(line, len, nul, n) > 0) {
+    const cJSON *m;
+    cJSON_ArrayForEach(m, o) {
+      if (!nul[i++]) continue;
+      char shown[256];
+      fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, sq_log_escape(m->string, shown, sizeof shown),
+              sq_json_nul_reason);
+      break;
+    }
+    cJSON_Delete(o);
+    o = NULL;
+  }
+  free(nul);
+  return o;
+}
+
 /* A problem id from a dataset or samples line: HumanEval's string as is;
  * MBPP's integer (or "2", or "Mbpp/2") as "Mbpp/<n>". NULL with the reason
  * on stderr. Returns a malloc'd string. */
@@ -152,10 +222,33 @@ static char *problem_id(dataset ds, const cJSON *obj, const char *path, size_t l
   return sq_buf_appendf(&b, "Mbpp/%lld", n) == 0 ? b.data : NULL;
 }
 
-static int find_problem(const problem_set *ps, const char *id) {
-  for (size_t i = 0; i < ps->n; i++)
-    if (strcmp(ps->p[i].id, id) == 0) return (int)i;
-  return -1;
+/* Indexes the problems by id (a hash: 100,000 problems cost no quadratic
+ * scan) and refuses an id that appears twice. 0, or -1 with FILE:LINE: why. */
+static int index_problems(problem_set *ps) {
+  if (!(ps->by_id = sq_strmap_new())) {
+    fprintf(stderr, "sandq-producer: %s: out of memory\n", ps->path);
+    return -1;
+  }
+  for (size_t i = 0; i < ps->n; i++) {
+    size_t first = 0;
+    int rc = sq_strmap_add(ps->by_id, ps->p[i].id, i, &first);
+    if (rc == 1) {
+      char shown[SQ_TASK_ID_MAX * 4 + 8];
+      fprintf(stderr, "%s:%zu: task_id: '%s' appears twice (first on line %zu)\n", ps->path, ps->p[i].lineno,
+              sq_log_escape(ps->p[i].id, shown, sizeof shown), ps->p[first].lineno);
+      return -1;
+    }
+    if (rc) {
+      fprintf(stderr, "sandq-producer: %s: out of memory\n", ps->path);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static problem *find_problem(problem_set *ps, const char *id) {
+  size_t i;
+  return sq_strmap_get(ps->by_id, id, &i) ? &ps->p[i] : NULL;
 }
 
 static char *cat3(const char *a, const char *b, const char *c) {
@@ -164,15 +257,14 @@ static char *cat3(const char *a, const char *b, const char *c) {
   return s.data;
 }
 
+static int emit(sq_buf *out, problem *p, const problem_set *ps, const char *code, const char *source,
+                const char *path, size_t lineno);
+
 /* One dataset line into ps->p[ps->n]. */
 static int add_problem(const char *path, size_t lineno, const char *line, size_t len, void *ud) {
   problem_set *ps = ud;
-  cJSON *o = cJSON_ParseWithLength(line, len);
-  if (!cJSON_IsObject(o)) {
-    fprintf(stderr, "%s:%zu: not a JSON object\n", path, lineno);
-    cJSON_Delete(o);
-    return -1;
-  }
+  cJSON *o = parse_line(path, lineno, line, len);
+  if (!o) return -1;
   problem *np = realloc(ps->p, (ps->n + 1) * sizeof *ps->p);
   if (!np) {
     cJSON_Delete(o);
@@ -181,13 +273,9 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
   ps->p = np;
   problem *p = &ps->p[ps->n];
   memset(p, 0, sizeof *p);
+  p->lineno = lineno;
   int rc = -1;
   if (!(p->id = problem_id(ps->ds, o, path, lineno))) goto out;
-  int dup = find_problem(ps, p->id);
-  if (dup >= 0) {
-    fprintf(stderr, "%s:%zu: task_id: '%s' appears twice\n", path, lineno, p->id);
-    goto out;
-  }
   if (ps->ds == DS_HUMANEVAL) {
     const char *prompt = need_string(o, "prompt", path, lineno), *sol = need_string(o, "canonical_solution", path, lineno),
                *test = need_string(o, "test", path, lineno), *ep = need_string(o, "entry_point", path, lineno);
@@ -238,6 +326,17 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
     p->canonical = strdup(code);
     if (!p->tests || !p->gen_prompt || !p->prefix || !p->canonical) goto out;
   }
+  /* The problem's own fields (task_id, entry_point, the tests) checked as
+   * push will, against this line, whatever the mode: a prompt-only task
+   * without --model and without the size limit, which the emitted tasks
+   * meet with their own code. */
+  import_opts probe_opts = {.ds_name = ps->o->ds_name, .temperature = -1};
+  problem_set probe = {.ds = ps->ds, .path = ps->path, .o = &probe_opts};
+  sq_buf scratch = {0};
+  int probe_rc = emit(&scratch, p, &probe, NULL, "sample", path, lineno);
+  sq_buf_clear(&scratch);
+  p->samples = 0;
+  if (probe_rc) goto out;
   ps->n++;
   rc = 0;
 out:
@@ -249,17 +348,56 @@ out:
   return rc;
 }
 
-typedef struct {
-  import_mode mode;
-  int64_t samples;
-  double temperature; /* < 0: not set */
-  const char *model;
-  const char *ds_name;
-  const char *batch; /* --batch: the batch the tasks are for (their idempotency keys); NULL: no keys */
-} import_opts;
+/* The dataset's name for a task field, so that a refusal names what the
+ * user can fix in the line it names. */
+static const char *source_field(const problem_set *ps, const char *source, const char *field) {
+  bool he = ps->ds == DS_HUMANEVAL;
+  if (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0) return "task_id";
+  if (strcmp(field, "tests") == 0) return he ? "test" : "test_list";
+  if (strcmp(field, "prompt") == 0) return he ? "prompt" : "text";
+  if (strcmp(field, "code") == 0)
+    return strcmp(source, "completion") == 0 ? "completion" : he ? "canonical_solution" : "code";
+  return field;
+}
 
-/* One task line for problem p with code (NULL: prompt-only) into out. */
-static int emit(sq_buf *out, problem *p, const import_opts *o, const char *code, const char *source) {
+/* Refuses a task line that push would refuse: the same sq_task_parse, on
+ * the line as push stamps it (with the longest batch name), within
+ * max_task_bytes. Explains a refusal as FILE:LINE: field: why (the option's
+ * name for --model) and returns SQ_ETASK; 0 when push will take it. */
+static int check_task(const problem_set *ps, const char *line, const char *source, const char *path,
+                      size_t lineno) {
+  char batch[SQ_NAME_BATCH_MAX + 1], err[512] = "", shown[sizeof err * 4];
+  memset(batch, 'b', SQ_NAME_BATCH_MAX);
+  batch[SQ_NAME_BATCH_MAX] = 0;
+  char *stamped = NULL;
+  sq_task *t = NULL;
+  int rc = sq_task_stamp(line, strlen(line), batch, sq_now_wall_ms(), &stamped);
+  if (rc == SQ_ENOMEM) return rc;
+  if (rc == 0) rc = sq_task_parse(stamped, strlen(stamped), ps->o->max_task_bytes, &t, err, sizeof err);
+  sq_task_free(t);
+  free(stamped);
+  if (rc == 0 || rc == SQ_ENOMEM) return rc;
+  char *why = strstr(err, ": ");
+  if (!why) {
+    fprintf(stderr, "%s:%zu: task: %s\n", path, lineno, err[0] ? sq_log_escape(err, shown, sizeof shown) : sq_strerror(rc));
+    return SQ_ETASK;
+  }
+  *why = 0;
+  why += 2;
+  if (strcmp(err, "model") == 0)
+    fprintf(stderr, "sandq-producer: --model: %s\n", sq_log_escape(why, shown, sizeof shown));
+  else
+    fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, source_field(ps, source, err),
+            sq_log_escape(why, shown, sizeof shown));
+  return SQ_ETASK;
+}
+
+/* One task line for problem p with code (NULL: prompt-only) into out,
+ * checked as push will check it; a refusal names path:lineno (the line
+ * the task came from). */
+static int emit(sq_buf *out, problem *p, const problem_set *ps, const char *code, const char *source,
+                const char *path, size_t lineno) {
+  const import_opts *o = ps->o;
   int64_t k = p->samples++;
   sq_buf id = {0};
   if (sq_buf_appendf(&id, "%s/%lld", p->id, (long long)k) != 0) return SQ_ENOMEM;
@@ -316,11 +454,7 @@ static int emit(sq_buf *out, problem *p, const import_opts *o, const char *code,
       !cJSON_AddStringToObject(meta, "source", source))
     goto out;
   char *line = cJSON_PrintUnformatted(t);
-  if (line && strlen(id.data) <= SQ_TASK_ID_MAX) rc = sq_buf_appendf(out, "%s\n", line);
-  else if (line) {
-    fprintf(stderr, "sandq-producer: id '%s' is longer than %d bytes\n", id.data, SQ_TASK_ID_MAX);
-    rc = SQ_EINVAL;
-  }
+  if (line && (rc = check_task(ps, line, source, path, lineno)) == 0) rc = sq_buf_appendf(out, "%s\n", line);
   free(line);
 out:
   cJSON_Delete(t);
@@ -336,29 +470,27 @@ static char *program_code(const problem_set *ps, const problem *p, const char *b
 
 typedef struct {
   problem_set *ps;
-  const import_opts *o;
   sq_buf *out;
 } sample_ctx;
 
 /* One line of SAMPLES.jsonl ({"task_id", "completion"}) into a task. */
 static int add_completion(const char *path, size_t lineno, const char *line, size_t len, void *ud) {
   sample_ctx *sc = ud;
-  cJSON *o = cJSON_ParseWithLength(line, len);
+  cJSON *o = parse_line(path, lineno, line, len);
   int rc = -1;
   char *id = NULL, *code = NULL;
-  if (!cJSON_IsObject(o)) {
-    fprintf(stderr, "%s:%zu: not a JSON object\n", path, lineno);
-    goto out;
-  }
+  if (!o) goto out;
   const char *completion = need_string(o, "completion", path, lineno);
   if (!(id = problem_id(sc->ps->ds, o, path, lineno)) || !completion) goto out;
-  int i = find_problem(sc->ps, id);
-  if (i < 0) {
-    fprintf(stderr, "%s:%zu: task_id: '%s' is not a problem of %s\n", path, lineno, id, sc->ps->path);
+  problem *p = find_problem(sc->ps, id);
+  if (!p) {
+    char shown[SQ_TASK_ID_MAX * 4 + 8];
+    fprintf(stderr, "%s:%zu: task_id: '%s' is not a problem of %s\n", path, lineno,
+            sq_log_escape(id, shown, sizeof shown), sc->ps->path);
     goto out;
   }
-  problem *p = &sc->ps->p[i];
-  if (!(code = program_code(sc->ps, p, completion)) || emit(sc->out, p, sc->o, code, "completion") != 0) goto out;
+  if (!(code = program_code(sc->ps, p, completion)) || emit(sc->out, p, sc->ps, code, "completion", path, lineno) != 0)
+    goto out;
   rc = 0;
 out:
   free(id);
@@ -418,7 +550,10 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
     fprintf(stderr, "sandq-producer: import: FILE and --completions cannot both be - (standard input)\n");
     return SQ_EXIT_USAGE;
   }
-  problem_set ps = {.path = cli->operands[1]};
+  sq_config defaults;
+  sq_config_defaults(&defaults);
+  o.max_task_bytes = (size_t)defaults.max_task_kib * 1024;
+  problem_set ps = {.path = cli->operands[1], .o = &o};
   o.ds_name = cli->operands[0];
   if (strcmp(o.ds_name, "humaneval") == 0) ps.ds = DS_HUMANEVAL;
   else if (strcmp(o.ds_name, "mbpp") == 0) ps.ds = DS_MBPP;
@@ -445,8 +580,9 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
     fprintf(stderr, "sandq-producer: %s holds no problems\n", ps.path);
     goto out;
   }
+  if (index_problems(&ps) != 0) goto out;
   if (o.mode == MODE_COMPLETIONS) {
-    sample_ctx sc = {&ps, &o, &out};
+    sample_ctx sc = {&ps, &out};
     if (each_line(samples_path, add_completion, &sc) != 0) goto out;
     if (out.len == 0) {
       fprintf(stderr, "sandq-producer: %s holds no samples\n", samples_path);
@@ -459,10 +595,10 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
       int64_t n = o.mode == MODE_CANONICAL ? 1 : o.samples;
       int rc = o.mode == MODE_CANONICAL && !prog ? SQ_ENOMEM : 0;
       for (int64_t k = 0; k < n && rc == 0; k++)
-        rc = emit(&out, p, &o, prog, o.mode == MODE_CANONICAL ? "canonical" : "sample");
+        rc = emit(&out, p, &ps, prog, o.mode == MODE_CANONICAL ? "canonical" : "sample", ps.path, p->lineno);
       free(prog);
       if (rc) {
-        fprintf(stderr, "sandq-producer: import: %s\n", sq_strerror(rc));
+        if (rc != SQ_ETASK) fprintf(stderr, "sandq-producer: import: %s\n", sq_strerror(rc));
         goto out;
       }
     }

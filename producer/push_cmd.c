@@ -2,7 +2,6 @@
  * every line before pushing any, stamp and push them in one pipeline, and
  * optionally wait for the batch's results. */
 #include <errno.h>
-#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "log.h"
 #include "name.h"
 #include "producer.h"
+#include "strmap.h"
 #include "task.h"
 #include "util.h"
 
@@ -80,13 +80,8 @@ static int read_task_file(const char *path, task_file *tf) {
  * (or a negative SQ_E* code). */
 static long validate_lines(const char *path, const task_file *tf, size_t max_bytes) {
   long bad = 0;
-  char **ids = calloc(tf->n + 1, sizeof *ids);
-  struct hsearch_data seen;
-  memset(&seen, 0, sizeof seen);
-  if (!ids || !hcreate_r(tf->n * 2 + 16, &seen)) {
-    free(ids);
-    return SQ_ENOMEM;
-  }
+  sq_strmap *seen = sq_strmap_new(); /* id -> its line (a hash: hsearch_r collided on ids sharing a prefix) */
+  if (!seen) return SQ_ENOMEM;
   for (size_t i = 0; i < tf->n; i++) {
     const task_line *l = &tf->lines[i];
     sq_task *t = NULL;
@@ -97,24 +92,19 @@ static long validate_lines(const char *path, const task_file *tf, size_t max_byt
       fprintf(stderr, "%s:%zu: %s\n", path, l->lineno, err[0] ? sq_log_escape(err, shown, sizeof shown) : sq_strerror(rc));
       bad++;
     }
-    if (t && t->id) {
-      ENTRY e = {.key = t->id, .data = (void *)(uintptr_t)l->lineno}, *found = NULL;
-      if (hsearch_r(e, FIND, &found, &seen) && found) {
-        if (!rc) {
-          fprintf(stderr, "%s:%zu: id '%s' is already used on line %zu\n", path, l->lineno, t->id,
-                  (size_t)(uintptr_t)found->data);
-          bad++;
-        }
-      } else if (hsearch_r(e, ENTER, &found, &seen)) {
-        ids[i] = t->id; /* the table keeps the key: keep the string alive */
-        t->id = NULL;
-      }
+    size_t first = 0;
+    int added = t && t->id ? sq_strmap_add(seen, t->id, l->lineno, &first) : 0;
+    if (added == 1 && !rc) {
+      fprintf(stderr, "%s:%zu: id '%s' is already used on line %zu\n", path, l->lineno, t->id, first);
+      bad++;
     }
     sq_task_free(t);
+    if (added < 0) {
+      sq_strmap_free(seen);
+      return added;
+    }
   }
-  hdestroy_r(&seen);
-  for (size_t i = 0; i < tf->n; i++) free(ids[i]);
-  free(ids);
+  sq_strmap_free(seen);
   return bad;
 }
 
@@ -319,6 +309,13 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   fflush(stdout);
   if (dups) fprintf(stderr, "sandq-producer: %zu task(s) skipped: their idempotency_key was already pushed\n", dups);
   SQ_INFO("pushed %zu task(s) to queue %s as batch %s", pushed, cfg->queue, batch);
+  if (o->wait && pushed == 0) {
+    /* Nothing went into the batch, so it will never exist, let alone finish. */
+    fprintf(stderr, "sandq-producer: batch %s has no tasks to wait for: every task was skipped (their results "
+            "are filed under the batches that first pushed them)%s\n", batch, o->out_path ? "; --out not written" : "");
+    code = SQ_EXIT_OK;
+    goto out;
+  }
   code = o->wait ? sq__wait_report(q, batch, o->timeout_s, o->out_path, o->table) : SQ_EXIT_OK;
 out:
   for (size_t i = 0; payloads && i < tf.n; i++) free(payloads[i]);

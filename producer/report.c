@@ -101,7 +101,7 @@ static int row_fill(row *r, const char *id, const uint8_t *data, size_t len) {
   if (!r->id || !r->bson) return SQ_ENOMEM;
   memcpy(r->bson, data, len);
   r->bson_len = len;
-  if (!bson_init_static(&doc, data, len) || !bson_validate(&doc, BSON_VALIDATE_NONE, NULL)) {
+  if (!sq__result_bson_ok(data, len) || !bson_init_static(&doc, data, len)) {
     r->bad_bson = true;
     r->status = strdup("(bad bson)");
     r->match = -1;
@@ -177,6 +177,37 @@ static int out_target(const char *path, mode_t *mode) {
   return SQ_EINVAL;
 }
 
+/* A new file of a unique name in path's directory (mkstemp): *tmp gets its
+ * name (the caller clears it). Returns its descriptor, or -1 with errno set. */
+static int temp_beside(const char *path, sq_buf *tmp) {
+  const char *slash = strrchr(path, '/');
+  if (sq_buf_appendf(tmp, "%.*s.sandq-out-XXXXXX", slash ? (int)(slash - path + 1) : 0, path) != 0) {
+    errno = ENOMEM;
+    return -1;
+  }
+  return mkstemp(tmp->data);
+}
+
+int sq__out_check(const char *path) {
+  if (!path || strcmp(path, "-") == 0) return 0;
+  mode_t mode;
+  if (out_target(path, &mode) != 0) return SQ_EINVAL;
+  /* A file of our own, made as sq__out_write makes its temporary one: a
+   * file already there (the user's PATH.tmp, a FIFO) is never opened, let
+   * alone removed. */
+  sq_buf tmp = {0};
+  int fd = temp_beside(path, &tmp), rc = 0;
+  if (fd < 0) {
+    fprintf(stderr, "sandq-producer: cannot write %s: %s\n", path, strerror(errno));
+    rc = SQ_EIO;
+  } else {
+    close(fd);
+    unlink(tmp.data);
+  }
+  sq_buf_clear(&tmp);
+  return rc;
+}
+
 int sq__out_write(const char *path, const void *data, size_t len) {
   if (!path || strcmp(path, "-") == 0) {
     if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
@@ -189,10 +220,7 @@ int sq__out_write(const char *path, const void *data, size_t len) {
   int rc = out_target(path, &mode);
   if (rc) return rc;
   sq_buf tmp = {0};
-  const char *slash = strrchr(path, '/');
-  if (sq_buf_appendf(&tmp, "%.*s.sandq-out-XXXXXX", slash ? (int)(slash - path + 1) : 0, path) != 0)
-    return SQ_ENOMEM;
-  int fd = mkstemp(tmp.data);
+  int fd = temp_beside(path, &tmp);
   if (fd < 0) {
     fprintf(stderr, "sandq-producer: cannot create a temporary file for %s: %s\n", path, strerror(errno));
     sq_buf_clear(&tmp);

@@ -57,11 +57,32 @@ int sq__report_header(const sq__report *r, sq_buf *b) {
   return rc;
 }
 
+/* Stored text for a terminal: control characters escaped (an ESC sequence
+ * in a status or reason is data), cut to width bytes (0: no limit) with
+ * "..." marking the cut, never inside a character. Returns buf. */
+static const char *shown(const char *s, size_t width, char *buf, size_t buflen) {
+  sq_log_escape(s, buf, buflen);
+  size_t n = strlen(buf);
+  if (width >= 4 && n > width) {
+    size_t cut = width - 3;
+    while (cut > 0 && ((unsigned char)buf[cut] & 0xc0) == 0x80) cut--;
+    memcpy(buf + cut, "...", 4);
+  }
+  return buf;
+}
+
 int sq__report_text(const sq__report *r, sq_buf *b) {
+  char s1[1024], s2[1024], s3[1024], s4[1024];
   char p[32];
   int rc = sq_buf_appendf(b, "batch %s (queue %s): %zu task(s), %zu problem(s)\n", r->batch, r->queue, r->n_rows,
                           r->n_problems);
-  rc = rc || sq__report_header(r, b) || sq_buf_appendf(b, "\n\n");
+  rc = rc || sq__report_header(r, b) || sq_buf_appendf(b, "\n");
+  if (!rc && !r->finished && r->batch_tasks >= 0)
+    rc = sq_buf_appendf(b, "batch not finished: %lld of %lld results; the figures below are not final\n",
+                        (long long)r->batch_results, (long long)r->batch_tasks);
+  else if (!rc && !r->finished)
+    rc = sq_buf_appendf(b, "batch counters unreadable: the figures below may not be final\n");
+  rc = rc || sq_buf_append(b, "\n", 1);
   rc = rc || sq_buf_appendf(b, "%-22s %8s %7s\n", "status", "count", "%");
   for (int s = 0; !rc && s < SQ_STATUS__COUNT; s++) {
     if (!r->status_counts[s]) continue;
@@ -103,8 +124,9 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
     rc = sq_buf_appendf(b, "\nfailures by reason\n  %6s  %-16s %-36s %s\n", "count", "status", "kind", "example");
     for (size_t i = 0; !rc && i < r->n_failures; i++) {
       const sq__report_failure *f = &r->failures[i];
-      rc = sq_buf_appendf(b, "  %6lld  %-16s %-36.36s %s: %.100s\n", (long long)f->count, f->status, f->kind, f->ids[0],
-                          f->example ? f->example : "-");
+      rc = sq_buf_appendf(b, "  %6lld  %-16s %-36s %s: %s\n", (long long)f->count, shown(f->status, 16, s1, sizeof s1),
+                          shown(f->kind, 36, s2, sizeof s2), shown(f->ids[0], 0, s3, sizeof s3),
+                          shown(f->example ? f->example : "-", 100, s4, sizeof s4));
     }
   }
 
@@ -121,7 +143,8 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
                         "cost_usd");
     for (size_t i = 0; !rc && i < r->n_llm; i++) {
       const sq__report_llm *g = &r->llm[i];
-      rc = sq_buf_appendf(b, "  %-13.13s %-24.24s %6lld %12lld %12lld %12.6f\n", g->provider, g->model,
+      rc = sq_buf_appendf(b, "  %-13s %-24s %6lld %12lld %12lld %12.6f\n", shown(g->provider, 13, s1, sizeof s1),
+                          shown(g->model, 24, s2, sizeof s2),
                           (long long)g->tasks, (long long)g->prompt_tokens, (long long)g->completion_tokens, g->cost_usd);
     }
   }
@@ -135,7 +158,8 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
     rc = sq_buf_appendf(b, "\n%-*s %-16s %10s %8s\n", w + 2, "slowest tasks", "status", "total_ms", "attempts");
     for (size_t i = 0; !rc && i < r->n_slowest; i++) {
       const sq__report_row *x = &r->rows[r->slowest[i]];
-      rc = sq_buf_appendf(b, "  %-*s %-16s %10lld %8d\n", w, x->id, x->status, (long long)x->ms[SQ__STAGE_TOTAL],
+      rc = sq_buf_appendf(b, "  %-*s %-16s %10lld %8d\n", w, shown(x->id, 0, s1, sizeof s1), shown(x->status, 16, s2, sizeof s2),
+                          (long long)x->ms[SQ__STAGE_TOTAL],
                           x->attempts);
     }
   }
@@ -143,7 +167,8 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
     rc = sq_buf_appendf(b, "\n%-*s %-16s %12s %10s\n", w + 2, "costliest tasks", "status", "cost_usd", "tokens");
     for (size_t i = 0; !rc && i < r->n_costliest; i++) {
       const sq__report_row *x = &r->rows[r->costliest[i]];
-      rc = sq_buf_appendf(b, "  %-*s %-16s %12.6f %10lld\n", w, x->id, x->status, x->cost_usd,
+      rc = sq_buf_appendf(b, "  %-*s %-16s %12.6f %10lld\n", w, shown(x->id, 0, s1, sizeof s1), shown(x->status, 16, s2, sizeof s2),
+                          x->cost_usd,
                           (long long)(x->prompt_tokens + x->completion_tokens));
     }
   }
@@ -223,6 +248,16 @@ int sq__report_cmd_run(const sq_config *cfg, const sq_cli *cli) {
   int code = SQ_EXIT_ERROR;
   if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, batch, &rs) != 0) goto out;
   int rc = sq__report_build(&rs, batch, cfg->queue, k, n_k, &rep);
+  sq_batch_stats st;
+  if (!rc && sq_queue_batch_stats(q, batch, &st) == 0) {
+    rep.batch_tasks = st.total;
+    rep.batch_results = st.done;
+    rep.finished = st.finished_at_ms > 0 || (st.total > 0 && st.done + st.dead + st.duplicate >= st.total);
+  } else if (!rc) {
+    fprintf(stderr, "sandq-producer: batch %s: its counters cannot be read (%s); the report is not known to be "
+            "final\n", batch, sq_queue_errstr(q));
+    rep.batch_tasks = rep.batch_results = -1;
+  }
   if (!rc) rc = json ? sq__report_json(&rep, &text) : sq__report_text(&rep, &text);
   if (!rc && html) rc = sq__report_html(&rep, &page);
   if (emit(rc, html, &page, &text) == 0) code = SQ_EXIT_OK;

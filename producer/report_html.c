@@ -334,8 +334,15 @@ int sq__report_html(const sq__report *r, sq_buf *b) {
            esc(b, r->batch) || sq_buf_appendf(b, "</h1>\n<p class=\"sub\">queue ") || esc(b, r->queue) ||
            sq_buf_appendf(b, " &middot; %zu task(s) &middot; %zu problem(s)<br>", r->n_rows, r->n_problems);
   sq_buf head = {0};
-  rc = rc || sq__report_header(r, &head) || esc(b, head.data) || sq_buf_appendf(b, "</p>\n<div class=\"cards\">");
+  rc = rc || sq__report_header(r, &head) || esc(b, head.data) || sq_buf_appendf(b, "</p>\n");
   sq_buf_clear(&head);
+  if (!rc && !r->finished)
+    rc = r->batch_tasks >= 0 ? sq_buf_appendf(b, "<p class=\"sub\"><b>batch not finished: %lld of %lld results; the "
+                                              "figures below are not final</b></p>\n",
+                                              (long long)r->batch_results, (long long)r->batch_tasks)
+                             : sq_buf_appendf(b, "<p class=\"sub\"><b>batch counters unreadable: the figures below "
+                                              "may not be final</b></p>\n");
+  rc = rc || sq_buf_appendf(b, "<div class=\"cards\">");
   int64_t passed = r->status_counts[SQ_STATUS_PASSED];
   rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>%zu</b><span>tasks</span></div>", r->n_rows);
   rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>%.1f%%</b><span>passed</span></div>",

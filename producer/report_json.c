@@ -56,7 +56,14 @@ static cJSON *build(const sq__report *r) {
             cJSON_AddStringToObject(root, "datasets", r->datasets) && cJSON_AddStringToObject(root, "models", r->models) &&
             cJSON_AddStringToObject(root, "temperatures", r->temperatures) &&
             cJSON_AddStringToObject(root, "queue", r->queue) && cJSON_AddNumberToObject(root, "tasks", (double)r->n_rows) &&
-            cJSON_AddNumberToObject(root, "problems", (double)r->n_problems);
+            cJSON_AddNumberToObject(root, "problems", (double)r->n_problems) &&
+            cJSON_AddBoolToObject(root, "finished", r->finished);
+  /* the batch's own counts: a report of a batch still running is not final */
+  if (ok && r->batch_tasks >= 0)
+    ok = cJSON_AddNumberToObject(root, "batch_tasks", (double)r->batch_tasks) &&
+         cJSON_AddNumberToObject(root, "batch_results", (double)r->batch_results);
+  else if (ok)
+    ok = cJSON_AddNullToObject(root, "batch_tasks") && cJSON_AddNullToObject(root, "batch_results");
   /* counts by status: every known status, 0 included, so readers need no defaults */
   if (ok && (ok = (o = cJSON_AddObjectToObject(root, "status_counts")) != NULL)) {
     for (int s = 0; ok && s < SQ_STATUS__COUNT; s++)

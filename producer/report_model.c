@@ -4,6 +4,7 @@
  * stage, tokens and cost per provider and model, the slowest and costliest
  * tasks. Reads the result BSON (libbson); no I/O. */
 #include <bson/bson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,25 +12,57 @@
 #include "eval.h"
 #include "reason.h"
 #include "stats.h"
+#include "utf8.h"
+#include "strmap.h"
 
 const char *sq__stage_name(sq__stage s) {
   static const char *const names[] = {"queue", "llm", "exec", "total", "all_attempts"};
   return s < SQ__STAGE_COUNT ? names[s] : "?";
 }
 
+bool sq__result_bson_ok(const uint8_t *bson, size_t len) {
+  bson_t doc;
+  return bson_init_static(&doc, bson, len) && bson_validate(&doc, BSON_VALIDATE_NONE, NULL);
+}
+
+/* A stored string as text every output can carry: through the one
+ * sanitizer (utf8.h), so invalid UTF-8 or a NUL in a stored value reaches
+ * no JSON, CSV or HTML as it is. */
+static char *clean_copy(const char *s, size_t len) {
+  sq_buf b = {0};
+  if (sq_utf8_sanitize(s, len, &b) != 0) {
+    sq_buf_clear(&b);
+    return NULL;
+  }
+  return b.data ? b.data : strdup("");
+}
+
 static char *utf8_at(const bson_t *doc, const char *path) {
   bson_iter_t it;
   if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, path, &it) || !BSON_ITER_HOLDS_UTF8(&it))
     return NULL;
-  return strdup(bson_iter_utf8(&it, NULL));
+  uint32_t len = 0;
+  const char *s = bson_iter_utf8(&it, &len);
+  return clean_copy(s, len);
 }
 
+/* A count or a time read back: a whole number in 0..2^53, or -1 (unknown)
+ * for what is absent, negative, not finite or out of range; a double is
+ * checked before its conversion (NaN or 1e300 would be undefined). */
+#define COUNT_MAX 9007199254740992.0
 static int64_t int_at(const bson_t *doc, const char *path) {
   bson_iter_t it;
-  if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, path, &it)) return 0;
-  return BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_DOUBLE(&it) ? bson_iter_as_int64(&it)
-                                                                                              : 0;
+  if (!bson_iter_init(&it, doc) || !bson_iter_find_descendant(&it, path, &it)) return -1;
+  double d = BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_INT32(&it) ? (double)bson_iter_as_int64(&it)
+             : BSON_ITER_HOLDS_DOUBLE(&it)                             ? bson_iter_double(&it)
+                                                                       : -1;
+  return isfinite(d) && d >= 0 && d <= COUNT_MAX ? (int64_t)d : -1;
 }
+
+/* a + b for counts of at most 2^53 each, saturating at INT64_MAX / 2, so
+ * that a sum of two sums (prompt and completion tokens) still fits */
+#define SUM_MAX (INT64_MAX / 2)
+static int64_t sat_add(int64_t a, int64_t b) { return a > SUM_MAX - b ? SUM_MAX : a + b; }
 
 static bool has(const bson_t *doc, const char *path) {
   bson_iter_t it;
@@ -39,11 +72,11 @@ static bool has(const bson_t *doc, const char *path) {
 int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
   memset(r, 0, sizeof *r);
   bson_t doc;
-  r->id = strdup(d->id);
+  r->id = clean_copy(d->id, strlen(d->id));
   if (!r->id) return SQ_ENOMEM;
-  if (!bson_init_static(&doc, d->bson, d->len) || !bson_validate(&doc, BSON_VALIDATE_NONE, NULL)) {
+  if (!sq__result_bson_ok(d->bson, d->len) || !bson_init_static(&doc, d->bson, d->len)) {
     r->status = strdup("(bad bson)");
-    r->task_id = strdup(d->id);
+    r->task_id = strdup(r->id);
     return r->status && r->task_id ? 0 : SQ_ENOMEM;
   }
   r->status = utf8_at(&doc, "status");
@@ -54,34 +87,41 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
   bson_iter_t it;
   if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "metadata.task_id", &it)) {
     if (BSON_ITER_HOLDS_UTF8(&it)) {
-      r->task_id = strdup(bson_iter_utf8(&it, NULL));
+      uint32_t len = 0;
+      const char *s = bson_iter_utf8(&it, &len);
+      r->task_id = clean_copy(s, len);
     } else if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it)) {
       char num[32];
       snprintf(num, sizeof num, "%lld", (long long)bson_iter_as_int64(&it));
       r->task_id = strdup(num);
     }
   }
-  if (!r->task_id && !(r->task_id = strdup(d->id))) return SQ_ENOMEM;
+  if (!r->task_id && !(r->task_id = strdup(r->id))) return SQ_ENOMEM;
   r->judge = utf8_at(&doc, "judge");
   r->has_llm = has(&doc, "llm");
   r->ran = has(&doc, "jail");
   if (r->has_llm) {
     r->provider = utf8_at(&doc, "llm.provider");
     r->model = utf8_at(&doc, "llm.model");
+    /* unknown counts add nothing; a cost that is not a finite amount neither */
     r->prompt_tokens = int_at(&doc, "llm.prompt_tokens");
     r->completion_tokens = int_at(&doc, "llm.completion_tokens");
+    if (r->prompt_tokens < 0) r->prompt_tokens = 0;
+    if (r->completion_tokens < 0) r->completion_tokens = 0;
     if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.cost_usd", &it) && BSON_ITER_HOLDS_DOUBLE(&it))
       r->cost_usd = bson_iter_double(&it);
+    if (!(isfinite(r->cost_usd) && r->cost_usd >= 0 && r->cost_usd <= 1e12)) r->cost_usd = 0;
   }
   r->dataset = utf8_at(&doc, "metadata.dataset");
   r->temperature = -1;
-  if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.temperature", &it) && BSON_ITER_HOLDS_DOUBLE(&it))
+  if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.temperature", &it) && BSON_ITER_HOLDS_DOUBLE(&it) &&
+      isfinite(bson_iter_double(&it)))
     r->temperature = bson_iter_double(&it);
-  r->attempts = (int)int_at(&doc, "attempts");
-  if (r->attempts < 1) r->attempts = 1;
+  int64_t attempts = int_at(&doc, "attempts");
+  r->attempts = attempts < 1 ? 1 : attempts > 1000000 ? 1000000 : (int)attempts;
   static const char *const paths[SQ__STAGE_COUNT] = {"timings.queue_ms", "timings.llm_ms", "timings.exec_ms",
                                                      "timings.total_ms", "timings.all_attempts_ms"};
-  for (int s = 0; s < SQ__STAGE_COUNT; s++) r->ms[s] = int_at(&doc, paths[s]);
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) r->ms[s] = int_at(&doc, paths[s]); /* -1: unknown */
   if (r->ms[SQ__STAGE_ALL_ATTEMPTS] < r->ms[SQ__STAGE_TOTAL]) r->ms[SQ__STAGE_ALL_ATTEMPTS] = r->ms[SQ__STAGE_TOTAL];
   return 0;
 }
@@ -135,6 +175,21 @@ static int build_problems(sq__report *r) {
   return 0;
 }
 
+/* The group of the pair (a, b) in *at, added as the next index (the map's
+ * count) when new (*added). The key is a's length, a, b: no two pairs make
+ * one key, whatever bytes they hold. 0, or SQ_ENOMEM. */
+static int group_of(sq_strmap *groups, const char *a, const char *b, size_t *at, bool *added) {
+  sq_buf key = {0};
+  if (sq_buf_appendf(&key, "%zu:%s%s", strlen(a), a, b) != 0) return SQ_ENOMEM;
+  size_t next = sq_strmap_count(groups);
+  int rc = sq_strmap_add(groups, key.data, next, at);
+  sq_buf_clear(&key);
+  if (rc < 0) return rc;
+  *added = rc == 0;
+  if (*added) *at = next;
+  return 0;
+}
+
 static int cmp_failure(const void *a, const void *b) {
   const sq__report_failure *x = a, *y = b;
   if (x->count != y->count) return x->count > y->count ? -1 : 1;
@@ -144,28 +199,39 @@ static int cmp_failure(const void *a, const void *b) {
 
 /* Failures: every result that did not pass or end ok, by status and reason kind. */
 static int build_failures(sq__report *r) {
-  if (!(r->failures = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->failures))) return SQ_ENOMEM;
-  for (size_t i = 0; i < r->n_rows; i++) {
+  /* grouped in a hash: 100,000 results of distinct kinds took 83 s in a scan */
+  sq_strmap *g = sq_strmap_new();
+  if (!g || !(r->failures = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->failures))) {
+    sq_strmap_free(g);
+    return SQ_ENOMEM;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < r->n_rows && !rc; i++) {
     const sq__report_row *x = &r->rows[i];
     if (x->passed || strcmp(x->status, "ok") == 0) continue;
     char kind[160];
     sq_reason_kind(x->reason, kind, sizeof kind);
     if (!kind[0]) snprintf(kind, sizeof kind, "(no reason given)");
-    sq__report_failure *f = NULL;
-    for (size_t j = 0; j < r->n_failures && !f; j++)
-      if (strcmp(r->failures[j].status, x->status) == 0 && strcmp(r->failures[j].kind, kind) == 0) f = &r->failures[j];
-    if (!f) {
-      f = &r->failures[r->n_failures++];
+    size_t at;
+    bool added;
+    if (group_of(g, x->status, kind, &at, &added) != 0) {
+      rc = SQ_ENOMEM;
+      break;
+    }
+    sq__report_failure *f = &r->failures[at];
+    if (added) {
+      r->n_failures++;
       f->status = strdup(x->status);
       f->kind = strdup(kind);
       f->example = x->reason ? strdup(x->reason) : NULL;
-      if (!f->status || !f->kind || (x->reason && !f->example)) return SQ_ENOMEM;
+      if (!f->status || !f->kind || (x->reason && !f->example)) rc = SQ_ENOMEM;
     }
     f->count++;
-    if (f->n_ids < (int)(sizeof f->ids / sizeof f->ids[0]) && !(f->ids[f->n_ids++] = strdup(x->id))) return SQ_ENOMEM;
+    if (f->n_ids < (int)(sizeof f->ids / sizeof f->ids[0]) && !(f->ids[f->n_ids++] = strdup(x->id))) rc = SQ_ENOMEM;
   }
-  qsort(r->failures, r->n_failures, sizeof *r->failures, cmp_failure);
-  return 0;
+  sq_strmap_free(g);
+  if (!rc) qsort(r->failures, r->n_failures, sizeof *r->failures, cmp_failure);
+  return rc;
 }
 
 static int build_latency(sq__report *r) {
@@ -177,7 +243,7 @@ static int build_latency(sq__report *r) {
     for (size_t i = 0; i < r->n_rows; i++) {
       const sq__report_row *x = &r->rows[i];
       /* a stage counts for the tasks that went through it */
-      if ((s == SQ__STAGE_LLM && !x->has_llm) || (s == SQ__STAGE_EXEC && !x->ran)) continue;
+      if ((s == SQ__STAGE_LLM && !x->has_llm) || (s == SQ__STAGE_EXEC && !x->ran) || x->ms[s] < 0) continue;
       v[n++] = x->ms[s];
       sum += (double)x->ms[s];
     }
@@ -191,37 +257,46 @@ static int build_latency(sq__report *r) {
   return 0;
 }
 
-static bool same(const char *a, const char *b) { return strcmp(a ? a : "", b ? b : "") == 0; }
-
 static int cmp_llm(const void *a, const void *b) {
   const sq__report_llm *x = a, *y = b;
   if (x->cost_usd != y->cost_usd) return x->cost_usd > y->cost_usd ? -1 : 1;
-  int64_t tx = x->prompt_tokens + x->completion_tokens, ty = y->prompt_tokens + y->completion_tokens;
+  int64_t tx = sat_add(x->prompt_tokens, x->completion_tokens), ty = sat_add(y->prompt_tokens, y->completion_tokens);
   if (tx != ty) return tx > ty ? -1 : 1;
   return strcmp(x->provider, y->provider);
 }
 
 static int build_llm(sq__report *r) {
-  if (!(r->llm = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->llm))) return SQ_ENOMEM;
-  for (size_t i = 0; i < r->n_rows; i++) {
+  sq_strmap *idx = sq_strmap_new();
+  if (!idx || !(r->llm = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->llm))) {
+    sq_strmap_free(idx);
+    return SQ_ENOMEM;
+  }
+  int rc = 0;
+  for (size_t i = 0; i < r->n_rows && !rc; i++) {
     const sq__report_row *x = &r->rows[i];
     if (!x->has_llm) continue;
-    sq__report_llm *g = NULL;
-    for (size_t j = 0; j < r->n_llm && !g; j++)
-      if (same(r->llm[j].provider, x->provider) && same(r->llm[j].model, x->model)) g = &r->llm[j];
-    if (!g) {
-      g = &r->llm[r->n_llm++];
+    size_t at;
+    bool added;
+    /* "?" for a missing name, as shown: a missing and a "?" model are one group */
+    if (group_of(idx, x->provider ? x->provider : "?", x->model ? x->model : "?", &at, &added) != 0) {
+      rc = SQ_ENOMEM;
+      break;
+    }
+    sq__report_llm *g = &r->llm[at];
+    if (added) {
+      r->n_llm++;
       g->provider = strdup(x->provider ? x->provider : "?");
       g->model = strdup(x->model ? x->model : "?");
-      if (!g->provider || !g->model) return SQ_ENOMEM;
+      if (!g->provider || !g->model) rc = SQ_ENOMEM;
     }
     g->tasks++;
-    g->prompt_tokens += x->prompt_tokens;
-    g->completion_tokens += x->completion_tokens;
+    g->prompt_tokens = sat_add(g->prompt_tokens, x->prompt_tokens);
+    g->completion_tokens = sat_add(g->completion_tokens, x->completion_tokens);
     g->cost_usd += x->cost_usd;
   }
-  qsort(r->llm, r->n_llm, sizeof *r->llm, cmp_llm);
-  return 0;
+  sq_strmap_free(idx);
+  if (!rc) qsort(r->llm, r->n_llm, sizeof *r->llm, cmp_llm);
+  return rc;
 }
 
 /* The top SQ__REPORT_TOP row indexes by key (descending), keeping those with key > 0. */

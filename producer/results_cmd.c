@@ -82,37 +82,16 @@ void sq__results_free(sq__result_set *s) {
   memset(s, 0, sizeof *s);
 }
 
-int sq__out_check(const char *path) {
-  if (!path || strcmp(path, "-") == 0) return 0;
-  /* Only a regular file or a new path: a link, a FIFO, a directory or a
-   * device would be replaced or fed half a file (the write renames over it). */
-  struct stat st;
-  if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-    const char *what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISDIR(st.st_mode) ? "a directory" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
-    fprintf(stderr, "sandq-producer: --out %s is %s; give a regular file or a new path\n", path, what);
-    return SQ_EINVAL;
-  }
-  sq_buf tmp = {0};
-  if (sq_buf_appendf(&tmp, "%s.tmp", path) != 0) return SQ_ENOMEM;
-  int fd = open(tmp.data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+/* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line
+ * break; control characters escaped (sq_log_escape: an ESC sequence in a
+ * stored status or reason reaches no terminal that shows the file). */
+static int csv_field(sq_buf *b, const char *raw, bool last) {
   int rc = 0;
-  if (fd < 0 && errno == EEXIST) fd = open(tmp.data, O_WRONLY | O_CLOEXEC); /* a leftover of an earlier run */
-  if (fd < 0) {
-    fprintf(stderr, "sandq-producer: cannot write %s: %s\n", tmp.data, strerror(errno));
-    rc = SQ_EIO;
-  } else {
-    close(fd);
-    unlink(tmp.data);
-  }
-  sq_buf_clear(&tmp);
-  return rc;
-}
-
-/* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line break. */
-static int csv_field(sq_buf *b, const char *s, bool last) {
-  int rc = 0;
-  if (!s) s = "";
+  if (!raw) raw = "";
+  size_t cap = strlen(raw) * 6 + 1;
+  char *s = malloc(cap);
+  if (!s) return SQ_ENOMEM;
+  sq_log_escape(raw, s, cap);
   if (strpbrk(s, ",\"\r\n")) {
     rc = sq_buf_append(b, "\"", 1);
     for (const char *p = s; !rc && *p; p++) rc = *p == '"' ? sq_buf_append(b, "\"\"", 2) : sq_buf_append(b, p, 1);
@@ -120,6 +99,7 @@ static int csv_field(sq_buf *b, const char *s, bool last) {
   } else {
     rc = sq_buf_append(b, s, strlen(s));
   }
+  free(s);
   return rc ? rc : sq_buf_append(b, last ? "\r\n" : ",", last ? 2 : 1);
 }
 
@@ -129,7 +109,10 @@ static const char CSV_HEADER[] = "id,task_id,status,reason,attempts,queue_ms,llm
 static int csv_row(sq_buf *b, const sq__report_row *r) {
   char num[SQ__STAGE_COUNT + 4][32];
   snprintf(num[0], sizeof num[0], "%d", r->attempts);
-  for (int s = 0; s < SQ__STAGE_COUNT; s++) snprintf(num[1 + s], sizeof num[1 + s], "%lld", (long long)r->ms[s]);
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) { /* an unknown time (-1) is an empty field */
+    if (r->ms[s] < 0) num[1 + s][0] = 0;
+    else snprintf(num[1 + s], sizeof num[1 + s], "%lld", (long long)r->ms[s]);
+  }
   int rc = csv_field(b, r->id, false) || csv_field(b, r->task_id, false) || csv_field(b, r->status, false) ||
            csv_field(b, r->reason, false) || csv_field(b, num[0], false);
   for (int s = 0; s < SQ__STAGE_COUNT && !rc; s++) rc = csv_field(b, num[1 + s], false);
@@ -146,12 +129,21 @@ static int csv_row(sq_buf *b, const sq__report_row *r) {
              : 0;
 }
 
-/* The results in one format into out. */
-static int render(const sq__result_set *rs, const char *format, sq_buf *out) {
+/* The results in one format into out; a stored value that is not BSON is
+ * named on stderr, left out and counted in *bad. */
+static int render(const sq__result_set *rs, const char *batch, const char *format, sq_buf *out, size_t *bad) {
   int rc = 0;
+  *bad = 0;
   if (strcmp(format, "csv") == 0) rc = sq_buf_append(out, CSV_HEADER, sizeof CSV_HEADER - 1);
   for (size_t i = 0; i < rs->n && !rc; i++) {
     const sq__result_doc *d = &rs->docs[i];
+    if (!sq__result_bson_ok(d->bson, d->len)) {
+      char id[4 * 128 + 1];
+      fprintf(stderr, "sandq-producer: result '%s' of batch %s is not a valid BSON document (%zu bytes); left out\n",
+              sq_log_escape(d->id, id, sizeof id), batch, d->len);
+      ++*bad;
+      continue;
+    }
     if (strcmp(format, "bson") == 0) {
       rc = sq_buf_append(out, d->bson, d->len);
     } else if (strcmp(format, "jsonl") == 0) {
@@ -159,8 +151,8 @@ static int render(const sq__result_set *rs, const char *format, sq_buf *out) {
       size_t n = 0;
       char *json = bson_init_static(&doc, d->bson, d->len) ? bson_as_relaxed_extended_json(&doc, &n) : NULL;
       if (!json) {
-        fprintf(stderr, "sandq-producer: the result of %s is not valid BSON; left out\n", d->id);
-        continue;
+        rc = SQ_ENOMEM;
+        break;
       }
       rc = sq_buf_append(out, json, n) || sq_buf_append(out, "\n", 1) ? SQ_ENOMEM : 0;
       bson_free(json);
@@ -204,13 +196,18 @@ int sq__results_run(const sq_config *cfg, const sq_cli *cli) {
   sq_buf out = {0};
   int code = SQ_EXIT_ERROR;
   if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, batch, &rs) != 0) goto out;
-  if (render(&rs, format, &out) != 0) {
+  size_t bad = 0;
+  if (render(&rs, batch, format, &out, &bad) != 0) {
     fprintf(stderr, "sandq-producer: out of memory\n");
     goto out;
   }
   if (sq__out_write(out_path, out.data ? out.data : "", out.len) != 0) goto out;
-  if (out_path) fprintf(stderr, "sandq-producer: wrote %zu result(s) of batch %s to %s\n", rs.n, batch, out_path);
+  if (out_path) fprintf(stderr, "sandq-producer: wrote %zu result(s) of batch %s to %s\n", rs.n - bad, batch, out_path);
   code = SQ_EXIT_OK;
+  if (bad) {
+    fprintf(stderr, "sandq-producer: %zu stored result(s) of batch %s are not BSON\n", bad, batch);
+    code = SQ_EXIT_BAD_RESULT;
+  }
 out:
   sq_buf_clear(&out);
   sq__results_free(&rs);

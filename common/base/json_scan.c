@@ -43,3 +43,13 @@ size_t sq_json_nul_members(const char *text, size_t len, bool *nul, size_t n) {
   }
   return hits;
 }
+
+const char sq_json_nul_reason[] =
+    "holds a NUL character (\\u0000); refused rather than cut short (Python source cannot hold NUL)";
+
+size_t sq_json_trailing_at(const char *text, size_t len, const char *end) {
+  if (!end || end < text || end > text + len) return len;
+  size_t i = (size_t)(end - text);
+  while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) i++;
+  return i;
+}

@@ -17,4 +17,15 @@
  * JSON gives a meaningless but bounded answer. */
 size_t sq_json_nul_members(const char *text, size_t len, bool *nul, size_t n);
 
+/* Why a string holding NUL is refused, for "FIELD: <reason>" messages. */
+extern const char sq_json_nul_reason[];
+
+/* Whether anything but JSON white space (space, tab, CR, LF) follows the
+ * one value a parser read from text (len bytes): end is where it stopped
+ * (cJSON_ParseWithLengthOpts's return_parse_end; NULL counts as len).
+ * Returns the offset of the first trailing byte, or len when there is none.
+ * Every reader of one JSON value per line or per file refuses trailing
+ * bytes: "{...}{...}" would otherwise lose its second object without a word. */
+size_t sq_json_trailing_at(const char *text, size_t len, const char *end);
+
 #endif

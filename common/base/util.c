@@ -1,6 +1,7 @@
 /* util.c: clocks, files, strings and the growable buffer. */
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -78,7 +79,8 @@ int sq_errf(char *err, size_t errlen, int code, const char *fmt, ...) {
 char *sq_strdup(const char *s) { return s ? strdup(s) : NULL; }
 
 int sq_parse_i64(const char *s, int64_t min, int64_t max, int64_t *out) {
-  if (!s || !*s) return SQ_EINVAL;
+  /* strtoll skips leading white space; trailing is refused: refuse both */
+  if (!s || !*s || isspace((unsigned char)*s)) return SQ_EINVAL;
   char *end;
   errno = 0;
   long long v = strtoll(s, &end, 10);

@@ -366,10 +366,16 @@ int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errl
 int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char *path, char *err,
                         size_t errlen) {
   int rc;
-  cJSON *root = cJSON_ParseWithLength(text, len);
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
     return fail(err, errlen, "%s: not a JSON object", path);
+  }
+  size_t trailing = sq_json_trailing_at(text, len, end);
+  if (trailing < len) {
+    cJSON_Delete(root);
+    return fail(err, errlen, "%s: trailing data after the JSON object at byte %zu", path, trailing);
   }
   /* cJSON cuts strings at a NUL: refused, naming the setting. */
   size_t n_members = (size_t)cJSON_GetArraySize(root), idx = 0;
@@ -605,9 +611,19 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
   for (int i = 0; i < cfg->n_providers; i++) {
     const sq_llm_provider *p = &cfg->providers[i];
     if (!p->name[0]) return fail(err, errlen, "providers[%d].name: required", i);
-    if (strncmp(p->base_url, "http://", 7) != 0 && strncmp(p->base_url, "https://", 8) != 0)
+    for (int j = 0; j < i; j++)
+      if (strcmp(cfg->providers[j].name, p->name) == 0)
+        return fail(err, errlen, "providers[%d].name: '%s' is the name of providers[%d] too; names must differ", i,
+                    p->name, j);
+    size_t scheme = strncmp(p->base_url, "http://", 7) == 0 ? 7 : strncmp(p->base_url, "https://", 8) == 0 ? 8 : 0;
+    if (!scheme)
       return fail(err, errlen, "providers[%d].base_url: '%s' must start with http:// or https://", i,
                   p->base_url);
+    bool ctl = false; /* a newline or other control character would split the request line */
+    for (const unsigned char *c = (const unsigned char *)p->base_url; *c; c++) ctl = ctl || *c <= ' ' || *c == 0x7f;
+    if (ctl || !p->base_url[scheme] || p->base_url[scheme] == '/')
+      return fail(err, errlen, "providers[%d].base_url: must name a host after the scheme, without white space or "
+                  "control characters", i);
     if (!p->model[0])
       return fail(err, errlen, "providers[%d].model: required (SANDQ_LLM_MODEL for the environment provider)", i);
     for (const char *c = p->api_key_env; *c; c++)

@@ -24,10 +24,6 @@
 /* 9999-12-31T23:59:59.999Z: past it enqueued_at_ms is not a time. */
 #define ENQUEUED_AT_MS_MAX 253402300799999.0
 
-static const char nul_reason[] =
-    "holds a NUL character (\\u0000); task strings are refused with one rather than cut short "
-    "(Python source cannot hold NUL)";
-
 /* Ids are compared and stored as bytes: no control characters, and valid
  * UTF-8, since the result's BSON _id must be (a lenient copy would map
  * different ids onto one). */
@@ -271,7 +267,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
   size_t idx = 0;
   cJSON_ArrayForEach(m, root) {
     size_t k;
-    if (nul[idx++]) return sq_errf(err, errlen, SQ_ETASK, "%s: %s", m->string, nul_reason);
+    if (nul[idx++]) return sq_errf(err, errlen, SQ_ETASK, "%s: %s", m->string, sq_json_nul_reason);
     for (k = 0; k < n_known; k++)
       if (strcmp(m->string, known[k]) == 0) break;
     if (k == n_known)
@@ -331,7 +327,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
     case 13:
       if ((rc = take_string(m, "model", &t->model, err, errlen))) return rc;
       if (!valid_id(t->model))
-        return sq_errf(err, errlen, SQ_ETASK, "model: must be 1-%d bytes without control characters", SQ_TASK_ID_MAX);
+        return sq_errf(err, errlen, SQ_ETASK, "model: must be 1-%d bytes of valid UTF-8 without control characters", SQ_TASK_ID_MAX);
       break;
     case 14: rc = take_language(m, t, err, errlen); break;
     case 15: rc = take_files(m, t, err, errlen); break;
@@ -378,13 +374,10 @@ int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, 
     if (p && p >= buf && p <= buf + len) at = (size_t)(p - buf);
     return sq_errf(err, errlen, SQ_EPARSE, "task: not valid JSON (error near byte %zu)", at);
   }
-  if (end) {
-    while (end < buf + len && isspace((unsigned char)*end)) end++;
-    if (end < buf + len) {
-      size_t at = (size_t)(end - buf);
-      cJSON_Delete(root);
-      return sq_errf(err, errlen, SQ_EPARSE, "task: trailing data after the JSON object at byte %zu", at);
-    }
+  size_t trailing = sq_json_trailing_at(buf, len, end);
+  if (trailing < len) {
+    cJSON_Delete(root);
+    return sq_errf(err, errlen, SQ_EPARSE, "task: trailing data after the JSON object at byte %zu", trailing);
   }
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
@@ -467,8 +460,9 @@ int sq_task_salvage(const char *buf, size_t len, char id[SQ_TASK_ID_MAX + 1], ch
 
 int sq_task_stamp(const char *buf, size_t len, const char *batch, int64_t now_ms, char **out) {
   *out = NULL;
-  cJSON *root = cJSON_ParseWithLength(buf, len);
-  if (!cJSON_IsObject(root)) {
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+  if (!cJSON_IsObject(root) || sq_json_trailing_at(buf, len, end) < len) { /* stamping would drop the rest */
     cJSON_Delete(root);
     return SQ_EPARSE;
   }

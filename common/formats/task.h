@@ -108,7 +108,8 @@ int sq_task_salvage(const char *buf, size_t len, char id[SQ_TASK_ID_MAX + 1], ch
  * object (it is not otherwise validated). The output may be longer than
  * the input (the stamp, and numbers printed again): check its size against
  * max_task_kib after stamping. Returns 0 and a malloc'd NUL-terminated
- * string in *out, or SQ_EPARSE (not a JSON object), SQ_ETASK (a string
+ * string in *out, or SQ_EPARSE (not one JSON object: trailing bytes after
+ * it count as not one, since printing it again would drop them), SQ_ETASK (a string
  * holds a NUL character, which printing again would lose) or SQ_ENOMEM. */
 int sq_task_stamp(const char *buf, size_t len, const char *batch, int64_t now_ms, char **out);
 

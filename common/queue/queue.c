@@ -4,6 +4,7 @@
  * the start-up check of Redis settings that could lose tasks. Which server
  * a command goes to (Sentinel, Cluster) is queue_route.c's business. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,12 +84,50 @@ static void describe(const sq_queue *q, char *buf, size_t n) {
     snprintf(buf, n, "%s:%d", q->url.host, q->url.port);
 }
 
+/* The element count of the reply array this thread last refused; 0 after
+ * one was accepted. */
+static _Thread_local long long refused_elements;
+static pthread_mutex_t bound_lock = PTHREAD_MUTEX_INITIALIZER;
+static redisReplyObjectFunctions bounded_fns; /* hiredis's own, createArray wrapped */
+static void *(*hiredis_create_array)(const redisReadTask *, int);
+
+static void *bounded_create_array(const redisReadTask *task, int elements) {
+  if (elements < 0 || elements > SQ__REPLY_MAX_ELEMENTS) {
+    refused_elements = elements < 0 ? -1 : elements;
+    return NULL; /* the reader fails the reply: nothing allocated */
+  }
+  refused_elements = 0;
+  return hiredis_create_array(task, elements);
+}
+
+void sq__queue_bound_replies(redisContext *c) {
+  if (!c || !c->reader || !c->reader->fn) return;
+  pthread_mutex_lock(&bound_lock);
+  if (!hiredis_create_array && c->reader->fn->createArray) {
+    bounded_fns = *c->reader->fn;
+    hiredis_create_array = bounded_fns.createArray;
+    bounded_fns.createArray = bounded_create_array;
+  }
+  if (hiredis_create_array && c->reader->fn->createArray == hiredis_create_array) c->reader->fn = &bounded_fns;
+  pthread_mutex_unlock(&bound_lock);
+}
+
+const char *sq__queue_ctx_errstr(const redisContext *c) {
+  static _Thread_local char text[160];
+  if (!c) return "no connection";
+  if (c->err == REDIS_ERR_OOM && refused_elements) {
+    snprintf(text, sizeof text, "a reply of %lld elements refused (at most %d are read)", refused_elements,
+             SQ__REPLY_MAX_ELEMENTS);
+    return text;
+  }
+  return c->errstr[0] ? c->errstr : "no reply";
+}
+
 /* Turns a missing reply into an error: the connection is broken. */
 static int conn_error(sq_queue *q, const char *what) {
   char where[300];
   describe(q, where, sizeof where);
-  sq__queue_err(q, "%s: redis connection to %s: %s", what, where,
-                q->ctx && q->ctx->errstr[0] ? q->ctx->errstr : "no reply");
+  sq__queue_err(q, "%s: redis connection to %s: %s", what, where, q->ctx ? sq__queue_ctx_errstr(q->ctx) : "no reply");
   return SQ_EREDIS_CONN;
 }
 
@@ -183,6 +222,7 @@ int sq__queue_connect_node(sq_queue *q, sq__node *n) {
     return SQ_ENOMEM;
   }
   if (n->ctx->err) return conn_error(q, "connect");
+  sq__queue_bound_replies(n->ctx);
   if (redisSetTimeout(n->ctx, ms_to_tv(SQ__COMMAND_TIMEOUT_MS)) != REDIS_OK) return conn_error(q, "set timeout");
   rc = handshake(q);
   if (!rc && q->url.mode == SQ__MODE_SENTINEL) rc = sq__sentinel_check_role(q);

@@ -134,6 +134,7 @@ bad:
 static int slots_from(sq_queue *q, redisContext *ctx, const sq__addr *addr) {
   redisReply *r = redisCommand(ctx, "CLUSTER SLOTS");
   int rc = r ? sq__cluster_apply_slots(q, r, addr) : SQ_EREDIS_CONN;
+  if (!r) sq__queue_err(q, "CLUSTER SLOTS at %s:%d: %s", addr->host, addr->port, sq__queue_ctx_errstr(ctx));
   if (r && rc == SQ_EREDIS)
     sq__queue_err(q, "CLUSTER SLOTS at %s:%d: %s", addr->host, addr->port,
                   r->type == REDIS_REPLY_ERROR ? r->str : "malformed reply");
@@ -151,6 +152,7 @@ static int slots_via(sq_queue *q, const sq__addr *addr) {
     goto out;
   }
   redisSetTimeout(c, tv);
+  sq__queue_bound_replies(c);
   if (q->url.password[0]) {
     redisReply *a = q->url.user[0] ? redisCommand(c, "AUTH %s %s", q->url.user, q->url.password)
                                    : redisCommand(c, "AUTH %s", q->url.password);

@@ -17,6 +17,18 @@
 #define SQ__MAX_NODES 64    /* cluster nodes one handle talks to */
 #define SQ__SLOTS 16384     /* Redis Cluster hash slots */
 #define SQ__MAX_SHARDS 64   /* the config's range for shards */
+/* The most elements one reply array may announce. hiredis 0.14 (Debian 12)
+ * has no maxelements and allocates what the header says: one "*2147483647"
+ * from a sentinel or a node cost gigabytes and a hang. Real replies (CLUSTER
+ * SLOTS of a full cluster, a fleet's HGETALL) are far below. */
+#define SQ__REPLY_MAX_ELEMENTS (1 << 20)
+
+/* Bounds c's reply arrays to SQ__REPLY_MAX_ELEMENTS: a larger one fails
+ * its command (c->err set) before anything is allocated. NULL is a no-op. */
+void sq__queue_bound_replies(redisContext *c);
+/* c's error text, naming a reply refused by sq__queue_bound_replies (hiredis
+ * reports it as "Out of memory"). */
+const char *sq__queue_ctx_errstr(const redisContext *c);
 
 /* Where a handle finds its Redis (redis_url.h): one server (redis://,
  * unix://), the master a set of sentinels names (redis-sentinel://), or a

@@ -3,6 +3,7 @@
  * sums, a compare-and-set through the functions library, a lock, and the
  * fleet's worker list. The meaning of the fields lives in those modules.
  * All of it lives under the home tag {Q}, so one node serves a pipeline. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,7 +184,11 @@ int sq_queue_workers(sq_queue *q, sq_queue_worker_fn fn, void *ud, int64_t *serv
   }
   for (size_t i = 0; i + 1 < r->elements && rc == 0; i += 2) {
     const redisReply *s = r->element[i + 1];
-    int64_t at = s->type == REDIS_REPLY_STRING ? (int64_t)strtod(s->str, NULL) : 0;
+    /* a score is checked before its conversion: -inf, nan or 1e300 in a
+     * damaged set would be undefined behaviour; such a worker reads as
+     * never seen (0), as readers of a time expect 0..2^53 */
+    double d = s->type == REDIS_REPLY_STRING ? strtod(s->str, NULL) : 0;
+    int64_t at = isfinite(d) && d >= 0 && d <= 9007199254740992.0 ? (int64_t)d : 0;
     rc = fn(r->element[i]->str, at, ud);
   }
   freeReplyObject(r);

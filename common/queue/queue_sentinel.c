@@ -26,6 +26,7 @@ static int ask_one(sq_queue *q, const sq__addr *a, sq__addr *out, char *why, siz
     goto out;
   }
   redisSetTimeout(c, tv);
+  sq__queue_bound_replies(c);
   if (q->url.sentinel_password[0]) {
     r = redisCommand(c, "AUTH %s", q->url.sentinel_password);
     /* A sentinel without a password refuses AUTH: go on without it, unless
@@ -33,14 +34,14 @@ static int ask_one(sq_queue *q, const sq__addr *a, sq__addr *out, char *why, siz
     bool unneeded = r && r->type == REDIS_REPLY_ERROR && strstr(r->str, "without any password configured") &&
                     !getenv("SANDQ_SENTINEL_PASSWORD");
     if (!r || (r->type != REDIS_REPLY_STATUS && !unneeded)) {
-      snprintf(why, whylen, "AUTH: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : c->errstr);
+      snprintf(why, whylen, "AUTH: %s", r && r->type == REDIS_REPLY_ERROR ? r->str : sq__queue_ctx_errstr(c));
       goto out;
     }
     freeReplyObject(r);
   }
   r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", q->url.master);
   if (!r) {
-    snprintf(why, whylen, "%s", c->errstr);
+    snprintf(why, whylen, "%s", sq__queue_ctx_errstr(c));
     goto out;
   }
   if (r->type == REDIS_REPLY_NIL) {
@@ -87,7 +88,7 @@ int sq__sentinel_check_role(sq_queue *q) {
   redisReply *r = redisCommand(q->ctx, "ROLE");
   int rc = 0;
   if (!r) {
-    sq__queue_err(q, "ROLE: %s", q->ctx->errstr);
+    sq__queue_err(q, "ROLE: %s", sq__queue_ctx_errstr(q->ctx));
     rc = SQ_EREDIS_CONN;
   } else if (r->type == REDIS_REPLY_ARRAY && r->elements > 0 && r->element[0]->type == REDIS_REPLY_STRING &&
              strcmp(r->element[0]->str, "master") != 0) {

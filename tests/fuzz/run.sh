@@ -5,13 +5,15 @@
 #   extract_code, extract_risk  code and risk verdicts out of LLM replies
 #   task                    the task parser and the producer's stamp
 #   config                  the config loader and validation
+#   import                  `import` over any dataset bytes, plain or gzip
+#   result                  stored result documents read by the report
 # SQ_FUZZ_TARGETS picks some (default: all). Skips (77) when clang or its
 # libFuzzer runtime is missing (scripts/install-deps.sh installs clang and
 # libclang-rt-14-dev).
 set -eu
 : "${SQ_SRC:?}" "${SQ_BIN:?}"
 secs=${SQ_FUZZ_SECONDS:-10}
-targets=${SQ_FUZZ_TARGETS:-extract_code extract_risk task config}
+targets=${SQ_FUZZ_TARGETS:-extract_code extract_risk task config import result}
 CC=$(command -v clang-14 || command -v clang || true)
 [ -n "$CC" ] || { echo "SKIP: clang is not installed" >&2; exit 77; }
 out=$(mktemp -d /tmp/sandq-fuzz.XXXXXX)
@@ -32,11 +34,18 @@ for t in $targets; do
     src="$C/formats/task.c $C/base/json_scan.c $base"; corpus=task; libs="-lcjson $bson_flags" ;;
   config)
     src=$config_all; corpus=config; libs="-lcjson -lm $bson_flags" ;;
+  import)
+    src="$SQ_SRC/producer/import_cmd.c $C/formats/task.c $config_all"; corpus=import; libs="-lcjson -lz -lm $bson_flags" ;;
+  result)
+    src="$SQ_SRC/producer/report_model.c $SQ_SRC/producer/report_json.c $SQ_SRC/producer/report_html.c
+      $SQ_SRC/producer/stats.c $C/judge/reason.c $C/formats/status.c $(ls "$C"/base/*.c)"
+    corpus=result; libs="-lcjson -lm $bson_flags" ;;
   *) echo "FAIL: unknown fuzz target $t" >&2; exit 1 ;;
   esac
   # shellcheck disable=SC2086
   "$CC" -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined,float-cast-overflow -fno-sanitize-recover=all \
-    -I"$C/base" -I"$C/formats" -I"$C/precheck" -I"$C/config" -I"$C/extract" "$SQ_SRC/tests/fuzz/fuzz_$t.c" $src $libs -lm \
+    -I"$C/base" -I"$C/formats" -I"$C/precheck" -I"$C/config" -I"$C/extract" \
+    -I"$C/queue" -I"$C/fleet" -I"$C/judge" -I"$C/jail" -I"$SQ_SRC/producer" "$SQ_SRC/tests/fuzz/fuzz_$t.c" $src $libs -lm \
     -o "$out/fuzz_$t"
   mkdir -p "$out/corpus_$t"
   cp "$SQ_SRC/tests/fuzz/corpus/$corpus/"* "$out/corpus_$t/"

@@ -31,6 +31,95 @@ fi
 grep -q "bad-samples.jsonl:2: task_id: 'HumanEval/999' is not a problem of" "$SQ_TMP/bad.err" || { cat "$SQ_TMP/bad.err"; sq_fail "unknown problem not named"; }
 [ ! -s "$SQ_TMP/bad.out" ] || sq_fail "import wrote tasks half-way"
 "$P" import humaneval "$data" --canonical --temperature 0.5 >/dev/null 2>&1 && sq_fail "--temperature with --canonical accepted"
+# refused(NAME WANT import-args...): import exits non-zero, writes nothing,
+# and says WANT (FILE:LINE: field: why) on stderr.
+refused() {
+  name=$1 want=$2; shift 2
+  if "$P" import "$@" >"$SQ_TMP/$name.out" 2>"$SQ_TMP/$name.err"; then cat "$SQ_TMP/$name.err"; sq_fail "$name: accepted"; fi
+  grep -qF -- "$want" "$SQ_TMP/$name.err" || { cat "$SQ_TMP/$name.err"; sq_fail "$name: no '$want'"; }
+  [ ! -s "$SQ_TMP/$name.out" ] || sq_fail "$name: import wrote tasks"
+}
+# a NUL (written \u0000 or raw) in any string would cut it short: the
+# failing assert after it would be lost and a wrong solution pass
+he_line() { # he_line FIELD VALUE-JSON: a HumanEval line with FIELD replaced
+  $PY -c 'import json, sys
+d = {"task_id": "HumanEval/0", "prompt": "def f(x):\n", "canonical_solution": "    return x\n",
+     "test": "def check(c):\n    assert c(1) == 1\n    assert c(2) == 3\n", "entry_point": "f"}
+d[sys.argv[1]] = json.loads(sys.argv[2])
+print(json.dumps(d))' "$@"
+}
+for f in test prompt canonical_solution entry_point task_id; do
+  he_line "$f" '"HumanEval/0\u0000 assert c(2) == 3"' >"$SQ_TMP/nul-$f.jsonl"
+  refused "nul-$f" "nul-$f.jsonl:1: $f: holds a NUL character" humaneval "$SQ_TMP/nul-$f.jsonl" --canonical
+done
+$PY -c 'import json, sys
+d = {"task_id": "HumanEval/0", "prompt": "def f(x):\n", "canonical_solution": "    return x\n",
+     "test": "def check(c):\n    assert c(1) == 1\n@    assert c(2) == 3\n", "entry_point": "f"}
+sys.stdout.buffer.write(json.dumps(d).replace("@", "\0").encode() + b"\n")' >"$SQ_TMP/nul-raw.jsonl"
+refused nul-raw "nul-raw.jsonl:1: test: holds a NUL character" humaneval "$SQ_TMP/nul-raw.jsonl" --canonical
+printf '%s\n' '{"task_id": 2, "text": "t", "code": "def f(): return 1", "test_list": ["assert f() == 1\u0000", "assert f() == 2"]}' \
+  >"$SQ_TMP/nul-mbpp.jsonl"
+refused nul-mbpp "nul-mbpp.jsonl:1: test_list: holds a NUL character" mbpp "$SQ_TMP/nul-mbpp.jsonl" --canonical
+printf '%s\n' '{"task_id": 2, "text": "t", "code": "def f(): return 1\u0000", "test_list": ["assert f() == 2"]}' \
+  >"$SQ_TMP/nul-mbpp-code.jsonl"
+refused nul-mbpp-code "nul-mbpp-code.jsonl:1: code: holds a NUL character" mbpp "$SQ_TMP/nul-mbpp-code.jsonl" --canonical
+printf '%s\n' '{"task_id": "HumanEval/0", "completion": "    return 1\n"}' \
+  '{"task_id": "HumanEval/1", "completion": "    return x\u0000\n    return None\n"}' >"$SQ_TMP/nul-samples.jsonl"
+refused nul-samples "nul-samples.jsonl:2: completion: holds a NUL character" humaneval "$data" --completions "$SQ_TMP/nul-samples.jsonl"
+# trailing content after the object: a second object is never dropped
+{ he_line test '"def check(c): pass\n"' | tr -d '\n'; echo '{"task_id": "HumanEval/1"}'; } >"$SQ_TMP/two.jsonl"
+refused trailing-object "two.jsonl:1: trailing data after the JSON object" humaneval "$SQ_TMP/two.jsonl" --canonical
+{ he_line test '"def check(c): pass\n"' | tr -d '\n'; echo ' xyz'; } >"$SQ_TMP/xyz.jsonl"
+refused trailing-text "xyz.jsonl:1: trailing data after the JSON object" humaneval "$SQ_TMP/xyz.jsonl" --canonical
+printf '%s\n' '{"task_id": "HumanEval/0", "completion": "    return 1\n"} {"task_id": "HumanEval/1", "completion": ""}' \
+  >"$SQ_TMP/two-samples.jsonl"
+refused trailing-sample "two-samples.jsonl:1: trailing data after the JSON object" humaneval "$data" --completions "$SQ_TMP/two-samples.jsonl"
+# what push would refuse is refused here, by push's own rules
+he_line entry_point '"f; import os"' >"$SQ_TMP/ep.jsonl"
+refused entry-point "ep.jsonl:1: entry_point: must be a Python identifier" humaneval "$SQ_TMP/ep.jsonl" --canonical
+he_line task_id '"HumanEval/\u001b[31m0"' >"$SQ_TMP/ctl-id.jsonl"
+refused control-id "ctl-id.jsonl:1: task_id: must be 1-128 bytes of valid UTF-8" humaneval "$SQ_TMP/ctl-id.jsonl" --canonical
+he_line task_id '"HumanEval/0"' | sed 's|HumanEval/0|HumanEval/\xff|' >"$SQ_TMP/utf8-id.jsonl"
+refused utf8-id "utf8-id.jsonl:1: task_id: must be 1-128 bytes of valid UTF-8" humaneval "$SQ_TMP/utf8-id.jsonl" --samples 1
+refused utf8-model "--model: must be 1-128 bytes of valid UTF-8" humaneval "$data" --samples 1 --model "$(printf 'm\377')"
+$PY -c 'import json; print(json.dumps({"task_id": "HumanEval/0", "completion": "    return x\n" + "#" * 300000}))' \
+  >"$SQ_TMP/big-samples.jsonl"
+refused too-big "big-samples.jsonl:1: task: " humaneval "$data" --completions "$SQ_TMP/big-samples.jsonl"
+grep -qF "more than the 262144 allowed (max_task_kib)" "$SQ_TMP/too-big.err" || { cat "$SQ_TMP/too-big.err"; sq_fail "too-big: no limit named"; }
+# a gzip file cut short: the stream's end is missing, whatever came before
+$PY - "$data" "$SQ_TMP" <<'PY'
+import gzip, sys, zlib
+lines = gzip.open(sys.argv[1]).read().splitlines(keepends=True)
+c = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip, cut at a full flush after 100 problems
+open(f"{sys.argv[2]}/flushed.jsonl.gz", "wb").write(c.compress(b"".join(lines[:100])) + c.flush(zlib.Z_FULL_FLUSH))
+whole = gzip.compress(b"".join(lines))
+open(f"{sys.argv[2]}/cut.jsonl.gz", "wb").write(whole[: len(whole) * 2 // 3])
+PY
+refused gz-flushed "flushed.jsonl.gz: truncated or corrupt gzip" humaneval "$SQ_TMP/flushed.jsonl.gz" --canonical
+refused gz-cut "cut.jsonl.gz: truncated or corrupt gzip" humaneval "$SQ_TMP/cut.jsonl.gz" --canonical
+# problems are found by id, however many (a hash; the answer is checked here, the time in bench)
+$PY - "$SQ_TMP/many.jsonl" "$SQ_TMP/many-samples.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f, open(sys.argv[2], "w") as s:
+    for i in range(3000):
+        f.write(json.dumps({"task_id": f"P/{i}", "prompt": f"def f{i}():\n", "canonical_solution": "", "test": "",
+                            "entry_point": f"f{i}"}) + "\n")
+    for i in reversed(range(0, 3000, 7)):
+        s.write(json.dumps({"task_id": f"P/{i}", "completion": f"    return {i}\n"}) + "\n")
+PY
+"$P" import humaneval "$SQ_TMP/many.jsonl" --completions "$SQ_TMP/many-samples.jsonl" >"$SQ_TMP/many.out" 2>/dev/null ||
+  sq_fail "import of 3000 problems failed"
+$PY - "$SQ_TMP/many.out" <<'PY'
+import json, sys
+tasks = [json.loads(l) for l in open(sys.argv[1])]
+assert len(tasks) == len(range(0, 3000, 7)), len(tasks)
+for t in tasks:
+    i = int(t["metadata"]["task_id"].split("/")[1])
+    assert t["code"] == f"def f{i}():\n    return {i}\n" and t["entry_point"] == f"f{i}", t
+PY
+printf '%s\n' "$(he_line test '""')" "$(he_line test '""')" >"$SQ_TMP/dup.jsonl"
+refused dup-id "dup.jsonl:2: task_id: 'HumanEval/0' appears twice" humaneval "$SQ_TMP/dup.jsonl" --canonical
+echo "evaluation: import refuses NUL, trailing data, what push refuses, cut gzip; finds problems by id"
 
 # 2. The sampled run. Replies: (i mod 6) of five right for problem i.
 "$P" import humaneval "$data" --samples 5 --temperature 0.8 --model fake-sampler >"$SQ_TMP/tasks.jsonl" 2>/dev/null

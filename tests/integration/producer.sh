@@ -143,6 +143,15 @@ put_result hello passed passed 120
 put_result add passed passed 340
 sleep 0.5
 kill -0 $sim_pid 2>/dev/null || sq_fail "--wait returned before every task had a result"
+# a report of the batch meanwhile says it is not final (text, JSON, HTML)
+run part "$P" report --queue sim sim-1 --html "$SQ_TMP/part.html"
+expect_rc 0 part
+has part.out "batch not finished: 2 of 4 results; the figures below are not final"
+has part.html "batch not finished: 2 of 4 results"
+run partj "$P" report --queue sim sim-1 --json
+expect_rc 0 partj
+eq "$($PY -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["finished"], d["batch_tasks"], d["batch_results"], d["tasks"])' \
+  "$SQ_TMP/partj.out")" "False 4 2 2" "report --json of a running batch"
 put_result plain ok - 50
 put_result crash failed runtime_error 77
 wait $sim_pid
@@ -166,6 +175,13 @@ grep -Eq '^plain +ok +- +50$' "$SQ_TMP/sim.out" || sq_fail "plain row"
 ids=$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
   "$SQ_TMP/out.bson") || sq_fail "out.bson does not decode"
 eq "$ids" "add crash hello plain" "documents in out.bson"
+
+run whole "$P" report --queue sim sim-1 --json
+expect_rc 0 whole
+eq "$($PY -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["finished"], d["batch_tasks"], d["batch_results"])' \
+  "$SQ_TMP/whole.out")" "True 4 4" "report --json of a finished batch"
+run wholet "$P" report --queue sim sim-1
+hasnt wholet.out "not finished"
 
 # 9. Every expectation met: exit 0.
 "$P" push --queue sim --batch sim-2 --wait --timeout-s 20 "$SQ_TMP/one.jsonl" >/dev/null 2>&1 && sq_fail "missing file accepted"
@@ -229,5 +245,52 @@ rc=$?
 grep -Eq '^ *passed +4$' "$SQ_TMP/w.out" || sq_fail "wait summary: $(cat "$SQ_TMP/w.out")"
 has w.out "elapsed:"
 [ -s "$SQ_TMP/w.bson" ] || sq_fail "wait --out wrote nothing"
+
+# 12. --wait when every task is skipped by its idempotency_key: the batch gets
+#     no task and would never finish; push says so and ends (it waited for
+#     ever, showing 0/0; --timeout-s bounds the old behaviour here: exit 3).
+printf '%s\n' '{"id":"k1","code":"print(1)","idempotency_key":"key-1"}' \
+  '{"id":"k2","code":"print(2)","idempotency_key":"key-2"}' >"$SQ_TMP/keyed.jsonl"
+run keyed1 "$P" push --queue idem --batch keyed-1 "$SQ_TMP/keyed.jsonl"
+expect_rc 0 keyed1
+run keyed2 "$P" push --queue idem --batch keyed-2 --wait --timeout-s 20 "$SQ_TMP/keyed.jsonl"
+expect_rc 0 keyed2
+has keyed2.err "2 task(s) skipped: their idempotency_key was already pushed"
+has keyed2.err "batch keyed-2 has no tasks to wait for: every task was skipped"
+eq "$(sq_redis_cli EXISTS 'sq:{idem}:batch:keyed-2')" 0 "batch of skipped tasks"
+
+# 13. report groups failures by kind and LLM use by provider and model in a
+#     hash: many groups, each counted right (the time is measured by hand).
+$PY - "$SQ_TMP/groups.resp" <<'EOF' || sq_fail "groups: generating results"
+import sys, bson
+def cmd(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+with open(sys.argv[1], "wb") as f:
+    for i in range(3000):
+        doc = {"_id": f"g{i}", "status": "failed", "reason": f"Kind{i % 1000}Error: case {i}",
+               "llm": {"provider": f"p{i % 30}", "model": "m" if (i // 30) % 2 else "n", "prompt_tokens": 1,
+                       "completion_tokens": 2, "cost_usd": 0.5}}
+        f.write(cmd("HSET", "sq:{grp}:results:groups", f"g{i}", bson.encode(doc)))
+    f.write(cmd("HSET", "sq:{grp}:batch:groups", "total", 3000, "done", 3000, "finished_at_ms", 1))
+EOF
+redis-cli -p "$SQ_REDIS_PORT" --pipe <"$SQ_TMP/groups.resp" >/dev/null || sq_fail "groups: loading results"
+run groups "$P" report --queue grp groups --json
+expect_rc 0 groups
+$PY - "$SQ_TMP/groups.out" <<'EOF' || sq_fail "groups: $(head -c 300 "$SQ_TMP/groups.out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+f = d["failures"]
+assert len(f) == 1000 and all(x["count"] == 3 and x["status"] == "failed" for x in f), len(f)
+assert sorted(x["kind"] for x in f) == sorted(f"Kind{k}Error" for k in range(1000))
+for x in f:
+    k = int(x["kind"][4:-5])
+    assert sorted(x["ids"]) == sorted(f"g{i}" for i in (k, k + 1000, k + 2000)), x
+llm = {(g["provider"], g["model"]): g for g in d["llm"]}
+assert len(llm) == 60 and all(g["tasks"] == 50 and g["prompt_tokens"] == 50 and g["cost_usd"] == 25 for g in llm.values())
+EOF
 
 echo "producer: all checks passed"

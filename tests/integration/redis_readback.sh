@@ -9,10 +9,14 @@
 #      repairs it;
 #   3. --out: a symlink, a FIFO or a directory is refused and left alone; a
 #      regular file is replaced through a temporary file in its directory;
-#   4. a result that is not BSON is named, left out of --out, exit 6;
+#      the user's FILE.tmp (a file or a FIFO) is never touched;
+#   4. a result that is not BSON is named, left out of --out, exit 6
+#      (push --wait and results in every format);
 #   5. dead letter: damaged entries are kept and named by `requeue --all`,
 #      a record without a payload is refused, `dead list` escapes control
-#      characters and shows absurd times as such.
+#      characters and shows absurd times as such;
+#   6. a server announcing a reply array of 2^31-1 elements (sentinel,
+#      cluster, plain URL) is refused at once, nothing allocated.
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -156,6 +160,21 @@ prep o3
 run new "$P" push --queue o --batch o3 --out "$SQ_TMP/outdir/new.bson" "$SQ_TMP/two.jsonl"
 expect_rc 0 new
 [ -f "$SQ_TMP/outdir/new.bson" ] || sq_fail "a new path was not written"
+# FILE.tmp belongs to the user: the checks before work never open or remove
+# it (a FIFO there hung the command; a file there was deleted)
+echo mine >"$SQ_TMP/outdir/kept.bson.tmp"
+mkfifo "$SQ_TMP/outdir/piped.bson.tmp" "$SQ_TMP/outdir/page.html.tmp"
+prep o4
+run tmpfile "$P" push --queue o --batch o4 --out "$SQ_TMP/outdir/kept.bson" "$SQ_TMP/two.jsonl"
+expect_rc 0 tmpfile
+eq "$(cat "$SQ_TMP/outdir/kept.bson.tmp")" mine "the user's FILE.tmp"
+run tmpfifo timeout 20 "$P" results --queue o o4 --out "$SQ_TMP/outdir/piped.bson"
+expect_rc 0 tmpfifo
+run tmphtml timeout 20 "$P" report --queue o o4 --html "$SQ_TMP/outdir/page.html"
+expect_rc 0 tmphtml
+[ -p "$SQ_TMP/outdir/piped.bson.tmp" ] && [ -p "$SQ_TMP/outdir/page.html.tmp" ] || sq_fail "a FIFO at FILE.tmp was touched"
+[ -s "$SQ_TMP/outdir/piped.bson" ] && [ -s "$SQ_TMP/outdir/page.html" ] || sq_fail "results/report beside FILE.tmp wrote nothing"
+ls -a "$SQ_TMP/outdir" | grep -q 'sandq-out' && sq_fail "temporary file left behind"
 
 # 4. A value that is not BSON in the results hash.
 prep o2
@@ -168,6 +187,69 @@ has bad.err "result 'c' of batch o2 is not a valid BSON document"
 has bad.err "wrote 2 result(s)"
 eq "$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
   "$SQ_TMP/outdir/o2.bson")" "a b" "documents in --out beside a bad value"
+# results: the same rule in every format (it wrote the bad value verbatim into
+# --out F.bson, exit 0, and the file did not decode)
+for f in bson jsonl csv; do
+  run "rbad-$f" "$P" results --queue o o2 --format "$f" --out "$SQ_TMP/outdir/r2.$f"
+  expect_rc 6 "rbad-$f"
+  has "rbad-$f.err" "result 'c' of batch o2 is not a valid BSON document"
+  has "rbad-$f.err" "wrote 2 result(s)"
+  grep -q 'not bson' "$SQ_TMP/outdir/r2.$f" && sq_fail "results --format $f wrote the bad value"
+done
+eq "$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
+  "$SQ_TMP/outdir/r2.bson")" "a b" "results --out beside a bad value"
+eq "$(grep -c '^[abc],' "$SQ_TMP/outdir/r2.csv")" 2 "CSV rows beside a bad value"
+# Numbers and strings read back are checked (UBSan: a signed overflow
+# summing tokens, NaN converted to an integer): tokens near INT64_MAX, NaN
+# and infinite times and costs, an ESC sequence in a status, invalid UTF-8
+# and a long kind in a reason.
+$PY - <<'EOF' | R -x HSET 'sq:{o}:results:o5' n1 >/dev/null
+import sys, bson
+sys.stdout.buffer.write(bson.encode({"_id": "n1", "status": "failed\x1b[2J", "reason": "KindZ: x",
+    "llm": {"provider": "p", "model": "m", "prompt_tokens": bson.Int64(2**63 - 1), "completion_tokens": bson.Int64(2**63 - 1),
+            "cost_usd": float("nan")},
+    "timings": {"queue_ms": float("nan"), "llm_ms": float("inf"), "exec_ms": -1e300, "total_ms": float("nan")}}))
+EOF
+$PY - <<'EOF' | R -x HSET 'sq:{o}:results:o5' n2 >/dev/null
+import sys, bson
+sys.stdout.buffer.write(bson.encode({"_id": "n2", "status": "failed", "reason": "AVeryLongFailureKindThatGoesOnPastTheColumnWidth: y",
+    "llm": {"provider": "p", "model": "m", "prompt_tokens": bson.Int64(2**62), "completion_tokens": 5, "cost_usd": float("inf")},
+    "timings": {"queue_ms": 1, "llm_ms": 2, "exec_ms": 3, "total_ms": 6}}))
+EOF
+R HSET 'sq:{o}:batch:o5' total 2 done 2 finished_at_ms 1 >/dev/null
+# the invalid UTF-8: the reason's bytes are rewritten raw (bson refuses to encode them)
+$PY - "$SQ_REDIS_PORT" <<'EOF'
+import redis, sys
+r = redis.Redis(port=int(sys.argv[1]))
+v = r.hget("sq:{o}:results:o5", "n1")
+i = v.index(b"Kind")
+assert v[i + 4:i + 5] == b"Z"
+r.hset("sq:{o}:results:o5", "n1", v[:i + 4] + b"\xff" + v[i + 5:])
+EOF
+run num "$P" report --queue o o5
+expect_rc 0 num
+run numj "$P" report --queue o o5 --json
+expect_rc 0 numj
+run numc "$P" results --queue o o5 --format csv
+expect_rc 0 numc
+$PY - "$SQ_TMP/num.out" "$SQ_TMP/numj.out" "$SQ_TMP/numc.out" <<'EOF'
+import json, sys
+text, js, csv = (open(f, "rb").read() for f in sys.argv[1:4])
+for name, b in (("text", text), ("json", js), ("csv", csv)):
+    assert b"\x1b" not in b, name + " passes an ESC sequence"
+    b.decode("utf-8")  # valid UTF-8, or this raises
+    assert b"-9223372036854775808" not in b and b"nan" not in b.lower().replace(b"nan_", b""), name
+d = json.loads(js)
+assert all(g["prompt_tokens"] >= 0 and g["completion_tokens"] >= 0 for g in d["llm"]), d["llm"]
+assert all(g["cost_usd"] == 0 for g in d["llm"]), d["llm"]
+assert d["latency_ms"]["total"]["count"] == 1 and d["latency_ms"]["total"]["p50"] == 6, d["latency_ms"]
+assert b"AVeryLongFailureKindThatGoesOnPas..." in text, text
+EOF
+[ $? = 0 ] || sq_fail "numbers and strings read back"
+# a worker's last-seen score of -inf (ZADD): health judges it, no abort
+R ZADD 'sq:{o}:workers' -inf w-inf >/dev/null
+run hinf "$P" health --queue o
+[ "$rc" -le 1 ] || { cat "$SQ_TMP/hinf.err" >&2; sq_fail "health on a -inf score: exit $rc"; }
 
 # 5. The dead letter.
 R HSET 'sq:{o}:dead' 1 '{not json' >/dev/null
@@ -192,5 +274,35 @@ has rqa.err "entry 1 kept: not a JSON object"
 has rqa.err "entry 2 kept: no payload"
 eq "$(R HLEN 'sq:{o}:dead')" 2 "damaged entries kept"
 eq "$(R LINDEX 'sq:{o}:tasks' -1)" '{"id":"t3"}' "the sound entry requeued"
+
+# 6. A server whose every reply announces an array of 2^31-1 elements (a
+# hostile or broken sentinel, cluster node or server): refused before
+# anything is allocated, within the probes' timeouts (it cost gigabytes and
+# a hang). A fake server on loopback.
+$PY -c '
+import socket, sys, threading
+s = socket.socket()
+s.bind(("127.0.0.1", 0)); s.listen(16)
+print(s.getsockname()[1], flush=True)
+def serve(c):
+    try:
+        while c.recv(65536):
+            c.sendall(b"*2147483647\r\n")
+    except OSError:
+        pass
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+' >"$SQ_TMP/huge.port" &
+SQ_PIDS="$SQ_PIDS $!"
+sq_wait_for "[ -s '$SQ_TMP/huge.port' ]" 10 || sq_fail "the fake server did not start"
+port=$(cat "$SQ_TMP/huge.port")
+for url in "redis-sentinel://127.0.0.1:$port/mymaster" "redis-cluster://127.0.0.1:$port" "redis://127.0.0.1:$port"; do
+  timeout 30 "$SQ_BIN/sandq-producer" status b1 --redis "$url" >"$SQ_TMP/huge.out" 2>"$SQ_TMP/huge.err"
+  rc=$?
+  [ "$rc" = 1 ] || { cat "$SQ_TMP/huge.err" >&2; sq_fail "$url: exit $rc, want 1 (124: it hung)"; }
+  grep -q "a reply of 2147483647 elements refused" "$SQ_TMP/huge.err" || { cat "$SQ_TMP/huge.err" >&2; sq_fail "$url: refusal not named"; }
+done
+echo "redis_readback: a reply array of 2^31-1 elements refused (sentinel, cluster, plain)"
 
 echo "redis_readback: all checks passed"

@@ -99,6 +99,20 @@ static void test_errors_say_why(void) {
   bad_value("{\"default_limits\": {\"memory_mib\": 15}}", "default_limits.memory_mib");
   bad_value("{\"queue\": \"a\\u0000b\"}", "queue: holds a NUL character");
   bad_value("{\"providers\":[{\"name\":\"a\\u0000\"}]}", "providers: holds a NUL character");
+  /* white space around a number: refused on either side, not only after */
+  bad_value("{\"lease_ms\": \" 5000\"}", "lease_ms: ' 5000' is not an integer");
+  bad_value("{\"lease_ms\": \"5000 \"}", "lease_ms: '5000 ' is not an integer");
+  /* two providers of one name; a base_url without a host or with a newline */
+  bad_value("{\"providers\":[{\"name\":\"a\",\"base_url\":\"http://h/v1\",\"model\":\"m\"},"
+            "{\"name\":\"a\",\"base_url\":\"http://g/v1\",\"model\":\"m\"}]}",
+            "providers[1].name: 'a' is the name of providers[0] too");
+  bad_value("{\"providers\":[{\"name\":\"a\",\"base_url\":\"http://\",\"model\":\"m\"}]}",
+            "providers[0].base_url: must name a host");
+  bad_value("{\"providers\":[{\"name\":\"a\",\"base_url\":\"http://h/v1\\nX-Evil: 1\",\"model\":\"m\"}]}",
+            "providers[0].base_url: must name a host after the scheme, without white space");
+  /* a second object after the first is not dropped without a word */
+  bad_value("{\"queue\": \"a\"}{\"queue\": \"b\"}", "trailing data after the JSON object at byte 14");
+  bad_value("{\"queue\": \"a\"} xyz", "trailing data after the JSON object");
 #undef PROV
 }
 
