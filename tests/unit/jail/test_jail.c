@@ -120,7 +120,8 @@ static void test_timeout(void) {
    * busy host credited), with slack for a supervisor that looks late */
   CHECK(o.wall_ms >= 1000);
   CHECK(o.wall_ms - o.cpu_wait_ms < 1000 + 3000);
-  CHECK(!o.starved);
+  /* starved: the backstop came first, on a host giving it under 1/6 of a CPU */
+  if (o.starved) CHECK(o.wall_ms >= 1000 * SQ_JAIL_WALL_BACKSTOP);
   sq_jail_outcome_clear(&o);
 
   /* Sleeping is not CPU: still a wall timeout. */
