@@ -7,6 +7,7 @@
  * has been checked. The conventions are docs/evaluation.md's. */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ typedef struct {
   const char *ds_name;
   size_t max_task_bytes; /* push's limit on a stamped task (the default max_task_kib); 0: none */
   const char *batch; /* --batch: the batch the tasks are for (their idempotency keys); NULL: no keys */
+  sq_jail_limits limits; /* written into every task; 0 fields: left to the worker's default_limits */
 } import_opts;
 
 /* One problem of the dataset, as the task builder needs it. Owned strings. */
@@ -411,6 +413,13 @@ static int emit(sq_buf *out, problem *p, const problem_set *ps, const char *code
     if (o->temperature >= 0 && !cJSON_AddNumberToObject(t, "temperature", o->temperature)) goto out;
     if (o->model && !cJSON_AddStringToObject(t, "model", o->model)) goto out;
   }
+  if (o->limits.wall_ms || o->limits.cpu_ms || o->limits.memory_mib) {
+    cJSON *lim = cJSON_AddObjectToObject(t, "limits");
+    if (!lim || (o->limits.wall_ms && !cJSON_AddNumberToObject(lim, "wall_ms", (double)o->limits.wall_ms)) ||
+        (o->limits.cpu_ms && !cJSON_AddNumberToObject(lim, "cpu_ms", (double)o->limits.cpu_ms)) ||
+        (o->limits.memory_mib && !cJSON_AddNumberToObject(lim, "memory_mib", (double)o->limits.memory_mib)))
+      goto out;
+  }
   if (p->entry_point) {
     if (!cJSON_AddStringToObject(t, "tests", p->tests) || !cJSON_AddStringToObject(t, "entry_point", p->entry_point))
       goto out;
@@ -535,6 +544,22 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
       return SQ_EXIT_USAGE;
     }
     o.batch = v;
+  }
+  /* each task's limits, in the task format's ranges (task.c): every line written is a valid task */
+  static const struct {
+    const char *flag;
+    size_t at;
+    int64_t lo, hi;
+  } lims[] = {{"wall-ms", offsetof(sq_jail_limits, wall_ms), 1, 24 * 3600 * 1000},
+              {"cpu-ms", offsetof(sq_jail_limits, cpu_ms), 1, 24 * 3600 * 1000},
+              {"memory-mib", offsetof(sq_jail_limits, memory_mib), SQ_TASK_MEMORY_MIB_MIN, 1024 * 1024}};
+  for (size_t i = 0; i < sizeof lims / sizeof *lims; i++) {
+    if (!(v = sq_cli_get(cli, lims[i].flag))) continue;
+    if (sq_parse_i64(v, lims[i].lo, lims[i].hi, (int64_t *)((char *)&o.limits + lims[i].at)) != 0) {
+      fprintf(stderr, "sandq-producer: --%s '%s' must be a whole number in [%lld, %lld]\n", lims[i].flag, v,
+              (long long)lims[i].lo, (long long)lims[i].hi);
+      return SQ_EXIT_USAGE;
+    }
   }
   if (cli->n_operands != 2) {
     fprintf(stderr, "sandq-producer: import takes a dataset name (humaneval or mbpp) and its FILE (or -) "

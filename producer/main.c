@@ -92,6 +92,9 @@ static const sq_cli_flag import_flags[] = {
     {"model", "M", NULL, "with --samples: the model to ask for (default: the provider's)"},
     {"batch", "B", NULL,
      "the batch the tasks are for: each gets an idempotency_key, so pushing the file into B again resumes it"},
+    {"wall-ms", "N", NULL, "each task's wall-clock limit, 1..86400000 (default: the worker's, 10000)"},
+    {"cpu-ms", "N", NULL, "each task's CPU-time limit, 1..86400000 (default: the worker's, 5000)"},
+    {"memory-mib", "N", NULL, "each task's memory limit, 16..1048576 (default: the worker's, 512; the worker clamps each to its max_limits)"},
     {NULL, NULL, NULL, NULL}};
 
 static int push_cmd(const sq_config *cfg, const sq_cli *cli);

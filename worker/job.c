@@ -316,6 +316,7 @@ static void take_outcome(job *j) {
   r->stderr_len = o->stderr_len;
   r->stderr_truncated = o->stderr_truncated;
   r->cpu_ms = o->cpu_ms;
+  r->cpu_wait_ms = o->cpu_wait_ms;
   r->memory_kib = o->memory_kib;
   r->exec_ms += o->wall_ms;
   r->blocked_syscall = o->blocked_syscall;
@@ -326,6 +327,10 @@ static void take_outcome(job *j) {
   if (why) snprintf(j->reason, sizeof j->reason, "%s", why);
   else sq_reason_build(r->status, o, &j->lim, j->task->expected_stdout, j->reason, sizeof j->reason);
   r->reason = j->reason[0] ? j->reason : NULL;
+  /* A run the backstop ended while the host kept it waiting for a CPU says
+   * nothing of the program: it gets another attempt through the queue (the
+   * last one's timeout is stored, its reason saying so). */
+  if (o->starved) j->transient = true;
 }
 
 /* ---- repair ---- */

@@ -150,6 +150,7 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_pr
       !cJSON_AddBoolToObject(root, "stderr_truncated", o->stderr_truncated) ||
       !cJSON_AddNumberToObject(root, "wall_ms", (double)o->wall_ms) ||
       !cJSON_AddNumberToObject(root, "cpu_ms", (double)o->cpu_ms) ||
+      !cJSON_AddNumberToObject(root, "cpu_wait_ms", (double)o->cpu_wait_ms) ||
       !cJSON_AddNumberToObject(root, "memory_kib", (double)o->memory_kib))
     goto out;
   if (o->blocked_syscall[0] && !cJSON_AddStringToObject(root, "blocked_syscall", o->blocked_syscall))

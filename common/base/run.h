@@ -19,6 +19,12 @@ typedef struct {
   int64_t output_kib; /* stdout and stderr each kept up to this, then output_limit */
 } sq_jail_limits;
 
+/* The wall clock counts what a run could have run: the time its processes
+ * were runnable but waited for a CPU (a busy host) moves its deadline by
+ * as much, up to this many times wall_ms of real time in all (the
+ * backstop). CPU-bound work meets cpu_ms however busy the host. */
+#define SQ_JAIL_WALL_BACKSTOP 6
+
 /* Fills zero fields of lim from defaults, then clamps every field to max.
  * defaults and max may be NULL (nothing filled, nothing clamped). */
 void sq_jail_limits_apply(sq_jail_limits *lim, const sq_jail_limits *defaults,
@@ -107,6 +113,10 @@ typedef struct {
   int64_t wall_ms;
   int64_t cpu_ms;          /* user + system of the whole tree */
   int64_t memory_kib;      /* peak RSS (ru_maxrss of the largest child) */
+  int64_t cpu_wait_ms;     /* how long the tree was runnable but waited for a CPU (a busy
+                              host); credited to the wall clock, see SQ_JAIL_WALL_BACKSTOP */
+  bool starved;            /* ended TIMEOUT by the backstop while it still had credit due:
+                              the host's doing, not the program's (worth another attempt) */
   char blocked_syscall[32];/* name of the system call seccomp killed, when known */
   sq_jail_mode mode;       /* how the run started */
   uint32_t layers;         /* SQ_JAIL_LAYER_* in force for this run */

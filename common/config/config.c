@@ -523,9 +523,10 @@ static void derive_one(int64_t *v, int64_t derived, bool auto0, const char *key,
 void sq_config_derive(sq_config *cfg, const sq_config_host *host, char *note, size_t notelen) {
   if (note && notelen) note[0] = '\0';
   int64_t cores = host->cores > 0 ? host->cores : 1, mib = host->memory_mib > 0 ? host->memory_mib : 64;
-  /* Two runs per core: a run's thread spends much of it waiting on its
-   * zygote; one per 512 MiB (the default memory limit of a run). */
-  derive_one(&cfg->jail_threads, clamp64(clamp64(2 * cores, 1, 64), 1, mib / 512 > 0 ? mib / 512 : 1), true,
+  /* One run per core: no more CPU-bound programs than cores, so a run's
+   * CPU time and wall time do not depend on how many the worker holds;
+   * one per 512 MiB (the default memory limit of a run). */
+  derive_one(&cfg->jail_threads, clamp64(clamp64(cores, 1, 64), 1, mib / 512 > 0 ? mib / 512 : 1), true,
              "jail_threads", note, notelen);
   /* A zygote per thread: a run never waits for one. */
   derive_one(&cfg->jail_pool_size, clamp64(cfg->jail_threads, 1, 64), false, "jail_pool_size", note, notelen);

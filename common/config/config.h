@@ -127,7 +127,7 @@ void sq_config_host_probe(sq_config_host *host);
 /* Fills every sizing field still SQ_CONFIG_AUTO (jail_threads 0 counts as
  * auto) from host, after the configured providers (their max_in_flight).
  * An explicit setting is kept as it is. The rule (docs/configuration.md):
- *   jail_threads        2 per core, at most 64 and one per 512 MiB
+ *   jail_threads        1 per core, at most 64 and one per 512 MiB
  *   jail_pool_size      jail_threads (at most 64)
  *   claim_prefetch      jail_threads
  *   max_tasks_in_flight jail_threads + claim_prefetch + the providers'

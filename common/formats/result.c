@@ -131,7 +131,8 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
   ok = ok && BSON_APPEND_INT32(doc, "attempts", r->attempts > 0 ? r->attempts : 1);
 
   ok = ok && BSON_APPEND_DOCUMENT_BEGIN(doc, "resources", &sub) && BSON_APPEND_INT64(&sub, "cpu_ms", r->cpu_ms) &&
-       BSON_APPEND_INT64(&sub, "memory_kib", r->memory_kib) && bson_append_document_end(doc, &sub);
+       BSON_APPEND_INT64(&sub, "cpu_wait_ms", r->cpu_wait_ms) && BSON_APPEND_INT64(&sub, "memory_kib", r->memory_kib) &&
+       bson_append_document_end(doc, &sub);
 
   if (ok && r->llm.called) {
     ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "llm", &sub) && append_cstr(&sub, "provider", r->llm.provider) &&

@@ -79,6 +79,7 @@ typedef struct {
   int attempts;                /* the queue's attempt this result came from (1..max_attempts); < 1: 1 */
   int64_t all_attempts_ms;     /* wall time from the first attempt's claim to this result (written as at least total_ms) */
   int64_t cpu_ms, memory_kib;  /* from the jail; 0 when it did not run */
+  int64_t cpu_wait_ms;         /* how long the run waited for a CPU (credited to its wall clock) */
   const char *blocked_syscall; /* may be NULL */
   sq_result_jail jail;         /* how the program ran: mode and layers */
   sq_result_llm llm;

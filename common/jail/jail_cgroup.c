@@ -298,6 +298,53 @@ int64_t sq__jail_cgroup_cpu_us(const sq__jail_cgroup *cg) {
   return ns < 0 ? -1 : ns / 1000;
 }
 
+/* The run delay (ns waiting on a run queue) of one thread, from
+ * /proc/TID/schedstat's third field; -1 when unreadable (gone, or a kernel
+ * without scheduler statistics). */
+static int64_t thread_wait_ns(long tid) {
+  char path[64], buf[128];
+  snprintf(path, sizeof path, "/proc/%ld/schedstat", tid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+  if (fd >= 0) close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  unsigned long long run_ns, wait_ns;
+  return sscanf(buf, "%llu %llu", &run_ns, &wait_ns) == 2 ? (int64_t)wait_ns : -1;
+}
+
+int64_t sq__jail_cgroup_wait_us(const sq__jail_cgroup *cg) {
+  if (!cg->cpu[0]) return -1;
+  char path[512];
+  if (cg->v2) { /* PSI: time at least one thread of the group waited, as the kernel keeps it */
+    snprintf(path, sizeof path, "%s/cpu.pressure", cg->cpu);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char buf[256];
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n > 0) {
+      buf[n] = '\0';
+      const char *t = strncmp(buf, "some ", 5) == 0 ? strstr(buf, "total=") : NULL;
+      if (t) return strtoll(t + 6, NULL, 10);
+    }
+  }
+  snprintf(path, sizeof path, "%s/%s", cg->cpu, cg->v2 ? "cgroup.threads" : "tasks");
+  FILE *f = fopen(path, "re");
+  if (!f) return -1;
+  int64_t sum_ns = 0;
+  bool any = false;
+  long tid;
+  while (fscanf(f, "%ld", &tid) == 1) {
+    int64_t w = thread_wait_ns(tid);
+    if (w >= 0) {
+      sum_ns += w;
+      any = true;
+    }
+  }
+  fclose(f);
+  return any ? sum_ns / 1000 : -1;
+}
+
 static int64_t oom_kills(const sq__jail_cgroup *cg) {
   if (!cg->mem[0]) return 0;
   int64_t v = pread_num(cg->oom_fd, "oom_kill");

@@ -232,6 +232,13 @@ bool sq__jail_cgroup_oom_fired(const sq__jail_cgroup *cg);
 /* CPU time used by everything in the group so far, in microseconds (-1
  * when there is no CPU accounting). */
 int64_t sq__jail_cgroup_cpu_us(const sq__jail_cgroup *cg);
+/* How long the group's threads have waited for a CPU while runnable, in
+ * microseconds, a counter to take differences of (-1 when unknown): v2's
+ * cpu.pressure "some" total where the kernel keeps it, else the run delay
+ * of every thread now in the group summed (/proc/TID/schedstat; a thread
+ * that has exited takes its part with it, and two waiting at once count
+ * twice). The wall clock credits a run with it (sq__jail_supervise). */
+int64_t sq__jail_cgroup_wait_us(const sq__jail_cgroup *cg);
 /* Kills what is left inside and removes the directories; nothing for one
  * never made. */
 void sq__jail_cgroup_destroy(sq__jail_cgroup *cg);
@@ -292,7 +299,10 @@ typedef struct {
   bool never_started;  /* set: no NEXT within take_timeout_ms (nothing was killed) */
   bool pid_learned;    /* set: kill_pid came with a NEXT (killed by a pidfd, never by number) */
   pid_t cont_pid;      /* > 0: SIGCONT after every kill (a warm zygote a task may have stopped) */
-  const sq__jail_cgroup *cg; /* or NULL: the tree's CPU time and its cpu_ms limit */
+  const sq__jail_cgroup *cg; /* or NULL: the tree's CPU time and its cpu_ms limit, and its
+                                wait for a CPU, credited to the wall clock */
+  int64_t cpu_wait_ms; /* set: how long the tree waited for a CPU (sq__jail_cgroup_wait_us) */
+  bool starved;        /* set: the wall backstop ended it, not its own wall_ms */
   const sq_jail_limits *lim;
 } sq__jail_watch;
 

@@ -4,7 +4,13 @@
  * the blocked call and kills the tree, and the tree's CPU time is measured
  * in its cgroup and limited (cpu_limit). A warm run's clock starts when its
  * child takes the task; a warm run whose output closed may end early, as
- * the kernel shows its exit. */
+ * the kernel shows its exit.
+ *
+ * The wall clock is a backstop for waiting (sleep, a blocked read), not
+ * for a busy host: the time the tree was runnable but waited for a CPU is
+ * credited to it (its deadline moves by that much), up to
+ * SQ_JAIL_WALL_BACKSTOP x wall_ms of real time. A CPU-bound program meets
+ * its CPU limit, not the wall, however busy the host. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -30,6 +36,9 @@
 #define EARLY_RETRY_MS 10        /* a task whose output closed: its exit looked for again after this, */
 #define EARLY_RETRY_MAX_MS 320   /* doubling up to this (a look spins up to 2 ms) */
 #define CPU_CHECK_MS 20          /* how often the tree's CPU time is read while it runs */
+#define WAIT_CHECK_MS 100        /* how often its wait for a CPU is read (and at each deadline); the
+                                    first read, the baseline, comes this long after the start: a
+                                    short run reads nothing, and its first 100 ms earn no credit */
 
 /* One captured stream: read end of a pipe and what was kept of it. */
 typedef struct {
@@ -70,6 +79,8 @@ typedef struct {
   int64_t take_deadline_ms;      /* not started: the first NEXT is due by then */
   int64_t cpu0_us, next_cpu_ms;  /* the tree's CPU time when the run started (-1: not yet); next look */
   int64_t tree_ms;               /* the tree's CPU time last read (-1: never) */
+  int64_t wait0_us, next_wait_ms; /* the tree's wait for a CPU at the baseline (-1: not yet); next look */
+  bool wait_on;                  /* a cgroup, and its wait readable so far */
   sq_jail_end killed_for;        /* SQ_JAIL_EXITED_OK: not killed by us */
   int64_t killed_at_ms;
   bool ended;                    /* the run's end is known (status, ru) */
@@ -150,9 +161,33 @@ static int64_t tree_cpu_ms(const sq__jail_watch *w, int64_t cpu0_us) {
   return now_us < cpu0_us ? -1 : (now_us - cpu0_us) / 1000;
 }
 
-/* The run's deadline: its wall clock once started, else the take's. */
+/* The wall deadline's credit for waiting: what the tree waited for a CPU,
+ * up to the backstop's (SQ_JAIL_WALL_BACKSTOP - 1) x wall_ms. */
+static int64_t wait_credit_ms(const sq__jail_watch *w) {
+  int64_t cap = (SQ_JAIL_WALL_BACKSTOP - 1) * w->lim->wall_ms;
+  return w->cpu_wait_ms < cap ? w->cpu_wait_ms : cap;
+}
+
+/* The run's deadline: its wall clock (plus its credit) once started, else the take's. */
 static int64_t deadline_ms(const sv *v) {
-  return v->w->start_ms > 0 ? v->w->start_ms + v->w->lim->wall_ms : v->take_deadline_ms;
+  return v->w->start_ms > 0 ? v->w->start_ms + v->w->lim->wall_ms + wait_credit_ms(v->w) : v->take_deadline_ms;
+}
+
+/* Reads the tree's wait for a CPU every WAIT_CHECK_MS and at the deadline:
+ * the first read is the baseline, later ones set w->cpu_wait_ms (kept when
+ * unreadable: its threads are gone). */
+static void wait_look(sv *v, int64_t now) {
+  sq__jail_watch *w = v->w;
+  if (!v->wait_on || v->killed_for != SQ_JAIL_EXITED_OK) return;
+  if (v->next_wait_ms == 0) v->next_wait_ms = w->start_ms + WAIT_CHECK_MS;
+  if (now < v->next_wait_ms && now < deadline_ms(v)) return;
+  v->next_wait_ms = now + WAIT_CHECK_MS;
+  if (v->wait0_us < 0) {
+    v->wait_on = (v->wait0_us = sq__jail_cgroup_wait_us(w->cg)) >= 0;
+    return;
+  }
+  int64_t now_us = sq__jail_cgroup_wait_us(w->cg), ms = (now_us - v->wait0_us) / 1000;
+  if (now_us >= v->wait0_us && ms > w->cpu_wait_ms) w->cpu_wait_ms = ms;
 }
 
 /* Whether the loop is over: the run ended and its output drained (or the
@@ -183,7 +218,11 @@ static void enforce_limits(sv *v, int64_t now) {
     v->cpu0_us = sq__jail_cgroup_cpu_us(w->cg);
     v->next_cpu_ms = now + CPU_CHECK_MS;
   }
-  if (now >= deadline_ms(v)) kill_for(v, SQ_JAIL_TIMEOUT, now);
+  wait_look(v, now);
+  if (now >= deadline_ms(v) && v->killed_for == SQ_JAIL_EXITED_OK) {
+    kill_for(v, SQ_JAIL_TIMEOUT, now);
+    w->starved = w->cpu_wait_ms > wait_credit_ms(w); /* the backstop, not the program's own wall */
+  }
   if (v->cpu0_us >= 0 && v->killed_for == SQ_JAIL_EXITED_OK && now >= v->next_cpu_ms) {
     v->next_cpu_ms = now + CPU_CHECK_MS;
     if ((v->tree_ms = tree_cpu_ms(w, v->cpu0_us)) >= w->lim->cpu_ms) kill_for(v, SQ_JAIL_CPU_LIMIT, now);
@@ -201,6 +240,7 @@ static int wait_ms(const sv *v, int64_t now) {
     bool killed = v->killed_for != SQ_JAIL_EXITED_OK;
     ms = killed ? TICK_MS : deadline_ms(v) - now;
     if (v->cpu0_us >= 0 && !killed && ms > v->next_cpu_ms - now) ms = v->next_cpu_ms - now;
+    if (v->wait_on && v->next_wait_ms > 0 && !killed && ms > v->next_wait_ms - now) ms = v->next_wait_ms - now;
     if (v->w->done_fd < 0 && ms > TICK_MS) ms = TICK_MS;
     if (v->early.tried && ms > v->early.next_ms - now) ms = v->early.next_ms - now;
   }
@@ -307,6 +347,8 @@ static int finish(sv *v, sq_jail_end *killed_for_out, int *status_out) {
               (int64_t)v->ru.ru_stime.tv_sec * 1000 + v->ru.ru_stime.tv_usec / 1000;
   if (v->tree_ms > o->cpu_ms) o->cpu_ms = v->tree_ms; /* processes nobody waited for count too */
   o->memory_kib = v->ru.ru_maxrss;
+  o->cpu_wait_ms = v->w->cpu_wait_ms;
+  o->starved = v->w->starved;
   if (sq_buf_append(&v->s[0].buf, "", 0) != 0 || sq_buf_append(&v->s[1].buf, "", 0) != 0) v->oom = true;
   o->stdout_buf = v->s[0].buf.data;
   o->stdout_len = v->s[0].buf.len;
@@ -325,9 +367,11 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
   size_t cap = (size_t)w->lim->output_kib * 1024;
   sv v = {.w = w, .o = o, .s = {{.fd = w->out_fd, .cap = cap}, {.fd = w->err_fd, .cap = cap}},
           .notify_fd = w->notify_fd, .kill_pidfd = -1, .take_deadline_ms = sq_now_mono_ms() + w->take_timeout_ms,
-          .cpu0_us = -1, .tree_ms = -1, .killed_for = SQ_JAIL_EXITED_OK, .ctl_open = w->ctl_fd >= 0,
+          .cpu0_us = -1, .tree_ms = -1, .wait0_us = -1, .wait_on = w->cg != NULL, .killed_for = SQ_JAIL_EXITED_OK, .ctl_open = w->ctl_fd >= 0,
           .early = {.retry_ms = EARLY_RETRY_MS}};
   w->never_started = false;
+  w->cpu_wait_ms = 0;
+  w->starved = false;
   for (;;) {
     int64_t now = sq_now_mono_ms();
     if (over(&v, now)) break;
@@ -351,7 +395,12 @@ void sq__jail_judge_by_reap(const sq__jail_watch *w, int64_t reaped_ms, sq_jail_
   if (reaped_ms <= 0 || w->start_ms <= 0 || reaped_ms < w->start_ms) return;
   int64_t wall = reaped_ms - w->start_ms;
   if (wall < o->wall_ms) o->wall_ms = wall;
-  bool overran = wall >= w->lim->wall_ms;
-  if (*killed_for == SQ_JAIL_TIMEOUT && !overran) *killed_for = SQ_JAIL_EXITED_OK;
-  else if (*killed_for == SQ_JAIL_EXITED_OK && overran) *killed_for = SQ_JAIL_TIMEOUT;
+  bool overran = wall >= w->lim->wall_ms + wait_credit_ms(w);
+  if (*killed_for == SQ_JAIL_TIMEOUT && !overran) {
+    *killed_for = SQ_JAIL_EXITED_OK;
+    o->starved = false;
+  } else if (*killed_for == SQ_JAIL_EXITED_OK && overran) {
+    *killed_for = SQ_JAIL_TIMEOUT;
+    o->starved = w->cpu_wait_ms > wait_credit_ms(w);
+  }
 }

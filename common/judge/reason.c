@@ -249,7 +249,10 @@ size_t sq_reason_build(sq_status status, const sq_jail_outcome *o, const sq_jail
   case SQ_STATUS_TIMEOUT:
     put(buf, len, &at, "wall-clock limit");
     if (lim->wall_ms > 0) put(buf, len, &at, " of %lld ms", (long long)lim->wall_ms);
-    put(buf, len, &at, " reached (ran %lld ms)", (long long)o->wall_ms);
+    put(buf, len, &at, " reached (ran %lld ms", (long long)o->wall_ms);
+    if (o->cpu_wait_ms > 0) put(buf, len, &at, ", %lld ms of it waiting for a CPU", (long long)o->cpu_wait_ms);
+    put(buf, len, &at, ")");
+    if (o->starved) put(buf, len, &at, ": the host was too busy to run it");
     break;
   case SQ_STATUS_CPU_LIMIT:
     put(buf, len, &at, "CPU-time limit");

@@ -44,6 +44,11 @@ PY
 for f in he-sampled.html he-sampled.bson he-sampled.results.jsonl he-sampled.csv he-sampled.report.json; do
   [ -s "$w/$f" ] || sq_fail "$f was not written"
 done
+/usr/bin/python3 - "$w/mbpp-limits.jsonl" <<'PY'
+import json, sys
+t = [json.loads(l) for l in open(sys.argv[1])]
+assert len(t) == 974 and all(x["limits"] == {"cpu_ms": 8000, "memory_mib": 256} for x in t), t[0].get("limits")
+PY
 /usr/bin/python3 - "$w/he-sampled.report.json" "$w/he-sampled.csv" <<'PY'
 import csv, json, sys
 r = json.load(open(sys.argv[1]))

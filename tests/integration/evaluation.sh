@@ -120,6 +120,28 @@ PY
 printf '%s\n' "$(he_line test '""')" "$(he_line test '""')" >"$SQ_TMP/dup.jsonl"
 refused dup-id "dup.jsonl:2: task_id: 'HumanEval/0' appears twice" humaneval "$SQ_TMP/dup.jsonl" --canonical
 echo "evaluation: import refuses NUL, trailing data, what push refuses, cut gzip; finds problems by id"
+for bad in "--wall-ms 0" "--cpu-ms 86400001" "--memory-mib 15" "--wall-ms 2s"; do
+  set +e
+  # shellcheck disable=SC2086 # the flag and its value, split on purpose
+  "$P" import humaneval "$data" --canonical $bad >"$SQ_TMP/bad.out" 2>"$SQ_TMP/bad.err"
+  rc=$?
+  set -e
+  [ $rc -eq 2 ] || sq_fail "import $bad: exit $rc, want 2"
+  grep -q -- "${bad%% *} '${bad#* }' must be a whole number in" "$SQ_TMP/bad.err" || { cat "$SQ_TMP/bad.err"; sq_fail "import $bad: no message naming it"; }
+  [ ! -s "$SQ_TMP/bad.out" ] || sq_fail "import $bad wrote tasks"
+done
+
+# 1b. The limits go into every task, as the task format spells them; unset
+# ones are left to the worker's default_limits.
+"$P" import humaneval "$data" --canonical --wall-ms 20000 --cpu-ms 8000 --memory-mib 256 >"$SQ_TMP/lim.jsonl" 2>/dev/null
+"$P" import humaneval "$data" --samples 2 --cpu-ms 3000 >"$SQ_TMP/lim2.jsonl" 2>/dev/null
+$PY - "$SQ_TMP/lim.jsonl" "$SQ_TMP/lim2.jsonl" <<'PY'
+import json, sys
+a = [json.loads(l) for l in open(sys.argv[1])]
+b = [json.loads(l) for l in open(sys.argv[2])]
+assert len(a) == 164 and all(t["limits"] == {"wall_ms": 20000, "cpu_ms": 8000, "memory_mib": 256} for t in a), a[0]
+assert len(b) == 328 and all(t["limits"] == {"cpu_ms": 3000} for t in b), b[0]
+PY
 
 # 2. The sampled run. Replies: (i mod 6) of five right for problem i.
 "$P" import humaneval "$data" --samples 5 --temperature 0.8 --model fake-sampler >"$SQ_TMP/tasks.jsonl" 2>/dev/null

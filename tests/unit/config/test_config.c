@@ -253,12 +253,12 @@ static void test_sizing(void) {
   CHECK_EQ(c.claim_prefetch, SQ_CONFIG_AUTO);
   CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
   sq_config_derive(&c, &two, note, sizeof note);
-  CHECK_EQ(c.jail_threads, 4);
-  CHECK_EQ(c.jail_pool_size, 4);
-  CHECK_EQ(c.claim_prefetch, 4);
-  CHECK_EQ(c.max_tasks_in_flight, 8);
-  CHECK_EQ(c.claim_batch, 8);
-  CHECK_CONTAINS(note, "jail_threads=4 (derived)");
+  CHECK_EQ(c.jail_threads, 2); /* one CPU-bound run per core, no more */
+  CHECK_EQ(c.jail_pool_size, 2);
+  CHECK_EQ(c.claim_prefetch, 2);
+  CHECK_EQ(c.max_tasks_in_flight, 4);
+  CHECK_EQ(c.claim_batch, 4);
+  CHECK_CONTAINS(note, "jail_threads=2 (derived)");
   CHECK_CONTAINS(note, "for 2 core(s), 24000 MiB");
   /* memory bounds the threads: one per 512 MiB */
   sq_config_defaults(&c);
@@ -279,7 +279,7 @@ static void test_sizing(void) {
   setenv("SANDQ_LLM_MAX_IN_FLIGHT", "1000", 1);
   CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
   sq_config_derive(&c, &two, note, sizeof note);
-  CHECK_EQ(c.max_tasks_in_flight, 1008);
+  CHECK_EQ(c.max_tasks_in_flight, 1004);
   unsetenv("SANDQ_LLM_BASE_URL");
   unsetenv("SANDQ_LLM_MODEL");
   unsetenv("SANDQ_LLM_MAX_IN_FLIGHT");
@@ -304,7 +304,7 @@ static void test_sizing(void) {
   sq_config_defaults(&c);
   CHECK_EQ(sq_config_set(&c, "jail_threads", "0", err, sizeof err), 0);
   sq_config_derive(&c, &two, NULL, 0);
-  CHECK_EQ(c.jail_threads, 4);
+  CHECK_EQ(c.jail_threads, 2);
   bad_value("{\"claim_prefetch\": -1}", "claim_prefetch");
   /* the host probe finds at least one core and some memory */
   sq_config_host h;

@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
                  .attempts = 3,
                  .all_attempts_ms = 13020,
                  .cpu_ms = 20,
+                 .cpu_wait_ms = 7,
                  .memory_kib = 9000,
                  .llm = {.called = true, .provider = "fake", .model = "m", .prompt_tokens = 10,
                          .completion_tokens = 20, .cost_usd = 0.0125,
@@ -45,6 +46,8 @@ int main(int argc, char **argv) {
   bson_iter_t sub;
   CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "timings.llm_ms", &sub) &&
         bson_iter_int64(&sub) == 1200);
+  CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "resources.cpu_wait_ms", &sub) &&
+        bson_iter_int64(&sub) == 7);
   CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.cost_usd", &sub) &&
         bson_iter_double(&sub) == 0.0125);
   CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "metadata.expect", &sub) &&

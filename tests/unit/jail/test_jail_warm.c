@@ -166,9 +166,15 @@ static void test_cgroup_oom(void) {
       "        b = bytearray(200 * 1024 * 1024)\n        for k in range(0, len(b), 4096): b[k] = 1\n"
       "        time.sleep(1)\n        os._exit(0)\n    pids.append(pid)\n"
       "for p in pids:\n    os.waitpid(p, 0)\nprint('parent done')\n";
+  /* The wall clock is a deadline with room: on a busy host, four
+   * processes touching 800 MiB past the limit may reclaim for seconds
+   * before the OOM killer picks one, and that is not the verdict asked. */
+  sq_jail_limits roomy = base;
+  roomy.wall_ms = 120000;
+  roomy.cpu_ms = 120000;
   for (int m = 0; m < 2; m++) {
     sq_jail_outcome o;
-    CHECK_EQ(run_in(m ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN, prog, NULL, &o), 0);
+    CHECK_EQ(run_in(m ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN, prog, &roomy, &o), 0);
     CHECK(o.oom_killed);
     CHECK_STR(sq_jail_end_name(o.end), "memory_limit");
     sq_jail_outcome_clear(&o);
@@ -252,11 +258,11 @@ static void test_no_leak(void) {
 /* A task that kills its zygote ends as signaled; the next task gets a new one. */
 static void test_zygote_replaced(void) {
   sq_jail_outcome o;
-  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(5)\n",
+  /* signaled, not timeout: the run ends with its zygote, not at its 10 s deadline */
+  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(30)\n",
                   NULL, &o),
            0);
   CHECK_STR(sq_jail_end_name(o.end), "signaled");
-  CHECK(o.wall_ms < 4000);
   sq_jail_outcome_clear(&o);
   for (int i = 0; i < 3; i++) {
     CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "print('fresh')\n", NULL, &o), 0);

@@ -113,11 +113,19 @@ int main(void) {
   }
   /* the limits hit */
   {
-    char buf[128];
+    char buf[192];
     sq_jail_limits lim = {.wall_ms = 2000, .cpu_ms = 1500, .memory_mib = 256, .output_kib = 64};
     sq_jail_outcome o = {.end = SQ_JAIL_TIMEOUT, .wall_ms = 2004, .cpu_ms = 3};
     sq_reason_build(SQ_STATUS_TIMEOUT, &o, &lim, NULL, buf, sizeof buf);
     CHECK_STR(buf, "wall-clock limit of 2000 ms reached (ran 2004 ms)");
+    o.wall_ms = 5100, o.cpu_wait_ms = 3090; /* a busy host: the wait was credited */
+    sq_reason_build(SQ_STATUS_TIMEOUT, &o, &lim, NULL, buf, sizeof buf);
+    CHECK_STR(buf, "wall-clock limit of 2000 ms reached (ran 5100 ms, 3090 ms of it waiting for a CPU)");
+    o.wall_ms = 12000, o.cpu_wait_ms = 11500, o.starved = true;
+    sq_reason_build(SQ_STATUS_TIMEOUT, &o, &lim, NULL, buf, sizeof buf);
+    CHECK_STR(buf, "wall-clock limit of 2000 ms reached (ran 12000 ms, 11500 ms of it waiting for a CPU): "
+                   "the host was too busy to run it");
+    o.cpu_wait_ms = 0, o.starved = false;
     o.end = SQ_JAIL_CPU_LIMIT, o.cpu_ms = 1510;
     sq_reason_build(SQ_STATUS_CPU_LIMIT, &o, &lim, NULL, buf, sizeof buf);
     CHECK_STR(buf, "CPU-time limit of 1500 ms reached (used 1510 ms)");
