@@ -15,12 +15,7 @@
 # (queue_ms, exec_ms) so what is above the jail's own cost is named.
 # Target: block p50 ≤ 15 ms.
 set -eu
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build}; case $build in /*) ;; *) build=$(pwd)/$build ;; esac
-export SQ_BIN=$build/bin SQ_SRC=$here
-. "$SQ_SRC/tests/lib/env.sh"
-. "$SQ_SRC/bench/lib/summary.sh"
-sq_env_init
+. "$(dirname "$0")/lib/init.sh"
 [ -x "$SQ_BIN/sandq-worker" ] || sq_fail "$SQ_BIN/sandq-worker is missing: build first (make build)"
 [ "$(id -u)" -eq 0 ] || sq_fail "agent.sh: run as root (the worker's warm pool needs namespaces)"
 PY=/usr/bin/python3

@@ -35,12 +35,7 @@
 # Sizes: SQ_BENCH_E2E_N (2000), SQ_BENCH_BARE_N (1000), SQ_BENCH_CPU_N (3000),
 # SQ_BENCH_FLOOR_N (4000).
 set -eu
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build}; case $build in /*) ;; *) build=$(pwd)/$build ;; esac
-export SQ_BIN=$build/bin SQ_SRC=$here
-. "$SQ_SRC/tests/lib/env.sh"
-. "$SQ_SRC/bench/lib/summary.sh"
-sq_env_init
+. "$(dirname "$0")/lib/init.sh"
 for b in sandq-worker sandq-producer; do
   [ -x "$SQ_BIN/$b" ] || sq_fail "$SQ_BIN/$b is missing: build first (make build)"
 done

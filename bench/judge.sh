@@ -15,12 +15,7 @@
 #     jail, so the difference is the judge's own.
 # Target: 1 >= 3x faster than 2. Sizes: SQ_BENCH_JUDGE_REPS (3) copies.
 set -eu
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build}; case $build in /*) ;; *) build=$(pwd)/$build ;; esac
-export SQ_BIN=$build/bin SQ_SRC=$here
-. "$SQ_SRC/tests/lib/env.sh"
-. "$SQ_SRC/bench/lib/summary.sh"
-sq_env_init
+. "$(dirname "$0")/lib/init.sh"
 [ "$(id -u)" -eq 0 ] || sq_fail "judge.sh: run as root (the workers' warm pools need namespaces)"
 data=${SANDQ_HUMANEVAL:-${SANDQ_DATA_DIR:-/work/shared/data}/HumanEval.jsonl.gz}
 [ -r "$data" ] || sq_fail "HumanEval data not found: set SANDQ_HUMANEVAL or SANDQ_DATA_DIR"

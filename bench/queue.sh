@@ -18,12 +18,7 @@
 # Target: sandq warm ≥ 15x the best RQ worker. Any step that fails stops
 # the script with a message and a non-zero exit.
 set -eu
-here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-build}; case $build in /*) ;; *) build=$(pwd)/$build ;; esac
-export SQ_BIN=$build/bin SQ_SRC=$here
-. "$SQ_SRC/tests/lib/env.sh"
-. "$SQ_SRC/bench/lib/summary.sh"
-sq_env_init
+. "$(dirname "$0")/lib/init.sh"
 for b in queue_bench sandq-worker sandq-producer; do
   [ -x "$SQ_BIN/$b" ] || sq_fail "$SQ_BIN/$b is missing: build first (make build)"
 done
