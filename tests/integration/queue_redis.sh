@@ -74,7 +74,7 @@ sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:processing
   sq_fail "the worker did not claim the 20 tasks"
 kill -KILL "$SQ_PID_redis2"
 sleep 3.5 # the replies come 1.5 s after the requests
-runs=$(grep -c "jail run (warm) ended" "$SQ_TMP/outage.log" || true)
+runs=$(grep -c "task=o[0-9]* .*jail run (warm) ended" "$SQ_TMP/outage.log" || true) # the tasks' runs, not the judge's compile
 sq_bg redis3 redis-server --port "$SQ_REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly yes \
   --appendfsync always --dir "$SQ_TMP/redis" --daemonize no
 sq_wait_for "redis-cli -p $SQ_REDIS_PORT ping | grep -q PONG" 10 || sq_fail "redis did not restart"
