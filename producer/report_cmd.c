@@ -47,15 +47,6 @@ static int status_list(sq_buf *b, const sq__report_problem *p) {
   return rc;
 }
 
-int sq__report_header(const sq__report *r, sq_buf *b) {
-  char when[32];
-  sq_utc_text(sq_now_wall_ms(), when, sizeof when);
-  int rc = sq_buf_appendf(b, "report of %s (sandq %s)", when, SQ_VERSION);
-  if (!rc && r->datasets[0]) rc = sq_buf_appendf(b, " · dataset %s", r->datasets);
-  if (!rc && r->models[0]) rc = sq_buf_appendf(b, " · model %s", r->models);
-  if (!rc && r->temperatures[0]) rc = sq_buf_appendf(b, " · temperature %s", r->temperatures);
-  return rc;
-}
 
 /* Stored text for a terminal: control characters escaped (an ESC sequence
  * in a status or reason is data), cut to width bytes (0: no limit) with

@@ -19,26 +19,6 @@
 
 #define BOOTSTRAP_ROUNDS 2000
 
-int sq__natural_cmp(const char *a, const char *b) {
-  while (*a && *b) {
-    if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
-      while (*a == '0') a++;
-      while (*b == '0') b++;
-      size_t la = 0, lb = 0;
-      while (isdigit((unsigned char)a[la])) la++;
-      while (isdigit((unsigned char)b[lb])) lb++;
-      if (la != lb) return la < lb ? -1 : 1; /* more digits (no leading zeros): larger */
-      int c = strncmp(a, b, la);
-      if (c) return c;
-      a += la, b += lb;
-      continue;
-    }
-    if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
-    a++, b++;
-  }
-  return *a ? 1 : *b ? -1 : 0;
-}
-
 static int by_problem(const void *x, const void *y) {
   const sq__compare_problem *a = x, *b = y;
   int c = sq__natural_cmp(a->task_id, b->task_id);

@@ -4,14 +4,17 @@
  * stage, tokens and cost per provider and model, the slowest and costliest
  * tasks. Reads the result BSON (libbson); no I/O. */
 #include <bson/bson.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "errors.h"
 #include "eval.h"
 #include "reason.h"
 #include "stats.h"
+#include "util.h"
 #include "utf8.h"
 #include "strmap.h"
 
@@ -315,6 +318,36 @@ static size_t top_rows(const sq__report *r, double (*key)(const sq__report_row *
 
 static double key_total(const sq__report_row *x) { return (double)x->ms[SQ__STAGE_TOTAL]; }
 static double key_cost(const sq__report_row *x) { return x->cost_usd; }
+
+int sq__natural_cmp(const char *a, const char *b) {
+  while (*a && *b) {
+    if (isdigit((unsigned char)*a) && isdigit((unsigned char)*b)) {
+      while (*a == '0') a++;
+      while (*b == '0') b++;
+      size_t la = 0, lb = 0;
+      while (isdigit((unsigned char)a[la])) la++;
+      while (isdigit((unsigned char)b[lb])) lb++;
+      if (la != lb) return la < lb ? -1 : 1; /* more digits (no leading zeros): larger */
+      int c = strncmp(a, b, la);
+      if (c) return c;
+      a += la, b += lb;
+      continue;
+    }
+    if (*a != *b) return (unsigned char)*a < (unsigned char)*b ? -1 : 1;
+    a++, b++;
+  }
+  return *a ? 1 : *b ? -1 : 0;
+}
+
+int sq__report_header(const sq__report *r, sq_buf *b) {
+  char when[32];
+  sq_utc_text(sq_now_wall_ms(), when, sizeof when);
+  int rc = sq_buf_appendf(b, "report of %s (sandq %s)", when, SQ_VERSION);
+  if (!rc && r->datasets[0]) rc = sq_buf_appendf(b, " · dataset %s", r->datasets);
+  if (!rc && r->models[0]) rc = sq_buf_appendf(b, " · model %s", r->models);
+  if (!rc && r->temperatures[0]) rc = sq_buf_appendf(b, " · temperature %s", r->temperatures);
+  return rc;
+}
 
 /* Adds v to the comma-separated list of distinct values in list (len
  * bytes); a value that does not fit ends the list with "...". */

@@ -91,7 +91,7 @@ static int probe_in_leaf(int64_t want_cores, bool want_quota) {
   sq_config_defaults(&c);
   char note[512];
   sq_config_derive(&c, &h, note, sizeof note);
-  if (c.jail_threads != (2 * cores < mib / 512 ? 2 * cores : mib / 512)) ret = 22;
+  if (c.jail_threads != (cores < mib / 512 ? cores : mib / 512)) ret = 22; /* one per core */
   if (quota && !strstr(note, "core(s) (its cgroup's CPU quota)")) ret = 23;
   if (phys > 1024 && !strstr(note, "1024 MiB (its cgroup's memory limit)")) ret = 24;
   if (ret)
