@@ -10,8 +10,10 @@
  * subreaper, kills whatever the task left in its namespace, and its init
  * mounts a fresh scratch before the next child.
  *
- * Only a host failure fails a run. A zygote that died, was killed or
- * stopped by a task, or stopped answering is replaced; if a zygote cannot
+ * Only a host failure fails a run. No task can signal its zygote (its
+ * real and saved uid are not the task's: sq__jail_zygote_uid). A zygote
+ * that died, was killed, or stopped answering is replaced, and so is one
+ * whose cgroup refuses the next task's memory limit; if a zygote cannot
  * take a task (its child reports "e" or dies before the task's code ran),
  * the task goes to a fresh zygote once. A task's wall clock starts when its
  * child takes it. A task ends when the kernel shows its child exiting
