@@ -262,6 +262,8 @@ unsigned sq__jail_slot_uid(int slot) {
   return SQ__JAIL_UID_BASE + uid_block * SQ__JAIL_MAX_SLOTS + (unsigned)slot;
 }
 
+unsigned sq__jail_zygote_uid(int slot) { return sq__jail_slot_uid(slot) + UID_BLOCKS * SQ__JAIL_MAX_SLOTS; }
+
 /* Spawn runs keep their slot's cgroups from one run to the next (making and
  * removing a v1 cgroup per run costs more than starting the interpreter);
  * the slot's owner alone touches slot_cg[slot]. */
@@ -269,14 +271,23 @@ static sq__jail_cgroup slot_cg[SQ__JAIL_MAX_SLOTS];
 static uint32_t slot_cg_layers[SQ__JAIL_MAX_SLOTS];
 static bool slot_cg_made[SQ__JAIL_MAX_SLOTS];
 
+static void slot_cgroup_make(int slot, int64_t memory_mib) {
+  char name[64];
+  snprintf(name, sizeof name, "s%d-%d", (int)getpid(), slot); /* s: spawn, z: warm pool */
+  slot_cg_layers[slot] = sq__jail_cgroup_create(&slot_cg[slot], name, memory_mib, SQ__JAIL_NPROC_MAX + 2);
+  slot_cg_made[slot] = true;
+}
+
 static uint32_t slot_cgroup(int slot, int64_t memory_mib, sq__jail_cgroup **out) {
   if (!slot_cg_made[slot]) {
-    char name[64];
-    snprintf(name, sizeof name, "s%d-%d", (int)getpid(), slot); /* s: spawn, z: warm pool */
-    slot_cg_layers[slot] = sq__jail_cgroup_create(&slot_cg[slot], name, memory_mib, SQ__JAIL_NPROC_MAX + 2);
-    slot_cg_made[slot] = true;
-  } else {
-    sq__jail_cgroup_reset(&slot_cg[slot], memory_mib);
+    slot_cgroup_make(slot, memory_mib);
+  } else if (sq__jail_cgroup_reset(&slot_cg[slot], memory_mib) != 0) {
+    /* Never the last run's limit: a new group, and a new holder in it. */
+    SQ_WARN("jail: slot %d's cgroup refused the memory limit of %lld MiB (%s); replacing it", slot,
+            (long long)memory_mib, strerror(errno));
+    sq__jail_slot_stop(slot);
+    sq__jail_cgroup_destroy(&slot_cg[slot]);
+    slot_cgroup_make(slot, memory_mib);
   }
   *out = &slot_cg[slot];
   return slot_cg_layers[slot];

@@ -19,6 +19,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -477,11 +478,42 @@ uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t m
   return layers;
 }
 
-void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib) {
-  if (!cg->mem[0]) return;
-  if (memory_mib != cg->limit_mib && set_mem(cg, memory_mib) == 0) cg->limit_mib = memory_mib;
+_Atomic int sq__jail_cgroup_reset_failures;
+
+/* Whether the test hook fails this write (sq__jail_cgroup_reset_failures). */
+static bool injected_failure(void) {
+  int n = atomic_load(&sq__jail_cgroup_reset_failures);
+  while (n > 0 && !atomic_compare_exchange_weak(&sq__jail_cgroup_reset_failures, &n, n - 1)) {
+  }
+  return n > 0;
+}
+
+/* Whether the kernel holds memory_mib (plus the slack) as cg's limit:
+ * read back, not taken from the write's word. */
+static bool limit_is(const sq__jail_cgroup *cg, int64_t memory_mib) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", cg->mem, cg->v2 ? "memory.max" : "memory.limit_in_bytes");
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  int64_t v = pread_num(fd, NULL);
+  close(fd);
+  return v == (memory_mib + SQ__JAIL_CGROUP_SLACK_MIB) << 20;
+}
+
+int sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib) {
+  if (!cg->mem[0]) return 0;
+  if (memory_mib != cg->limit_mib) {
+    cg->limit_mib = -1; /* unknown until read back */
+    if (injected_failure()) {
+      errno = EBUSY;
+      return -1;
+    }
+    if (set_mem(cg, memory_mib) != 0 || !limit_is(cg, memory_mib)) return -1;
+    cg->limit_mib = memory_mib;
+  }
   if (cg->peak_per_run && !reset_peak(cg)) cg->peak_per_run = false;
   cg->oom_kills_before = oom_kills(cg);
+  return 0;
 }
 
 /* cg's directories, each once (v2 and a shared v1 hierarchy give one

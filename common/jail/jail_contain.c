@@ -283,21 +283,24 @@ static int drop_bounding_set(const sq__jail_child *c) {
   return 0;
 }
 
-/* As root: no supplementary groups, then the run's gid and uid; checked by
+/* As root: no supplementary groups, then the run's gid, and real_uid as
+ * the real and saved uid, the run's as the effective one; checked by
  * trying to get root back. Raw system calls: glibc's wrappers broadcast the
  * change to every thread it believes exists, and this copy of a threaded
  * worker has only one (it would wait for the others forever). */
-static int drop_privileges(const sq__jail_child *c) {
-  if (!c->drop_uid) return 0;
+static int set_identity(const sq__jail_child *c, unsigned real_uid) {
   if (syscall(SYS_setgroups, 0, NULL) != 0) return -1;
   if (syscall(SYS_setresgid, c->uid, c->uid, c->uid) != 0) return -1;
-  if (syscall(SYS_setresuid, c->uid, c->uid, c->uid) != 0) return -1;
+  if (syscall(SYS_setresuid, real_uid, c->uid, real_uid) != 0) return -1;
   if (syscall(SYS_setuid, 0) == 0) {
     errno = EPERM;
     return -1;
   }
   return 0;
 }
+
+/* The run's uid and gid in all three. */
+static int drop_privileges(const sq__jail_child *c) { return c->drop_uid ? set_identity(c, c->uid) : 0; }
 
 static int no_new_privs(void) { return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); }
 
@@ -351,14 +354,19 @@ static _Noreturn void exec_interpreter(const sq__jail_child *c) {
 }
 
 /* A warm zygote's init stays root (it mounts each task's fresh scratch), so
- * its payload drops the identity itself, and unblocks what the init blocked. */
+ * its payload drops the identity itself, and unblocks what the init
+ * blocked. Real and saved uid the zygote's own, effective uid the slot's
+ * (sq__jail_zygote_uid): the exec makes the saved uid the effective one
+ * (and the exec a secure one: AT_SECURE), the zygote's loop sets it back
+ * to the real one, and each task's child takes the slot's uid in all
+ * three. The loop sets no_new_privs: set here, the exec would reset the
+ * effective uid to the real one. */
 static int warm_identity(const sq__jail_child *c) {
   if (!c->warm) return 0;
   sigset_t none;
   sigemptyset(&none);
   if (sigprocmask(SIG_SETMASK, &none, NULL) != 0) return -1;
-  if (drop_privileges(c) != 0) return -1;
-  return no_new_privs();
+  return set_identity(c, c->zygote_uid);
 }
 
 /* The payload: its own session, limits, the filter, the interpreter. */

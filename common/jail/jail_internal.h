@@ -84,6 +84,7 @@ typedef struct {
   const sq_jail_limits *lim;
   uint32_t layers;      /* SQ_JAIL_LAYER_* the child must set up */
   unsigned uid;         /* the run's uid and gid when drop_uid */
+  unsigned zygote_uid;  /* warm: the zygote's real and saved uid (sq__jail_zygote_uid) */
   bool drop_uid;
   bool warm;            /* payload execs the zygote loop, no rlimits/filter */
   const struct sock_fprog *seccomp;
@@ -210,8 +211,18 @@ uint32_t sq__jail_cgroup_probe(char *detail, size_t len);
  * limits. Missing controllers leave the field empty. Returns the layers
  * that are in force. */
 uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t memory_mib, int pids_max);
-/* Sets the memory limit again and resets the peak (warm pool, per task). */
-void sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib);
+/* Before each run on a group that outlives runs (a warm zygote's, a spawn
+ * slot's), once the last run's processes are gone and its memory is
+ * uncharged: sets memory_mib's limit, read back to verify it, and resets
+ * the peak. Returns 0, or -1 (errno) when the limit is not in force (the
+ * kernel refuses a limit below the memory still charged: EBUSY): the
+ * caller replaces the group and what runs in it, never runs under the
+ * old limit. */
+int sq__jail_cgroup_reset(sq__jail_cgroup *cg, int64_t memory_mib);
+/* Tests only: how many of the next limit writes of sq__jail_cgroup_reset
+ * fail (EBUSY, as when memory still charged is above the new limit). 0,
+ * and never changed, in a worker. */
+extern _Atomic int sq__jail_cgroup_reset_failures;
 /* Moves pid into the cgroups; 0 or -1. */
 int sq__jail_cgroup_attach(const sq__jail_cgroup *cg, pid_t pid);
 /* Whether a new single-threaded child can move itself into cg
@@ -370,6 +381,12 @@ int sq__jail_slot_take(void);
 void sq__jail_slot_give(int slot);
 /* The host uid/gid slot runs as (see SQ__JAIL_UID_BASE). */
 unsigned sq__jail_slot_uid(int slot);
+/* A warm slot's zygote's real and saved uid: no task's uid, of any slot
+ * or process (a range of its own above theirs), so no task can signal its
+ * zygote (the kernel lets a process signal another only when their real
+ * or saved uids meet); its effective uid is the slot's, with which it
+ * kills what a task left and hands its child the slot's uid. */
+unsigned sq__jail_zygote_uid(int slot);
 /* Maps a wait status plus what the supervisor did to an end. */
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
                              const sq_jail_limits *lim, bool oom_killed);

@@ -61,9 +61,11 @@ static const char *const allowed_syscalls[] = {
     "sched_getparam", "sched_getscheduler", "sched_get_priority_max", "sched_get_priority_min",
     "getpriority", "arch_prctl", "getrlimit", "getrusage", "sysinfo", "uname",
     "getrandom", "getcpu", "pidfd_open",
-    /* identity (reading it) */
+    /* identity (reading it; and setresuid, with which a warm zygote's child
+     * takes the slot's uid: a process without capabilities can only choose
+     * among the uids it has, which for a task are the slot's alone) */
     "getpid", "getppid", "gettid", "getuid", "geteuid", "getgid", "getegid", "getgroups",
-    "getresuid", "getresgid", "getpgrp", "getpgid", "getsid",
+    "getresuid", "getresgid", "getpgrp", "getpgid", "getsid", "setresuid",
     /* AF_UNIX sockets (multiprocessing, socketpair) */
     "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto", "recvfrom",
     "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "getsockname", "getpeername",

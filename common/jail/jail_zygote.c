@@ -10,8 +10,10 @@
  * subreaper, kills whatever the task left in its namespace, and its init
  * mounts a fresh scratch before the next child.
  *
- * Only a host failure fails a run. A zygote that died, was killed or
- * stopped by a task, or stopped answering is replaced; if a zygote cannot
+ * Only a host failure fails a run. No task can signal its zygote (its
+ * real and saved uid are not the task's: sq__jail_zygote_uid). A zygote
+ * that died, was killed, or stopped answering is replaced, and so is one
+ * whose cgroup refuses the next task's memory limit; if a zygote cannot
  * take a task (its child reports "e" or dies before the task's code ran),
  * the task goes to a fresh zygote once. A task's wall clock starts when its
  * child takes it. A task ends when the kernel shows its child exiting
@@ -194,6 +196,7 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
                           .sync_fd = sync_p[0], .result_fd = res_p[1], .notify_sock = ctl[1], .lim = &none,
                           .layers = z->layers, .uid = sq__jail_slot_uid(z->slot),
+                          .zygote_uid = sq__jail_zygote_uid(z->slot),
                           .drop_uid = true, .warm = true, .seccomp = &c->seccomp, .interp = &c->interp,
                           .self_cg = sq__jail_cgroup_self_enterable(&z->cg) ? &z->cg : NULL};
   unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
@@ -604,6 +607,17 @@ static int zygote_ready(sq__jail_pool *p, zygote *z, const char *task_id, sq_jai
 
 #define TRY_AGAIN 1 /* warm_attempt: none of the task's code ran; the zygote was stopped */
 
+/* Waits up to TAKE_TIMEOUT_MS for a message from z's child for the next
+ * task (its NEXT, or what the supervision makes of anything else), without
+ * reading it; false when none came or the zygote died. */
+static bool next_ready(zygote *z) {
+  struct pollfd p[2] = {{.fd = z->ctl, .events = POLLIN}, {.fd = z->pidfd, .events = POLLIN}};
+  int n;
+  while ((n = poll(p, 2, TAKE_TIMEOUT_MS)) < 0 && errno == EINTR) {
+  }
+  return n > 0 && (p[0].revents & POLLIN) && !p[1].revents;
+}
+
 /* One try of the task on z. Returns 0 (it ran, whatever its end), TRY_AGAIN
  * (why says why), or SQ_ENOMEM / SQ_EJAIL (a host failure). */
 static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd, int in_fd, const sq_jail_limits *lim,
@@ -611,7 +625,22 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
   int ret = 0;
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
   o->layers = z->layers;
-  sq__jail_cgroup_reset(&z->cg, lim->memory_mib);
+  /* The child for this task says it is there (its NEXT, left on the socket
+   * for sq__jail_supervise) only once the zygote has killed and reaped
+   * every process of the last task and replaced or checked its scratch: the
+   * last task's memory is uncharged then, and only then are the cgroup's
+   * limit and peak set for this one. Usually it is there already. */
+  if (!next_ready(z)) {
+    snprintf(why, why_len, "no child was ready for the task");
+    zygote_stop(z);
+    return TRY_AGAIN;
+  }
+  if (sq__jail_cgroup_reset(&z->cg, lim->memory_mib) != 0) {
+    snprintf(why, why_len, "its cgroup refused the memory limit of %lld MiB: %s", (long long)lim->memory_mib,
+             strerror(errno));
+    zygote_stop(z);
+    return TRY_AGAIN;
+  }
   if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) {
     snprintf(o->error, sizeof o->error, "pipe2: %s", strerror(errno));
     ret = SQ_EJAIL;

@@ -2,7 +2,8 @@
 # root (zygote_proto.h: SQ__ZYGOTE_PY) and common/jail/jail_zygote.c starts
 # it as `python3 -I -S /.sandq-zygote.py slot=N KIND` (ps shows which
 # slot's zygote it is) inside the jail's namespaces and root, as the
-# slot's uid, no capabilities, no_new_privs.
+# slot's effective uid (its real and saved uid its own, which no task has),
+# no capabilities, no_new_privs.
 #
 # argv: SLOT KIND
 #   SLOT: "slot=N", the pool's slot, for ps only.

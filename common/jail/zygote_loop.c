@@ -67,7 +67,7 @@ static struct {
   struct statfs fresh; /* the scratch as its init mounted it (fresh_scratch) */
   struct timespec fresh_times[2]; /* and its root directory's atime and mtime then */
   bool have_fresh;
-  uid_t uid; /* ours, which never change (no capabilities): looked up once */
+  uid_t uid; /* the slot's: our effective uid, each task's in all three (serve) */
   gid_t gid;
   char *msg; /* take()'s buffer for the task, TASK_CAP bytes: allocated by the zygote, untouched there */
 } zl;
@@ -127,12 +127,19 @@ static bool reap(void) {
  * reaped, no child left means nothing left, which is the common case and
  * costs one waitpid. Otherwise every process of the namespace but its init
  * (root) and us is killed (kill -1: it walks every process on the host,
- * so only then) and reaped, until no child is left. */
+ * so only then; SIGKILL ends a stopped one too) and reaped, until no child
+ * is left. None of them can stop us (our real and saved uid are not the
+ * task's: serve). Still there after about a second: the zygote exits, and
+ * the slot is replaced, rather than a task starting beside them. */
 static void gone(void) {
   struct timespec half_ms = {0, 500000};
   for (int i = 0; i < 2000 && reap(); i++) {
     if (kill(-1, SIGKILL) != 0 && errno != ESRCH) die("kill -1");
     nanosleep(&half_ms, NULL);
+  }
+  if (reap()) {
+    errno = EBUSY;
+    die("processes of the last task outlived SIGKILL");
   }
 }
 
@@ -266,8 +273,20 @@ static void merge_mappings(void) {
 static PyObject *zl_serve(PyObject *self, PyObject *unused) {
   zl.ctl = SQ__ZYGOTE_CTL_FD;
   zl.init = SQ__ZYGOTE_INIT_FD;
-  zl.uid = getuid();
-  zl.gid = getgid();
+  /* Our real uid is the zygote's own, the effective one the slot's (its
+   * tasks'), and the exec made the saved one the effective one: back to
+   * the real one, so that no task, whose three are the slot's, can signal
+   * us (stop us, say), while we can kill what a task left. Then
+   * no_new_privs, which the filter needs (jail_contain.c, warm_identity). */
+  if (geteuid() == getuid()) { /* a shell between us and the exec gave up the effective uid */
+    errno = EPERM;
+    die("the effective uid is the real one (python_path must be the interpreter, or a wrapper that keeps "
+        "its effective uid: sh -p)");
+  }
+  if (syscall(SYS_setresuid, -1, -1, getuid()) != 0) die("setresuid (the saved uid)");
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("PR_SET_NO_NEW_PRIVS");
+  zl.uid = geteuid(); /* the slot's: the scratch's owner, each task's uid */
+  zl.gid = getegid();
   /* Each child's buffer for its task, made here once: the child finds it
    * mapped (the zygote never writes it, so it only faults in the pages the
    * task fills) instead of mapping 256 KiB itself (docs/benchmarks.md). */
@@ -295,6 +314,9 @@ static PyObject *zl_serve(PyObject *self, PyObject *unused) {
     pid_t pid = fork();
     if (pid < 0) die("fork");
     if (pid == 0) {
+      /* The slot's uid in all three: the task's processes may signal each
+       * other, and count against the slot's RLIMIT_NPROC. */
+      if (syscall(SYS_setresuid, zl.uid, zl.uid, zl.uid) != 0) _exit(1);
       PyOS_AfterFork_Child();
       close(took[0]);
       zl.took_w = took[1];

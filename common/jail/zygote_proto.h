@@ -6,10 +6,12 @@
  * datagram: text, a letter first, fields in decimal, one space apart.
  *
  * The zygote is `python3 -I -S /.sandq-zygote.py slot=N KIND` (ps names
- * it and its slot), started in the jail's namespaces and root as the
- * slot's uid. Its argv[0] stays "python3", as a spawn run's: the
- * interpreter finds its executable, prefix and sys.path from it (a name
- * not on PATH left sys.executable empty and the prefix "/"). Its control
+ * it and its slot), started in the jail's namespaces and root, its
+ * effective uid the slot's, its real and saved uid its own (so no task can
+ * signal it; each task's child takes the slot's in all three). Its argv[0]
+ * stays "python3", as a spawn run's: the interpreter finds its executable,
+ * prefix and sys.path from it (a name not on PATH left sys.executable empty
+ * and the prefix "/"). Its control
  * socket is on descriptor SQ__ZYGOTE_CTL_FD, its channel to its init on
  * SQ__ZYGOTE_INIT_FD.
  *

@@ -23,6 +23,7 @@
 #include "check.h"
 #include "errors.h"
 #include "jail.h"
+#include "jail_internal.h" /* sq__jail_cgroup_reset_failures */
 #include "util.h"
 
 static sq_jail *jail;
@@ -255,18 +256,26 @@ static void test_no_leak(void) {
               "150\n");
 }
 
-/* A task that kills its zygote ends as signaled; the next task gets a new one. */
+static int python_below(int pid, int sig);
+
+/* A task cannot kill its zygote (test_zygote_unreachable); one killed from
+ * outside is replaced. A task sent to a zygote as it dies (its child had
+ * said it was ready) ends signaled, as any task whose zygote dies under it;
+ * the next ones run on new zygotes. */
 static void test_zygote_replaced(void) {
   sq_jail_outcome o;
-  /* signaled, not timeout: the run ends with its zygote, not at its 10 s deadline */
-  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nimport time\ntime.sleep(30)\n",
+  CHECK_EQ(run_in(SQ_JAIL_MODE_WARM,
+                  "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept PermissionError:\n"
+                  "    print('refused')\n",
                   NULL, &o),
            0);
-  CHECK_STR(sq_jail_end_name(o.end), "signaled");
+  CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "refused\n");
   sq_jail_outcome_clear(&o);
-  for (int i = 0; i < 3; i++) {
+  CHECK(python_below((int)getpid(), SIGKILL) > 0);
+  for (int i = 0; i < 8; i++) { /* twice the pool's zygotes */
     CHECK_EQ(run_in(SQ_JAIL_MODE_WARM, "print('fresh')\n", NULL, &o), 0);
-    CHECK_STR(o.stdout_buf, "fresh\n");
+    if (i >= 4) CHECK_STR(o.stdout_buf, "fresh\n");
+    else if (o.end != SQ_JAIL_EXITED_OK) CHECK_STR(sq_jail_end_name(o.end), "signaled");
     sq_jail_outcome_clear(&o);
   }
 }
@@ -475,6 +484,109 @@ static void test_executable(void) {
   }
 }
 
+/* The next task's memory figures start once the last task's memory is
+ * uncharged: on one zygote, an honest task right after one that filled its
+ * scratch with 60 MiB (tmpfs pages, charged to the slot's cgroup until the
+ * scratch is replaced) reports its own small peak, not the scratch's. */
+static void test_peak_after_scratch(void) {
+  sq_jail *j = own_jail("/usr/bin/python3", 1, true); /* one zygote: every task on it */
+  if (!j) return;
+  static const char fill[] = "for i in range(4):\n    open('f%d' % i, 'wb').write(b'x' * (15 << 20))\nprint('filled')\n";
+  static const char small[] = "print(6 * 7)\n";
+  for (int round = 0; round < 3; round++) {
+    sq_jail_outcome o;
+    CHECK_EQ(sq_jail_run(j, fill, strlen(fill), &base, "fill", &o), 0);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "filled\n");
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(sq_jail_run(j, small, strlen(small), &base, "small", &o), 0);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "42\n");
+    if (o.memory_kib > (32 << 10)) fprintf(stderr, "peak after a full scratch: %lld KiB\n", (long long)o.memory_kib);
+    CHECK(o.memory_kib > 0 && o.memory_kib <= (32 << 10));
+    sq_jail_outcome_clear(&o);
+  }
+  sq_jail_free(j);
+}
+
+/* A task runs under its own memory limit or on a fresh slot, never under
+ * the last task's: when the slot's cgroup refuses the new, lower limit (the
+ * test hook fails the write, as EBUSY from memory still charged would), the
+ * slot is replaced. Four processes of 80 MiB each are over a 128 MiB
+ * task's cgroup limit (its memory plus the slack), not over the 1 GiB of
+ * the task before. */
+static void test_limit_write_fails(void) {
+  sq_jail *j = own_jail("/usr/bin/python3", 1, true);
+  if (!j) return;
+  static const char prog[] =
+      "import os, time\npids = []\nfor i in range(4):\n    pid = os.fork()\n    if pid == 0:\n"
+      "        b = bytearray(80 * 1024 * 1024)\n        for k in range(0, len(b), 4096): b[k] = 1\n"
+      "        time.sleep(1)\n        os._exit(0)\n    pids.append(pid)\n"
+      "for p in pids:\n    os.waitpid(p, 0)\nprint('parent done')\n";
+  sq_jail_limits big = base, small = base;
+  big.memory_mib = 1024;
+  small.memory_mib = 128;
+  sq_jail_outcome o;
+  CHECK_EQ(sq_jail_run(j, "print(1)\n", 9, &big, "big limit", &o), 0);
+  CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "1\n");
+  sq_jail_outcome_clear(&o);
+  sq__jail_cgroup_reset_failures = 1;
+  CHECK_EQ(sq_jail_run(j, prog, strlen(prog), &small, "small limit", &o), 0);
+  sq__jail_cgroup_reset_failures = 0;
+  if (o.end != SQ_JAIL_MEMORY_LIMIT)
+    fprintf(stderr, "after a refused limit: end %s, stdout %s\n", sq_jail_end_name(o.end), o.stdout_buf ? o.stdout_buf : "");
+  CHECK(o.oom_killed);
+  CHECK_STR(sq_jail_end_name(o.end), "memory_limit");
+  sq_jail_outcome_clear(&o);
+  sq_jail_free(j);
+}
+
+/* The pid of the zygote below this process (the first python3 there),
+ * once its child for the next task is forked; 0 if none. */
+static int first_python_below(int pid);
+
+/* A task cannot signal its zygote (the zygote's real and saved uid are
+ * not the task's), so nothing it leaves behind can stop it: orphans that
+ * close their outputs and keep sending it SIGSTOP, with 51 zombies of
+ * their own, are killed once the task is over, the zygote reports the
+ * task's end in time (it is kept, not replaced after the report's 5 s
+ * deadline), and the next task finds no process of the last one. Run
+ * before any other pool exists: the one python3 zygote below us is this
+ * runner's. */
+static void test_zygote_unreachable(void) {
+  sq_jail *j = own_jail("/usr/bin/python3", 1, true);
+  if (!j) return;
+  static const char probe[] =
+      "import os, signal\nfor s in (0, signal.SIGSTOP, signal.SIGKILL):\n    try:\n        os.kill(os.getppid(), s)\n"
+      "        print('sent', end=' ')\n    except PermissionError:\n        print('refused', end=' ')\nprint()\n";
+  static const char orphans[] =
+      "import os, signal, time\nz = os.getppid()\nfor i in range(3):\n    if os.fork() == 0:\n"
+      "        for k in range(17):\n            if os.fork() == 0:\n                os._exit(0)\n"
+      "        os.close(1)\n        os.close(2)\n        while True:\n            try:\n"
+      "                os.kill(z, signal.SIGSTOP)\n            except OSError:\n                pass\n"
+      "print('left')\n";
+  static const char census[] =
+      "import os\nme = {1, os.getpid(), os.getppid()}\nn = 0\nfor p in range(1, 4096):\n    if p in me:\n"
+      "        continue\n    try:\n        os.kill(p, 0)\n        n += 1\n    except PermissionError:\n        n += 1\n"
+      "    except ProcessLookupError:\n        pass\nprint(n)\n";
+  sq_jail_outcome o;
+  CHECK_EQ(sq_jail_run(j, probe, strlen(probe), &base, "probe", &o), 0);
+  CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "refused refused refused \n");
+  sq_jail_outcome_clear(&o);
+  for (int round = 0; round < 2; round++) {
+    CHECK_EQ(sq_jail_run(j, census, strlen(census), &base, "census", &o), 0);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "0\n");
+    sq_jail_outcome_clear(&o);
+    int zygote = first_python_below((int)getpid());
+    CHECK(zygote > 0);
+    CHECK_EQ(sq_jail_run(j, orphans, strlen(orphans), &base, "orphans", &o), 0);
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(sq_jail_run(j, census, strlen(census), &base, "census", &o), 0);
+    CHECK_STR(o.stdout_buf ? o.stdout_buf : "", "0\n");
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(first_python_below((int)getpid()), zygote); /* kept: it reported in time */
+  }
+  sq_jail_free(j);
+}
+
 static struct stat stdin_was; /* fd 0 before any jail: freeing one must leave it open */
 
 static void test_free_unstarted(void) {
@@ -490,14 +602,15 @@ static void test_free_unstarted(void) {
 }
 
 /* How many python3 processes run below pid (zygotes and the children they
- * forked ahead), through /proc/PID/task/TID/children. */
-static int python_below(int pid) {
+ * forked ahead), through /proc/PID/task/TID/children; each is sent sig
+ * (0: none). */
+static int python_below(int pid, int sig) {
   char path[96], comm[32];
   snprintf(path, sizeof path, "/proc/%d/comm", pid);
   FILE *f = fopen(path, "r");
   int n = 0;
   if (f) {
-    if (fgets(comm, sizeof comm, f) && strcmp(comm, "python3\n") == 0) n++;
+    if (fgets(comm, sizeof comm, f) && strcmp(comm, "python3\n") == 0 && (!sig || kill(pid, sig) == 0)) n++;
     fclose(f);
   }
   snprintf(path, sizeof path, "/proc/%d/task", pid);
@@ -507,7 +620,7 @@ static int python_below(int pid) {
     char kids[320];
     snprintf(kids, sizeof kids, "/proc/%d/task/%.255s/children", pid, e->d_name);
     FILE *k = fopen(kids, "r");
-    for (int kid; k && fscanf(k, "%d", &kid) == 1;) n += python_below(kid);
+    for (int kid; k && fscanf(k, "%d", &kid) == 1;) n += python_below(kid, sig);
     if (k) fclose(k);
   }
   if (d) closedir(d);
@@ -701,7 +814,7 @@ static void test_one_run(void) {
   CHECK_STR(o.stdout_buf, "[42]\n");
   sq_jail_outcome_clear(&o);
   usleep(1000 * 1000); /* a full zygote started on demand would be up, its child forked, by now */
-  CHECK_EQ(python_below((int)getpid()), 2);
+  CHECK_EQ(python_below((int)getpid(), 0), 2);
   sq_jail_free(j);
 }
 
@@ -709,7 +822,9 @@ static void test_one_run(void) {
  * fails for it, as a python lacking one of its modules would): programs
  * that import run on a lean zygote instead, rather than failing as a host
  * failure, and the full kind is not tried again for every run. The
- * wrapper lives under /usr, which the jail's root binds. */
+ * wrapper lives under /usr, which the jail's root binds, and keeps the
+ * effective uid the zygote is started with (sh -p; jail_contain.c,
+ * warm_identity). */
 static void test_full_broken(void) {
   char dir[96], py[128];
   snprintf(dir, sizeof dir, "/usr/local/lib/sandq-test-%d", (int)getpid());
@@ -725,7 +840,7 @@ static void test_full_broken(void) {
   FILE *f = fopen(py, "w");
   CHECK(f != NULL);
   if (!f) return;
-  fputs("#!/bin/sh\nfor a; do k=$a; done\n"
+  fputs("#!/bin/sh -p\nfor a; do k=$a; done\n"
         "[ \"$k\" = full ] && { echo 'test: no full zygote here' >&2; exit 1; }\n"
         "exec /usr/bin/python3 \"$@\"\n", f);
   fclose(f);
@@ -807,6 +922,10 @@ int main(int argc, char **argv) {
   test_full_broken();
   fprintf(stderr, "memory per task\n");
   test_memory_per_task();
+  if (sq_check_group(NULL)) {
+    fprintf(stderr, "zygote unreachable\n");
+    test_zygote_unreachable();
+  }
   sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root,
                         .mode = SQ_JAIL_MODE_WARM, .pool_size = 2};
   int rc = sq_jail_new(&cfg, &jail);
@@ -814,6 +933,12 @@ int main(int argc, char **argv) {
   if (rc != 0) return sq_check_done("test_jail_warm");
   if (sq_check_group("memory_cgroup")) {
     test_cgroup_oom();
+    if (sq_jail_layers(jail) & SQ_JAIL_LAYER_CGROUP_MEMORY) {
+      fprintf(stderr, "peak after a full scratch\n");
+      test_peak_after_scratch();
+      fprintf(stderr, "limit write fails\n");
+      test_limit_write_fails();
+    }
     return finish();
   }
   fprintf(stderr, "command line\n");
