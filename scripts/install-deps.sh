@@ -29,6 +29,9 @@ redis-server redis-tools python3 python3-dev"
 if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
 	PKGS="$PKGS prometheus curl clang libclang-rt-14-dev python3-pymongo python3-bson python3-redis docker-compose"
 	PKGS="$PKGS redis-sentinel"
+	# the Python client as a package: a venv and setuptools, no PyPI
+	# (tests/integration/client_python.sh runs its README's pip install)
+	PKGS="$PKGS python3-venv python3-setuptools"
 fi
 
 # zlib1g-dev: `sandq-producer import` reads gzipped datasets (HumanEval.jsonl.gz).
