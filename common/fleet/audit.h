@@ -8,7 +8,7 @@
  *   status (this run's verdict), worker, provider and model (generated
  *   code only), jail_mode, blocked_syscall (when seccomp killed it),
  *   exit_code, wall_ms, round (0 the first run, n the n-th repair),
- *   time_ms (wall clock when the run ended)
+ *   time_ms (wall clock when the run ended), language (the task's)
  *
  * Knows nothing of the jail or the LLM client: the worker fills the entry. */
 #ifndef SQ_AUDIT_H
@@ -21,7 +21,7 @@
 #include "task.h"
 
 #define SQ_AUDIT_STREAM "audit" /* sq:{Q}:audit */
-#define SQ_AUDIT_FIELDS 13
+#define SQ_AUDIT_FIELDS 14
 
 /* One executed program. Plain data. */
 typedef struct {
@@ -38,6 +38,7 @@ typedef struct {
   int64_t wall_ms;
   int64_t round;
   int64_t time_ms;
+  char language[16];
 } sq_audit_entry;
 
 /* An entry's stream form: field names (static) and values (pointing into e
