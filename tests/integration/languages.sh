@@ -3,7 +3,10 @@
 # the jail: MultiPL-E-style code with its tests appended passes; a wrong
 # implementation fails with the runtime's own words as the reason; a
 # compiled language's syntax error is compile_error naming the compiler's
-# first diagnostic; a C fork bomb ends at a limit and the next run passes.
+# first diagnostic; a C fork bomb ends at a limit and the next run passes;
+# the abuse payloads in C, JavaScript and Go (tests/lib/languages.py) end
+# at their status without reaching the network, the host's files or a
+# path outside scratch.
 # A language whose toolchain this host lacks is reported and left out; the
 # test skips when none of them is installed.
 set -u
@@ -21,7 +24,7 @@ import json, os, subprocess, sys
 worker, tmp, only = sys.argv[1], sys.argv[2], sys.argv[3].split()
 
 sys.path.insert(0, os.path.join(os.environ['SQ_SRC'], 'tests', 'lib'))
-from languages import L, WHY, DIAG
+from languages import L, WHY, DIAG, ABUSE
 
 failures, ran, missing = [], [], []
 
@@ -73,6 +76,20 @@ if 'c' in ran:
     else:
         print('c fork bomb: %s (%s)' % (o['status'], o.get('reason')), flush=True)
     expect('c', 'after-bomb', run('c', 'after-bomb', L['c'][1], L['c'][3]), 'passed')
+
+# The abuse payloads: each attack gets its status and learns nothing.
+for lang, name, code, allowed, want_out, want_call in ABUSE:
+    if lang not in ran:
+        continue
+    o = run(lang, 'abuse-' + name, code)
+    out = (o.get('stdout') or '').strip()
+    ok = o.get('status') in allowed and (want_out is None or want_out in out) and len(o.get('stdout') or '') <= 65536 and \
+        (want_call is None or o.get('blocked_syscall') == want_call)
+    if not ok:
+        failures.append('%s abuse %s: got %s (%s), stdout %r, blocked %s' % (
+            lang, name, o.get('status'), o.get('reason'), out[:200], o.get('blocked_syscall')))
+    else:
+        print('%s abuse %s: %s' % (lang, name, o['status']), flush=True)
 
 if missing:
     print('not installed here, left out: %s' % ', '.join(missing))

@@ -44,3 +44,49 @@ WHY = {'c': 'Assertion', 'cpp': 'Assertion', 'javascript': 'AssertionError', 'ty
 DIAG = {'c': 'error', 'cpp': 'error', 'typescript': 'error TS', 'go': 'mismatched types', 'rust': 'error',
         'java': 'error'}
 
+
+# Abuse payloads in other languages than Python: (language, name, code,
+# statuses allowed, text stdout must hold or None, blocked_syscall wanted or
+# None). Each prints what it got, so a hole shows as a wrong stdout.
+ABUSE = [
+ ('c', 'socket', '#include <stdio.h>\n#include <sys/socket.h>\nint main(void) {\n'
+  '  printf("inet %d\\n", socket(AF_INET, SOCK_STREAM, 0));\n'
+  '  printf("inet6 %d\\n", socket(AF_INET6, SOCK_DGRAM, 0));\n  return 0;\n}',
+  ('ok',), 'inet -1\ninet6 -1', None),
+ ('c', 'raw-ptrace', '#include <sys/syscall.h>\n#include <unistd.h>\n'
+  'int main(void) { syscall(SYS_ptrace, 0, 0, 0, 0); return 0; }', ('policy_violation',), None, 'ptrace'),
+ ('c', 'raw-unshare', '#include <sys/syscall.h>\n#include <unistd.h>\n'
+  'int main(void) { syscall(SYS_unshare, 0x10000000 /* CLONE_NEWUSER */); return 0; }', ('policy_violation',), None,
+  'unshare'),
+ ('c', 'write-outside', '#include <stdio.h>\nint main(void) {\n'
+  '  const char *p[] = {"/usr/x", "/tmp/x", "/etc/x", "/x", "/proc/self/x"};\n'
+  '  for (int i = 0; i < 5; i++) printf("%s %s\\n", p[i], fopen(p[i], "w") ? "written" : "refused");\n  return 0;\n}',
+  ('ok',), '/usr/x refused\n/tmp/x refused\n/etc/x refused\n/x refused\n/proc/self/x refused', None),
+ ('c', 'read-host', '#include <stdio.h>\nint main(void) {\n'
+  '  const char *p[] = {"/etc/passwd", "/etc/shadow", "/root/.bashrc", "/proc/1/environ"};\n'
+  '  for (int i = 0; i < 4; i++) printf("%s %s\\n", p[i], fopen(p[i], "r") ? "read" : "absent");\n  return 0;\n}',
+  ('ok',), '/etc/passwd absent\n/etc/shadow absent\n/root/.bashrc absent\n/proc/1/environ absent', None),
+ ('c', 'flood', '#include <stdio.h>\nint main(void) { for (;;) fputs("flood flood flood flood\\n", stdout); }',
+  ('output_limit',), None, None),
+ ('javascript', 'socket', "const net = require('net');\n"
+  "const s = net.connect(80, '1.1.1.1', () => console.log('connected'));\n"
+  "s.on('error', e => console.log('refused ' + e.code));", ('ok',), 'refused', None),
+ ('javascript', 'write-outside', "const fs = require('fs');\n"
+  "for (const p of ['/usr/x', '/tmp/x', '/etc/x', '/x']) {\n"
+  "  try { fs.writeFileSync(p, 'x'); console.log(p + ' written'); } catch (e) { console.log(p + ' refused'); }\n}",
+  ('ok',), '/usr/x refused\n/tmp/x refused\n/etc/x refused\n/x refused', None),
+ ('javascript', 'read-host', "const fs = require('fs');\n"
+  "for (const p of ['/etc/passwd', '/etc/shadow', '/proc/1/environ']) {\n"
+  "  try { fs.readFileSync(p); console.log(p + ' read'); } catch (e) { console.log(p + ' absent'); }\n}",
+  ('ok',), '/etc/passwd absent\n/etc/shadow absent\n/proc/1/environ absent', None),
+ ('javascript', 'flood', "const s = 'flood '.repeat(1000) + '\\n';\nfor (;;) process.stdout.write(s);",
+  ('output_limit', 'memory_limit', 'cpu_limit', 'timeout'), None, None),  # node queues writes the jail no longer reads
+ ('javascript', 'fork-bomb', "const cp = require('child_process');\nlet n = 0;\n"
+  "for (let i = 0; i < 200; i++) { try { cp.spawn('/usr/bin/node', ['-e', 'setInterval(() => {}, 1000)']); n++; }"
+  " catch (e) {} }\nsetTimeout(() => {}, 60000);",
+  ('timeout', 'cpu_limit', 'memory_limit', 'runtime_error'), None, None),
+ ('go', 'raw-ptrace', 'package main\n\nimport "syscall"\n\n'
+  'func main() { syscall.Syscall(syscall.SYS_PTRACE, 0, 0, 0) }', ('policy_violation',), None, 'ptrace'),
+ ('go', 'socket', 'package main\n\nimport (\n\t"fmt"\n\t"net"\n)\n\nfunc main() {\n'
+  '\t_, err := net.Dial("tcp", "1.1.1.1:80")\n\tfmt.Println("refused", err != nil)\n}', ('ok',), 'refused true', None),
+]
