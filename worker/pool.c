@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compiled.h"
 #include "errors.h"
-#include "harness.h"
 #include "log.h"
 #include "test_hooks.h"
 #include "job.h"
@@ -149,17 +149,26 @@ void sq__pool_free(jail_pool *p) {
   free(p);
 }
 
-void sq__judge_precompile(sq_jail *jail) {
-  const char *prog = sq_harness_compile_program(), *src = sq_harness_judge_source();
+/* Compiles one source in the jail; on failure tasks carry its text. */
+static void precompile(sq_jail *jail, sq_compiled_id id, const char *what) {
+  const char *prog = sq_compiled_program();
+  char *input = sq_compiled_input(id);
   sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 256, .output_kib = 1024};
-  sq_jail_outcome o;
-  int rc = sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, src, strlen(src), &lim, "judge-compile", &o);
+  sq_jail_outcome o = {0};
+  int rc = input ? sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, strlen(input), &lim, "compile", &o)
+                 : SQ_ENOMEM;
   if (rc == 0 && o.end == SQ_JAIL_EXITED_OK && !o.stdout_truncated)
-    rc = sq_harness_set_compiled(o.stdout_buf, o.stdout_len);
+    rc = sq_compiled_set(id, o.stdout_buf, o.stdout_len);
   else if (rc == 0)
     rc = SQ_EJAIL;
-  if (rc) /* each task then compiles judge.py itself: slower, the same verdicts */
-    SQ_WARN("judge: could not compile it once in the jail (%s, ended %s): each task compiles it", sq_strerror(rc),
-            sq_jail_end_name(o.end));
+  if (rc) /* each task then compiles it itself: slower, the same verdicts */
+    SQ_WARN("%s: could not compile it once in the jail (%s, ended %s): each task compiles it", what,
+            sq_strerror(rc), sq_jail_end_name(o.end));
   sq_jail_outcome_clear(&o);
+  free(input);
+}
+
+void sq__pool_precompile(sq_jail *jail) {
+  precompile(jail, SQ_COMPILED_JUDGE, "judge.py");
+  precompile(jail, SQ_COMPILED_WORKSPACE, "workspace.py");
 }

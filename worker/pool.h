@@ -10,9 +10,9 @@ typedef struct job job;
 /* Starts n_threads threads running programs in jail (borrowed). Returns 0,
  * SQ_ENOMEM or SQ_ESYS. */
 int sq__pool_new(sq_jail *jail, int n_threads, jail_pool **out);
-/* Compiles the test judge once, in the jail (sq_harness_set_compiled); on
- * failure logs a warning and tasks compile it each (the same verdicts). */
-void sq__judge_precompile(sq_jail *jail);
+/* Compiles judge.py and workspace.py once, in the jail (compiled.h); on
+ * failure logs a warning and tasks compile them each (the same verdicts). */
+void sq__pool_precompile(sq_jail *jail);
 /* Readable when finished jobs wait in sq__pool_take_all. */
 int sq__pool_fd(const jail_pool *p);
 void sq__pool_submit(jail_pool *p, job *j);

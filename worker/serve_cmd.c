@@ -12,7 +12,7 @@
 #include "cmds.h"
 #include "config.h"
 #include "errors.h"
-#include "harness.h"
+#include "compiled.h"
 #include "http.h"
 #include "jail.h"
 #include "llm.h"
@@ -127,7 +127,7 @@ static int serve(const sq_cli *cli) {
     SQ_ERROR("jail: %s (scratch_root %s)", sq_strerror(rc), w.cfg.scratch_root);
     goto out;
   }
-  sq__judge_precompile(w.jail);
+  sq__pool_precompile(w.jail);
   if ((rc = sq__pool_new(w.jail, (int)w.cfg.jail_threads, &w.pool)) != 0) {
     SQ_ERROR("jail pool: %s", sq_strerror(rc));
     goto out;
@@ -186,7 +186,7 @@ out:
   sq__housekeeping_free(w.housekeeping);
   sq_metrics_free(w.metrics);
   sq_jail_free(w.jail);
-  sq_harness_clear_compiled();
+  sq_compiled_clear();
   return exit_code;
 }
 

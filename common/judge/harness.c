@@ -11,46 +11,15 @@
 #include <string.h>
 
 #include "base64.h"
+#include "compiled.h"
 #include "errors.h"
 #include "util.h"
 
 extern const char sq__harness_py[]; /* harness.py, by common/embed.cmake */
-extern const char sq__judge_py[];   /* judge.py */
 
 #define MARK_PREFIX "sandq-harness:"
 #define NONCE_HEX 32
 #define BEGIN_SUFFIX ":begin\n"
-
-/* judge.py compiled by the jail's interpreter (marshal, base64), or NULL:
- * set once, before any task (sq_harness_set_compiled). */
-static char *judge_compiled;
-
-/* Reads judge.py on stdin and writes its code object, marshalled and in
- * base64, to stdout: run once in the jail, by the interpreter the tasks get. */
-static const char compile_program[] =
-    "import binascii, marshal, sys\n"
-    "code = compile(sys.stdin.buffer.read(), '<sandq-judge>', 'exec', dont_inherit=True)\n"
-    "sys.stdout.write(binascii.b2a_base64(marshal.dumps(code), newline=False).decode())\n";
-
-const char *sq_harness_compile_program(void) { return compile_program; }
-const char *sq_harness_judge_source(void) { return sq__judge_py; }
-
-int sq_harness_set_compiled(const char *b64, size_t len) {
-  if (!b64 || len == 0 || len % 4) return SQ_EINVAL;
-  for (size_t i = 0; i < len; i++)
-    if (!strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", b64[i]) || !b64[i])
-      return SQ_EINVAL;
-  char *copy = strndup(b64, len);
-  if (!copy) return SQ_ENOMEM;
-  free(judge_compiled);
-  judge_compiled = copy;
-  return 0;
-}
-
-void sq_harness_clear_compiled(void) {
-  free(judge_compiled);
-  judge_compiled = NULL;
-}
 
 bool sq_harness_applies(const sq_task *t) { return t && (t->tests || t->entry_point); }
 
@@ -86,10 +55,7 @@ int sq_harness_judge(const sq_task *t, const char *code, char **program, char **
   long tests_at, check_at;
   rc = layout(t, code, listing, &tests_at, &check_at);
   sq_buf p = {0}, in = {0};
-  if (judge_compiled) /* no compile per task: about 3x the harness's own, docs/benchmarks.md */
-    rc = sq_buf_appendf(&p, "import binascii, marshal\nexec(marshal.loads(binascii.a2b_base64(b'%s')))\n", judge_compiled);
-  else
-    rc = sq_buf_append(&p, sq__judge_py, strlen(sq__judge_py));
+  if (!rc) rc = sq_compiled_append(&p, SQ_COMPILED_JUDGE);
   if (!rc) rc = sq_buf_append(&p, "main(b'", 7);
   if (!rc) rc = sq_base64_append(&p, code ? code : "", code ? strlen(code) : 0);
   if (!rc) rc = sq_buf_append(&p, "', b'", 5);

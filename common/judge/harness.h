@@ -44,20 +44,10 @@ bool sq_harness_applies(const sq_task *t);
  * is judge.py around the code alone and *input ("TESTS_AT CHECK_AT\n" and
  * the listing of sq_task_program, *input_len bytes) carries the tests:
  * they are never written where the candidate's code can read them.
+ * judge.py comes precompiled when the worker compiled it (compiled.h).
  * Otherwise *program is the listing and *input NULL. Returns 0 (the caller
  * frees both), SQ_ENOMEM or SQ_EINVAL (as sq_harness_program). */
 int sq_harness_judge(const sq_task *t, const char *code, char **program, char **input, size_t *input_len);
-
-/* judge.py compiled once instead of at every task: run
- * sq_harness_compile_program in the jail with sq_harness_judge_source as its
- * input, and pass its stdout (base64 of the marshalled code object, len
- * bytes) here; sq_harness_judge then emits that instead of judge.py's text.
- * Process-wide: call before any task, from one thread. Returns 0, SQ_EINVAL
- * (not base64) or SQ_ENOMEM. sq_harness_clear_compiled frees it. */
-const char *sq_harness_compile_program(void);
-const char *sq_harness_judge_source(void);
-int sq_harness_set_compiled(const char *b64, size_t len);
-void sq_harness_clear_compiled(void);
 
 /* The in-process harness alone (harness.py; what judge.py falls back to):
  * assembles the program the jail runs for t with code (NULL: empty): when

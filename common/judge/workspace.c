@@ -10,10 +10,9 @@
 #include <string.h>
 
 #include "base64.h"
+#include "compiled.h"
 #include "errors.h"
 #include "util.h"
-
-extern const char sq__workspace_py[]; /* workspace.py, by common/embed.cmake */
 
 #define MARK_PREFIX "sandq-files:"
 #define NONCE_HEX 32
@@ -63,7 +62,7 @@ static int append_spec(sq_buf *b, const sq_language *l, const sq_jail_limits *ru
 int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run, char **out) {
   *out = NULL;
   sq_buf b = {0};
-  int rc = sq_buf_append(&b, sq__workspace_py, strlen(sq__workspace_py));
+  int rc = sq_compiled_append(&b, SQ_COMPILED_WORKSPACE);
   if (!rc) rc = sq_buf_appendf(&b, "main('%s', ", sq_language_get(t->language)->name);
   if (!rc) rc = append_b64_str(&b, inner ? inner : "");
   if (!rc) rc = sq_buf_append(&b, ", {", 3);

@@ -54,7 +54,7 @@ def main(language, program_b64, files, globs, budget_bytes, max_files, spec=None
         finally:
             posix.close(fd)
     program = a2b(program_b64)
-    fname = sys._getframe().f_code.co_filename
+    fname = sys._getframe(1).f_code.co_filename  # main.py: the caller is the program's top level
     status, signal = 0, 0
     built = set()
     if language == 'python':

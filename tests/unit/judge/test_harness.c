@@ -15,6 +15,7 @@
 
 #include "check.h"
 #include "errors.h"
+#include "compiled.h"
 #include "harness.h"
 #include "util.h"
 #include "verdict.h"
@@ -170,14 +171,14 @@ static void judge_assembly(void) {
   CHECK(in == NULL && in_len == 0);
   free(p);
   /* precompiled: only base64 is taken, and then the program loads it */
-  CHECK_EQ(sq_harness_set_compiled("not base64!", 11), SQ_EINVAL);
-  CHECK_EQ(sq_harness_set_compiled("", 0), SQ_EINVAL);
-  CHECK_EQ(sq_harness_set_compiled("QUJD", 4), 0);
+  CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "not base64!", 11), SQ_EINVAL);
+  CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "", 0), SQ_EINVAL);
+  CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "QUJD", 4), 0);
   CHECK_EQ(sq_harness_judge(&t, "x = 1", &p, &in, &in_len), 0);
   CHECK_CONTAINS(p, "exec(marshal.loads(binascii.a2b_base64(b'QUJD')))\nmain(b'");
   free(p);
   free(in);
-  sq_harness_clear_compiled();
+  sq_compiled_clear();
 }
 
 int main(void) {

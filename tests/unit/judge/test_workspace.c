@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "compiled.h"
 #include "errors.h"
 #include "harness.h"
 #include "jail.h"
@@ -179,6 +180,27 @@ static void test_compiled(void) {
   sq_jail_outcome_clear(&o);
 }
 
+/* workspace.py compiled in the jail as the worker does (worker/pool.c);
+ * the programs then load it instead of holding its text. */
+static void precompile(void) {
+  char *input = sq_compiled_input(SQ_COMPILED_WORKSPACE);
+  const char *prog = sq_compiled_program();
+  sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 256, .output_kib = 1024};
+  sq_jail_outcome o = {0};
+  CHECK(input != NULL);
+  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, strlen(input), &lim, "compile", &o), 0);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_OK);
+  CHECK_EQ(sq_compiled_set(SQ_COMPILED_WORKSPACE, o.stdout_buf, o.stdout_len), 0);
+  sq_task t = {.id = "c", .code = "print(1)", .n_fetch = 0};
+  char *out = NULL;
+  CHECK_EQ(sq_workspace_program(&t, "print(1)", NULL, &out), 0);
+  CHECK_CONTAINS(out, "exec(marshal.loads(binascii.a2b_base64(b'");
+  CHECK(out && strstr(out, "def send_files") == NULL);
+  free(out);
+  sq_jail_outcome_clear(&o);
+  free(input);
+}
+
 int main(int argc, char **argv) {
   sq_check_args(argc, argv);
   if (access(python, X_OK) != 0 || access("/bin/bash", X_OK) != 0) {
@@ -193,13 +215,17 @@ int main(int argc, char **argv) {
   CHECK_EQ(rc, 0);
   if (rc != 0) return sq_check_done("test_workspace");
   sq_jail_mode modes[] = {SQ_JAIL_MODE_SPAWN, SQ_JAIL_MODE_WARM};
-  for (int i = 0; i < 2; i++) {
-    mode = sq_jail_mode_in_force(jail, NULL) == SQ_JAIL_MODE_SPAWN ? SQ_JAIL_MODE_SPAWN : modes[i];
-    test_python_files();
-    test_bash();
-    test_caps_and_forgery();
-    test_compiled();
+  for (int pass = 0; pass < 2; pass++) { /* workspace.py as text, then precompiled as the worker has it */
+    if (pass == 1) precompile();
+    for (int i = 0; i < 2; i++) {
+      mode = sq_jail_mode_in_force(jail, NULL) == SQ_JAIL_MODE_SPAWN ? SQ_JAIL_MODE_SPAWN : modes[i];
+      test_python_files();
+      test_bash();
+      test_caps_and_forgery();
+      test_compiled();
+    }
   }
+  sq_compiled_clear();
   sq_jail_free(jail);
   rmdir(root);
   return sq_check_done("test_workspace");
