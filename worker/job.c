@@ -43,6 +43,7 @@ void sq__job_free(job *j) {
     free(j->repair_code[i]);
   free(j->repair_code);
   free(j->repairs);
+  free(j->case_runs);
   free(j);
 }
 
@@ -273,12 +274,21 @@ static void exec_start(job *j) {
     end_with(j, SQ_STATUS_BLOCKED, "%s", why);
     return;
   }
+  if (j->task->n_cases && sq__job_cases_start(j) != 0) {
+    end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the cases");
+    return;
+  }
   if (sq__test_exec_noop()) { /* a test hook: the queue without the jail */
     j->r.status = SQ_STATUS_OK;
     j->r.exit_code = 0;
     done(j);
     return;
   }
+  sq__job_submit(j);
+}
+
+void sq__job_submit(job *j) {
+  worker *w = j->w;
   j->lim = j->task->limits;
   sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
   if (j->task->n_fetch) j->lim.output_kib += SQ_WORKSPACE_OUTPUT_KIB; /* the files' block; held back after */
@@ -414,6 +424,7 @@ void sq__job_executed(job *j) {
   sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_JAIL, sq_now_mono_ms() - j->jail_t0_ms);
   take_outcome(j);
   sq__audit_log_note(j->w->audit, j); /* every program run goes into the audit trail */
+  if (j->task->n_cases && sq__job_cases_next(j)) return;
   if (j->n_repairs > 0) j->repairs[j->n_repairs - 1].status = sq_status_name(j->r.status);
   if ((j->r.status == SQ_STATUS_FAILED || j->r.status == SQ_STATUS_RUNTIME_ERROR) && repair(j)) return;
   done(j);
