@@ -4,7 +4,8 @@
 # stdout judged in the worker by the task's checker; the first failing case
 # named in the reason; stop_on_failure; limits per case; huge, empty and
 # flooding cases; 1,000 cases in one task; tasks that mix cases with
-# tests refused naming the field.
+# tests refused naming the field; APPS rows imported as cases and as
+# call-based tests, with exact pass@1.
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -84,5 +85,67 @@ b = r["blind"]
 assert b["status"] == "failed" and "secret" not in (b.get("stdout") or ""), b
 assert (b.get("stdout") or "").startswith("in ['main.py']"), b.get("stdout")
 print("cases: 11 tasks as expected; 1000 cases in one task passed")
+PY
+
+# APPS: stdin/stdout rows become cases, call-based rows (fn_name) tests for
+# the judge (a plain function, and LeetCode's class Solution); right and
+# wrong completions give an exact pass@1.
+$PY - "$SQ_TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+rows = [
+ {"problem_id": 1, "question": "Sum two integers.", "solutions": json.dumps(["a, b = map(int, input().split())\nprint(a + b)\n"]),
+  "input_output": json.dumps({"inputs": ["1 2\n", "5 -7\n"], "outputs": ["3\n", "-2\n"]})},
+ {"problem_id": 2, "question": "Largest.", "starter_code": "def biggest(xs):\n",
+  "solutions": json.dumps(["def biggest(xs):\n    return max(xs)\n"]),
+  "input_output": json.dumps({"fn_name": "biggest", "inputs": [[[1, 5, 2]], [[-3]]], "outputs": [[5], [-3]]})},
+ {"problem_id": 3, "question": "Twice.", "starter_code": "class Solution:\n    def twice(self, x):\n",
+  "solutions": json.dumps(["class Solution:\n    def twice(self, x):\n        return 2 * x\n"]),
+  "input_output": json.dumps({"fn_name": "twice", "inputs": [[2], [0]], "outputs": [4, 0]})},
+ {"problem_id": "4", "question": "Echo.", "solutions": json.dumps(["import sys\nprint(sys.stdin.read(), end='')\n"]),
+  "input_output": json.dumps({"inputs": [["a", "b"]], "outputs": [["a", "b"]]})},
+]
+with open(d + "/apps.jsonl", "w") as f:
+    for r in rows: f.write(json.dumps(r) + "\n")
+comp = [(1, "a, b = map(int, input().split())\nprint(a + b)\n"), (1, "print(3)\n"),
+        (2, "def biggest(xs):\n    return min(xs)\n"), (2, "def biggest(xs):\n    return sorted(xs)[-1]\n"),
+        (3, "class Solution:\n    def twice(self, x):\n        return x + x\n"), (4, "print('a')\n")]
+with open(d + "/apps-samples.jsonl", "w") as f:
+    for pid, c in comp: f.write(json.dumps({"problem_id": pid, "completion": c}) + "\n")
+with open(d + "/apps-bad.jsonl", "w") as f:
+    f.write(json.dumps(dict(rows[0], input_output=json.dumps({"inputs": ["1"], "outputs": []}))) + "\n")
+with open(d + "/apps-nosol.jsonl", "w") as f:
+    f.write(json.dumps(dict(rows[0], solutions="[]")) + "\n")
+PY
+"$P" import apps "$SQ_TMP/apps.jsonl" --canonical >"$SQ_TMP/apps-c.jsonl" || sq_fail "import apps --canonical"
+"$P" import apps "$SQ_TMP/apps.jsonl" --completions "$SQ_TMP/apps-samples.jsonl" >"$SQ_TMP/apps-s.jsonl" ||
+  sq_fail "import apps --completions"
+"$P" import apps "$SQ_TMP/apps-bad.jsonl" --canonical >/dev/null 2>"$SQ_TMP/bad.err" && sq_fail "a bad input_output imported"
+grep -q 'apps-bad.jsonl:1: input_output: must hold "inputs" and "outputs", two non-empty lists of one length' "$SQ_TMP/bad.err" ||
+  sq_fail "import said: $(cat "$SQ_TMP/bad.err")"
+"$P" import apps "$SQ_TMP/apps-nosol.jsonl" --canonical >/dev/null 2>"$SQ_TMP/nosol.err" && sq_fail "no solution imported"
+grep -q "solutions: no solution to import with --canonical" "$SQ_TMP/nosol.err" || sq_fail "import said: $(cat "$SQ_TMP/nosol.err")"
+for b in c s; do
+  "$P" push --batch "apps-$b" --wait --timeout-s 300 "$SQ_TMP/apps-$b.jsonl" >/dev/null 2>&1
+  "$P" report "apps-$b" --json --k 1 >"$SQ_TMP/apps-$b.report" || sq_fail "report apps-$b"
+  "$P" results "apps-$b" --format jsonl >"$SQ_TMP/apps-$b.results" || sq_fail "results apps-$b"
+done
+$PY - "$SQ_TMP" <<'PY' || sq_fail "the APPS results are wrong"
+import json, sys
+d = sys.argv[1]
+c = {r["_id"]: r for r in map(json.loads, open(d + "/apps-c.results"))}
+assert all(r["status"] == "passed" for r in c.values()) and len(c) == 4, {k: (r["status"], r.get("reason")) for k, r in c.items()}
+assert c["APPS/2/0"]["judge"] == "isolated" and c["APPS/3/0"]["judge"] == "in_process", c["APPS/3/0"]
+s = {r["_id"]: r for r in map(json.loads, open(d + "/apps-s.results"))}
+want = {"APPS/1/0": "passed", "APPS/1/1": "failed", "APPS/2/0": "failed", "APPS/2/1": "passed",
+        "APPS/3/0": "passed", "APPS/4/0": "failed"}
+assert {k: r["status"] for k, r in s.items()} == want, {k: r["status"] for k, r in s.items()}
+assert s["APPS/1/1"]["reason"] == "case 2: expected `-2`, got `3`", s["APPS/1/1"]["reason"]
+assert s["APPS/4/0"]["reason"] == "case 1: expected `b`, got the end of output", s["APPS/4/0"]["reason"]
+rc, rs = json.load(open(d + "/apps-c.report")), json.load(open(d + "/apps-s.report"))
+assert rc["pass_at_k"]["1"] == 1.0, rc["pass_at_k"]
+# per problem c/n: 1/2, 1/2, 1/1, 0/1 -> (0.5 + 0.5 + 1 + 0) / 4
+assert abs(rs["pass_at_k"]["1"] - 0.5) < 1e-12, rs["pass_at_k"]
+print("cases: APPS canonical 4/4, completions pass@1 %.4f" % rs["pass_at_k"]["1"])
 PY
 echo "cases: all checks passed"
