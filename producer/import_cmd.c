@@ -30,7 +30,7 @@
 #define MAX_INPUT_BYTES ((size_t)1 << 30)
 #define MAX_SAMPLES 100000
 
-typedef enum { DS_HUMANEVAL, DS_MBPP, DS_APPS } dataset;
+typedef enum { DS_HUMANEVAL, DS_MBPP, DS_APPS, DS_HUMANEVAL_PLUS, DS_MBPP_PLUS } dataset;
 
 /* MBPP's splits by problem number (Austin et al. 2021): what papers report
  * is test. */
@@ -62,6 +62,7 @@ typedef struct {
   char *tests;       /* HumanEval: test; MBPP: the asserts, one per line */
   char *entry_point; /* HumanEval only */
   cJSON *cases;      /* APPS stdin/stdout: the task's "cases" array; NULL otherwise */
+  char *plus_tests;  /* evalplus: the plus tier's tests (tests holds the base tier's) */
   int64_t samples;   /* tasks written so far (the next sample index) */
   size_t lineno;     /* its line in the dataset */
 } problem;
@@ -80,6 +81,7 @@ static void problems_free(problem_set *ps) {
     problem *p = &ps->p[i];
     free(p->id), free(p->gen_prompt), free(p->prefix), free(p->canonical), free(p->tests), free(p->entry_point);
     cJSON_Delete(p->cases);
+    free(p->plus_tests);
   }
   free(ps->p);
   ps->p = NULL;
@@ -212,7 +214,7 @@ static cJSON *parse_line(const char *path, size_t lineno, const char *line, size
 static char *problem_id(dataset ds, const cJSON *obj, const char *path, size_t lineno) {
   const char *field = ds == DS_APPS ? "problem_id" : "task_id", *prefix = ds == DS_APPS ? "APPS/" : "Mbpp/";
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
-  if (ds == DS_HUMANEVAL) {
+  if (ds == DS_HUMANEVAL || ds == DS_HUMANEVAL_PLUS || ds == DS_MBPP_PLUS) {
     if (cJSON_IsString(v) && v->valuestring[0]) return strdup(v->valuestring);
     fprintf(stderr, "%s:%zu: task_id: %s\n", path, lineno, v ? "must be a non-empty string" : "missing");
     return NULL;
@@ -405,6 +407,88 @@ out:
   return rc;
 }
 
+/* evalplus's comparison of a candidate's output with the reference's
+ * (its evaluator: equal, or for a float or a list of floats within atol,
+ * 1e-6 when the row's atol is 0, and a relative 1e-7), run by the judge. */
+static const char evalplus_tests[] =
+    "import copy, json\n"
+    "def _sq_reference():\n"
+    "    ns = {'__name__': '_sq_reference'}\n"
+    "    exec(%s, ns)\n"
+    "    return ns[%s]\n"
+    "def _sq_same(got, want, atol):\n"
+    "    if type(got) is type(want) and got == want:\n"
+    "        return True\n"
+    "    seq = isinstance(want, (list, tuple))\n"
+    "    ws = list(want) if seq else [want]\n"
+    "    if not ws or not all(type(w) is float for w in ws):\n"
+    "        return False\n"
+    "    gs = list(got) if seq and isinstance(got, (list, tuple)) else [got] if not seq else None\n"
+    "    tol = atol or 1e-6\n"
+    "    return gs is not None and len(gs) == len(ws) and all(\n"
+    "        type(g) in (int, float) and abs(g - w) <= tol + 1e-7 * abs(w) for g, w in zip(gs, ws))\n"
+    "_sq_inputs = json.loads(%s)\n"
+    "def check(candidate):\n"
+    "    ref = _sq_reference()\n"
+    "    for i, args in enumerate(_sq_inputs):\n"
+    "        want = ref(*copy.deepcopy(args))\n"
+    "        got = candidate(*copy.deepcopy(args))\n"
+    "        assert _sq_same(got, want, %.17g), '%s input %%d of %%d' %% (i + 1, len(_sq_inputs))\n";
+
+/* A C string as a Python str literal (cJSON's JSON string syntax is one). */
+static char *py_literal(const char *text) {
+  cJSON *s = cJSON_CreateString(text);
+  char *lit = s ? cJSON_PrintUnformatted(s) : NULL;
+  cJSON_Delete(s);
+  return lit;
+}
+
+/* The tests of one evalplus tier: the reference (prompt and canonical
+ * solution) run in the judge on each input, the candidate on the same. */
+static char *evalplus_tier(const char *tier, const char *reference, const char *entry, const cJSON *inputs, double atol) {
+  char *json = cJSON_PrintUnformatted(inputs);
+  char *ref = py_literal(reference), *ep = py_literal(entry), *in = json ? py_literal(json) : NULL;
+  sq_buf b = {0};
+  char *out = NULL;
+  if (ref && ep && in && sq_buf_appendf(&b, evalplus_tests, ref, ep, in, atol, tier) == 0) out = b.data;
+  else sq_buf_clear(&b);
+  free(json), free(ref), free(ep), free(in);
+  return out;
+}
+
+/* One HumanEval+ or MBPP+ row: the base tier's tests run the candidate and
+ * the reference on base_input, the plus tier's on plus_input. */
+static int evalplus_problem(const cJSON *o, problem *p, const char *path, size_t lineno) {
+  const char *prompt = need_string(o, "prompt", path, lineno), *sol = need_string(o, "canonical_solution", path, lineno),
+             *ep = need_string(o, "entry_point", path, lineno);
+  if (!prompt || !sol || !ep) return -1;
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(o, "base_input"),
+              *plus = cJSON_GetObjectItemCaseSensitive(o, "plus_input"), *atol = cJSON_GetObjectItemCaseSensitive(o, "atol");
+  const char *bad = !cJSON_IsArray(base) || cJSON_GetArraySize(base) == 0 ? "base_input"
+                    : !cJSON_IsArray(plus) ? "plus_input"
+                    : atol && !(cJSON_IsNumber(atol) && atol->valuedouble >= 0) ? "atol" : NULL;
+  const cJSON *item;
+  cJSON_ArrayForEach(item, base) if (!bad && !cJSON_IsArray(item)) bad = "base_input";
+  cJSON_ArrayForEach(item, plus) if (!bad && !cJSON_IsArray(item)) bad = "plus_input";
+  if (bad) {
+    fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, bad,
+            strcmp(bad, "atol") == 0 ? "must be a number >= 0" : "must be a list of argument lists (base_input: not empty)");
+    return -1;
+  }
+  char *reference = cat3(prompt, sol, "");
+  double tol = atol ? atol->valuedouble : 0;
+  p->prefix = strdup(prompt);
+  p->canonical = strdup(sol);
+  p->entry_point = strdup(ep);
+  p->tests = reference ? evalplus_tier("base", reference, ep, base, tol) : NULL;
+  p->plus_tests = reference ? evalplus_tier("plus", reference, ep, plus, tol) : NULL;
+  p->gen_prompt = cat3("Complete the following Python function. Reply with the whole program (its imports and the "
+                       "complete function, signature included) in one ```python block.\n\n",
+                       prompt, "");
+  free(reference);
+  return p->prefix && p->canonical && p->entry_point && p->tests && p->plus_tests && p->gen_prompt ? 0 : -1;
+}
+
 /* Whether an MBPP problem id ("Mbpp/N") is in the split asked for. */
 static bool in_split(const char *id, int split) {
   long long n = strtoll(id + 5, NULL, 10);
@@ -435,6 +519,8 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
   }
   if (ps->ds == DS_APPS) {
     if (apps_problem(o, p, ps->o, path, lineno) != 0) goto out;
+  } else if (ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS) {
+    if (evalplus_problem(o, p, path, lineno) != 0) goto out;
   } else if (ps->ds == DS_HUMANEVAL) {
     const char *prompt = need_string(o, "prompt", path, lineno), *sol = need_string(o, "canonical_solution", path, lineno),
                *test = need_string(o, "test", path, lineno), *ep = need_string(o, "entry_point", path, lineno);
@@ -502,6 +588,7 @@ out:
   if (rc) {
     free(p->id), free(p->gen_prompt), free(p->prefix), free(p->canonical), free(p->tests), free(p->entry_point);
     cJSON_Delete(p->cases);
+    free(p->plus_tests);
     memset(p, 0, sizeof *p);
   }
   cJSON_Delete(o);
@@ -511,7 +598,9 @@ out:
 /* The dataset's name for a task field, so that a refusal names what the
  * user can fix in the line it names. */
 static const char *source_field(const problem_set *ps, const char *source, const char *field) {
-  bool he = ps->ds == DS_HUMANEVAL;
+  bool he = ps->ds == DS_HUMANEVAL || ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS;
+  if (he && ps->ds != DS_HUMANEVAL && (strcmp(field, "tests") == 0 || strcmp(field, "plus_tests") == 0))
+    return strcmp(field, "tests") == 0 ? "base_input" : "plus_input";
   if (ps->ds == DS_APPS) {
     if (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0) return "problem_id";
     if (strcmp(field, "tests") == 0 || strcmp(field, "cases") == 0 || strcmp(field, "task") == 0) return "input_output";
@@ -592,6 +681,7 @@ static int emit(sq_buf *out, problem *p, const problem_set *ps, const char *code
   } else if (p->entry_point) {
     if (!cJSON_AddStringToObject(t, "tests", p->tests) || !cJSON_AddStringToObject(t, "entry_point", p->entry_point))
       goto out;
+    if (p->plus_tests && !cJSON_AddStringToObject(t, "plus_tests", p->plus_tests)) goto out;
   } else if (!code && p->prefix[0]) {
     /* Generated MBPP code cannot be preceded by the setup: it goes before the asserts. */
     char *tests = cat3(p->prefix, "\n", p->tests);
@@ -643,7 +733,8 @@ out:
 /* The program text for a problem's code: HumanEval continues its prompt;
  * MBPP's setup code goes first. malloc'd. */
 static char *program_code(const problem_set *ps, const problem *p, const char *body) {
-  return ps->ds == DS_HUMANEVAL ? cat3(p->prefix, body, "") : cat3(p->prefix, p->prefix[0] ? "\n" : "", body);
+  bool continues = ps->ds == DS_HUMANEVAL || ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS;
+  return continues ? cat3(p->prefix, body, "") : cat3(p->prefix, p->prefix[0] ? "\n" : "", body);
 }
 
 typedef struct {
@@ -755,8 +846,11 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   if (strcmp(o.ds_name, "humaneval") == 0) ps.ds = DS_HUMANEVAL;
   else if (strcmp(o.ds_name, "mbpp") == 0) ps.ds = DS_MBPP;
   else if (strcmp(o.ds_name, "apps") == 0) ps.ds = DS_APPS;
+  else if (strcmp(o.ds_name, "humaneval+") == 0) ps.ds = DS_HUMANEVAL_PLUS;
+  else if (strcmp(o.ds_name, "mbpp+") == 0) ps.ds = DS_MBPP_PLUS;
   else {
-    fprintf(stderr, "sandq-producer: import: unknown dataset '%s' (known: humaneval, mbpp, apps)\n", o.ds_name);
+    fprintf(stderr, "sandq-producer: import: unknown dataset '%s' (known: humaneval, mbpp, apps, humaneval+, mbpp+)\n",
+            o.ds_name);
     return SQ_EXIT_USAGE;
   }
   if (modes > 1) {

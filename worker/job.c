@@ -256,9 +256,13 @@ static void exec_start(job *j) {
    * there are tests the jail runs the code under the judge, which reads
    * them on its stdin (harness.h). */
   bool python = j->task->language == SQ_TASK_PYTHON;
-  if (sq_task_program(j->task, j->code, &j->listing) != 0 ||
-      (python && sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len) != 0) ||
-      (sq_workspace_applies(j->task) && wrap_workspace(j) != 0)) {
+  char *base_tests = j->task->tests;
+  if (j->in_plus) j->task->tests = j->task->plus_tests; /* the plus tier: the same program, its own tests */
+  int rc = sq_task_program(j->task, j->code, &j->listing);
+  if (!rc && python) rc = sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len);
+  if (!rc && sq_workspace_applies(j->task)) rc = wrap_workspace(j);
+  j->task->tests = base_tests;
+  if (rc) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
     return;
   }
@@ -406,6 +410,25 @@ static bool repair(job *j) {
   return rc == 0;
 }
 
+/* A task with plus_tests (evalplus's tiers): the base tier's tests run
+ * first; when they pass, the same code runs again under the plus tier's.
+ * The task's status is the plus tier's, which is the base's when the base
+ * did not pass. Returns true when the plus run was started. */
+static bool tier_next(job *j) {
+  sq_result *r = &j->r;
+  r->tiered = true;
+  if (!j->in_plus) {
+    r->tier_base = r->tier_plus = r->status;
+    if (r->status != SQ_STATUS_PASSED) return false;
+    j->in_plus = true;
+    exec_start(j);
+    return true;
+  }
+  r->tier_plus = r->status;
+  j->in_plus = false; /* a repair starts again at the base */
+  return false;
+}
+
 void sq__job_executed(job *j) {
   j->w->in_jail--;
   if (j->jail_rc == SQ_ETOOBIG || j->jail_rc == SQ_EINVAL) { /* the program, not the host */
@@ -425,6 +448,7 @@ void sq__job_executed(job *j) {
   take_outcome(j);
   sq__audit_log_note(j->w->audit, j); /* every program run goes into the audit trail */
   if (j->task->n_cases && sq__job_cases_next(j)) return;
+  if (j->task->plus_tests && tier_next(j)) return;
   if (j->n_repairs > 0) j->repairs[j->n_repairs - 1].status = sq_status_name(j->r.status);
   if ((j->r.status == SQ_STATUS_FAILED || j->r.status == SQ_STATUS_RUNTIME_ERROR) && repair(j)) return;
   done(j);

@@ -53,6 +53,7 @@ struct job {
   int64_t cases_cpu_ms;   /* their CPU time, summed */
   int64_t cases_memory_kib; /* their largest peak */
   char case_reason[512];  /* the first failing case's reason */
+  bool in_plus;           /* a task with plus_tests: the run is the plus tier's */
 };
 
 /* Starts a claimed task (ownership of the claim moves to the job); it

@@ -178,5 +178,10 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
   if (ok && r->findings) ok = append_findings(doc, r->findings);
   if (ok && r->fetched) ok = append_files(doc, r->files, r->n_files);
   if (ok && r->n_cases_total) ok = append_cases(doc, r->cases, r->n_cases, r->n_cases_total);
+  if (ok && r->tiered) {
+    bson_t tiers;
+    ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "tiers", &tiers) && append_cstr(&tiers, "base", sq_status_name(r->tier_base)) &&
+         append_cstr(&tiers, "plus", sq_status_name(r->tier_plus)) && bson_append_document_end(doc, &tiers);
+  }
   return ok ? 0 : SQ_EBSON;
 }

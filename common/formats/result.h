@@ -105,6 +105,8 @@ typedef struct {
   const sq_result_case *cases; /* the cases that ran, in order: "cases" when the task had any */
   size_t n_cases;
   size_t n_cases_total;        /* the task's cases (the rest did not run: stop_on_failure) */
+  bool tiered;                 /* the task had plus_tests: "tiers" is written */
+  sq_status tier_base, tier_plus; /* each tier's status (plus: base's when base did not pass) */
 } sq_result;
 
 /* Appends r's fields to doc (an initialised, empty bson_t the caller owns).

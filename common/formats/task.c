@@ -307,7 +307,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
                                       "entry_point", "expected_stdout", "limits", "metadata",
                                       "enqueued_at_ms", "priority", "idempotency_key",
                                       "temperature", "model", "language", "files", "fetch_files",
-                                      "cases", "checker", "stop_on_failure"};
+                                      "cases", "checker", "stop_on_failure", "plus_tests"};
   const size_t n_known = sizeof known / sizeof known[0];
   unsigned seen = 0;
   const cJSON *m;
@@ -323,7 +323,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
                   "%s: unknown field (known: id, batch, prompt, code, tests, entry_point, "
                   "expected_stdout, limits, metadata, enqueued_at_ms, priority, idempotency_key, "
                   "temperature, model, language, files, fetch_files, cases, checker, "
-                  "stop_on_failure)", m->string);
+                  "stop_on_failure, plus_tests)", m->string);
     if (seen & (1u << k)) return sq_errf(err, errlen, SQ_ETASK, "%s: appears twice", m->string);
     seen |= 1u << k;
     switch (k) {
@@ -387,6 +387,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
       if (!cJSON_IsBool(m)) return sq_errf(err, errlen, SQ_ETASK, "stop_on_failure: must be true or false");
       t->stop_on_failure = cJSON_IsTrue(m);
       break;
+    case 20: rc = take_string(m, "plus_tests", &t->plus_tests, err, errlen); break;
     }
     if (rc) return rc;
   }
@@ -404,6 +405,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
   } else if (seen & (1u << 18 | 1u << 19)) {
     return sq_errf(err, errlen, SQ_ETASK, "%s: only with cases", seen & (1u << 18) ? "checker" : "stop_on_failure");
   }
+  if (t->plus_tests && !t->tests) return sq_errf(err, errlen, SQ_ETASK, "plus_tests: only with tests (the base tier)");
   if (!t->batch && !(t->batch = strdup("default"))) return SQ_ENOMEM;
   return 0;
 }
@@ -475,6 +477,7 @@ void sq_task_free(sq_task *t) {
   free(t->prompt);
   free(t->code);
   free(t->tests);
+  free(t->plus_tests);
   free(t->entry_point);
   free(t->expected_stdout);
   free(t->metadata_json);

@@ -91,6 +91,7 @@ typedef struct {
   size_t n_cases;
   sq_task_checker checker; /* "checker"; tokens when absent */
   bool stop_on_failure;  /* "stop_on_failure"; true when absent */
+  char *plus_tests;      /* "plus_tests": the plus tier's tests (evalplus), run when tests pass; may be NULL */
 } sq_task;
 
 /* Parses and validates one task of len bytes (need not be NUL-terminated).

@@ -5,7 +5,7 @@
 # named in the reason; stop_on_failure; limits per case; huge, empty and
 # flooding cases; 1,000 cases in one task; tasks that mix cases with
 # tests refused naming the field; APPS rows imported as cases and as
-# call-based tests, with exact pass@1.
+# call-based tests, with exact pass@1; HumanEval+ and MBPP+ tiers.
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -147,5 +147,51 @@ assert rc["pass_at_k"]["1"] == 1.0, rc["pass_at_k"]
 # per problem c/n: 1/2, 1/2, 1/1, 0/1 -> (0.5 + 0.5 + 1 + 0) / 4
 assert abs(rs["pass_at_k"]["1"] - 0.5) < 1e-12, rs["pass_at_k"]
 print("cases: APPS canonical 4/4, completions pass@1 %.4f" % rs["pass_at_k"]["1"])
+PY
+
+# HumanEval+ and MBPP+: the base tier, then the plus tier, the expected
+# values the reference's (computed in the judge); floats within atol.
+$PY - "$SQ_TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+he = {"task_id": "HumanEval/0", "prompt": "def add(a, b):\n    \"\"\"Sum.\"\"\"\n", "canonical_solution": "    return a + b\n",
+      "entry_point": "add", "test": "", "base_input": [[1, 2], [0, 0]], "plus_input": [[-1, 1], [0.1, 0.2]], "atol": 0}
+mb = {"task_id": "Mbpp/2", "prompt": "\"\"\"\nHalve a number.\n\"\"\"\n", "canonical_solution": "def half(x):\n    return x / 2\n",
+      "entry_point": "half", "test": "", "base_input": [[4]], "plus_input": [[1e-9], [3]], "atol": 1e-6}
+open(d + "/heplus.jsonl", "w").write(json.dumps(he) + "\n")
+open(d + "/mbplus.jsonl", "w").write(json.dumps(mb) + "\n")
+comp = ["    return a + b\n", "    return abs(a) + b\n", "    return round(a + b, 9)\n", "    return a - b\n"]
+open(d + "/heplus-s.jsonl", "w").write("".join(json.dumps({"task_id": "HumanEval/0", "completion": c}) + "\n" for c in comp))
+mcomp = ["def half(x):\n    return x * 0.5 + 1e-9\n", "def half(x):\n    return x // 2\n", "def half(x):\n    return str(x / 2)\n"]
+open(d + "/mbplus-s.jsonl", "w").write("".join(json.dumps({"task_id": "Mbpp/2", "completion": c}) + "\n" for c in mcomp))
+open(d + "/heplus-bad.jsonl", "w").write(json.dumps(dict(he, base_input=[])) + "\n")
+PY
+"$P" import humaneval+ "$SQ_TMP/heplus.jsonl" --completions "$SQ_TMP/heplus-s.jsonl" >"$SQ_TMP/he-s.jsonl" || sq_fail "import humaneval+"
+"$P" import humaneval+ "$SQ_TMP/heplus.jsonl" --canonical >"$SQ_TMP/he-c.jsonl" || sq_fail "import humaneval+ --canonical"
+"$P" import mbpp+ "$SQ_TMP/mbplus.jsonl" --completions "$SQ_TMP/mbplus-s.jsonl" >"$SQ_TMP/mb-s.jsonl" || sq_fail "import mbpp+"
+"$P" import humaneval+ "$SQ_TMP/heplus-bad.jsonl" --canonical >/dev/null 2>"$SQ_TMP/heb.err" && sq_fail "an empty base_input imported"
+grep -q "heplus-bad.jsonl:1: base_input: must be a list of argument lists" "$SQ_TMP/heb.err" || sq_fail "import said: $(cat "$SQ_TMP/heb.err")"
+grep -q '"plus_tests":' "$SQ_TMP/he-c.jsonl" || sq_fail "no plus_tests in the tasks"
+for b in he-s he-c mb-s; do
+  "$P" push --batch "plus-$b" --wait --timeout-s 300 "$SQ_TMP/$b.jsonl" >/dev/null 2>&1
+  "$P" results "plus-$b" --format jsonl >"$SQ_TMP/plus-$b.results" || sq_fail "results plus-$b"
+done
+$PY - "$SQ_TMP" <<'PY' || sq_fail "the evalplus tiers are wrong"
+import json, sys
+d = sys.argv[1]
+def load(b): return {r["_id"]: r for r in map(json.loads, open(d + "/plus-%s.results" % b))}
+he, hc, mb = load("he-s"), load("he-c"), load("mb-s")
+T = lambda r: (r["tiers"]["base"], r["tiers"]["plus"], r["status"])
+assert T(hc["HumanEval/0/0"]) == ("passed", "passed", "passed"), hc
+got = {k: T(r) for k, r in he.items()}
+assert got == {"HumanEval/0/0": ("passed", "passed", "passed"), "HumanEval/0/1": ("passed", "failed", "failed"),
+               "HumanEval/0/2": ("passed", "passed", "passed"), "HumanEval/0/3": ("failed", "failed", "failed")}, got
+assert "plus input 1 of 2" in he["HumanEval/0/1"]["reason"], he["HumanEval/0/1"]["reason"]
+assert "base input 1 of 2" in he["HumanEval/0/3"]["reason"], he["HumanEval/0/3"]["reason"]
+got = {k: T(r) for k, r in mb.items()}
+# within atol (1e-6) of the reference's; 3 // 2 is 1, not 1.5; a str is never a float
+assert got == {"Mbpp/2/0": ("passed", "passed", "passed"), "Mbpp/2/1": ("passed", "failed", "failed"),
+               "Mbpp/2/2": ("failed", "failed", "failed")}, got
+print("cases: HumanEval+ and MBPP+ tiers as expected")
 PY
 echo "cases: all checks passed"

@@ -21,7 +21,7 @@ export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
 stop_workers() { [ -f "$SQ_TMP/work/workers.pid" ] && kill $(cat "$SQ_TMP/work/workers.pid") 2>/dev/null || true; }
 if ! (cd "$SQ_TMP/work" && PATH="$SQ_BIN:$PATH" sh -e "$SQ_TMP/doc.sh") >"$SQ_TMP/doc.out" 2>"$SQ_TMP/doc.err"; then
   stop_workers
-  tail -30 "$SQ_TMP/doc.out" "$SQ_TMP/doc.err"
+  tail -n 30 "$SQ_TMP/doc.out" "$SQ_TMP/doc.err"
   sq_fail "a command of docs/evaluation.md failed"
 fi
 stop_workers
@@ -46,6 +46,12 @@ PY
 for f in he-sampled.html he-sampled.bson he-sampled.results.jsonl he-sampled.csv he-sampled.report.json; do
   [ -s "$w/$f" ] || sq_fail "$f was not written"
 done
+/usr/bin/python3 - "$w/heplus.results.jsonl" <<'PY' || sq_fail "the HumanEval+ example's tiers differ from the page"
+import json, sys
+r = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda x: x["_id"])
+assert [x["tiers"] for x in r] == [{"base": "passed", "plus": "passed"}, {"base": "passed", "plus": "failed"}], r
+assert [x["status"] for x in r] == ["passed", "failed"], r
+PY
 /usr/bin/python3 - "$w/mbpp-limits.jsonl" <<'PY'
 import json, sys
 t = [json.loads(l) for l in open(sys.argv[1])]

@@ -22,7 +22,8 @@ grep -q '"id":"Mbpp/11/0"' "$SQ_TMP/test-split.jsonl" && grep -q '"id":"Mbpp/510
   ! grep -q '"id":"Mbpp/10/0"\|"id":"Mbpp/511/0"' "$SQ_TMP/test-split.jsonl" || sq_fail "the test split is not 11-510"
 grep -q "500 task(s) from 500 mbpp problem(s) (the test split)" "$SQ_TMP/split.err" || sq_fail "import said: $(cat "$SQ_TMP/split.err")"
 [ "$("$P" import mbpp "$data" --canonical --split validation 2>/dev/null | wc -l)" -eq 90 ] || sq_fail "validation is not 90"
-"$P" import mbpp "$data" --split dev >/dev/null 2>&1; [ $? -eq 2 ] || sq_fail "an unknown split is not a usage error"
+rc=0; "$P" import mbpp "$data" --split dev >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || sq_fail "an unknown split is not a usage error (exit $rc)"
 /usr/bin/python3 - "$data" >"$SQ_TMP/broken-samples.jsonl" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
