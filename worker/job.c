@@ -43,6 +43,7 @@ void sq__job_free(job *j) {
     free(j->repair_code[i]);
   free(j->repair_code);
   free(j->repairs);
+  free(j->case_runs);
   free(j);
 }
 
@@ -271,9 +272,13 @@ static void exec_start(job *j) {
    * there are tests the jail runs the code under the judge, which reads
    * them on its stdin (harness.h). */
   bool python = j->task->language == SQ_TASK_PYTHON;
-  if (sq_task_program(j->task, j->code, &j->listing) != 0 ||
-      (python && sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len) != 0) ||
-      (sq_workspace_applies(j->task) && wrap_workspace(j) != 0)) {
+  char *base_tests = j->task->tests;
+  if (j->in_plus) j->task->tests = j->task->plus_tests; /* the plus tier: the same program, its own tests */
+  int rc = sq_task_program(j->task, j->code, &j->listing);
+  if (!rc && python) rc = sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len);
+  if (!rc && sq_workspace_applies(j->task)) rc = wrap_workspace(j);
+  j->task->tests = base_tests;
+  if (rc) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
     return;
   }
@@ -289,12 +294,23 @@ static void exec_start(job *j) {
     end_with(j, SQ_STATUS_BLOCKED, "%s", why);
     return;
   }
+  if (j->task->n_cases && sq__job_cases_start(j) != 0) {
+    end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the cases");
+    return;
+  }
   if (sq__test_exec_noop()) { /* a test hook: the queue without the jail */
     j->r.status = SQ_STATUS_OK;
     j->r.exit_code = 0;
     done(j);
     return;
   }
+  sq__job_submit(j);
+}
+
+void sq__job_submit(job *j) {
+  worker *w = j->w;
+  j->lim = j->task->limits;
+  sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
   sq_language_limits(j->task->language, &j->lim); /* a compiler's budget on top */
   if (j->task->n_fetch) j->lim.output_kib += SQ_WORKSPACE_OUTPUT_KIB; /* the files' block; held back after */
   sq_jail_outcome_clear(&j->out);
@@ -415,6 +431,25 @@ static bool repair(job *j) {
   return rc == 0;
 }
 
+/* A task with plus_tests (evalplus's tiers): the base tier's tests run
+ * first; when they pass, the same code runs again under the plus tier's.
+ * The task's status is the plus tier's, which is the base's when the base
+ * did not pass. Returns true when the plus run was started. */
+static bool tier_next(job *j) {
+  sq_result *r = &j->r;
+  r->tiered = true;
+  if (!j->in_plus) {
+    r->tier_base = r->tier_plus = r->status;
+    if (r->status != SQ_STATUS_PASSED) return false;
+    j->in_plus = true;
+    exec_start(j);
+    return true;
+  }
+  r->tier_plus = r->status;
+  j->in_plus = false; /* a repair starts again at the base */
+  return false;
+}
+
 void sq__job_executed(job *j) {
   j->w->in_jail--;
   if (j->jail_rc == SQ_ETOOBIG || j->jail_rc == SQ_EINVAL) { /* the program, not the host */
@@ -433,6 +468,8 @@ void sq__job_executed(job *j) {
   sq_metrics_stage(j->w->metrics, SQ_METRICS_STAGE_JAIL, sq_now_mono_ms() - j->jail_t0_ms);
   take_outcome(j);
   sq__audit_log_note(j->w->audit, j); /* every program run goes into the audit trail */
+  if (j->task->n_cases && sq__job_cases_next(j)) return;
+  if (j->task->plus_tests && tier_next(j)) return;
   if (j->n_repairs > 0) j->repairs[j->n_repairs - 1].status = sq_status_name(j->r.status);
   if ((j->r.status == SQ_STATUS_FAILED || j->r.status == SQ_STATUS_RUNTIME_ERROR) && repair(j)) return;
   done(j);

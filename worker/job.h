@@ -48,6 +48,12 @@ struct job {
   int n_repairs;
   int64_t t0_ms;
   int64_t jail_t0_ms;     /* handed to the pool */
+  sq_result_case *case_runs; /* a task with cases: the ones run so far (task->n_cases slots) */
+  size_t case_at;         /* the case running now */
+  int64_t cases_cpu_ms;   /* their CPU time, summed */
+  int64_t cases_memory_kib; /* their largest peak */
+  char case_reason[512];  /* the first failing case's reason */
+  bool in_plus;           /* a task with plus_tests: the run is the plus tier's */
 };
 
 /* Starts a claimed task (ownership of the claim moves to the job); it
@@ -57,5 +63,15 @@ void sq__job_begin(worker *w, sq_claim *claim);
 void sq__job_executed(job *j);
 /* NULL: no-op. */
 void sq__job_free(job *j);
+/* Hands the job's program to the pool under the task's limits. */
+void sq__job_submit(job *j);
+
+/* Cases (job_cases.c). Sets the job up for its first case: its stdin is
+ * the run's input. Returns 0 or SQ_ENOMEM. */
+int sq__job_cases_start(job *j);
+/* A case's run has been taken into j->r: judges it by the task's checker
+ * and either submits the next case (true: the job is in the pool again) or
+ * settles the task's status, reason and totals (false). */
+bool sq__job_cases_next(job *j);
 
 #endif

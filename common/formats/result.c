@@ -92,6 +92,20 @@ static bool append_repairs(bson_t *doc, const sq_result_repair *rp, int n) {
   return ok && bson_append_array_end(doc, &arr);
 }
 
+/* cases: [{status, wall_ms}] for those that ran; cases_total: all of them. */
+static bool append_cases(bson_t *doc, const sq_result_case *c, size_t n, size_t total) {
+  bson_t arr, item;
+  bool ok = BSON_APPEND_INT64(doc, "cases_total", (int64_t)total) && BSON_APPEND_ARRAY_BEGIN(doc, "cases", &arr);
+  for (size_t i = 0; ok && i < n; i++) {
+    char key[24];
+    const char *k;
+    bson_uint32_to_string((uint32_t)i, &k, key, sizeof key);
+    ok = BSON_APPEND_DOCUMENT_BEGIN(&arr, k, &item) && append_cstr(&item, "status", sq_status_name(c[i].status)) &&
+         BSON_APPEND_INT64(&item, "wall_ms", c[i].wall_ms) && bson_append_document_end(&arr, &item);
+  }
+  return ok && bson_append_array_end(doc, &arr);
+}
+
 /* jail: {mode, layers: [...], oom_killed} */
 static bool append_jail(bson_t *doc, const sq_result_jail *jl) {
   bson_t sub, arr;
@@ -164,5 +178,11 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
   }
   if (ok && r->findings) ok = append_findings(doc, r->findings);
   if (ok && r->fetched) ok = append_files(doc, r->files, r->n_files);
+  if (ok && r->n_cases_total) ok = append_cases(doc, r->cases, r->n_cases, r->n_cases_total);
+  if (ok && r->tiered) {
+    bson_t tiers;
+    ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "tiers", &tiers) && append_cstr(&tiers, "base", sq_status_name(r->tier_base)) &&
+         append_cstr(&tiers, "plus", sq_status_name(r->tier_plus)) && bson_append_document_end(doc, &tiers);
+  }
   return ok ? 0 : SQ_EBSON;
 }

@@ -57,6 +57,12 @@ typedef struct {
   bool truncated;      /* cut at the fetch budget (docs/formats.md, "Files in and out") */
 } sq_result_file;
 
+/* One case of a task with cases, as it ran (docs/formats.md, "Cases"). */
+typedef struct {
+  sq_status status;
+  int64_t wall_ms;
+} sq_result_case;
+
 /* Borrowed pointers throughout: the result owns nothing. NULL strings are
  * written as BSON null (or omitted where docs/formats.md says so). */
 typedef struct {
@@ -97,6 +103,11 @@ typedef struct {
   bool fetched;                /* the task had fetch_files: "files" and "files_truncated" are written */
   const sq_result_file *files; /* n_files of them */
   size_t n_files;
+  const sq_result_case *cases; /* the cases that ran, in order: "cases" when the task had any */
+  size_t n_cases;
+  size_t n_cases_total;        /* the task's cases (the rest did not run: stop_on_failure) */
+  bool tiered;                 /* the task had plus_tests: "tiers" is written */
+  sq_status tier_base, tier_plus; /* each tier's status (plus: base's when base did not pass) */
 } sq_result;
 
 /* Appends r's fields to doc (an initialised, empty bson_t the caller owns).

@@ -184,6 +184,53 @@ static int take_language(const cJSON *v, sq_task *t, char *err, size_t errlen) {
   return 0;
 }
 
+/* "cases": an array of {"stdin": S, "expected_stdout": S} objects. */
+static int take_cases(const cJSON *v, sq_task *t, char *err, size_t errlen) {
+  if (!cJSON_IsArray(v))
+    return sq_errf(err, errlen, SQ_ETASK, "cases: must be an array of {\"stdin\", \"expected_stdout\"} objects");
+  size_t n = (size_t)cJSON_GetArraySize(v);
+  if (n == 0) return sq_errf(err, errlen, SQ_ETASK, "cases: must hold at least one case");
+  if (n > SQ_TASK_CASES_MAX)
+    return sq_errf(err, errlen, SQ_ETASK, "cases: %zu cases, more than the %d allowed", n, SQ_TASK_CASES_MAX);
+  if (!(t->cases = calloc(n, sizeof *t->cases))) return SQ_ENOMEM;
+  const cJSON *c;
+  cJSON_ArrayForEach(c, v) {
+    size_t i = t->n_cases;
+    if (!cJSON_IsObject(c)) return sq_errf(err, errlen, SQ_ETASK, "cases[%zu]: must be an object", i);
+    const cJSON *m;
+    cJSON_ArrayForEach(m, c) {
+      if (strcmp(m->string, "stdin") != 0 && strcmp(m->string, "expected_stdout") != 0)
+        return sq_errf(err, errlen, SQ_ETASK, "cases[%zu].%.32s: unknown field (known: stdin, expected_stdout)", i,
+                       m->string);
+    }
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(c, "stdin");
+    const cJSON *want = cJSON_GetObjectItemCaseSensitive(c, "expected_stdout");
+    if (in && !cJSON_IsString(in)) return sq_errf(err, errlen, SQ_ETASK, "cases[%zu].stdin: must be a string", i);
+    if (!cJSON_IsString(want))
+      return sq_errf(err, errlen, SQ_ETASK, "cases[%zu].expected_stdout: required, a string", i);
+    sq_task_case *k = &t->cases[t->n_cases++];
+    if (!(k->stdin_text = strdup(in ? in->valuestring : "")) || !(k->expected_stdout = strdup(want->valuestring)))
+      return SQ_ENOMEM;
+  }
+  return 0;
+}
+
+/* "checker": "exact", "tokens" or "float:TOL" (TOL a number in (0, 1]). */
+static int take_checker(const cJSON *v, sq_task *t, char *err, size_t errlen) {
+  const char *s = cJSON_IsString(v) ? v->valuestring : NULL;
+  if (s && strcmp(s, "tokens") == 0) t->checker = (sq_task_checker){.kind = SQ_CHECKER_TOKENS};
+  else if (s && strcmp(s, "exact") == 0) t->checker = (sq_task_checker){.kind = SQ_CHECKER_EXACT};
+  else if (s && strncmp(s, "float:", 6) == 0) {
+    char *end = NULL;
+    double tol = strtod(s + 6, &end);
+    if (end == s + 6 || *end || !(tol > 0 && tol <= 1))
+      return sq_errf(err, errlen, SQ_ETASK, "checker: '%.32s': the tolerance must be a number in (0, 1]", s);
+    t->checker = (sq_task_checker){.kind = SQ_CHECKER_FLOAT, .tolerance = tol};
+  } else
+    return sq_errf(err, errlen, SQ_ETASK, "checker: must be \"exact\", \"tokens\" or \"float:TOL\"");
+  return 0;
+}
+
 /* How deep v nests (a scalar is 0, {} is 1); stops counting past limit. */
 static int depth_of(const cJSON *v, int limit) {
   if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return 0;
@@ -257,7 +304,8 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
   static const char *const known[] = {"id",    "batch",           "prompt", "code",     "tests",
                                       "entry_point", "expected_stdout", "limits", "metadata",
                                       "enqueued_at_ms", "priority", "idempotency_key",
-                                      "temperature", "model", "language", "files", "fetch_files"};
+                                      "temperature", "model", "language", "files", "fetch_files",
+                                      "cases", "checker", "stop_on_failure", "plus_tests"};
   const size_t n_known = sizeof known / sizeof known[0];
   unsigned seen = 0;
   const cJSON *m;
@@ -272,7 +320,8 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
       return sq_errf(err, errlen, SQ_ETASK,
                   "%s: unknown field (known: id, batch, prompt, code, tests, entry_point, "
                   "expected_stdout, limits, metadata, enqueued_at_ms, priority, idempotency_key, "
-                  "temperature, model, language, files, fetch_files)", m->string);
+                  "temperature, model, language, files, fetch_files, cases, checker, "
+                  "stop_on_failure, plus_tests)", m->string);
     if (seen & (1u << k)) return sq_errf(err, errlen, SQ_ETASK, "%s: appears twice", m->string);
     seen |= 1u << k;
     switch (k) {
@@ -330,6 +379,13 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
     case 14: rc = take_language(m, t, err, errlen); break;
     case 15: rc = take_files(m, t, err, errlen); break;
     case 16: rc = take_fetch(m, t, err, errlen); break;
+    case 17: rc = take_cases(m, t, err, errlen); break;
+    case 18: rc = take_checker(m, t, err, errlen); break;
+    case 19:
+      if (!cJSON_IsBool(m)) return sq_errf(err, errlen, SQ_ETASK, "stop_on_failure: must be true or false");
+      t->stop_on_failure = cJSON_IsTrue(m);
+      break;
+    case 20: rc = take_string(m, "plus_tests", &t->plus_tests, err, errlen); break;
     }
     if (rc) return rc;
   }
@@ -341,6 +397,13 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
     const char *py_only = !t->code ? "prompt" : t->entry_point ? "entry_point" : NULL;
     if (py_only) return sq_errf(err, errlen, SQ_ETASK, "%s: only with language python", py_only);
   }
+  if (t->cases) { /* each case is judged on its stdout alone */
+    const char *other = t->tests ? "tests" : t->entry_point ? "entry_point" : t->expected_stdout ? "expected_stdout" : NULL;
+    if (other) return sq_errf(err, errlen, SQ_ETASK, "cases: not with %s (a case carries its expected_stdout)", other);
+  } else if (seen & (1u << 18 | 1u << 19)) {
+    return sq_errf(err, errlen, SQ_ETASK, "%s: only with cases", seen & (1u << 18) ? "checker" : "stop_on_failure");
+  }
+  if (t->plus_tests && !t->tests) return sq_errf(err, errlen, SQ_ETASK, "plus_tests: only with tests (the base tier)");
   if (!t->batch && !(t->batch = strdup("default"))) return SQ_ENOMEM;
   return 0;
 }
@@ -391,6 +454,7 @@ int sq_task_parse(const char *buf, size_t len, size_t max_bytes, sq_task **out, 
     return SQ_ENOMEM;
   }
   t->temperature = -1;
+  t->stop_on_failure = true;
   sq_json_nul_members(buf, len, nul, n);
   int rc = parse_fields(root, nul, t, err, errlen);
   if (rc) {
@@ -411,6 +475,7 @@ void sq_task_free(sq_task *t) {
   free(t->prompt);
   free(t->code);
   free(t->tests);
+  free(t->plus_tests);
   free(t->entry_point);
   free(t->expected_stdout);
   free(t->metadata_json);
@@ -424,6 +489,11 @@ void sq_task_free(sq_task *t) {
   for (size_t i = 0; i < t->n_fetch; i++)
     free(t->fetch_files[i]);
   free(t->fetch_files);
+  for (size_t i = 0; i < t->n_cases; i++) {
+    free(t->cases[i].stdin_text);
+    free(t->cases[i].expected_stdout);
+  }
+  free(t->cases);
   free(t);
 }
 

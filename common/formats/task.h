@@ -44,6 +44,27 @@ typedef struct {
   size_t bytes;    /* decoded size */
 } sq_task_file;
 
+/* Cases: one program, many inputs (docs/formats.md, "Cases"). */
+#define SQ_TASK_CASES_MAX 10000 /* cases in one task */
+
+/* One case: the program's stdin and the stdout it must print. */
+typedef struct {
+  char *stdin_text;      /* may be "" */
+  char *expected_stdout;
+} sq_task_case;
+
+/* How a case's stdout is compared with its expected_stdout. */
+typedef enum {
+  SQ_CHECKER_TOKENS = 0, /* the default: white-space separated tokens equal */
+  SQ_CHECKER_EXACT,      /* the bytes equal */
+  SQ_CHECKER_FLOAT       /* tokens equal, or both numbers within tolerance */
+} sq_checker_kind;
+
+typedef struct {
+  sq_checker_kind kind;
+  double tolerance; /* SQ_CHECKER_FLOAT: |got - want| <= tolerance * max(1, |want|) */
+} sq_task_checker;
+
 /* Which list a task waits in; the queue claims high before normal before low. */
 typedef enum { SQ_TASK_NORMAL = 0, SQ_TASK_HIGH, SQ_TASK_LOW } sq_task_priority;
 
@@ -67,6 +88,11 @@ typedef struct {
   size_t n_files;
   char **fetch_files;    /* "fetch_files": n_fetch globs, NULL when absent */
   size_t n_fetch;
+  sq_task_case *cases;   /* "cases": n_cases of them, NULL when absent */
+  size_t n_cases;
+  sq_task_checker checker; /* "checker"; tokens when absent */
+  bool stop_on_failure;  /* "stop_on_failure"; true when absent */
+  char *plus_tests;      /* "plus_tests": the plus tier's tests (evalplus), run when tests pass; may be NULL */
 } sq_task;
 
 /* Parses and validates one task of len bytes (need not be NUL-terminated).

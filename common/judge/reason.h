@@ -35,7 +35,9 @@ int sq_reason_traceback(const char *err, size_t err_len, char *type, size_t type
 /* The kind of a reason, for grouping failures: the reason up to its first
  * ": ", " at line", " (" or " after " ("ZeroDivisionError", "assertion
  * failed", "stdout differs", "wall-clock limit of 2000 ms reached", "llm"),
- * into buf (len > 0; always terminated). NULL or "" gives "". */
+ * into buf (len > 0; always terminated). NULL or "" gives "". A case's
+ * reason ("case 3: ...") gives the kind of what follows, "wrong output"
+ * for the checker's. */
 void sq_reason_kind(const char *reason, char *buf, size_t len);
 
 #endif

@@ -21,15 +21,17 @@ export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
 stop_workers() { [ -f "$SQ_TMP/work/workers.pid" ] && kill $(cat "$SQ_TMP/work/workers.pid") 2>/dev/null || true; }
 if ! (cd "$SQ_TMP/work" && PATH="$SQ_BIN:$PATH" sh -e "$SQ_TMP/doc.sh") >"$SQ_TMP/doc.out" 2>"$SQ_TMP/doc.err"; then
   stop_workers
-  tail -30 "$SQ_TMP/doc.out" "$SQ_TMP/doc.err"
+  tail -n 30 "$SQ_TMP/doc.out" "$SQ_TMP/doc.err"
   sq_fail "a command of docs/evaluation.md failed"
 fi
 stop_workers
 w="$SQ_TMP/work"
 grep -q "pass@1       1.0000  (164 problem(s))" "$SQ_TMP/doc.out" || sq_fail "HumanEval's reference solutions: pass@1 is not 1"
-grep -q "pass@1       0.9979  (974 problem(s))" "$SQ_TMP/doc.out" || sq_fail "MBPP's reference solutions: pass@1 is not 972/974"
+grep -q "pass@1       0.9980  (500 problem(s))" "$SQ_TMP/doc.out" || sq_fail "MBPP's reference solutions: pass@1 is not 499/500"
 grep -q "pass@1       0.7500  (2 problem(s))" "$SQ_TMP/doc.out" && grep -q "pass@2       1.0000  (1 problem(s))" "$SQ_TMP/doc.out" ||
   { cat "$SQ_TMP/doc.out"; sq_fail "the completions' pass@k differ from what the page says"; }
+grep -q "pass@1       0.5000  (2 problem(s))" "$SQ_TMP/doc.out" && grep -q 'case 1: expected `3`, got `-1`' "$SQ_TMP/doc.out" ||
+  { cat "$SQ_TMP/doc.out"; sq_fail "the APPS example's pass@1 or reason differs from the page"; }
 grep -q "assertion failed at line 24: assert candidate(\[1.0, 2.0, 3.9, 4.0, 5.0, 2.2\], 0.3) == True" "$SQ_TMP/doc.out" ||
   sq_fail "the wrong sample's reason differs from the page"
 /usr/bin/python3 - "$w/compare.json" <<'PY' || sq_fail "the documented comparison is wrong"
@@ -44,10 +46,16 @@ PY
 for f in he-sampled.html he-sampled.bson he-sampled.results.jsonl he-sampled.csv he-sampled.report.json; do
   [ -s "$w/$f" ] || sq_fail "$f was not written"
 done
+/usr/bin/python3 - "$w/heplus.results.jsonl" <<'PY' || sq_fail "the HumanEval+ example's tiers differ from the page"
+import json, sys
+r = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda x: x["_id"])
+assert [x["tiers"] for x in r] == [{"base": "passed", "plus": "passed"}, {"base": "passed", "plus": "failed"}], r
+assert [x["status"] for x in r] == ["passed", "failed"], r
+PY
 /usr/bin/python3 - "$w/mbpp-limits.jsonl" <<'PY'
 import json, sys
 t = [json.loads(l) for l in open(sys.argv[1])]
-assert len(t) == 974 and all(x["limits"] == {"cpu_ms": 8000, "memory_mib": 256} for x in t), t[0].get("limits")
+assert len(t) == 500 and all(x["limits"] == {"cpu_ms": 8000, "memory_mib": 256} for x in t), t[0].get("limits")
 PY
 /usr/bin/python3 - "$w/he-sampled.report.json" "$w/he-sampled.csv" <<'PY'
 import csv, json, sys

@@ -14,14 +14,23 @@ sq_env_init
 sq_start_redis
 P=$SQ_BIN/sandq-producer
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
-"$P" import mbpp "$data" --canonical >"$SQ_TMP/canonical.jsonl"
+# every problem (--split all); the default is the test split, 11-510
+"$P" import mbpp "$data" --canonical --split all >"$SQ_TMP/canonical.jsonl"
+"$P" import mbpp "$data" --canonical >"$SQ_TMP/test-split.jsonl" 2>"$SQ_TMP/split.err" || sq_fail "import (test split)"
+[ "$(wc -l <"$SQ_TMP/test-split.jsonl")" -eq 500 ] || sq_fail "the default split is not 500 problems"
+grep -q '"id":"Mbpp/11/0"' "$SQ_TMP/test-split.jsonl" && grep -q '"id":"Mbpp/510/0"' "$SQ_TMP/test-split.jsonl" &&
+  ! grep -q '"id":"Mbpp/10/0"\|"id":"Mbpp/511/0"' "$SQ_TMP/test-split.jsonl" || sq_fail "the test split is not 11-510"
+grep -q "500 task(s) from 500 mbpp problem(s) (the test split)" "$SQ_TMP/split.err" || sq_fail "import said: $(cat "$SQ_TMP/split.err")"
+[ "$("$P" import mbpp "$data" --canonical --split validation 2>/dev/null | wc -l)" -eq 90 ] || sq_fail "validation is not 90"
+rc=0; "$P" import mbpp "$data" --split dev >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || sq_fail "an unknown split is not a usage error (exit $rc)"
 /usr/bin/python3 - "$data" >"$SQ_TMP/broken-samples.jsonl" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     # the bare MBPP number, as MBPP samples files carry it
     print(json.dumps({"task_id": json.loads(line)["task_id"], "completion": "def nothing():\n    return None\n"}))
 PY
-"$P" import mbpp "$data" --completions "$SQ_TMP/broken-samples.jsonl" >"$SQ_TMP/broken.jsonl"
+"$P" import mbpp "$data" --split all --completions "$SQ_TMP/broken-samples.jsonl" >"$SQ_TMP/broken.jsonl"
 # The default limits: a few reference solutions are CPU-bound for seconds
 # (Mbpp/123 sums divisors up to 9999, 2.2 s of CPU), within the default
 # 5000 ms of CPU; on a loaded machine the wall clock credits a run's wait

@@ -305,8 +305,67 @@ static void test_salvage(void) {
   CHECK_STR(id, "");
 }
 
+/* "cases", "checker", "stop_on_failure": parsed, defaults, and each
+ * refusal naming the field. */
+static void test_cases(void) {
+  sq_task *t = NULL;
+  char err[256] = "";
+  CHECK_EQ(parse("{\"id\":\"c\",\"code\":\"print(input())\",\"cases\":[{\"stdin\":\"1\\n\",\"expected_stdout\":\"1\"},"
+                 "{\"expected_stdout\":\"\"}]}", &t, err), 0);
+  CHECK_STR(err, "");
+  if (t) {
+    CHECK_EQ(t->n_cases, 2);
+    CHECK_STR(t->cases[0].stdin_text, "1\n");
+    CHECK_STR(t->cases[1].stdin_text, "");
+    CHECK_STR(t->cases[1].expected_stdout, "");
+    CHECK_EQ(t->checker.kind, SQ_CHECKER_TOKENS);
+    CHECK(t->stop_on_failure);
+  }
+  sq_task_free(t);
+  t = NULL;
+  CHECK_EQ(parse("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"1\"}],\"checker\":\"float:1e-6\","
+                 "\"stop_on_failure\":false}", &t, err), 0);
+  if (t) {
+    CHECK_EQ(t->checker.kind, SQ_CHECKER_FLOAT);
+    CHECK(t->checker.tolerance == 1e-6);
+    CHECK(!t->stop_on_failure);
+  }
+  sq_task_free(t);
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[]}", SQ_ETASK, "cases: must hold at least one case", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":{}}", SQ_ETASK, "cases: must be an array", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[1]}", SQ_ETASK, "cases[0]: must be an object", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"stdin\":\"\"}]}", SQ_ETASK, "cases[0].expected_stdout: required", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\",\"stdin\":3}]}", SQ_ETASK,
+      "cases[0].stdin: must be a string", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\",\"input\":\"\"}]}", SQ_ETASK,
+      "cases[0].input: unknown field", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"a\\u0000b\"}]}", SQ_ETASK, "cases: ", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\"}],\"tests\":\"assert 1\"}", SQ_ETASK,
+      "cases: not with tests", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\"}],\"expected_stdout\":\"1\"}", SQ_ETASK,
+      "cases: not with expected_stdout", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"checker\":\"exact\"}", SQ_ETASK, "checker: only with cases", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\"}],\"checker\":\"float:0\"}", SQ_ETASK,
+      "the tolerance must be a number in (0, 1]", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\"}],\"checker\":\"lines\"}", SQ_ETASK,
+      "checker: must be", "c");
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\"}],\"stop_on_failure\":1}", SQ_ETASK,
+      "stop_on_failure: must be true or false", "c");
+  /* the cap */
+  sq_buf b = {0};
+  sq_buf_appendf(&b, "{\"id\":\"c\",\"code\":\"x\",\"cases\":[");
+  for (int i = 0; i <= SQ_TASK_CASES_MAX; i++) sq_buf_appendf(&b, "%s{\"expected_stdout\":\"\"}", i ? "," : "");
+  sq_buf_appendf(&b, "]}");
+  char big_err[256] = "";
+  CHECK_EQ(sq_task_parse(b.data, b.len, 0, &t, big_err, sizeof big_err), SQ_ETASK);
+  CHECK_CONTAINS(big_err, "cases: 10001 cases, more than the 10000 allowed");
+  sq_task_free(t);
+  sq_buf_clear(&b);
+}
+
 int main(void) {
   test_salvage();
+  test_cases();
   test_files();
   sq_task *t = NULL;
   char err[256] = "";

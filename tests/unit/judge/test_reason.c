@@ -178,6 +178,12 @@ int main(void) {
         {"llm: connection refused (after 3 attempts)", "llm"},
         {"killed by the seccomp policy: ptrace", "killed by the seccomp policy"},
         {"exited with status 3", "exited with status 3"},
+        {"case 3: expected `7`, got `-7`", "wrong output"},
+        {"case 12: got `x` past the expected end", "wrong output"},
+        {"case 1: at byte 2 expected `b`, got ` `", "wrong output"},
+        {"case 2: wall-clock limit of 1500 ms reached (ran 1502 ms)", "wall-clock limit of 1500 ms reached"},
+        {"case 4: ZeroDivisionError: division by zero at line 1: x = 1/0", "ZeroDivisionError"},
+        {"expected `7`, got `-7`", "expected `7`, got `-7`"},
         {"", ""}};
     char kind[64];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

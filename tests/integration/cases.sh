@@ -1,0 +1,197 @@
+#!/bin/sh
+# cases.sh: one program, many inputs, through a real redis-server and a
+# real worker: each case a jail run of its own with the case's stdin, its
+# stdout judged in the worker by the task's checker; the first failing case
+# named in the reason; stop_on_failure; limits per case; huge, empty and
+# flooding cases; 1,000 cases in one task; tasks that mix cases with
+# tests refused naming the field; APPS rows imported as cases and as
+# call-based tests, with exact pass@1; HumanEval+ and MBPP+ tiers.
+set -u
+. "$SQ_SRC/tests/lib/env.sh"
+sq_env_init
+[ -x /usr/bin/python3 ] || sq_skip "/usr/bin/python3 is not installed"
+[ "$(id -u)" -eq 0 ] || sq_skip "the worker's warm pool needs root (namespaces, cgroups)"
+PY=/usr/bin/python3
+P=$SQ_BIN/sandq-producer
+W=$SQ_BIN/sandq-worker
+
+$PY - "$SQ_TMP/tasks.jsonl" <<'PY'
+import json, sys
+SUM = "import sys\nprint(sum(int(x) for x in sys.stdin.read().split()))\n"
+NEG = "import sys\nn = sum(int(x) for x in sys.stdin.read().split())\nprint(-n if n == 5 else n)\n"
+cases = [{"stdin": "1 2\n", "expected_stdout": "3"}, {"stdin": "2 3", "expected_stdout": "5\n"},
+         {"stdin": "", "expected_stdout": "0"}]
+t = [
+    {"id": "pass", "code": SUM, "cases": cases},
+    {"id": "fail", "code": NEG, "cases": cases},
+    {"id": "all", "code": NEG, "cases": cases, "stop_on_failure": False},
+    {"id": "slow", "code": "import sys\nif sys.stdin.read().strip() == 'loop':\n    while True: pass\nprint('ok')\n",
+     "limits": {"wall_ms": 1500, "cpu_ms": 1000},
+     "cases": [{"stdin": "x", "expected_stdout": "ok"}, {"stdin": "loop", "expected_stdout": "ok"},
+               {"stdin": "y", "expected_stdout": "ok"}]},
+    {"id": "huge", "code": "import sys\nd = sys.stdin.buffer.read()\nprint(len(d), d.count(b'7'))\n",
+     "cases": [{"stdin": "7" * 200000, "expected_stdout": "200000 200000"},
+               {"stdin": "", "expected_stdout": "0 0"}]},
+    {"id": "flood", "code": "while True: print('x' * 1000)\n", "limits": {"output_kib": 64},
+     "cases": [{"stdin": "", "expected_stdout": "x"}]},
+    {"id": "many", "code": "print(int(input()) * 2)\n",
+     "cases": [{"stdin": "%d\n" % i, "expected_stdout": "%d" % (2 * i)} for i in range(1000)]},
+    {"id": "exact", "code": "print('a  b')\n", "checker": "exact", "cases": [{"expected_stdout": "a b\n"}]},
+    {"id": "float", "code": "print(1 / 3)\n", "checker": "float:1e-6", "cases": [{"expected_stdout": "0.333333"}]},
+    {"id": "tokens", "code": "print(1 / 3)\n", "cases": [{"expected_stdout": "0.333333"}]},
+    # the program sees its case's stdin and nothing of what it must print
+    {"id": "blind", "code": "import os, sys\nprint(sys.stdin.read(), sorted(os.listdir('.')))\n",
+     "cases": [{"stdin": "in", "expected_stdout": "secret-42"}]},
+]
+with open(sys.argv[1], "w") as f:
+    for x in t:
+        f.write(json.dumps(x) + "\n")
+PY
+
+sq_start_redis
+unset SANDQ_LLM_BASE_URL
+export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
+# a task that mixes cases with tests is refused by push, naming the field
+echo '{"id":"mix","code":"x=1","tests":"assert x","cases":[{"expected_stdout":""}]}' >"$SQ_TMP/mix.jsonl"
+"$P" push --batch mix "$SQ_TMP/mix.jsonl" >/dev/null 2>"$SQ_TMP/mix.err" && sq_fail "push took cases with tests"
+grep -q "cases: not with tests" "$SQ_TMP/mix.err" || sq_fail "push said: $(cat "$SQ_TMP/mix.err")"
+
+sq_bg w1 "$W" serve --worker-id cases-1
+sq_wait_for "grep -q 'ready in' $SQ_TMP/w1.log" 60 || { cat "$SQ_TMP/w1.log" >&2; sq_fail "the worker never got ready"; }
+"$P" push --batch cases --wait --timeout-s 300 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
+  grep -q "finished" "$SQ_TMP/push.out" || sq_fail "push --wait: $(tail -5 "$SQ_TMP/push.out")"
+"$P" results cases --format jsonl >"$SQ_TMP/results.jsonl" || sq_fail "results"
+$PY - "$SQ_TMP/results.jsonl" <<'PY' || sq_fail "the results are wrong"
+import json, sys
+r = {x["_id"]: x for x in map(json.loads, open(sys.argv[1]))}
+def st(i): return [c["status"] for c in r[i]["cases"]]
+assert len(r) == 11, sorted(r)
+assert r["pass"]["status"] == "passed" and st("pass") == ["passed"] * 3 and r["pass"]["cases_total"] == 3, r["pass"]
+assert "reason" not in r["pass"] or r["pass"]["reason"] is None, r["pass"]
+assert r["fail"]["status"] == "failed" and st("fail") == ["passed", "failed"], r["fail"]
+assert r["fail"]["reason"] == "case 2: expected `5`, got `-5`", r["fail"]["reason"]
+assert r["all"]["status"] == "failed" and st("all") == ["passed", "failed", "passed"], r["all"]
+assert r["all"]["reason"] == "case 2: expected `5`, got `-5`", r["all"]["reason"]
+assert r["slow"]["status"] in ("timeout", "cpu_limit") and st("slow") == ["passed", r["slow"]["status"]], r["slow"]
+assert r["slow"]["reason"].startswith("case 2: "), r["slow"]["reason"]
+assert r["huge"]["status"] == "passed" and st("huge") == ["passed", "passed"], r["huge"]
+assert r["flood"]["status"] == "output_limit" and r["flood"]["reason"].startswith("case 1: "), r["flood"]
+assert r["many"]["status"] == "passed" and len(r["many"]["cases"]) == 1000 and r["many"]["cases_total"] == 1000
+assert all(c["wall_ms"] >= 0 for c in r["many"]["cases"])
+assert r["exact"]["status"] == "failed" and r["exact"]["reason"].startswith("case 1: at byte 2 expected `b?`, got ` b?`"), r["exact"]
+assert r["float"]["status"] == "passed", r["float"]
+assert r["tokens"]["status"] == "failed", r["tokens"]
+b = r["blind"]
+assert b["status"] == "failed" and "secret" not in (b.get("stdout") or ""), b
+assert (b.get("stdout") or "").startswith("in ['main.py']"), b.get("stdout")
+print("cases: 11 tasks as expected; 1000 cases in one task passed")
+PY
+
+# APPS: stdin/stdout rows become cases, call-based rows (fn_name) tests for
+# the judge (a plain function, and LeetCode's class Solution); right and
+# wrong completions give an exact pass@1.
+$PY - "$SQ_TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+rows = [
+ {"problem_id": 1, "question": "Sum two integers.", "solutions": json.dumps(["a, b = map(int, input().split())\nprint(a + b)\n"]),
+  "input_output": json.dumps({"inputs": ["1 2\n", "5 -7\n"], "outputs": ["3\n", "-2\n"]})},
+ {"problem_id": 2, "question": "Largest.", "starter_code": "def biggest(xs):\n",
+  "solutions": json.dumps(["def biggest(xs):\n    return max(xs)\n"]),
+  "input_output": json.dumps({"fn_name": "biggest", "inputs": [[[1, 5, 2]], [[-3]]], "outputs": [[5], [-3]]})},
+ {"problem_id": 3, "question": "Twice.", "starter_code": "class Solution:\n    def twice(self, x):\n",
+  "solutions": json.dumps(["class Solution:\n    def twice(self, x):\n        return 2 * x\n"]),
+  "input_output": json.dumps({"fn_name": "twice", "inputs": [[2], [0]], "outputs": [4, 0]})},
+ {"problem_id": "4", "question": "Echo.", "solutions": json.dumps(["import sys\nprint(sys.stdin.read(), end='')\n"]),
+  "input_output": json.dumps({"inputs": [["a", "b"]], "outputs": [["a", "b"]]})},
+]
+with open(d + "/apps.jsonl", "w") as f:
+    for r in rows: f.write(json.dumps(r) + "\n")
+comp = [(1, "a, b = map(int, input().split())\nprint(a + b)\n"), (1, "print(3)\n"),
+        (2, "def biggest(xs):\n    return min(xs)\n"), (2, "def biggest(xs):\n    return sorted(xs)[-1]\n"),
+        (3, "class Solution:\n    def twice(self, x):\n        return x + x\n"), (4, "print('a')\n")]
+with open(d + "/apps-samples.jsonl", "w") as f:
+    for pid, c in comp: f.write(json.dumps({"problem_id": pid, "completion": c}) + "\n")
+with open(d + "/apps-bad.jsonl", "w") as f:
+    f.write(json.dumps(dict(rows[0], input_output=json.dumps({"inputs": ["1"], "outputs": []}))) + "\n")
+with open(d + "/apps-nosol.jsonl", "w") as f:
+    f.write(json.dumps(dict(rows[0], solutions="[]")) + "\n")
+PY
+"$P" import apps "$SQ_TMP/apps.jsonl" --canonical >"$SQ_TMP/apps-c.jsonl" || sq_fail "import apps --canonical"
+"$P" import apps "$SQ_TMP/apps.jsonl" --completions "$SQ_TMP/apps-samples.jsonl" >"$SQ_TMP/apps-s.jsonl" ||
+  sq_fail "import apps --completions"
+"$P" import apps "$SQ_TMP/apps-bad.jsonl" --canonical >/dev/null 2>"$SQ_TMP/bad.err" && sq_fail "a bad input_output imported"
+grep -q 'apps-bad.jsonl:1: input_output: must hold "inputs" and "outputs", two non-empty lists of one length' "$SQ_TMP/bad.err" ||
+  sq_fail "import said: $(cat "$SQ_TMP/bad.err")"
+"$P" import apps "$SQ_TMP/apps-nosol.jsonl" --canonical >/dev/null 2>"$SQ_TMP/nosol.err" && sq_fail "no solution imported"
+grep -q "solutions: no solution to import with --canonical" "$SQ_TMP/nosol.err" || sq_fail "import said: $(cat "$SQ_TMP/nosol.err")"
+for b in c s; do
+  "$P" push --batch "apps-$b" --wait --timeout-s 300 "$SQ_TMP/apps-$b.jsonl" >/dev/null 2>&1
+  "$P" report "apps-$b" --json --k 1 >"$SQ_TMP/apps-$b.report" || sq_fail "report apps-$b"
+  "$P" results "apps-$b" --format jsonl >"$SQ_TMP/apps-$b.results" || sq_fail "results apps-$b"
+done
+$PY - "$SQ_TMP" <<'PY' || sq_fail "the APPS results are wrong"
+import json, sys
+d = sys.argv[1]
+c = {r["_id"]: r for r in map(json.loads, open(d + "/apps-c.results"))}
+assert all(r["status"] == "passed" for r in c.values()) and len(c) == 4, {k: (r["status"], r.get("reason")) for k, r in c.items()}
+assert c["APPS/2/0"]["judge"] == "isolated" and c["APPS/3/0"]["judge"] == "in_process", c["APPS/3/0"]
+s = {r["_id"]: r for r in map(json.loads, open(d + "/apps-s.results"))}
+want = {"APPS/1/0": "passed", "APPS/1/1": "failed", "APPS/2/0": "failed", "APPS/2/1": "passed",
+        "APPS/3/0": "passed", "APPS/4/0": "failed"}
+assert {k: r["status"] for k, r in s.items()} == want, {k: r["status"] for k, r in s.items()}
+assert s["APPS/1/1"]["reason"] == "case 2: expected `-2`, got `3`", s["APPS/1/1"]["reason"]
+assert s["APPS/4/0"]["reason"] == "case 1: expected `b`, got the end of output", s["APPS/4/0"]["reason"]
+rc, rs = json.load(open(d + "/apps-c.report")), json.load(open(d + "/apps-s.report"))
+assert rc["pass_at_k"]["1"] == 1.0, rc["pass_at_k"]
+# per problem c/n: 1/2, 1/2, 1/1, 0/1 -> (0.5 + 0.5 + 1 + 0) / 4
+assert abs(rs["pass_at_k"]["1"] - 0.5) < 1e-12, rs["pass_at_k"]
+print("cases: APPS canonical 4/4, completions pass@1 %.4f" % rs["pass_at_k"]["1"])
+PY
+
+# HumanEval+ and MBPP+: the base tier, then the plus tier, the expected
+# values the reference's (computed in the judge); floats within atol.
+$PY - "$SQ_TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+he = {"task_id": "HumanEval/0", "prompt": "def add(a, b):\n    \"\"\"Sum.\"\"\"\n", "canonical_solution": "    return a + b\n",
+      "entry_point": "add", "test": "", "base_input": [[1, 2], [0, 0]], "plus_input": [[-1, 1], [0.1, 0.2]], "atol": 0}
+mb = {"task_id": "Mbpp/2", "prompt": "\"\"\"\nHalve a number.\n\"\"\"\n", "canonical_solution": "def half(x):\n    return x / 2\n",
+      "entry_point": "half", "test": "", "base_input": [[4]], "plus_input": [[1e-9], [3]], "atol": 1e-6}
+open(d + "/heplus.jsonl", "w").write(json.dumps(he) + "\n")
+open(d + "/mbplus.jsonl", "w").write(json.dumps(mb) + "\n")
+comp = ["    return a + b\n", "    return abs(a) + b\n", "    return round(a + b, 9)\n", "    return a - b\n"]
+open(d + "/heplus-s.jsonl", "w").write("".join(json.dumps({"task_id": "HumanEval/0", "completion": c}) + "\n" for c in comp))
+mcomp = ["def half(x):\n    return x * 0.5 + 1e-9\n", "def half(x):\n    return x // 2\n", "def half(x):\n    return str(x / 2)\n"]
+open(d + "/mbplus-s.jsonl", "w").write("".join(json.dumps({"task_id": "Mbpp/2", "completion": c}) + "\n" for c in mcomp))
+open(d + "/heplus-bad.jsonl", "w").write(json.dumps(dict(he, base_input=[])) + "\n")
+PY
+"$P" import humaneval+ "$SQ_TMP/heplus.jsonl" --completions "$SQ_TMP/heplus-s.jsonl" >"$SQ_TMP/he-s.jsonl" || sq_fail "import humaneval+"
+"$P" import humaneval+ "$SQ_TMP/heplus.jsonl" --canonical >"$SQ_TMP/he-c.jsonl" || sq_fail "import humaneval+ --canonical"
+"$P" import mbpp+ "$SQ_TMP/mbplus.jsonl" --completions "$SQ_TMP/mbplus-s.jsonl" >"$SQ_TMP/mb-s.jsonl" || sq_fail "import mbpp+"
+"$P" import humaneval+ "$SQ_TMP/heplus-bad.jsonl" --canonical >/dev/null 2>"$SQ_TMP/heb.err" && sq_fail "an empty base_input imported"
+grep -q "heplus-bad.jsonl:1: base_input: must be a list of argument lists" "$SQ_TMP/heb.err" || sq_fail "import said: $(cat "$SQ_TMP/heb.err")"
+grep -q '"plus_tests":' "$SQ_TMP/he-c.jsonl" || sq_fail "no plus_tests in the tasks"
+for b in he-s he-c mb-s; do
+  "$P" push --batch "plus-$b" --wait --timeout-s 300 "$SQ_TMP/$b.jsonl" >/dev/null 2>&1
+  "$P" results "plus-$b" --format jsonl >"$SQ_TMP/plus-$b.results" || sq_fail "results plus-$b"
+done
+$PY - "$SQ_TMP" <<'PY' || sq_fail "the evalplus tiers are wrong"
+import json, sys
+d = sys.argv[1]
+def load(b): return {r["_id"]: r for r in map(json.loads, open(d + "/plus-%s.results" % b))}
+he, hc, mb = load("he-s"), load("he-c"), load("mb-s")
+T = lambda r: (r["tiers"]["base"], r["tiers"]["plus"], r["status"])
+assert T(hc["HumanEval/0/0"]) == ("passed", "passed", "passed"), hc
+got = {k: T(r) for k, r in he.items()}
+assert got == {"HumanEval/0/0": ("passed", "passed", "passed"), "HumanEval/0/1": ("passed", "failed", "failed"),
+               "HumanEval/0/2": ("passed", "passed", "passed"), "HumanEval/0/3": ("failed", "failed", "failed")}, got
+assert "plus input 1 of 2" in he["HumanEval/0/1"]["reason"], he["HumanEval/0/1"]["reason"]
+assert "base input 1 of 2" in he["HumanEval/0/3"]["reason"], he["HumanEval/0/3"]["reason"]
+got = {k: T(r) for k, r in mb.items()}
+# within atol (1e-6) of the reference's; 3 // 2 is 1, not 1.5; a str is never a float
+assert got == {"Mbpp/2/0": ("passed", "passed", "passed"), "Mbpp/2/1": ("passed", "failed", "failed"),
+               "Mbpp/2/2": ("failed", "failed", "failed")}, got
+print("cases: HumanEval+ and MBPP+ tiers as expected")
+PY
+echo "cases: all checks passed"
