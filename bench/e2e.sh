@@ -67,7 +67,7 @@ bare_run() {
 # a huge=within_size tmpfs). Here in a mount namespace of the bench's own,
 # each file copied into such a tmpfs and bound over its path: so the report
 # can say how much of sandq's lead is the page cache's shape rather than
-# the warm pool (docs/benchmarks.md, "The interpreter in large pages").
+# the warm pool (docs/jail-performance.md, "The interpreter in large pages").
 in_large_pages() { # in_large_pages CMD...: CMD with python's files in large pages
   SQ_PAGES_PARENT="$SQ_TMP" unshare -m sh -eu -c '
     mount --make-rprivate /

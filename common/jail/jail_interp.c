@@ -6,7 +6,7 @@
  * is made of large folios; where it is made of single pages (a file read
  * before the filesystem had large folios, on a filesystem without them, or
  * cached in any other way the host happened to read it) every task pays
- * for each 4 KiB page (docs/benchmarks.md, "The interpreter in large
+ * for each 4 KiB page (docs/jail-performance.md, "The interpreter in large
  * pages").
  *
  * So the worker copies, once, the interpreter and the shared objects its
