@@ -296,6 +296,7 @@ void sq__job_submit(job *j) {
   j->lim = j->task->limits;
   sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
   if (j->task->n_fetch) j->lim.output_kib += SQ_WORKSPACE_OUTPUT_KIB; /* the files' block; held back after */
+  j->lim.stop = &j->kill;
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
   w->in_jail++;
@@ -431,6 +432,15 @@ static bool tier_next(job *j) {
 
 void sq__job_executed(job *j) {
   j->w->in_jail--;
+  if (atomic_load(&j->kill)) { /* its batch was cancelled with --kill: whatever the run did */
+    if (j->jail_rc == 0) {
+      take_outcome(j);
+      sq__audit_log_note(j->w->audit, j);
+    }
+    j->transient = false;
+    end_with(j, SQ_STATUS_CANCELLED, "stopped by sandq-producer cancel --kill");
+    return;
+  }
   if (j->jail_rc == SQ_ETOOBIG || j->jail_rc == SQ_EINVAL) { /* the program, not the host */
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", j->out.error);
     return;

@@ -32,7 +32,8 @@ struct job {
   char reason[512];
   char judge[16];         /* the result's "judge" (sq_harness_marks) */
   char judge_reason[160];
-  sq_jail_limits lim;
+  sq_jail_limits lim;     /* lim.stop points at kill */
+  atomic_int kill;        /* set by kill_watch.c (another thread reads it): stop, end 'cancelled' */
   sq_jail_outcome out;
   sq_workspace_files files; /* fetched off the outcome's stderr (workspace.h) */
   int jail_rc;

@@ -6,6 +6,7 @@
 #ifndef SQ_RUN_H
 #define SQ_RUN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,11 @@ typedef struct {
   int64_t cpu_ms;     /* CPU time of the whole tree */
   int64_t memory_mib; /* address space (RLIMIT_AS) */
   int64_t output_kib; /* stdout and stderr each kept up to this, then output_limit */
+  /* Not a limit: the caller's stop flag (NULL: none). Once *stop is
+   * non-zero the run's tree is killed within about 100 ms (the outcome
+   * shows a kill); the flag must outlive the run. Never set in
+   * configuration. */
+  const atomic_int *stop;
 } sq_jail_limits;
 
 /* The wall clock counts what a run could have run: the time its processes
