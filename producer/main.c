@@ -95,6 +95,8 @@ static const sq_cli_flag import_flags[] = {
     {"samples", "N", NULL, "N prompt-only tasks per problem, for the workers' LLM (default 1)"},
     {"temperature", "T", NULL, "with --samples: the sampling temperature, 0..2 (default 0)"},
     {"model", "M", NULL, "with --samples: the model to ask for (default: the provider's)"},
+    {"prompt-template", "FILE", NULL,
+     "with --samples: what each task asks, with {prompt}, {tests}, {entry_point} (HumanEval), {task_id}"},
     {"batch", "B", NULL,
      "the batch the tasks are for: each gets an idempotency_key, so pushing the file into B again resumes it"},
     {"wall-ms", "N", NULL, "each task's wall-clock limit, 1..86400000 (default: the worker's, 10000)"},
