@@ -37,6 +37,7 @@ void sq__job_free(job *j) {
   free(j->program);
   free(j->input);
   free(j->listing);
+  free(j->llm_reply);
   sq_jail_outcome_clear(&j->out);
   sq_workspace_files_clear(&j->files);
   for (int i = 0; i < j->n_repairs; i++)
@@ -122,10 +123,27 @@ static void llm_back(job *j) { j->w->llm_waiting--; }
 
 /* ---- generate ---- */
 
+/* Keeps the reply in the result (store_llm_reply): its first
+ * SQ_RESULT_LLM_REPLY_MAX bytes, cut where a UTF-8 character starts. */
+static void keep_reply(job *j, const char *content) {
+  size_t n = strlen(content);
+  bool cut = n > SQ_RESULT_LLM_REPLY_MAX;
+  if (cut) {
+    n = SQ_RESULT_LLM_REPLY_MAX;
+    while (n > 0 && ((unsigned char)content[n] & 0xC0) == 0x80) n--;
+  }
+  free(j->llm_reply);
+  if (!(j->llm_reply = strndup(content, n))) return; /* the result goes without it */
+  j->r.llm.reply = j->llm_reply;
+  j->r.llm.reply_len = n;
+  j->r.llm.reply_truncated = cut;
+}
+
 static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
   llm_back(j);
   account(j, rep);
+  if (j->w->cfg.store_llm_reply && rep->content) keep_reply(j, rep->content);
   if (rc) {
     /* What may pass (the LLM client decides: rep->transient) gets another
      * attempt through the queue. */

@@ -27,6 +27,7 @@ struct job {
   char *input;            /* the run's stdin (the judge's tests), or NULL */
   size_t input_len;
   char *listing;          /* code, tests, check(entry_point): what the result shows */
+  char *llm_reply;        /* the code request's reply, capped (store_llm_reply), or NULL */
   char raw_id[SQ_TASK_ID_MAX + 1];    /* the result's id when the task has none of its own */
   char raw_batch[SQ_TASK_ID_MAX + 1]; /* and its batch, read out of the payload (sq_task_salvage) */
   char reason[512];
