@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "errors.h"
 #include "log.h"
 #include "util.h"
 #include "best_effort.h"
@@ -55,9 +56,12 @@ void sq__kill_watch_check(worker *w) {
   for (int i = 0; i < ms.n; i++) {
     sq_queue *q = sq__best_effort_queue(w);
     if (!q) return;
-    int rc = sq__best_effort_done(w, sq_queue_batch_kill_seq(q, ms.m[i].batch, ms.m[i].shard, &ms.m[i].seq),
-                                  "reading a batch's kill mark");
-    if (rc) return;
+    int rc = sq_queue_batch_kill_seq(q, ms.m[i].batch, ms.m[i].shard, &ms.m[i].seq);
+    if (rc == SQ_EPARSE) { /* a damaged mark: Redis works; the batch's tasks run on */
+      SQ_WARN("batch %s: %s", ms.m[i].batch, sq_queue_errstr(q));
+      rc = 0;
+    }
+    if (sq__best_effort_done(w, rc, "reading a batch's kill mark")) return;
     any = any || ms.m[i].seq > 0;
   }
   if (any) sq__pool_each(w->pool, apply, &ms);
