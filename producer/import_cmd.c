@@ -523,10 +523,10 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
     if (apps_problem(o, p, ps->o, path, lineno) != 0) goto out;
   } else if (ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS) {
     if (evalplus_problem(o, p, path, lineno) != 0) goto out;
-    if (ps->o->prompt_template) { /* HumanEval's fields; {tests}: the base tier's */
+    if (ps->o->prompt_template) { /* HumanEval's fields but {tests} (refused: they hold the reference) */
       free(p->gen_prompt);
       p->gen_prompt = sq__prompt_template_render(ps->o->prompt_template,
-                                                 &(sq__prompt_fields){p->prefix, p->tests, p->entry_point, p->id});
+                                                 &(sq__prompt_fields){p->prefix, NULL, p->entry_point, p->id});
       if (!p->gen_prompt) goto out;
     }
   } else if (ps->ds == DS_HUMANEVAL) {
@@ -788,7 +788,7 @@ out:
 
 /* --prompt-template FILE into o (checked; prompt_template.h). Returns 0, or
  * an SQ_EXIT_* code after saying why. */
-static int load_template(import_opts *o, const char *path, bool has_entry_point) {
+static int load_template(import_opts *o, const char *path, bool has_entry_point, bool has_tests) {
   char err[256];
   size_t len = 0;
   if (o->mode != MODE_SAMPLES) {
@@ -800,7 +800,7 @@ static int load_template(import_opts *o, const char *path, bool has_entry_point)
     return SQ_EXIT_USAGE;
   }
   if (read_input(path, &o->prompt_template, &len) != 0) return SQ_EXIT_ERROR;
-  if (sq__prompt_template_check(o->prompt_template, len, has_entry_point, err, sizeof err) != 0) {
+  if (sq__prompt_template_check(o->prompt_template, len, has_entry_point, has_tests, err, sizeof err) != 0) {
     fprintf(stderr, "sandq-producer: --prompt-template %s: %s\n", path, err);
     free(o->prompt_template);
     o->prompt_template = NULL;
@@ -915,7 +915,7 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
                     "prompt is built from its question and its input format)\n");
     return SQ_EXIT_USAGE;
   }
-  if (v && (code = load_template(&o, v, ps.ds != DS_MBPP)) != 0) return code;
+  if (v && (code = load_template(&o, v, ps.ds != DS_MBPP, ps.ds == DS_HUMANEVAL || ps.ds == DS_MBPP)) != 0) return code;
   if (o.mode == MODE_SAMPLES && o.samples > 1 && !(o.temperature > 0))
     fprintf(stderr, "sandq-producer: note: %lld samples at temperature 0 are alike from a deterministic model; "
             "--temperature 0.8 is usual for pass@k with k > 1\n", (long long)o.samples);

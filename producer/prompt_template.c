@@ -31,7 +31,8 @@ static int name_index(const char *s, size_t n) {
   return -1;
 }
 
-int sq__prompt_template_check(const char *text, size_t len, bool has_entry_point, char *err, size_t errlen) {
+int sq__prompt_template_check(const char *text, size_t len, bool has_entry_point, bool has_tests, char *err,
+                              size_t errlen) {
   if (len == 0 || !text[strspn(text, " \t\r\n")]) return snprintf(err, errlen, "is empty"), -1;
   if (len > SQ__PROMPT_TEMPLATE_MAX_BYTES)
     return snprintf(err, errlen, "is larger than %d bytes", SQ__PROMPT_TEMPLATE_MAX_BYTES), -1;
@@ -51,6 +52,9 @@ int sq__prompt_template_check(const char *text, size_t len, bool has_entry_point
                       (int)(n > 64 ? 64 : n), text + i), -1;
     if (k == 2 && !has_entry_point)
       return snprintf(err, errlen, "{entry_point}: this dataset's problems have none (it is HumanEval's)"), -1;
+    if (k == 1 && !has_tests)
+      return snprintf(err, errlen, "{tests}: this dataset's tests are built around its reference solution, which a "
+                      "prompt must not show"), -1;
     prompt = prompt || k == 0;
     i += n - 1;
   }

@@ -20,10 +20,12 @@ typedef struct {
 } sq__prompt_fields;
 
 /* Checks template text (len bytes): valid UTF-8 without NUL, at most
- * SQ__PROMPT_TEMPLATE_MAX_BYTES, {prompt} used, every {name} known, and
- * {entry_point} only when has_entry_point. Returns 0, or -1 with err
- * (errlen bytes) saying what is wrong and what is valid. */
-int sq__prompt_template_check(const char *text, size_t len, bool has_entry_point, char *err, size_t errlen);
+ * SQ__PROMPT_TEMPLATE_MAX_BYTES, {prompt} used, every {name} known,
+ * {entry_point} only when has_entry_point, {tests} only when has_tests.
+ * Returns 0, or -1 with err (errlen bytes) saying what is wrong and what is
+ * valid. */
+int sq__prompt_template_check(const char *text, size_t len, bool has_entry_point, bool has_tests, char *err,
+                              size_t errlen);
 
 /* The prompt for f from a checked template: malloc'd (the caller frees),
  * or NULL when out of memory. */

@@ -9,7 +9,7 @@
 
 static int check(const char *t, bool ep, char *err) {
   err[0] = '\0';
-  return sq__prompt_template_check(t, strlen(t), ep, err, 256);
+  return sq__prompt_template_check(t, strlen(t), ep, true, err, 256);
 }
 
 static void test_check(void) {
@@ -27,7 +27,10 @@ static void test_check(void) {
   CHECK(strstr(err, "unknown placeholder {promt}") != NULL && strstr(err, "{tests}") != NULL);
   CHECK_EQ(check("{prompt} {entry_point}", false, err), -1);
   CHECK(strstr(err, "{entry_point}") != NULL);
-  CHECK_EQ(sq__prompt_template_check("{prompt}\0x", 10, true, err, sizeof err), -1);
+  CHECK_EQ(sq__prompt_template_check("{prompt} {tests}", 16, true, false, err, sizeof err), -1);
+  CHECK(strstr(err, "{tests}") != NULL && strstr(err, "reference") != NULL);
+  CHECK_EQ(sq__prompt_template_check("{prompt} {task_id}", 18, true, false, err, sizeof err), 0);
+  CHECK_EQ(sq__prompt_template_check("{prompt}\0x", 10, true, true, err, sizeof err), -1);
   CHECK(strstr(err, "NUL") != NULL);
   CHECK_EQ(check("{prompt} \xff", true, err), -1);
   CHECK(strstr(err, "UTF-8") != NULL);
