@@ -56,6 +56,21 @@ int sq__out_check(const char *path);
  * SQ_EINVAL (not a regular file or a new path) or SQ_EIO. One writer for
  * push --out, results --out and report --html (report.c). */
 int sq__out_write(const char *path, const void *data, size_t len);
+/* The same, written as it comes: sq__out_open starts the temporary file
+ * (or stdout for NULL or "-"), sq__out_put appends (buffered; the first
+ * error sticks and is returned again), sq__out_commit flushes, fsyncs and
+ * renames it over path, sq__out_abort removes it (a no-op once committed
+ * or after a failed open). Each explains a failure on stderr and returns 0,
+ * SQ_EINVAL or SQ_EIO. Memory: one stdio buffer, whatever the size. */
+typedef struct {
+  FILE *f;
+  char *path, *tmp; /* owned; NULL for stdout */
+  int err;
+} sq__out;
+int sq__out_open(const char *path, sq__out *o);
+int sq__out_put(sq__out *o, const void *data, size_t len);
+int sq__out_commit(sq__out *o);
+void sq__out_abort(sq__out *o);
 
 /* ---- the report's model (report_model.c) ---- */
 

@@ -170,9 +170,10 @@ eq "$(cat "$SQ_TMP/sim.ids")" "add crash hello plain " "table rows"
 grep -Eq '^add +passed +passed +✓ +340$' "$SQ_TMP/sim.out" || sq_fail "add row: $(cat "$SQ_TMP/sim.out")"
 grep -Eq '^crash +failed +runtime_error +✗ +77$' "$SQ_TMP/sim.out" || sq_fail "crash row"
 grep -Eq '^plain +ok +- +50$' "$SQ_TMP/sim.out" || sq_fail "plain row"
-# the BSON file: the four documents, whole, sorted by id; no .tmp left behind
+# the BSON file: the four documents, whole, each once (in the store's order:
+# written as they are read); no .tmp left behind
 [ -e "$SQ_TMP/out.bson.tmp" ] && sq_fail "out.bson.tmp left behind"
-ids=$($PY -c 'import sys, bson; print(" ".join(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read())))' \
+ids=$($PY -c 'import sys, bson; print(" ".join(sorted(d["_id"] for d in bson.decode_all(open(sys.argv[1], "rb").read()))))' \
   "$SQ_TMP/out.bson") || sq_fail "out.bson does not decode"
 eq "$ids" "add crash hello plain" "documents in out.bson"
 
