@@ -263,13 +263,9 @@ eq "$(sq_redis_cli EXISTS 'sq:{idem}:batch:keyed-2')" 0 "batch of skipped tasks"
 # 13. report groups failures by kind and LLM use by provider and model in a
 #     hash: many groups, each counted right (the time is measured by hand).
 $PY - "$SQ_TMP/groups.resp" <<'EOF' || sq_fail "groups: generating results"
-import sys, bson
-def cmd(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
+import os, sys, bson
+sys.path.insert(0, os.environ["SQ_SRC"] + "/tests/lib")
+from resp import cmd
 with open(sys.argv[1], "wb") as f:
     for i in range(3000):
         doc = {"_id": f"g{i}", "status": "failed", "reason": f"Kind{i % 1000}Error: case {i}",

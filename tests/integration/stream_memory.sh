@@ -19,14 +19,10 @@ P=$SQ_BIN/sandq-producer
 
 load() { # load BATCH N: N results of BATCH, and its counters (finished)
   $PY - "$1" "$2" "$SQ_TMP/$1.resp" <<'PY' || sq_fail "generating $1"
-import sys, bson, datetime
+import os, sys, bson, datetime
 batch, n, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-def cmd(*args):
-    out = b"*%d\r\n" % len(args)
-    for a in args:
-        a = a if isinstance(a, bytes) else str(a).encode()
-        out += b"$%d\r\n%s\r\n" % (len(a), a)
-    return out
+sys.path.insert(0, os.environ["SQ_SRC"] + "/tests/lib")
+from resp import cmd
 statuses = ["passed", "passed", "failed", "runtime_error", "timeout"]
 with open(path, "wb") as f:
     for i in range(n):
