@@ -993,20 +993,16 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
       fprintf(stderr, "sandq-producer: %s holds no samples\n", samples_path);
       goto out;
     }
-  } else {
-    /* Generated tasks are made twice, not held: checked, then written. */
-    size_t tasks = 0;
-    if (generate(&ps, &o, NULL, &tasks) != 0 || generate(&ps, &o, stdout, &tasks) != 0) goto out;
-    fprintf(stderr, "sandq-producer: %zu task(s) from %zu %s problem(s)\n", tasks, ps.n, o.ds_name);
-    code = SQ_EXIT_OK;
-    goto out;
   }
-  /* Everything checked: now, and only now, the tasks go out. */
-  if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+  size_t tasks = 0;
+  if (o.mode != MODE_COMPLETIONS) {
+    /* Generated tasks are made twice, not held: checked, then written. */
+    if (generate(&ps, &o, NULL, &tasks) != 0 || generate(&ps, &o, stdout, &tasks) != 0) goto out;
+  } else if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+    /* Everything checked: now, and only now, the tasks go out. */
     fprintf(stderr, "sandq-producer: writing the tasks: %s\n", strerror(errno));
     goto out;
   }
-  size_t tasks = 0;
   for (size_t i = 0; i < out.len; i++) tasks += out.data[i] == '\n';
   char split[48] = "";
   if (ps.ds == DS_MBPP)
