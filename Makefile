@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps build test demo clean asan valgrind bench
+.PHONY: all deps build test demo clean asan valgrind bench bench-large
 
 all: build
 
@@ -34,6 +34,10 @@ valgrind:
 bench: build
 	@SANDQ_WITH_BENCH=1 ./scripts/install-deps.sh
 	@sh ./bench/run.sh $(BUILD)
+
+# bench/large.sh alone up to a million tasks (make bench runs it at 10,000 and 100,000).
+bench-large: build
+	@SQ_BENCH_LARGE_SIZES="10000 100000 1000000" sh ./bench/large.sh $(BUILD)
 
 clean:
 	rm -rf build build-asan build-vg demo-results.bson

@@ -26,17 +26,9 @@ typedef struct {
 } sq__result_doc;
 
 typedef struct {
-  sq__result_doc *docs; /* sorted by id, each id once */
-  size_t n, cap;
-  int err;
+  sq__result_doc *docs; /* each id once */
+  size_t n;
 } sq__result_set;
-
-/* Reads every stored result of batch into *out (which the caller frees with
- * sq__results_free, also on error). A batch without results is an error
- * naming the batch and the queue (unknown, or past retention_s). Explains
- * failures on stderr; returns 0 or an SQ_E* code. */
-int sq__results_fetch(sq_queue *q, const sq_config *cfg, const char *batch, sq__result_set *out);
-void sq__results_free(sq__result_set *s);
 
 /* Whether a stored result is a BSON document a reader can decode (the one
  * rule of push --out, results and report): what fails it is named and left
@@ -56,6 +48,21 @@ int sq__out_check(const char *path);
  * SQ_EINVAL (not a regular file or a new path) or SQ_EIO. One writer for
  * push --out, results --out and report --html (report.c). */
 int sq__out_write(const char *path, const void *data, size_t len);
+/* The same, written as it comes: sq__out_open starts the temporary file
+ * (or stdout for NULL or "-"), sq__out_put appends (buffered; the first
+ * error sticks and is returned again), sq__out_commit flushes, fsyncs and
+ * renames it over path, sq__out_abort removes it (a no-op once committed
+ * or after a failed open). Each explains a failure on stderr and returns 0,
+ * SQ_EINVAL or SQ_EIO. Memory: one stdio buffer, whatever the size. */
+typedef struct {
+  FILE *f;
+  char *path, *tmp; /* owned; NULL for stdout */
+  int err;
+} sq__out;
+int sq__out_open(const char *path, sq__out *o);
+int sq__out_put(sq__out *o, const void *data, size_t len);
+int sq__out_commit(sq__out *o);
+void sq__out_abort(sq__out *o);
 
 /* ---- the report's model (report_model.c) ---- */
 
@@ -120,10 +127,16 @@ typedef struct {
   double cost_usd;
 } sq__report_llm;
 
+struct sq__report_acc; /* the fold's state between sq__report_begin and sq__report_end */
+
 typedef struct {
   char *batch, *queue;
-  sq__report_row *rows; /* sorted by id */
-  size_t n_rows;
+  /* With keep_rows (sq__report_begin): every row, sorted by id (rows_all);
+   * without: only the rows slowest and costliest name. n_held rows. */
+  sq__report_row *rows;
+  size_t n_held;
+  bool rows_all;
+  size_t n_rows;                    /* results read */
   int64_t status_counts[SQ_STATUS__COUNT];
   int64_t other_statuses;           /* results whose status is not a known name */
   int64_t judge_isolated, judge_in_process; /* results by their "judge" (the rest had no tests) */
@@ -148,11 +161,25 @@ typedef struct {
   bool finished;
   int64_t batch_tasks;   /* tasks pushed into the batch; -1 when the counters could not be read */
   int64_t batch_results; /* of them, with a result so far */
+  struct sq__report_acc *acc;
 } sq__report;
 
-/* Builds the report of a batch's results for the given k values (each >= 1,
- * at most SQ__REPORT_MAX_K). Returns 0 or SQ_ENOMEM; free with
- * sq__report_free (also after an error). */
+/* The report as a fold, one stored result at a time, in any order: memory
+ * grows with the distinct problems (metadata.task_id), failure kinds and
+ * models, not with the results, unless keep_rows (the HTML page's table of
+ * every task). sq__report_begin starts *out for the given k values (each
+ * >= 1, at most SQ__REPORT_MAX_K); sq__report_add takes one result (an
+ * sq_queue_result_fn: report is the sq__report; id and bson borrowed);
+ * sq__report_end sums up. The numbers equal sorting every row first:
+ * percentiles come from sq_stats_hist (exact to the millisecond below
+ * 262,144 ms), ties are broken by id, costs are summed exactly. Each
+ * returns 0 or SQ_ENOMEM; free with sq__report_free (also after an error). */
+int sq__report_begin(sq__report *out, const char *batch, const char *queue, const int *k, int n_k, bool keep_rows);
+int sq__report_add(const char *id, const uint8_t *bson, size_t len, void *report);
+int sq__report_end(sq__report *r);
+
+/* The fold over a set read whole, keeping every row. Returns 0 or
+ * SQ_ENOMEM; free with sq__report_free (also after an error). */
 int sq__report_build(const sq__result_set *rs, const char *batch, const char *queue, const int *k, int n_k,
                      sq__report *out);
 void sq__report_free(sq__report *r);

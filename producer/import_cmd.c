@@ -877,6 +877,35 @@ static int load_template(import_opts *o, const char *path, bool has_entry_point,
   return 0;
 }
 
+/* The canonical or sampled tasks of every problem, one at a time: checked
+ * only (to NULL), or written to f as each is made, so memory does not grow
+ * with --samples. *tasks gets how many. Explains failures on stderr;
+ * returns 0 or an SQ_E* code. */
+static int generate(problem_set *ps, const import_opts *o, FILE *f, size_t *tasks) {
+  sq_buf one = {0};
+  int rc = 0;
+  *tasks = 0;
+  for (size_t i = 0; i < ps->n && !rc; i++) {
+    problem *p = &ps->p[i];
+    char *prog = o->mode == MODE_CANONICAL ? program_code(ps, p, p->canonical) : NULL;
+    int64_t n = o->mode == MODE_CANONICAL ? 1 : o->samples;
+    rc = o->mode == MODE_CANONICAL && !prog ? SQ_ENOMEM : 0;
+    p->samples = 0; /* the second pass makes the same ids */
+    for (int64_t k = 0; k < n && rc == 0; k++) {
+      one.len = 0;
+      rc = emit(&one, p, ps, prog, o->mode == MODE_CANONICAL ? "canonical" : "sample", ps->path, p->lineno);
+      if (!rc && f && fwrite(one.data, 1, one.len, f) != one.len) rc = SQ_EIO;
+      if (!rc) ++*tasks;
+    }
+    free(prog);
+  }
+  if (!rc && f && fflush(f) != 0) rc = SQ_EIO;
+  if (rc == SQ_EIO) fprintf(stderr, "sandq-producer: writing the tasks: %s\n", strerror(errno));
+  else if (rc && rc != SQ_ETASK) fprintf(stderr, "sandq-producer: import: %s\n", sq_strerror(rc));
+  sq_buf_clear(&one);
+  return rc;
+}
+
 int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   (void)cfg; /* import reads files and writes stdout: no Redis, no configuration */
   import_opts o = {.mode = MODE_SAMPLES, .samples = 1, .temperature = -1};
@@ -1009,27 +1038,16 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
       fprintf(stderr, "sandq-producer: %s holds no samples\n", samples_path);
       goto out;
     }
-  } else {
-    for (size_t i = 0; i < ps.n; i++) {
-      problem *p = &ps.p[i];
-      char *prog = o.mode == MODE_CANONICAL ? program_code(&ps, p, p->canonical) : NULL;
-      int64_t n = o.mode == MODE_CANONICAL ? 1 : o.samples;
-      int rc = o.mode == MODE_CANONICAL && !prog ? SQ_ENOMEM : 0;
-      for (int64_t k = 0; k < n && rc == 0; k++)
-        rc = emit(&out, p, &ps, prog, o.mode == MODE_CANONICAL ? "canonical" : "sample", ps.path, p->lineno);
-      free(prog);
-      if (rc) {
-        if (rc != SQ_ETASK) fprintf(stderr, "sandq-producer: import: %s\n", sq_strerror(rc));
-        goto out;
-      }
-    }
   }
-  /* Everything checked: now, and only now, the tasks go out. */
-  if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+  size_t tasks = 0;
+  if (o.mode != MODE_COMPLETIONS) {
+    /* Generated tasks are made twice, not held: checked, then written. */
+    if (generate(&ps, &o, NULL, &tasks) != 0 || generate(&ps, &o, stdout, &tasks) != 0) goto out;
+  } else if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+    /* Everything checked: now, and only now, the tasks go out. */
     fprintf(stderr, "sandq-producer: writing the tasks: %s\n", strerror(errno));
     goto out;
   }
-  size_t tasks = 0;
   for (size_t i = 0; i < out.len; i++) tasks += out.data[i] == '\n';
   char split[48] = "";
   if (ps.ds == DS_MBPP)

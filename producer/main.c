@@ -80,6 +80,7 @@ static const sq_cli_flag results_flags[] = {
     COMMON_FLAGS,
     {"format", "F", NULL, "bson (as stored, the default), jsonl (relaxed Extended JSON) or csv (a row per task)"},
     {"out", "FILE", NULL, "write FILE whole (a temporary file, then a rename) instead of stdout"},
+    {"delete", NULL, NULL, "with --out: once FILE holds them, remove the batch's results from the queue"},
     {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag report_flags[] = {
     COMMON_FLAGS,
@@ -139,7 +140,7 @@ static const command commands[] = {
      rollout_flags, true, sq__rollout_run},
     {"audit", "audit [options] [--batch B] [--since T] [--json]   programs run, oldest first", NULL, audit_flags,
      true, sq__audit_run},
-    {"results", "results [options] BATCH [--format bson|jsonl|csv] [--out FILE]", NULL, results_flags, true,
+    {"results", "results [options] BATCH [--format bson|jsonl|csv] [--out FILE [--delete]]", NULL, results_flags, true,
      sq__results_run},
     {"report", "report [options] BATCH [BATCH_B] [--json] [--html FILE] [--k 1,10,100]", NULL, report_flags,
      true, sq__report_cmd_run},

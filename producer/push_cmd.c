@@ -1,6 +1,7 @@
 /* push.c: the producer's `push` and `status`: read a JSONL file, validate
- * every line before pushing any, stamp and push them in one pipeline, and
- * optionally wait for the batch's results. */
+ * every line before pushing any (a pass over the file), stamp and push
+ * them a chunk at a time (another pass), and optionally wait for the
+ * batch's results. One line is held at a time, whatever the file's size. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,25 +19,56 @@
 #include "task.h"
 #include "util.h"
 
-#define MAX_FILE_BYTES ((size_t)1 << 30)
+#define MAX_LINE_BYTES ((size_t)64 << 20) /* a longer line is refused, never held */
+#define CHUNK_LINES 1024                     /* tasks stamped and pushed at a time */
 #define FULL_RETRY_MS 500 /* --block: how often to try a full queue again */
 
+/* The task file read a line at a time, as often as needed: each pass over
+ * it holds one line (standard input is first copied to a temporary file,
+ * so it can be read again). */
 typedef struct {
-  char *text; /* NUL-terminated, inside the file buffer */
-  size_t len;
+  FILE *f;
+  const char *path;
+  sq_buf line;    /* the current line, NUL-terminated, CR LF / LF cut */
   size_t lineno;
-} task_line;
+  bool too_long;  /* the line ran past MAX_LINE_BYTES: the rest was skipped */
+} task_reader;
 
-typedef struct {
-  char *buf;
-  task_line *lines; /* non-blank lines only */
+static int reader_open(const char *path, task_reader *r) {
+  memset(r, 0, sizeof *r);
+  r->path = path;
+  if (strcmp(path, "-") != 0) {
+    if (!(r->f = fopen(path, "rb"))) {
+      fprintf(stderr, "sandq-producer: cannot read %s: %s\n", path, strerror(errno));
+      return SQ_EIO;
+    }
+    return 0;
+  }
+  char chunk[65536];
   size_t n;
-} task_file;
+  if (!(r->f = tmpfile())) {
+    fprintf(stderr, "sandq-producer: cannot keep standard input in a temporary file: %s\n", strerror(errno));
+    return SQ_EIO;
+  }
+  while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+    if (fwrite(chunk, 1, n, r->f) != n) break;
+  if (ferror(stdin) || ferror(r->f) || fflush(r->f) != 0) {
+    fprintf(stderr, "sandq-producer: cannot read -: %s\n", strerror(errno));
+    return SQ_EIO;
+  }
+  return 0;
+}
 
-static void task_file_clear(task_file *tf) {
-  free(tf->buf);
-  free(tf->lines);
-  memset(tf, 0, sizeof *tf);
+static void reader_close(task_reader *r) {
+  if (r->f) fclose(r->f);
+  sq_buf_clear(&r->line);
+  memset(r, 0, sizeof *r);
+}
+
+/* From the top again. */
+static void reader_rewind(task_reader *r) {
+  rewind(r->f);
+  r->lineno = 0;
 }
 
 /* A line of white space only (a NUL byte is not white space: strchr would
@@ -47,65 +79,76 @@ static int is_blank(const char *s, size_t n) {
   return 1;
 }
 
-/* Reads path and splits it into its non-blank lines (CRLF tolerated). */
-static int read_task_file(const char *path, task_file *tf) {
-  size_t len = 0;
-  int rc = sq_file_read(path, MAX_FILE_BYTES, &tf->buf, &len);
-  if (rc == SQ_EIO) {
-    fprintf(stderr, "sandq-producer: cannot read %s: %s\n", path, strerror(errno));
-    return rc;
+/* The next non-blank line into r->line: 1, or 0 at the end, or SQ_EIO /
+ * SQ_ENOMEM (explained on stderr). */
+static int reader_next(task_reader *r) {
+  char piece[8192];
+  for (;;) {
+    r->line.len = 0;
+    r->too_long = false;
+    size_t k = 0, total = 0;
+    int c = EOF;
+    /* byte by byte (getc_unlocked): a NUL is data here, as in the file */
+    while ((c = getc_unlocked(r->f)) != EOF) {
+      total++;
+      if (c == '\n') break;
+      piece[k++] = (char)c;
+      if (k == sizeof piece) {
+        if (r->line.len + k > MAX_LINE_BYTES) r->too_long = true;
+        else if (sq_buf_append(&r->line, piece, k) != 0) return SQ_ENOMEM;
+        k = 0;
+      }
+    }
+    if (ferror(r->f)) {
+      fprintf(stderr, "sandq-producer: cannot read %s: %s\n", r->path, strerror(errno));
+      return SQ_EIO;
+    }
+    if (total == 0) return 0;
+    if (r->line.len + k > MAX_LINE_BYTES) r->too_long = true;
+    else if (sq_buf_append(&r->line, piece, k) != 0) return SQ_ENOMEM;
+    r->lineno++;
+    size_t n = r->line.len;
+    if (n && r->line.data[n - 1] == '\r') n--;
+    if (sq_buf_append(&r->line, "", 1) != 0) return SQ_ENOMEM;
+    r->line.data[n] = 0;
+    r->line.len = n;
+    if (r->too_long || !is_blank(r->line.data, n)) return 1;
   }
-  if (rc) {
-    fprintf(stderr, "sandq-producer: cannot read %s: %s\n", path, sq_strerror(rc));
-    return rc;
-  }
-  size_t cap = 1;
-  for (size_t i = 0; i < len; i++) cap += tf->buf[i] == '\n';
-  if (!(tf->lines = calloc(cap, sizeof *tf->lines))) return SQ_ENOMEM;
-  char *p = tf->buf, *end = tf->buf + len;
-  for (size_t lineno = 1; p < end; lineno++) {
-    char *nl = memchr(p, '\n', (size_t)(end - p));
-    char *stop = nl ? nl : end;
-    size_t n = (size_t)(stop - p);
-    if (n && p[n - 1] == '\r') n--;
-    p[n] = 0;
-    if (!is_blank(p, n)) tf->lines[tf->n++] = (task_line){p, n, lineno};
-    p = stop + 1;
-  }
-  return 0;
 }
 
 /* Validates every line: sq_task_parse, then duplicate ids. Prints
  * FILE:LINE: <reason> for each bad line and returns how many there were
- * (or a negative SQ_E* code). */
-static long validate_lines(const char *path, const task_file *tf, size_t max_bytes) {
+ * (or a negative SQ_E* code); *n gets how many lines hold a task. */
+static long validate_lines(task_reader *r, size_t max_bytes, size_t *n) {
   long bad = 0;
+  int more;
   sq_strmap *seen = sq_strmap_new(); /* id -> its line (a hash: hsearch_r collided on ids sharing a prefix) */
   if (!seen) return SQ_ENOMEM;
-  for (size_t i = 0; i < tf->n; i++) {
-    const task_line *l = &tf->lines[i];
+  *n = 0;
+  reader_rewind(r);
+  while ((more = reader_next(r)) == 1) {
+    ++*n;
     sq_task *t = NULL;
     char err[512] = "";
-    int rc = sq_task_parse(l->text, l->len, max_bytes, &t, err, sizeof err);
+    int rc = r->too_long ? SQ_ETOOBIG : sq_task_parse(r->line.data, r->line.len, max_bytes, &t, err, sizeof err);
     if (rc) {
       char shown[sizeof err * 4]; /* field names come from the file: no escape codes to the terminal */
-      fprintf(stderr, "%s:%zu: %s\n", path, l->lineno, err[0] ? sq_log_escape(err, shown, sizeof shown) : sq_strerror(rc));
+      if (r->too_long) snprintf(err, sizeof err, "task: longer than %zu bytes", MAX_LINE_BYTES);
+      fprintf(stderr, "%s:%zu: %s\n", r->path, r->lineno, err[0] ? sq_log_escape(err, shown, sizeof shown) : sq_strerror(rc));
       bad++;
     }
     size_t first = 0;
-    int added = t && t->id ? sq_strmap_add(seen, t->id, l->lineno, &first) : 0;
+    int added = t && t->id ? sq_strmap_add(seen, t->id, r->lineno, &first) : 0;
     if (added == 1 && !rc) {
-      fprintf(stderr, "%s:%zu: id '%s' is already used on line %zu\n", path, l->lineno, t->id, first);
+      fprintf(stderr, "%s:%zu: id '%s' is already used on line %zu\n", r->path, r->lineno, t->id, first);
       bad++;
     }
     sq_task_free(t);
-    if (added < 0) {
-      sq_strmap_free(seen);
-      return added;
-    }
+    if (added < 0) more = added;
+    if (added < 0) break;
   }
   sq_strmap_free(seen);
-  return bad;
+  return more < 0 ? more : bad;
 }
 
 /* b-YYYYmmdd-HHMMSS-<4 hex>, UTC. */
@@ -135,62 +178,47 @@ static void push_fields(const char *payload, size_t len, sq_priority *prio, char
   sq_task_free(t);
 }
 
-/* Stamps each line with the batch and the enqueue time. With no_validate a
- * line that is not a JSON object goes out as it is, counted in batch
- * SQ_TASK_INVALID_BATCH, where its result will be filed (no worker can read
- * another batch out of it): such lines are put last in items, and *n_raw
- * says how many. Without no_validate a line that the stamp takes past
- * max_bytes is refused, as the worker would refuse it: each is reported as
- * FILE:LINE and SQ_ETOOBIG returned once all were seen. A line whose
- * strings hold NUL cannot be stamped without losing bytes: reported, and
- * SQ_ETASK. Fills payloads/lens (malloc'd strings the caller frees) and
- * items (pointing into them, with malloc'd idempotency keys). */
-static int stamp_lines(const char *path, const task_file *tf, const char *batch, bool no_validate,
-                       size_t max_bytes, char **payloads, size_t *lens, sq_push_item *items, size_t *n_raw) {
+/* Checks that every line can be stamped with the batch and the enqueue
+ * time, before anything is pushed. With no_validate a line that is not a
+ * JSON object will go out as it is, counted in batch
+ * SQ_TASK_INVALID_BATCH, where its result will be filed (no worker can
+ * read another batch out of it): *n_raw says how many. Without no_validate
+ * a line that the stamp takes past max_bytes is refused, as the worker
+ * would refuse it: each is reported as FILE:LINE and SQ_ETOOBIG returned
+ * once all were seen. A line whose strings hold NUL cannot be stamped
+ * without losing bytes: reported, and SQ_ETASK. *n gets the lines. */
+static int check_stamps(task_reader *r, const char *batch, bool no_validate, size_t max_bytes, size_t *n,
+                        size_t *n_raw) {
   int64_t now_ms = sq_now_wall_ms();
-  size_t front = 0, back = tf->n; /* stamped lines fill from the front, raw ones from the back */
-  int bad = 0;
-  for (size_t i = 0; i < tf->n; i++) {
-    const task_line *l = &tf->lines[i];
+  int bad = 0, more;
+  *n = *n_raw = 0;
+  reader_rewind(r);
+  while ((more = reader_next(r)) == 1) {
+    ++*n;
+    if (r->too_long) { /* only with no_validate: validate_lines refused it otherwise */
+      fprintf(stderr, "%s:%zu: task: longer than %zu bytes\n", r->path, r->lineno, MAX_LINE_BYTES);
+      bad = bad ? bad : SQ_ETOOBIG;
+      continue;
+    }
     char *stamped = NULL;
-    int rc = sq_task_stamp(l->text, l->len, batch, now_ms, &stamped);
-    bool raw = rc == SQ_EPARSE && no_validate;
-    size_t at = raw ? --back : front++;
-    if (raw) {
-      if (!(payloads[at] = strdup(l->text))) return SQ_ENOMEM;
-      lens[at] = l->len;
-      continue;
-    }
-    if (rc == SQ_ETASK) {
+    int rc = sq_task_stamp(r->line.data, r->line.len, batch, now_ms, &stamped);
+    size_t len = stamped ? strlen(stamped) : 0;
+    free(stamped);
+    if (rc == SQ_EPARSE && no_validate) {
+      ++*n_raw;
+    } else if (rc == SQ_ETASK) {
       fprintf(stderr, "%s:%zu: a string holds a NUL character (\\u0000); it cannot be stamped without "
-              "losing bytes\n", path, l->lineno);
+              "losing bytes\n", r->path, r->lineno);
       bad = bad ? bad : rc;
-      continue;
-    }
-    if (rc) return rc;
-    payloads[at] = stamped;
-    lens[at] = strlen(stamped);
-    if (!no_validate && max_bytes && lens[at] > max_bytes) {
+    } else if (rc) {
+      return rc;
+    } else if (!no_validate && max_bytes && len > max_bytes) {
       fprintf(stderr, "%s:%zu: task: %zu bytes once stamped with batch and enqueued_at_ms (%zu in the file), "
-              "more than the %zu allowed (max_task_kib)\n", path, l->lineno, lens[at], l->len, max_bytes);
+              "more than the %zu allowed (max_task_kib)\n", r->path, r->lineno, len, r->line.len, max_bytes);
       bad = bad ? bad : SQ_ETOOBIG;
     }
   }
-  if (bad) return bad;
-  *n_raw = tf->n - front;
-  for (size_t a = front, b = tf->n - 1; a < b && b < tf->n; a++, b--) { /* raw ones back in file order */
-    char *p = payloads[a];
-    size_t n = lens[a];
-    payloads[a] = payloads[b], lens[a] = lens[b];
-    payloads[b] = p, lens[b] = n;
-  }
-  for (size_t i = 0; i < tf->n; i++) {
-    char *idem = NULL;
-    items[i] = (sq_push_item){.payload = payloads[i], .len = lens[i]};
-    push_fields(payloads[i], lens[i], &items[i].priority, &idem);
-    items[i].idempotency_key = idem;
-  }
-  return 0;
+  return more < 0 ? more : bad;
 }
 
 /* Pushes every item; with block, waits while the queue is full. */
@@ -211,6 +239,48 @@ static int push_all(sq_queue *q, const char *batch, const sq_push_item *items, s
     struct timespec ts = {.tv_sec = FULL_RETRY_MS / 1000, .tv_nsec = (FULL_RETRY_MS % 1000) * 1000000L};
     nanosleep(&ts, NULL);
   }
+}
+
+/* Pushes the file's lines CHUNK_LINES at a time (check_stamps passed):
+ * the stamped ones into batch, or with raw the lines that are not JSON
+ * objects (no_validate) as they are, into SQ_TASK_INVALID_BATCH. Adds to
+ * *pushed and *dups. Returns 0 or the first error (explained by the caller). */
+static int push_lines(task_reader *r, sq_queue *q, const char *batch, bool raw, bool block, size_t *pushed,
+                      size_t *dups) {
+  char *payloads[CHUNK_LINES];
+  sq_push_item items[CHUNK_LINES];
+  size_t n = 0;
+  int64_t now_ms = sq_now_wall_ms();
+  int rc = 0, more;
+  reader_rewind(r);
+  do {
+    more = reader_next(r);
+    if (more == 1) {
+      char *stamped = NULL;
+      int st = sq_task_stamp(r->line.data, r->line.len, batch, now_ms, &stamped);
+      if (st == SQ_EPARSE ? !raw : raw || st != 0) { /* the other pass's line, or checked before */
+        free(stamped);
+        if (st && st != SQ_EPARSE) rc = st;
+        continue;
+      }
+      if (raw && !(stamped = strdup(r->line.data))) rc = SQ_ENOMEM;
+      if (rc) break;
+      char *idem = NULL;
+      payloads[n] = stamped;
+      items[n] = (sq_push_item){.payload = stamped, .len = strlen(stamped)};
+      push_fields(stamped, items[n].len, &items[n].priority, &idem);
+      items[n++].idempotency_key = idem;
+    }
+    if (n && (n == CHUNK_LINES || more != 1)) {
+      size_t p = 0, d = 0;
+      rc = push_all(q, raw ? SQ_TASK_INVALID_BATCH : batch, items, n, block, &p, &d);
+      *pushed += p, *dups += d;
+      for (size_t i = 0; i < n; i++) free(payloads[i]), free((char *)items[i].idempotency_key);
+      n = 0;
+    }
+  } while (more == 1 && !rc);
+  for (size_t i = 0; i < n; i++) free(payloads[i]), free((char *)items[i].idempotency_key);
+  return rc ? rc : more < 0 ? more : 0;
 }
 
 int sq__wait_report(sq_queue *q, const char *batch, int64_t timeout_s, const char *out_path, bool table) {
@@ -234,10 +304,7 @@ int sq__wait_report(sq_queue *q, const char *batch, int64_t timeout_s, const cha
 }
 
 int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
-  task_file tf = {0};
-  char **payloads = NULL;
-  size_t *lens = NULL;
-  sq_push_item *items = NULL;
+  task_reader tr = {0};
   sq_queue *q = NULL;
   char batch[SQ_TASK_ID_MAX + 1];
   int code = SQ_EXIT_ERROR;
@@ -254,13 +321,11 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   }
   /* A wrong --out path is found now, not after the whole batch ran. */
   if (o->out_path && sq__out_check(o->out_path) != 0) return SQ_EXIT_USAGE;
-  if (read_task_file(o->path, &tf) != 0) goto out;
-  if (tf.n == 0) {
-    fprintf(stderr, "sandq-producer: %s holds no tasks\n", o->path);
-    goto out;
-  }
+  if (reader_open(o->path, &tr) != 0) goto out;
+  /* Every line checked before any is pushed: passes over the file, one line held at a time. */
+  size_t n = 0, n_raw = 0;
   if (!o->no_validate) {
-    long bad = validate_lines(o->path, &tf, (size_t)cfg->max_task_kib * 1024);
+    long bad = validate_lines(&tr, (size_t)cfg->max_task_kib * 1024, &n);
     if (bad < 0) {
       fprintf(stderr, "sandq-producer: %s\n", sq_strerror((int)bad));
       goto out;
@@ -270,13 +335,7 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
       goto out;
     }
   }
-  payloads = calloc(tf.n, sizeof *payloads);
-  lens = calloc(tf.n, sizeof *lens);
-  items = calloc(tf.n, sizeof *items);
-  if (!payloads || !lens || !items) goto out;
-  size_t n_raw = 0;
-  int rc = stamp_lines(o->path, &tf, batch, o->no_validate, (size_t)cfg->max_task_kib * 1024, payloads, lens,
-                       items, &n_raw);
+  int rc = check_stamps(&tr, batch, o->no_validate, (size_t)cfg->max_task_kib * 1024, &n, &n_raw);
   if (rc == SQ_ETOOBIG || rc == SQ_ETASK) {
     fprintf(stderr, "sandq-producer: %s: nothing was pushed\n", o->path);
     goto out;
@@ -285,18 +344,22 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
     fprintf(stderr, "sandq-producer: stamping tasks: %s\n", sq_strerror(rc));
     goto out;
   }
+  if (n == 0) {
+    fprintf(stderr, "sandq-producer: %s holds no tasks\n", o->path);
+    goto out;
+  }
   if ((rc = sq__open_queue(cfg, &q))) goto out;
   /* The budget lands before the tasks, so no worker sees the batch without it. */
   if (o->budget_usd >= 0 && (rc = sq_queue_batch_set_budget(q, batch, o->budget_usd))) {
     fprintf(stderr, "sandq-producer: setting the budget failed: %s\n", sq_queue_errstr(q));
     goto out;
   }
-  size_t pushed = 0, dups = 0, raw_pushed = 0, raw_dups = 0, n_stamped = tf.n - n_raw;
-  if ((rc = push_all(q, batch, items, n_stamped, o->block, &pushed, &dups)) == 0 && n_raw > 0)
-    rc = push_all(q, SQ_TASK_INVALID_BATCH, items + n_stamped, n_raw, o->block, &raw_pushed, &raw_dups);
+  size_t pushed = 0, dups = 0, raw_pushed = 0, raw_dups = 0;
+  if ((rc = push_lines(&tr, q, batch, false, o->block, &pushed, &dups)) == 0 && n_raw > 0)
+    rc = push_lines(&tr, q, batch, true, o->block, &raw_pushed, &raw_dups);
   if (rc) {
     fprintf(stderr, "sandq-producer: push failed after %zu of %zu task(s): %s%s\n",
-            pushed + dups + raw_pushed + raw_dups, tf.n, sq_queue_errstr(q),
+            pushed + dups + raw_pushed + raw_dups, n, rc == SQ_ENOMEM || rc == SQ_EIO ? sq_strerror(rc) : sq_queue_errstr(q),
             rc == SQ_EFULL ? " (--block waits for room)" : "");
     goto out;
   }
@@ -309,6 +372,7 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   fflush(stdout);
   if (dups) fprintf(stderr, "sandq-producer: %zu task(s) skipped: their idempotency_key was already pushed\n", dups);
   SQ_INFO("pushed %zu task(s) to queue %s as batch %s", pushed, cfg->queue, batch);
+  reader_close(&tr); /* the file is not needed while waiting */
   if (o->wait && pushed == 0) {
     /* Nothing went into the batch, so it will never exist, let alone finish. */
     fprintf(stderr, "sandq-producer: batch %s has no tasks to wait for: every task was skipped (their results "
@@ -318,13 +382,8 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   }
   code = o->wait ? sq__wait_report(q, batch, o->timeout_s, o->out_path, o->table) : SQ_EXIT_OK;
 out:
-  for (size_t i = 0; payloads && i < tf.n; i++) free(payloads[i]);
-  for (size_t i = 0; items && i < tf.n; i++) free((char *)items[i].idempotency_key);
-  free(items);
-  free(payloads);
-  free(lens);
   sq_queue_free(q);
-  task_file_clear(&tf);
+  reader_close(&tr);
   return code;
 }
 

@@ -49,13 +49,17 @@ typedef struct {
   int match;        /* 1/0 against expect; -1 when no expect */
   int64_t total_ms; /* -1 when absent */
   bool bad_bson;    /* the stored value is not one valid BSON document */
-  uint8_t *bson;
-  size_t bson_len;
 } row;
 
+/* What sq__report_results carries from one stored result to the next:
+ * only the rows of --table are kept (without their documents). */
 typedef struct {
+  const char *batch;
+  sq__out *out;     /* NULL: no --out */
+  bool table;
   row *rows;
   size_t n, cap;
+  size_t seen, bad, expected, differed;
   int err;
 } row_list;
 
@@ -97,10 +101,7 @@ static int row_fill(row *r, const char *id, const uint8_t *data, size_t len) {
   bson_iter_t it;
   r->total_ms = -1;
   r->id = strdup(id);
-  r->bson = malloc(len ? len : 1);
-  if (!r->id || !r->bson) return SQ_ENOMEM;
-  memcpy(r->bson, data, len);
-  r->bson_len = len;
+  if (!r->id) return SQ_ENOMEM;
   if (!sq__result_bson_ok(data, len) || !bson_init_static(&doc, data, len)) {
     r->bad_bson = true;
     r->status = strdup("(bad bson)");
@@ -120,39 +121,56 @@ static void row_clear(row *r) {
   free(r->id);
   free(r->status);
   free(r->expect);
-  free(r->bson);
 }
 
+/* Names a stored value that is not BSON on stderr. */
+static void name_bad(const row *r, const char *batch, size_t len, bool out) {
+  char id[80];
+  size_t o = 0;
+  for (const unsigned char *p = (const unsigned char *)r->id; *p && o + 5 < sizeof id; p++)
+    o += (size_t)(*p < 0x20 || *p == 0x7f ? snprintf(id + o, sizeof id - o, "\\x%02x", *p)
+                                          : snprintf(id + o, sizeof id - o, "%c", *p));
+  fprintf(stderr, "sandq-producer: result '%s' of batch %s is not a valid BSON document (%zu bytes); skipped%s\n", id,
+          batch, len, out ? ", not written to --out" : "");
+}
+
+/* One stored result as it comes (sq_queue_batch_results' callback): to
+ * --out, checked against metadata.expect, kept for --table. */
 static int collect(const char *id, const uint8_t *bson, size_t len, void *ud) {
   row_list *l = ud;
-  if (l->n == l->cap) {
+  if (l->table && l->n == l->cap) {
     size_t cap = l->cap ? l->cap * 2 : 64;
     row *rows = realloc(l->rows, cap * sizeof *rows);
     if (!rows) return l->err = SQ_ENOMEM;
     l->rows = rows;
     l->cap = cap;
   }
-  row *r = &l->rows[l->n++];
+  row one = {0}, *r = l->table ? &l->rows[l->n++] : &one;
   memset(r, 0, sizeof *r);
-  return l->err = row_fill(r, id, bson, len);
+  l->seen++;
+  if ((l->err = row_fill(r, id, bson, len))) goto out;
+  if (r->bad_bson) {
+    name_bad(r, l->batch, len, l->out != NULL);
+    l->bad++;
+  } else if (l->out && (l->err = sq__out_put(l->out, bson, len))) {
+    goto out;
+  }
+  if (r->match >= 0) {
+    l->expected++;
+    if (!r->match) {
+      if (!l->differed++) fprintf(stderr, "sandq-producer: results that differ from metadata.expect:\n");
+      char esc[4 * 128 + 1], status[64], expect[256];
+      fprintf(stderr, "  %s: expected %s, got %s\n", sq_log_escape(r->id, esc, sizeof esc),
+              sq_log_escape(r->expect, expect, sizeof expect), sq_log_escape(r->status, status, sizeof status));
+    }
+  }
+out:
+  if (!l->table) row_clear(&one);
+  return l->err;
 }
 
 static int row_cmp(const void *a, const void *b) {
   return strcmp(((const row *)a)->id, ((const row *)b)->id);
-}
-
-/* Sorts by id and drops repeats (HSCAN may return an entry twice). */
-static void sort_unique(row_list *l) {
-  if (!l->n) return;
-  qsort(l->rows, l->n, sizeof *l->rows, row_cmp);
-  size_t w = 1;
-  for (size_t i = 1; i < l->n; i++) {
-    if (strcmp(l->rows[i].id, l->rows[w - 1].id) == 0)
-      row_clear(&l->rows[i]);
-    else
-      l->rows[w++] = l->rows[i];
-  }
-  l->n = w;
 }
 
 /* --out may name a new path or a regular file, nothing else: renaming
@@ -208,12 +226,10 @@ int sq__out_check(const char *path) {
   return rc;
 }
 
-int sq__out_write(const char *path, const void *data, size_t len) {
+int sq__out_open(const char *path, sq__out *o) {
+  memset(o, 0, sizeof *o);
   if (!path || strcmp(path, "-") == 0) {
-    if (fwrite(data, 1, len, stdout) != len || fflush(stdout) != 0) {
-      fprintf(stderr, "sandq-producer: writing to stdout: %s\n", strerror(errno));
-      return SQ_EIO;
-    }
+    o->f = stdout;
     return 0;
   }
   mode_t mode;
@@ -231,27 +247,66 @@ int sq__out_write(const char *path, const void *data, size_t len) {
     umask(um);
     mode = 0666 & ~um;
   }
-  if (fchmod(fd, mode) != 0 || sq_write_all(fd, data, len) != 0 || fsync(fd) != 0) rc = SQ_EIO;
-  if (close(fd) != 0) rc = SQ_EIO;
-  if (rc) {
-    fprintf(stderr, "sandq-producer: writing %s: %s\n", tmp.data, strerror(errno));
-  } else if (rename(tmp.data, path) != 0) {
-    fprintf(stderr, "sandq-producer: cannot rename %s to %s: %s\n", tmp.data, path, strerror(errno));
+  o->tmp = tmp.data;
+  if (fchmod(fd, mode) != 0 || !(o->path = strdup(path)) || !(o->f = fdopen(fd, "wb"))) {
+    fprintf(stderr, "sandq-producer: writing %s: %s\n", o->tmp, strerror(errno ? errno : ENOMEM));
+    close(fd);
+    sq__out_abort(o);
+    return SQ_EIO;
+  }
+  return 0;
+}
+
+int sq__out_put(sq__out *o, const void *data, size_t len) {
+  if (o->err) return o->err;
+  if (len && fwrite(data, 1, len, o->f) != len) {
+    fprintf(stderr, "sandq-producer: writing %s: %s\n", o->tmp ? o->tmp : "to stdout", strerror(errno));
+    o->err = SQ_EIO;
+  }
+  return o->err;
+}
+
+int sq__out_commit(sq__out *o) {
+  int rc = o->err;
+  if (!o->tmp) { /* stdout: flushed, never closed */
+    if (!rc && fflush(o->f) != 0) {
+      fprintf(stderr, "sandq-producer: writing to stdout: %s\n", strerror(errno));
+      rc = SQ_EIO;
+    }
+    memset(o, 0, sizeof *o);
+    return rc;
+  }
+  if (!rc && (fflush(o->f) != 0 || fsync(fileno(o->f)) != 0)) rc = SQ_EIO;
+  if (fclose(o->f) != 0) rc = SQ_EIO;
+  o->f = NULL;
+  if (rc && !o->err) {
+    fprintf(stderr, "sandq-producer: writing %s: %s\n", o->tmp, strerror(errno));
+  } else if (!rc && rename(o->tmp, o->path) != 0) {
+    fprintf(stderr, "sandq-producer: cannot rename %s to %s: %s\n", o->tmp, o->path, strerror(errno));
     rc = SQ_EIO;
   }
-  if (rc) unlink(tmp.data);
-  sq_buf_clear(&tmp);
+  if (!rc) { /* renamed: nothing left to remove */
+    free(o->tmp);
+    o->tmp = NULL;
+  }
+  sq__out_abort(o);
   return rc;
 }
 
-/* The good documents, concatenated, written whole (sq__out_write). */
-static int write_bson_file(const char *path, const row_list *l) {
-  sq_buf all = {0};
-  int rc = 0;
-  for (size_t i = 0; i < l->n && !rc; i++)
-    if (!l->rows[i].bad_bson) rc = sq_buf_append(&all, l->rows[i].bson, l->rows[i].bson_len);
-  if (!rc) rc = sq__out_write(path, all.data ? all.data : "", all.len);
-  sq_buf_clear(&all);
+void sq__out_abort(sq__out *o) {
+  if (o->f && o->f != stdout) fclose(o->f);
+  if (o->tmp) unlink(o->tmp);
+  free(o->tmp);
+  free(o->path);
+  memset(o, 0, sizeof *o);
+}
+
+int sq__out_write(const char *path, const void *data, size_t len) {
+  sq__out o;
+  int rc = sq__out_open(path, &o);
+  if (!rc) rc = sq__out_put(&o, data, len);
+  if (!rc) return sq__out_commit(&o);
+  sq__out_abort(&o);
   return rc;
 }
 
@@ -275,56 +330,38 @@ static void print_table(FILE *f, const row_list *l) {
 }
 
 int sq__report_results(sq_queue *q, const char *batch, const char *out_path, bool table, FILE *f) {
-  row_list l = {0};
+  sq__out out = {0};
+  row_list l = {.batch = batch, .table = table, .out = out_path ? &out : NULL};
   int code = SQ_EXIT_ERROR;
+  if (out_path && sq__out_open(out_path, &out) != 0) goto out;
   int rc = sq_queue_batch_results(q, batch, collect, &l);
   if (rc) {
-    fprintf(stderr, "sandq-producer: reading results of batch %s: %s\n", batch,
-            l.err ? sq_strerror(l.err) : sq_queue_errstr(q));
+    if (l.err != SQ_EIO) /* a write error was explained where it happened */
+      fprintf(stderr, "sandq-producer: reading results of batch %s: %s\n", batch,
+              l.err ? sq_strerror(l.err) : sq_queue_errstr(q));
     goto out;
   }
-  sort_unique(&l);
-  size_t bad = 0;
-  for (size_t i = 0; i < l.n; i++) {
-    if (!l.rows[i].bad_bson) continue;
-    char id[80];
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)l.rows[i].id; *p && o + 5 < sizeof id; p++)
-      o += (size_t)(*p < 0x20 || *p == 0x7f ? snprintf(id + o, sizeof id - o, "\\x%02x", *p)
-                                            : snprintf(id + o, sizeof id - o, "%c", *p));
-    fprintf(stderr, "sandq-producer: result '%s' of batch %s is not a valid BSON document (%zu bytes); skipped%s\n",
-            id, batch, l.rows[i].bson_len, out_path ? ", not written to --out" : "");
-    bad++;
-  }
   if (out_path) {
-    if (write_bson_file(out_path, &l) != 0) goto out;
-    fprintf(stderr, "sandq-producer: wrote %zu result(s) to %s\n", l.n - bad, out_path);
+    if (sq__out_commit(&out) != 0) goto out;
+    fprintf(stderr, "sandq-producer: wrote %zu result(s) to %s\n", l.seen - l.bad, out_path);
   }
-  if (table) print_table(f, &l);
+  if (table) {
+    if (l.n) qsort(l.rows, l.n, sizeof *l.rows, row_cmp);
+    print_table(f, &l);
+  }
   fflush(f);
-  size_t expected = 0, differed = 0;
-  for (size_t i = 0; i < l.n; i++) {
-    if (l.rows[i].match < 0) continue;
-    expected++;
-    if (!l.rows[i].match) {
-      if (!differed) fprintf(stderr, "sandq-producer: results that differ from metadata.expect:\n");
-      char id[4 * 128 + 1], status[64], expect[256];
-      fprintf(stderr, "  %s: expected %s, got %s\n", sq_log_escape(l.rows[i].id, id, sizeof id),
-              sq_log_escape(l.rows[i].expect, expect, sizeof expect), sq_log_escape(l.rows[i].status, status, sizeof status));
-      differed++;
-    }
-  }
-  if (bad) {
-    fprintf(stderr, "sandq-producer: %zu stored result(s) of batch %s are not BSON\n", bad, batch);
+  if (l.bad) {
+    fprintf(stderr, "sandq-producer: %zu stored result(s) of batch %s are not BSON\n", l.bad, batch);
     code = SQ_EXIT_BAD_RESULT;
-  } else if (differed) {
-    fprintf(stderr, "sandq-producer: %zu of %zu expectation(s) differed\n", differed, expected);
+  } else if (l.differed) {
+    fprintf(stderr, "sandq-producer: %zu of %zu expectation(s) differed\n", l.differed, l.expected);
     code = SQ_EXIT_MISMATCH;
   } else {
-    if (expected) fprintf(f, "expectations: %zu/%zu matched\n", expected, expected);
+    if (l.expected) fprintf(f, "expectations: %zu/%zu matched\n", l.expected, l.expected);
     code = SQ_EXIT_OK;
   }
 out:
+  sq__out_abort(&out);
   for (size_t i = 0; i < l.n; i++) row_clear(&l.rows[i]);
   free(l.rows);
   return code;

@@ -178,21 +178,43 @@ static int emit(int rc, const char *html, const sq_buf *page, const sq_buf *text
   return sq__out_write(NULL, text->data, text->len) != 0 ? -1 : 0;
 }
 
+/* The report of batch folded as its results stream in (sq__report_add):
+ * every row kept only for the HTML page's table (keep_rows). A batch
+ * without results is an error naming it. Explains failures on stderr;
+ * returns 0 or an SQ_E* code. */
+static int fold_batch(sq_queue *q, const sq_config *cfg, const char *batch, const int *k, int n_k, bool keep_rows,
+                      sq__report *rep) {
+  int rc = sq__report_begin(rep, batch, cfg->queue, k, n_k, keep_rows);
+  if (rc) {
+    fprintf(stderr, "sandq-producer: report: %s\n", sq_strerror(rc));
+    return rc;
+  }
+  if ((rc = sq_queue_batch_results(q, batch, sq__report_add, rep)) != 0) {
+    fprintf(stderr, "sandq-producer: reading results of batch %s: %s\n", batch,
+            rc == SQ_ENOMEM ? sq_strerror(rc) : sq_queue_errstr(q));
+    return rc;
+  }
+  if (rep->n_rows == 0) {
+    fprintf(stderr, "sandq-producer: batch %s has no results in queue %s (unknown, not started, or past its "
+            "retention_s)\n", batch, cfg->queue);
+    return SQ_ENOTFOUND;
+  }
+  if ((rc = sq__report_end(rep)) != 0) fprintf(stderr, "sandq-producer: report: %s\n", sq_strerror(rc));
+  return rc;
+}
+
 /* `report A B`: both batches' reports, then their comparison. */
 static int compare(const sq_config *cfg, const char *a, const char *b, const int *k, int n_k, bool json,
                    const char *html) {
   sq_queue *q = NULL;
-  sq__result_set rs[2] = {{0}, {0}};
   sq__report rep[2] = {{0}, {0}};
   sq__compare cmp = {0};
   sq_buf text = {0}, page = {0};
   int code = SQ_EXIT_ERROR;
-  if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, a, &rs[0]) != 0 ||
-      sq__results_fetch(q, cfg, b, &rs[1]) != 0)
+  if (sq__open_queue(cfg, &q) != 0 || fold_batch(q, cfg, a, k, n_k, false, &rep[0]) != 0 ||
+      fold_batch(q, cfg, b, k, n_k, false, &rep[1]) != 0)
     goto out;
-  int rc = sq__report_build(&rs[0], a, cfg->queue, k, n_k, &rep[0]);
-  if (!rc) rc = sq__report_build(&rs[1], b, cfg->queue, k, n_k, &rep[1]);
-  if (!rc) rc = sq__compare_build(&rep[0], &rep[1], &cmp);
+  int rc = sq__compare_build(&rep[0], &rep[1], &cmp);
   if (!rc) rc = json ? sq__compare_json(&cmp, &text) : sq__compare_text(&cmp, 20, &text);
   if (!rc && html) rc = sq__compare_html(&cmp, &page);
   if (emit(rc, html, &page, &text) == 0) code = SQ_EXIT_OK;
@@ -200,7 +222,7 @@ out:
   sq_buf_clear(&text);
   sq_buf_clear(&page);
   sq__compare_free(&cmp);
-  for (int i = 0; i < 2; i++) sq__report_free(&rep[i]), sq__results_free(&rs[i]);
+  for (int i = 0; i < 2; i++) sq__report_free(&rep[i]);
   sq_queue_free(q);
   return code;
 }
@@ -233,12 +255,11 @@ int sq__report_cmd_run(const sq_config *cfg, const sq_cli *cli) {
   if (sq__out_check(html) != 0) return SQ_EXIT_USAGE;
   if (argc == 2) return compare(cfg, argv[0], argv[1], k, n_k, json, html);
   sq_queue *q = NULL;
-  sq__result_set rs = {0};
   sq__report rep = {0};
   sq_buf text = {0}, page = {0};
   int code = SQ_EXIT_ERROR;
-  if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, batch, &rs) != 0) goto out;
-  int rc = sq__report_build(&rs, batch, cfg->queue, k, n_k, &rep);
+  if (sq__open_queue(cfg, &q) != 0 || fold_batch(q, cfg, batch, k, n_k, html != NULL, &rep) != 0) goto out;
+  int rc = 0;
   sq_batch_stats st;
   if (!rc && sq_queue_batch_stats(q, batch, &st) == 0) {
     rep.batch_tasks = st.total;
@@ -256,7 +277,6 @@ out:
   sq_buf_clear(&text);
   sq_buf_clear(&page);
   sq__report_free(&rep);
-  sq__results_free(&rs);
   sq_queue_free(q);
   return code;
 }

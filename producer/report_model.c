@@ -145,49 +145,6 @@ void sq__report_row_clear(sq__report_row *r) {
   memset(r, 0, sizeof *r);
 }
 
-static int cmp_row_task(const void *a, const void *b) {
-  const sq__report_row *x = *(const sq__report_row *const *)a, *y = *(const sq__report_row *const *)b;
-  int c = strcmp(x->task_id, y->task_id);
-  return c ? c : strcmp(x->id, y->id);
-}
-
-/* Problems: rows grouped by task_id (rows are sorted by id, not task_id). */
-static int build_problems(sq__report *r) {
-  if (!(r->problems = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->problems))) return SQ_ENOMEM;
-  const sq__report_row **order = malloc((r->n_rows ? r->n_rows : 1) * sizeof *order);
-  if (!order) return SQ_ENOMEM;
-  for (size_t i = 0; i < r->n_rows; i++) order[i] = &r->rows[i];
-  qsort(order, r->n_rows, sizeof *order, cmp_row_task);
-  for (size_t i = 0; i < r->n_rows; i++) {
-    const sq__report_row *x = order[i];
-    sq__report_problem *p = r->n_problems ? &r->problems[r->n_problems - 1] : NULL;
-    if (!p || strcmp(p->task_id, x->task_id) != 0) {
-      p = &r->problems[r->n_problems++];
-      if (!(p->task_id = strdup(x->task_id))) {
-        free(order);
-        return SQ_ENOMEM;
-      }
-    }
-    p->n++;
-    p->c += x->passed;
-    sq_status st;
-    if (sq_status_parse(x->status, &st) == 0) p->status_counts[st]++;
-  }
-  free(order);
-  for (int j = 0; j < r->n_k; j++) {
-    double sum = 0;
-    int64_t counted = 0;
-    for (size_t i = 0; i < r->n_problems; i++) {
-      sq__report_problem *p = &r->problems[i];
-      p->pass_at_k[j] = sq_stats_pass_at_k(p->n, p->c, r->k[j]);
-      if (p->pass_at_k[j] >= 0) sum += p->pass_at_k[j], counted++;
-    }
-    r->pass_at_k[j] = counted ? sum / (double)counted : -1;
-    r->pass_at_k_problems[j] = counted;
-  }
-  return 0;
-}
-
 /* The group of the pair (a, b) in *at, added as the next index (the map's
  * count) when new (*added). The key is a's length, a, b: no two pairs make
  * one key, whatever bytes they hold. 0, or SQ_ENOMEM. */
@@ -210,66 +167,6 @@ static int cmp_failure(const void *a, const void *b) {
   return c ? c : strcmp(x->kind, y->kind);
 }
 
-/* Failures: every result that did not pass or end ok, by status and reason kind. */
-static int build_failures(sq__report *r) {
-  /* grouped in a hash: 100,000 results of distinct kinds took 83 s in a scan */
-  sq_strmap *g = sq_strmap_new();
-  if (!g || !(r->failures = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->failures))) {
-    sq_strmap_free(g);
-    return SQ_ENOMEM;
-  }
-  int rc = 0;
-  for (size_t i = 0; i < r->n_rows && !rc; i++) {
-    const sq__report_row *x = &r->rows[i];
-    if (x->passed || strcmp(x->status, "ok") == 0) continue;
-    char kind[160];
-    sq_reason_kind(x->reason, kind, sizeof kind);
-    if (!kind[0]) snprintf(kind, sizeof kind, "(no reason given)");
-    size_t at;
-    bool added;
-    if (group_of(g, x->status, kind, &at, &added) != 0) {
-      rc = SQ_ENOMEM;
-      break;
-    }
-    sq__report_failure *f = &r->failures[at];
-    if (added) {
-      r->n_failures++;
-      f->status = strdup(x->status);
-      f->kind = strdup(kind);
-      f->example = x->reason ? strdup(x->reason) : NULL;
-      if (!f->status || !f->kind || (x->reason && !f->example)) rc = SQ_ENOMEM;
-    }
-    f->count++;
-    if (f->n_ids < (int)(sizeof f->ids / sizeof f->ids[0]) && !(f->ids[f->n_ids++] = strdup(x->id))) rc = SQ_ENOMEM;
-  }
-  sq_strmap_free(g);
-  if (!rc) qsort(r->failures, r->n_failures, sizeof *r->failures, cmp_failure);
-  return rc;
-}
-
-static int build_latency(sq__report *r) {
-  int64_t *v = malloc((r->n_rows ? r->n_rows : 1) * sizeof *v);
-  if (!v) return SQ_ENOMEM;
-  for (int s = 0; s < SQ__STAGE_COUNT; s++) {
-    size_t n = 0;
-    double sum = 0;
-    for (size_t i = 0; i < r->n_rows; i++) {
-      const sq__report_row *x = &r->rows[i];
-      /* a stage counts for the tasks that went through it */
-      if ((s == SQ__STAGE_LLM && !x->has_llm) || (s == SQ__STAGE_EXEC && !x->ran) || x->ms[s] < 0) continue;
-      v[n++] = x->ms[s];
-      sum += (double)x->ms[s];
-    }
-    sq_stats_sort_i64(v, n);
-    sq__report_latency *l = &r->latency[s];
-    *l = (sq__report_latency){.count = (int64_t)n, .p50 = sq_stats_percentile(v, n, 50),
-                              .p90 = sq_stats_percentile(v, n, 90), .p99 = sq_stats_percentile(v, n, 99),
-                              .max = n ? v[n - 1] : 0, .mean = n ? sum / (double)n : 0};
-  }
-  free(v);
-  return 0;
-}
-
 static int cmp_llm(const void *a, const void *b) {
   const sq__report_llm *x = a, *y = b;
   if (x->cost_usd != y->cost_usd) return x->cost_usd > y->cost_usd ? -1 : 1;
@@ -278,44 +175,10 @@ static int cmp_llm(const void *a, const void *b) {
   return strcmp(x->provider, y->provider);
 }
 
-static int build_llm(sq__report *r) {
-  sq_strmap *idx = sq_strmap_new();
-  if (!idx || !(r->llm = calloc(r->n_rows ? r->n_rows : 1, sizeof *r->llm))) {
-    sq_strmap_free(idx);
-    return SQ_ENOMEM;
-  }
-  int rc = 0;
-  for (size_t i = 0; i < r->n_rows && !rc; i++) {
-    const sq__report_row *x = &r->rows[i];
-    if (!x->has_llm) continue;
-    size_t at;
-    bool added;
-    /* "?" for a missing name, as shown: a missing and a "?" model are one group */
-    if (group_of(idx, x->provider ? x->provider : "?", x->model ? x->model : "?", &at, &added) != 0) {
-      rc = SQ_ENOMEM;
-      break;
-    }
-    sq__report_llm *g = &r->llm[at];
-    if (added) {
-      r->n_llm++;
-      g->provider = strdup(x->provider ? x->provider : "?");
-      g->model = strdup(x->model ? x->model : "?");
-      if (!g->provider || !g->model) rc = SQ_ENOMEM;
-    }
-    g->tasks++;
-    g->prompt_tokens = sat_add(g->prompt_tokens, x->prompt_tokens);
-    g->completion_tokens = sat_add(g->completion_tokens, x->completion_tokens);
-    g->cost_usd += x->cost_usd;
-  }
-  sq_strmap_free(idx);
-  if (!rc) qsort(r->llm, r->n_llm, sizeof *r->llm, cmp_llm);
-  return rc;
-}
-
 /* The top SQ__REPORT_TOP row indexes by key (descending), keeping those with key > 0. */
 static size_t top_rows(const sq__report *r, double (*key)(const sq__report_row *), size_t *out) {
   size_t n = 0;
-  for (size_t i = 0; i < r->n_rows; i++) {
+  for (size_t i = 0; i < r->n_held; i++) {
     double k = key(&r->rows[i]);
     if (!(k > 0)) continue;
     if (n == SQ__REPORT_TOP && !(k > key(&r->rows[out[SQ__REPORT_TOP - 1]]))) continue;
@@ -388,18 +251,8 @@ static int cmp_rate(const void *a, const void *b) {
   return cmp_natural(a, b);
 }
 
-/* The header's facts and the problems' two orders. */
-static int build_overview(sq__report *r) {
-  for (size_t i = 0; i < r->n_rows; i++) {
-    const sq__report_row *x = &r->rows[i];
-    add_distinct(r->datasets, sizeof r->datasets, x->dataset);
-    add_distinct(r->models, sizeof r->models, x->model);
-    if (x->temperature >= 0) {
-      char t[32];
-      snprintf(t, sizeof t, "%g", x->temperature);
-      add_distinct(r->temperatures, sizeof r->temperatures, t);
-    }
-  }
+/* The problems' two orders. */
+static int build_orders(sq__report *r) {
   size_t n = r->n_problems ? r->n_problems : 1;
   if (!(r->by_name = malloc(n * sizeof *r->by_name)) || !(r->by_rate = malloc(n * sizeof *r->by_rate))) return SQ_ENOMEM;
   for (size_t i = 0; i < r->n_problems; i++) r->by_name[i] = r->by_rate[i] = i;
@@ -409,34 +262,363 @@ static int build_overview(sq__report *r) {
   return 0;
 }
 
-int sq__report_build(const sq__result_set *rs, const char *batch, const char *queue, const int *k, int n_k,
-                     sq__report *out) {
-  memset(out, 0, sizeof *out);
-  int rc = SQ_ENOMEM;
-  if (!(out->batch = strdup(batch)) || !(out->queue = strdup(queue))) return rc;
-  if (!(out->rows = calloc(rs->n ? rs->n : 1, sizeof *out->rows))) return rc;
-  for (size_t i = 0; i < rs->n; i++) {
-    if ((rc = sq__report_row_read(&rs->docs[i], &out->rows[i]))) return rc;
-    out->n_rows++;
-    sq_status st;
-    if (sq_status_parse(out->rows[i].status, &st) == 0) out->status_counts[st]++;
-    else out->other_statuses++;
-    const char *jd = out->rows[i].judge;
-    if (jd && strcmp(jd, "isolated") == 0) out->judge_isolated++;
-    else if (jd && strcmp(jd, "in_process") == 0) out->judge_in_process++;
+/* ---- the fold ---- */
+
+/* A sum of doubles exact until the end (Shewchuk's partials, as Python's
+ * math.fsum): the same total whatever the order the results come in. */
+#define FSUM_PARTIALS 64
+typedef struct {
+  double p[FSUM_PARTIALS];
+  int n;
+} fsum;
+
+static void fsum_add(fsum *s, double x) {
+  int j = 0;
+  for (int i = 0; i < s->n; i++) {
+    double y = s->p[i];
+    if (fabs(x) < fabs(y)) { double t = x; x = y; y = t; }
+    double hi = x + y, lo = y - (hi - x);
+    if (lo != 0) s->p[j++] = lo;
+    x = hi;
   }
-  out->n_k = n_k < SQ__REPORT_MAX_K ? n_k : SQ__REPORT_MAX_K;
-  memcpy(out->k, k, (size_t)out->n_k * sizeof *k);
-  if ((rc = build_problems(out)) || (rc = build_failures(out)) || (rc = build_latency(out)) || (rc = build_llm(out)) ||
-      (rc = build_overview(out)))
-    return rc;
-  out->n_slowest = top_rows(out, key_total, out->slowest);
-  out->n_costliest = top_rows(out, key_cost, out->costliest);
+  if (j < FSUM_PARTIALS) s->p[j++] = x;
+  s->n = j;
+}
+
+static double fsum_total(const fsum *s) {
+  double t = 0;
+  for (int i = s->n - 1; i >= 0; i--) t += s->p[i]; /* largest last: partials are non-overlapping */
+  return t;
+}
+
+/* The distinct values of one header field with the least id each came
+ * with: a value shows in the order it first appears by id, and the list
+ * (160 bytes) holds fewer than DISTINCT_KEEP of them. */
+#define DISTINCT_KEEP 64
+typedef struct {
+  char *value[DISTINCT_KEEP], *first_id[DISTINCT_KEEP];
+  int n;
+} distinct;
+
+static int distinct_add(distinct *d, const char *v, const char *id) {
+  if (!v || !*v) return 0;
+  int worst = -1;
+  for (int i = 0; i < d->n; i++) {
+    if (strcmp(d->value[i], v) == 0) {
+      if (strcmp(id, d->first_id[i]) < 0) {
+        char *c = strdup(id);
+        if (!c) return SQ_ENOMEM;
+        free(d->first_id[i]), d->first_id[i] = c;
+      }
+      return 0;
+    }
+    if (worst < 0 || strcmp(d->first_id[i], d->first_id[worst]) > 0) worst = i;
+  }
+  int at = d->n;
+  if (d->n == DISTINCT_KEEP) { /* full: the new value replaces the latest-seen one, when earlier */
+    if (strcmp(id, d->first_id[worst]) > 0) return 0;
+    at = worst;
+    free(d->value[at]), free(d->first_id[at]);
+  } else {
+    d->n++;
+  }
+  d->value[at] = strdup(v), d->first_id[at] = strdup(id);
+  return d->value[at] && d->first_id[at] ? 0 : SQ_ENOMEM;
+}
+
+/* Into list (add_distinct; NULL: nowhere), in the order of their first
+ * ids; cleared. */
+static void distinct_end(distinct *d, char *list, size_t len) {
+  for (int i = 1; i < d->n; i++)
+    for (int j = i; j > 0 && strcmp(d->first_id[j - 1], d->first_id[j]) > 0; j--) {
+      char *v = d->value[j], *f = d->first_id[j];
+      d->value[j] = d->value[j - 1], d->first_id[j] = d->first_id[j - 1];
+      d->value[j - 1] = v, d->first_id[j - 1] = f;
+    }
+  for (int i = 0; list && i < d->n; i++) add_distinct(list, len, d->value[i]);
+  for (int i = 0; i < d->n; i++) free(d->value[i]), free(d->first_id[i]);
+  d->n = 0;
+}
+
+struct sq__report_acc {
+  bool keep_rows;
+  size_t rows_cap, problems_cap, failures_cap, llm_cap;
+  sq_strmap *problem_of, *failure_of, *llm_of;
+  char **example_id; /* per failure: the id its example came from (the least) */
+  sq_stats_hist hist[SQ__STAGE_COUNT];
+  double ms_sum[SQ__STAGE_COUNT];
+  fsum *cost;        /* per LLM group */
+  sq__report_row top[2][SQ__REPORT_TOP]; /* the slowest, the costliest so far (copies) */
+  size_t n_top[2];
+  distinct datasets, models, temperatures;
+};
+
+/* Grows *arr (of size elem, *cap of them) to hold n + 1, zeroing the new part. */
+static int grow(void *arr, size_t *cap, size_t n, size_t elem) {
+  if (n < *cap) return 0;
+  size_t c = *cap ? *cap * 2 : 16;
+  void *p = realloc(*(void **)arr, c * elem);
+  if (!p) return SQ_ENOMEM;
+  memset((char *)p + *cap * elem, 0, (c - *cap) * elem);
+  *(void **)arr = p;
+  *cap = c;
   return 0;
 }
 
+static char *dup_or_null(const char *s, int *rc) {
+  char *c = s ? strdup(s) : NULL;
+  if (s && !c) *rc = SQ_ENOMEM;
+  return c;
+}
+
+static int row_copy(sq__report_row *to, const sq__report_row *x) {
+  int rc = 0;
+  *to = *x;
+  to->id = dup_or_null(x->id, &rc), to->task_id = dup_or_null(x->task_id, &rc), to->status = dup_or_null(x->status, &rc);
+  to->reason = dup_or_null(x->reason, &rc), to->judge = dup_or_null(x->judge, &rc);
+  to->provider = dup_or_null(x->provider, &rc), to->model = dup_or_null(x->model, &rc);
+  to->dataset = dup_or_null(x->dataset, &rc);
+  return rc;
+}
+
+/* x into the top list t (key descending, then id ascending) when it
+ * belongs there: the order top_rows gives rows sorted by id. */
+static int top_offer(struct sq__report_acc *a, int t, const sq__report_row *x, double (*key)(const sq__report_row *)) {
+  double k = key(x);
+  if (!(k > 0)) return 0;
+  sq__report_row *top = a->top[t];
+  size_t n = a->n_top[t], at = 0;
+  while (at < n && (key(&top[at]) > k || (key(&top[at]) == k && strcmp(top[at].id, x->id) < 0))) at++;
+  if (at == SQ__REPORT_TOP) return 0;
+  if (n == SQ__REPORT_TOP) sq__report_row_clear(&top[--n]);
+  memmove(&top[at + 1], &top[at], (n - at) * sizeof *top);
+  a->n_top[t] = n + 1;
+  return row_copy(&top[at], x);
+}
+
+static int fold_problem(sq__report *r, const sq__report_row *x) {
+  struct sq__report_acc *a = r->acc;
+  size_t at;
+  int added = sq_strmap_add(a->problem_of, x->task_id, r->n_problems, &at);
+  if (added < 0) return SQ_ENOMEM;
+  if (added == 0) { /* new */
+    if (grow(&r->problems, &a->problems_cap, r->n_problems, sizeof *r->problems)) return SQ_ENOMEM;
+    at = r->n_problems;
+    if (!(r->problems[at].task_id = strdup(x->task_id))) return SQ_ENOMEM;
+    r->n_problems++;
+  }
+  sq__report_problem *p = &r->problems[at];
+  p->n++;
+  p->c += x->passed;
+  sq_status st;
+  if (sq_status_parse(x->status, &st) == 0) p->status_counts[st]++;
+  return 0;
+}
+
+/* Every result that did not pass or end ok, by status and reason kind;
+ * a group's example and ids are those of its least ids. */
+static int fold_failure(sq__report *r, const sq__report_row *x) {
+  struct sq__report_acc *a = r->acc;
+  if (x->passed || strcmp(x->status, "ok") == 0) return 0;
+  char kind[160];
+  sq_reason_kind(x->reason, kind, sizeof kind);
+  if (!kind[0]) snprintf(kind, sizeof kind, "(no reason given)");
+  size_t at;
+  bool added;
+  if (group_of(a->failure_of, x->status, kind, &at, &added) != 0) return SQ_ENOMEM;
+  int rc = 0;
+  if (added) {
+    size_t cap = a->failures_cap;
+    if (grow(&r->failures, &a->failures_cap, r->n_failures, sizeof *r->failures)) return SQ_ENOMEM;
+    if (cap != a->failures_cap) {
+      char **e = realloc(a->example_id, a->failures_cap * sizeof *e);
+      if (!e) return SQ_ENOMEM;
+      a->example_id = e;
+    }
+    sq__report_failure *f = &r->failures[r->n_failures++];
+    a->example_id[at] = NULL;
+    f->status = dup_or_null(x->status, &rc), f->kind = dup_or_null(kind, &rc);
+  }
+  sq__report_failure *f = &r->failures[at];
+  if (!a->example_id[at] || strcmp(x->id, a->example_id[at]) < 0) {
+    free(f->example), free(a->example_id[at]);
+    f->example = dup_or_null(x->reason, &rc), a->example_id[at] = dup_or_null(x->id, &rc);
+  }
+  f->count++;
+  int cap = (int)(sizeof f->ids / sizeof f->ids[0]), i = f->n_ids;
+  if (i == cap && strcmp(x->id, f->ids[cap - 1]) >= 0) return rc;
+  if (i == cap) free(f->ids[--i]);
+  else f->n_ids++;
+  for (; i > 0 && strcmp(f->ids[i - 1], x->id) > 0; i--) f->ids[i] = f->ids[i - 1];
+  f->ids[i] = dup_or_null(x->id, &rc);
+  return rc;
+}
+
+static int fold_llm(sq__report *r, const sq__report_row *x) {
+  struct sq__report_acc *a = r->acc;
+  if (!x->has_llm) return 0;
+  size_t at;
+  bool added;
+  /* "?" for a missing name, as shown: a missing and a "?" model are one group */
+  if (group_of(a->llm_of, x->provider ? x->provider : "?", x->model ? x->model : "?", &at, &added) != 0) return SQ_ENOMEM;
+  int rc = 0;
+  if (added) {
+    size_t cap = a->llm_cap;
+    if (grow(&r->llm, &a->llm_cap, r->n_llm, sizeof *r->llm)) return SQ_ENOMEM;
+    if (cap != a->llm_cap) {
+      fsum *c = realloc(a->cost, a->llm_cap * sizeof *c);
+      if (!c) return SQ_ENOMEM;
+      a->cost = c;
+    }
+    memset(&a->cost[at], 0, sizeof a->cost[at]);
+    sq__report_llm *g = &r->llm[r->n_llm++];
+    g->provider = dup_or_null(x->provider ? x->provider : "?", &rc);
+    g->model = dup_or_null(x->model ? x->model : "?", &rc);
+  }
+  sq__report_llm *g = &r->llm[at];
+  g->tasks++;
+  g->prompt_tokens = sat_add(g->prompt_tokens, x->prompt_tokens);
+  g->completion_tokens = sat_add(g->completion_tokens, x->completion_tokens);
+  fsum_add(&a->cost[at], x->cost_usd);
+  return rc;
+}
+
+static int fold_row(sq__report *r, sq__report_row *x) {
+  struct sq__report_acc *a = r->acc;
+  r->n_rows++;
+  sq_status st;
+  if (sq_status_parse(x->status, &st) == 0) r->status_counts[st]++;
+  else r->other_statuses++;
+  if (x->judge && strcmp(x->judge, "isolated") == 0) r->judge_isolated++;
+  else if (x->judge && strcmp(x->judge, "in_process") == 0) r->judge_in_process++;
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) {
+    /* a stage counts for the tasks that went through it */
+    if ((s == SQ__STAGE_LLM && !x->has_llm) || (s == SQ__STAGE_EXEC && !x->ran) || x->ms[s] < 0) continue;
+    if (sq_stats_hist_add(&a->hist[s], x->ms[s]) != 0) return SQ_ENOMEM;
+    a->ms_sum[s] += (double)x->ms[s];
+  }
+  char t[32] = "";
+  if (x->temperature >= 0) snprintf(t, sizeof t, "%g", x->temperature);
+  int rc = fold_problem(r, x);
+  if (!rc) rc = fold_failure(r, x);
+  if (!rc) rc = fold_llm(r, x);
+  if (!rc) rc = distinct_add(&a->datasets, x->dataset, x->id);
+  if (!rc) rc = distinct_add(&a->models, x->model, x->id);
+  if (!rc) rc = distinct_add(&a->temperatures, t, x->id);
+  if (!rc && !a->keep_rows) rc = top_offer(a, 0, x, key_total);
+  if (!rc && !a->keep_rows) rc = top_offer(a, 1, x, key_cost);
+  return rc;
+}
+
+int sq__report_begin(sq__report *out, const char *batch, const char *queue, const int *k, int n_k, bool keep_rows) {
+  memset(out, 0, sizeof *out);
+  if (!(out->acc = calloc(1, sizeof *out->acc)) || !(out->batch = strdup(batch)) || !(out->queue = strdup(queue)))
+    return SQ_ENOMEM;
+  struct sq__report_acc *a = out->acc;
+  a->keep_rows = out->rows_all = keep_rows;
+  if (!(a->problem_of = sq_strmap_new()) || !(a->failure_of = sq_strmap_new()) || !(a->llm_of = sq_strmap_new()))
+    return SQ_ENOMEM;
+  out->n_k = n_k < SQ__REPORT_MAX_K ? n_k : SQ__REPORT_MAX_K;
+  memcpy(out->k, k, (size_t)out->n_k * sizeof *k);
+  return 0;
+}
+
+int sq__report_add(const char *id, const uint8_t *bson, size_t len, void *report) {
+  sq__report *r = report;
+  struct sq__report_acc *a = r->acc;
+  sq__result_doc d = {.id = (char *)id, .bson = (uint8_t *)bson, .len = len};
+  sq__report_row x;
+  int rc = sq__report_row_read(&d, &x);
+  if (!rc) rc = fold_row(r, &x);
+  if (!rc && a->keep_rows && !(rc = grow(&r->rows, &a->rows_cap, r->n_held, sizeof *r->rows))) {
+    r->rows[r->n_held++] = x; /* moved */
+    return 0;
+  }
+  sq__report_row_clear(&x);
+  return rc;
+}
+
+static int cmp_row_id(const void *a, const void *b) {
+  return strcmp(((const sq__report_row *)a)->id, ((const sq__report_row *)b)->id);
+}
+
+static int cmp_problem(const void *a, const void *b) {
+  return strcmp(((const sq__report_problem *)a)->task_id, ((const sq__report_problem *)b)->task_id);
+}
+
+static void acc_free(struct sq__report_acc *a, size_t n_failures) {
+  if (!a) return;
+  sq_strmap_free(a->problem_of), sq_strmap_free(a->failure_of), sq_strmap_free(a->llm_of);
+  for (size_t i = 0; a->example_id && i < n_failures; i++) free(a->example_id[i]);
+  free(a->example_id);
+  free(a->cost);
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) sq_stats_hist_clear(&a->hist[s]);
+  for (int t = 0; t < 2; t++)
+    for (size_t i = 0; i < a->n_top[t]; i++) sq__report_row_clear(&a->top[t][i]);
+  distinct_end(&a->datasets, NULL, 0), distinct_end(&a->models, NULL, 0), distinct_end(&a->temperatures, NULL, 0);
+  free(a);
+}
+
+int sq__report_end(sq__report *r) {
+  struct sq__report_acc *a = r->acc;
+  /* problems by task_id (strcmp), and pass@k over them */
+  if (r->n_problems) qsort(r->problems, r->n_problems, sizeof *r->problems, cmp_problem);
+  for (int j = 0; j < r->n_k; j++) {
+    double sum = 0;
+    int64_t counted = 0;
+    for (size_t i = 0; i < r->n_problems; i++) {
+      sq__report_problem *p = &r->problems[i];
+      p->pass_at_k[j] = sq_stats_pass_at_k(p->n, p->c, r->k[j]);
+      if (p->pass_at_k[j] >= 0) sum += p->pass_at_k[j], counted++;
+    }
+    r->pass_at_k[j] = counted ? sum / (double)counted : -1;
+    r->pass_at_k_problems[j] = counted;
+  }
+  if (r->n_failures) qsort(r->failures, r->n_failures, sizeof *r->failures, cmp_failure);
+  for (int s = 0; s < SQ__STAGE_COUNT; s++) {
+    const sq_stats_hist *h = &a->hist[s];
+    r->latency[s] = (sq__report_latency){.count = h->n, .p50 = sq_stats_hist_percentile(h, 50),
+                                         .p90 = sq_stats_hist_percentile(h, 90), .p99 = sq_stats_hist_percentile(h, 99),
+                                         .max = h->n ? h->max : 0, .mean = h->n ? a->ms_sum[s] / (double)h->n : 0};
+  }
+  for (size_t i = 0; i < r->n_llm; i++) r->llm[i].cost_usd = fsum_total(&a->cost[i]);
+  if (r->n_llm) qsort(r->llm, r->n_llm, sizeof *r->llm, cmp_llm);
+  distinct_end(&a->datasets, r->datasets, sizeof r->datasets);
+  distinct_end(&a->models, r->models, sizeof r->models);
+  distinct_end(&a->temperatures, r->temperatures, sizeof r->temperatures);
+  int rc = build_orders(r);
+  if (!rc && a->keep_rows) { /* every row, by id; the tops out of them */
+    if (r->n_held) qsort(r->rows, r->n_held, sizeof *r->rows, cmp_row_id);
+    r->n_slowest = top_rows(r, key_total, r->slowest);
+    r->n_costliest = top_rows(r, key_cost, r->costliest);
+  } else if (!rc) { /* only the tops' rows, moved out of the fold */
+    size_t n = a->n_top[0] + a->n_top[1];
+    if (!(r->rows = calloc(n ? n : 1, sizeof *r->rows))) rc = SQ_ENOMEM;
+    for (int t = 0; !rc && t < 2; t++)
+      for (size_t i = 0; i < a->n_top[t]; i++) {
+        (t ? r->costliest : r->slowest)[i] = r->n_held;
+        r->rows[r->n_held++] = a->top[t][i];
+      }
+    if (!rc) {
+      r->n_slowest = a->n_top[0], r->n_costliest = a->n_top[1];
+      a->n_top[0] = a->n_top[1] = 0;
+    }
+  }
+  acc_free(a, r->n_failures);
+  r->acc = NULL;
+  return rc;
+}
+
+int sq__report_build(const sq__result_set *rs, const char *batch, const char *queue, const int *k, int n_k,
+                     sq__report *out) {
+  int rc = sq__report_begin(out, batch, queue, k, n_k, true);
+  for (size_t i = 0; i < rs->n && !rc; i++) rc = sq__report_add(rs->docs[i].id, rs->docs[i].bson, rs->docs[i].len, out);
+  return rc ? rc : sq__report_end(out);
+}
+
 void sq__report_free(sq__report *r) {
-  for (size_t i = 0; i < r->n_rows; i++) sq__report_row_clear(&r->rows[i]);
+  acc_free(r->acc, r->n_failures);
+  for (size_t i = 0; i < r->n_held; i++) sq__report_row_clear(&r->rows[i]);
   free(r->rows);
   for (size_t i = 0; i < r->n_problems; i++) free(r->problems[i].task_id);
   free(r->problems);

@@ -18,70 +18,6 @@
 #include "log.h"
 #include "producer.h"
 
-static int collect(const char *id, const uint8_t *bson, size_t len, void *ud) {
-  sq__result_set *s = ud;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 256;
-    sq__result_doc *d = realloc(s->docs, cap * sizeof *d);
-    if (!d) return s->err = SQ_ENOMEM;
-    s->docs = d;
-    s->cap = cap;
-  }
-  sq__result_doc *d = &s->docs[s->n];
-  d->id = strdup(id);
-  d->bson = malloc(len ? len : 1);
-  if (!d->id || !d->bson) {
-    free(d->id);
-    free(d->bson);
-    return s->err = SQ_ENOMEM;
-  }
-  memcpy(d->bson, bson, len);
-  d->len = len;
-  s->n++;
-  return 0;
-}
-
-static int doc_cmp(const void *a, const void *b) {
-  return strcmp(((const sq__result_doc *)a)->id, ((const sq__result_doc *)b)->id);
-}
-
-int sq__results_fetch(sq_queue *q, const sq_config *cfg, const char *batch, sq__result_set *out) {
-  memset(out, 0, sizeof *out);
-  int rc = sq_queue_batch_results(q, batch, collect, out);
-  if (rc) {
-    fprintf(stderr, "sandq-producer: reading results of batch %s: %s\n", batch,
-            out->err ? sq_strerror(out->err) : sq_queue_errstr(q));
-    return out->err ? out->err : rc;
-  }
-  if (out->n == 0) {
-    fprintf(stderr, "sandq-producer: batch %s has no results in queue %s (unknown, not started, or past its "
-            "retention_s)\n", batch, cfg->queue);
-    return SQ_ENOTFOUND;
-  }
-  /* HSCAN may return an entry twice: sort, keep one of each id */
-  qsort(out->docs, out->n, sizeof *out->docs, doc_cmp);
-  size_t w = 1;
-  for (size_t i = 1; i < out->n; i++) {
-    if (strcmp(out->docs[i].id, out->docs[w - 1].id) == 0) {
-      free(out->docs[i].id);
-      free(out->docs[i].bson);
-    } else {
-      out->docs[w++] = out->docs[i];
-    }
-  }
-  out->n = w;
-  return 0;
-}
-
-void sq__results_free(sq__result_set *s) {
-  for (size_t i = 0; i < s->n; i++) {
-    free(s->docs[i].id);
-    free(s->docs[i].bson);
-  }
-  free(s->docs);
-  memset(s, 0, sizeof *s);
-}
-
 /* One CSV field, quoted (RFC 4180) when it holds a comma, quote or line
  * break; control characters escaped (sq_log_escape: an ESC sequence in a
  * stored status or reason reaches no terminal that shows the file). */
@@ -129,45 +65,53 @@ static int csv_row(sq_buf *b, const sq__report_row *r) {
              : 0;
 }
 
-/* The results in one format into out; a stored value that is not BSON is
- * named on stderr, left out and counted in *bad. */
-static int render(const sq__result_set *rs, const char *batch, const char *format, sq_buf *out, size_t *bad) {
-  int rc = 0;
-  *bad = 0;
-  if (strcmp(format, "csv") == 0) rc = sq_buf_append(out, CSV_HEADER, sizeof CSV_HEADER - 1);
-  for (size_t i = 0; i < rs->n && !rc; i++) {
-    const sq__result_doc *d = &rs->docs[i];
-    if (!sq__result_bson_ok(d->bson, d->len)) {
-      char id[4 * 128 + 1];
-      fprintf(stderr, "sandq-producer: result '%s' of batch %s is not a valid BSON document (%zu bytes); left out\n",
-              sq_log_escape(d->id, id, sizeof id), batch, d->len);
-      ++*bad;
-      continue;
-    }
-    if (strcmp(format, "bson") == 0) {
-      rc = sq_buf_append(out, d->bson, d->len);
-    } else if (strcmp(format, "jsonl") == 0) {
-      bson_t doc;
-      size_t n = 0;
-      char *json = bson_init_static(&doc, d->bson, d->len) ? bson_as_relaxed_extended_json(&doc, &n) : NULL;
-      if (!json) {
-        rc = SQ_ENOMEM;
-        break;
-      }
-      rc = sq_buf_append(out, json, n) || sq_buf_append(out, "\n", 1) ? SQ_ENOMEM : 0;
-      bson_free(json);
-    } else {
-      sq__report_row r;
-      rc = sq__report_row_read(d, &r);
-      if (!rc) rc = csv_row(out, &r);
-      sq__report_row_clear(&r);
-    }
+/* What `results` carries from one stored result to the next. */
+typedef struct {
+  const char *batch, *format;
+  sq__out *out;
+  sq_buf line; /* one rendered result, reused */
+  size_t n, bad;
+  int err;
+} render_state;
+
+/* One stored result in the chosen format, appended to the output as it
+ * comes (sq_queue_batch_results' callback); a value that is not BSON is
+ * named on stderr, left out and counted. */
+static int render_one(const char *id, const uint8_t *bson, size_t len, void *ud) {
+  render_state *st = ud;
+  if (st->n++ == 0 && strcmp(st->format, "csv") == 0 && (st->err = sq__out_put(st->out, CSV_HEADER, sizeof CSV_HEADER - 1)))
+    return st->err;
+  if (!sq__result_bson_ok(bson, len)) {
+    char esc[4 * 128 + 1];
+    fprintf(stderr, "sandq-producer: result '%s' of batch %s is not a valid BSON document (%zu bytes); left out\n",
+            sq_log_escape(id, esc, sizeof esc), st->batch, len);
+    st->bad++;
+    return 0;
   }
-  return rc;
+  if (strcmp(st->format, "bson") == 0) return st->err = sq__out_put(st->out, bson, len);
+  int rc = 0;
+  st->line.len = 0;
+  if (strcmp(st->format, "jsonl") == 0) {
+    bson_t doc;
+    size_t n = 0;
+    char *json = bson_init_static(&doc, bson, len) ? bson_as_relaxed_extended_json(&doc, &n) : NULL;
+    if (!json) return st->err = SQ_ENOMEM;
+    rc = sq__out_put(st->out, json, n) || sq__out_put(st->out, "\n", 1) ? SQ_EIO : 0;
+    bson_free(json);
+    return st->err = rc;
+  }
+  sq__report_row r;
+  sq__result_doc d = {.id = (char *)id, .bson = (uint8_t *)bson, .len = len};
+  rc = sq__report_row_read(&d, &r);
+  if (!rc) rc = csv_row(&st->line, &r);
+  sq__report_row_clear(&r);
+  if (!rc) rc = sq__out_put(st->out, st->line.data, st->line.len);
+  return st->err = rc;
 }
 
 int sq__results_run(const sq_config *cfg, const sq_cli *cli) {
   const char *format = sq_cli_get(cli, "format"), *out_path = sq_cli_get(cli, "out");
+  bool drop = sq_cli_get(cli, "delete") != NULL;
   if (!format) format = "bson";
   if (cli->n_operands != 1) {
     fprintf(stderr, "sandq-producer: results takes exactly one BATCH id (sandq-producer results --help)\n");
@@ -175,6 +119,10 @@ int sq__results_run(const sq_config *cfg, const sq_cli *cli) {
   }
   if (out_path && !out_path[0]) {
     fprintf(stderr, "sandq-producer: --out needs a file name (or - for standard output)\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (drop && (!out_path || strcmp(out_path, "-") == 0)) {
+    fprintf(stderr, "sandq-producer: --delete needs --out FILE: results are removed only once a file holds them\n");
     return SQ_EXIT_USAGE;
   }
   const char *batch = cli->operands[0];
@@ -192,25 +140,46 @@ int sq__results_run(const sq_config *cfg, const sq_cli *cli) {
   }
   if (sq__out_check(out_path) != 0) return SQ_EXIT_USAGE;
   sq_queue *q = NULL;
-  sq__result_set rs = {0};
-  sq_buf out = {0};
+  sq__out out = {0};
+  render_state st = {.batch = batch, .format = format, .out = &out};
   int code = SQ_EXIT_ERROR;
-  if (sq__open_queue(cfg, &q) != 0 || sq__results_fetch(q, cfg, batch, &rs) != 0) goto out;
-  size_t bad = 0;
-  if (render(&rs, batch, format, &out, &bad) != 0) {
-    fprintf(stderr, "sandq-producer: out of memory\n");
+  if (sq__open_queue(cfg, &q) != 0 || sq__out_open(out_path, &out) != 0) goto out;
+  int rc = sq_queue_batch_results(q, batch, render_one, &st);
+  if (rc) {
+    if (st.err != SQ_EIO) /* a write error was explained where it happened */
+      fprintf(stderr, "sandq-producer: reading results of batch %s: %s\n", batch,
+              st.err ? sq_strerror(st.err) : sq_queue_errstr(q));
     goto out;
   }
-  if (sq__out_write(out_path, out.data ? out.data : "", out.len) != 0) goto out;
-  if (out_path) fprintf(stderr, "sandq-producer: wrote %zu result(s) of batch %s to %s\n", rs.n - bad, batch, out_path);
+  if (st.n == 0) {
+    fprintf(stderr, "sandq-producer: batch %s has no results in queue %s (unknown, not started, or past its "
+            "retention_s)\n", batch, cfg->queue);
+    goto out;
+  }
+  if (sq__out_commit(&out) != 0) goto out;
+  if (out_path) fprintf(stderr, "sandq-producer: wrote %zu result(s) of batch %s to %s\n", st.n - st.bad, batch, out_path);
   code = SQ_EXIT_OK;
-  if (bad) {
-    fprintf(stderr, "sandq-producer: %zu stored result(s) of batch %s are not BSON\n", bad, batch);
+  if (st.bad) {
+    fprintf(stderr, "sandq-producer: %zu stored result(s) of batch %s are not BSON%s\n", st.bad, batch,
+            drop ? "; nothing deleted" : "");
     code = SQ_EXIT_BAD_RESULT;
+  } else if (drop) {
+    int64_t dropped = 0;
+    rc = sq_queue_batch_results_drop(q, batch, (int64_t)st.n, &dropped);
+    if (rc == SQ_ECONFLICT) {
+      fprintf(stderr, "sandq-producer: batch %s got results while they were exported: %lld deleted, the rest kept "
+              "(run results --delete again once it has finished)\n", batch, (long long)dropped);
+      code = SQ_EXIT_ERROR;
+    } else if (rc) {
+      fprintf(stderr, "sandq-producer: deleting the results of batch %s: %s\n", batch, sq_queue_errstr(q));
+      code = SQ_EXIT_ERROR;
+    } else {
+      fprintf(stderr, "sandq-producer: deleted %lld result(s) of batch %s from the queue\n", (long long)dropped, batch);
+    }
   }
 out:
-  sq_buf_clear(&out);
-  sq__results_free(&rs);
+  sq__out_abort(&out);
+  sq_buf_clear(&st.line);
   sq_queue_free(q);
   return code;
 }

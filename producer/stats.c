@@ -1,8 +1,10 @@
-/* stats.c: pass@k (Chen et al. 2021) and nearest-rank percentiles. */
+/* stats.c: pass@k (Chen et al. 2021), nearest-rank percentiles, and the
+ * latency histogram that gives them in one pass. */
 #include "stats.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 double sq_stats_pass_at_k(int64_t n, int64_t c, int64_t k) {
   if (k < 1 || n < k || c < 0 || c > n) return -1;
@@ -31,4 +33,56 @@ static int cmp_i64(const void *a, const void *b) {
 
 void sq_stats_sort_i64(int64_t *v, size_t n) {
   if (n > 1) qsort(v, n, sizeof *v, cmp_i64);
+}
+
+/* A value's bucket: itself below SQ_STATS_HIST_EXACT_MS; above, its power
+ * of two and its top 12 bits after the leading one. */
+static size_t hist_index(int64_t v) {
+  if (v < SQ_STATS_HIST_EXACT_MS) return (size_t)v;
+  int e = 63 - __builtin_clzll((unsigned long long)v); /* 18..62 */
+  size_t sub = (size_t)((uint64_t)v >> (e - 12)) & (SQ_STATS_HIST_CHUNK - 1);
+  return SQ_STATS_HIST_EXACT_MS + (size_t)(e - 18) * SQ_STATS_HIST_CHUNK + sub;
+}
+
+/* The lowest value of bucket i. */
+static int64_t hist_low(size_t i) {
+  if (i < SQ_STATS_HIST_EXACT_MS) return (int64_t)i;
+  size_t e = 18 + (i - SQ_STATS_HIST_EXACT_MS) / SQ_STATS_HIST_CHUNK, sub = (i - SQ_STATS_HIST_EXACT_MS) % SQ_STATS_HIST_CHUNK;
+  return (int64_t)((uint64_t)(SQ_STATS_HIST_CHUNK + sub) << (e - 12));
+}
+
+int sq_stats_hist_add(sq_stats_hist *h, int64_t v) {
+  if (v < 0) return 0;
+  size_t i = hist_index(v), c = i / SQ_STATS_HIST_CHUNK;
+  if (!h->chunk[c] && !(h->chunk[c] = calloc(SQ_STATS_HIST_CHUNK, sizeof *h->chunk[c]))) return -1;
+  h->chunk[c][i % SQ_STATS_HIST_CHUNK]++;
+  if (!h->n || v < h->min) h->min = v;
+  if (!h->n || v > h->max) h->max = v;
+  h->n++;
+  return 0;
+}
+
+int64_t sq_stats_hist_percentile(const sq_stats_hist *h, double p) {
+  if (h->n == 0) return 0;
+  if (!(p > 0)) return h->min;
+  if (p >= 100) return h->max;
+  double rank = ceil(p / 100.0 * (double)h->n); /* 1-based, as sq_stats_percentile */
+  int64_t want = rank < 1 ? 0 : (int64_t)rank - 1, seen = 0;
+  if (want >= h->n) want = h->n - 1;
+  for (size_t c = 0; c < SQ_STATS_HIST_CHUNKS; c++) {
+    if (!h->chunk[c]) continue;
+    for (size_t j = 0; j < SQ_STATS_HIST_CHUNK; j++) {
+      seen += h->chunk[c][j];
+      if (seen > want) {
+        int64_t v = hist_low(c * SQ_STATS_HIST_CHUNK + j);
+        return v < h->min ? h->min : v > h->max ? h->max : v;
+      }
+    }
+  }
+  return h->max;
+}
+
+void sq_stats_hist_clear(sq_stats_hist *h) {
+  for (size_t c = 0; c < SQ_STATS_HIST_CHUNKS; c++) free(h->chunk[c]);
+  memset(h, 0, sizeof *h);
 }

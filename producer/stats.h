@@ -1,5 +1,6 @@
-/* stats.h: the sums an evaluation report needs, as pure functions: the
- * unbiased pass@k estimator and latency percentiles. No I/O, no allocation. */
+/* stats.h: the sums an evaluation report needs: the unbiased pass@k
+ * estimator, latency percentiles, and a fixed-size latency histogram that
+ * gives them in one pass. No I/O; only the histogram allocates. */
 #ifndef SQ_STATS_H
 #define SQ_STATS_H
 
@@ -21,5 +22,29 @@ int64_t sq_stats_percentile(const int64_t *sorted, size_t n, double p);
 
 /* Sorts n values ascending in place. */
 void sq_stats_sort_i64(int64_t *v, size_t n);
+
+/* Latencies in ms counted in buckets, for nearest-rank percentiles in one
+ * pass with memory that does not grow with the count: one bucket per
+ * millisecond below SQ_STATS_HIST_EXACT_MS (262,144 ms, about 4.4 min), so
+ * a percentile there equals sq_stats_percentile's on the same values;
+ * above, 4,096 buckets per power of two (a percentile is its bucket's
+ * lowest value, at most 1/4096 below the exact one, never outside
+ * [min, max]). Buckets come in chunks of 4,096 counters (16 KiB),
+ * allocated when first used: at most 109 chunks (1.7 MiB). Zero-initialize;
+ * free with sq_stats_hist_clear. */
+#define SQ_STATS_HIST_EXACT_MS (1 << 18)
+#define SQ_STATS_HIST_CHUNK 4096
+#define SQ_STATS_HIST_CHUNKS (SQ_STATS_HIST_EXACT_MS / SQ_STATS_HIST_CHUNK + 45)
+typedef struct {
+  uint32_t *chunk[SQ_STATS_HIST_CHUNKS];
+  int64_t n, min, max;
+} sq_stats_hist;
+
+/* Counts v (0 <= v < 2^63; a negative v is ignored). Returns 0, or -1 when
+ * out of memory (v not counted). */
+int sq_stats_hist_add(sq_stats_hist *h, int64_t v);
+/* The p-th percentile as sq_stats_percentile defines it (0 when empty). */
+int64_t sq_stats_hist_percentile(const sq_stats_hist *h, double p);
+void sq_stats_hist_clear(sq_stats_hist *h);
 
 #endif

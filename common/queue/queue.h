@@ -303,6 +303,13 @@ int sq_queue_batch_wait(sq_queue *q, const char *batch, int timeout_ms);
  * non-zero return from fn stops and is returned. */
 typedef int (*sq_queue_result_fn)(const char *id, const uint8_t *bson, size_t len, void *ud);
 int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn, void *ud);
+/* Removes batch's stored results (results --delete, after they are
+ * exported) when they number exactly `exported`, summed over the shards; a
+ * shard whose count changed in between keeps its results. *dropped gets how
+ * many were removed. Returns 0, SQ_ECONFLICT (a count differs: results
+ * arrived since; nothing, or only the shards that still matched, removed),
+ * SQ_EINVAL (more than 64 shards) or SQ_EREDIS*. */
+int sq_queue_batch_results_drop(sq_queue *q, const char *batch, int64_t exported, int64_t *dropped);
 
 /* Number of tasks waiting in the queue, all priorities. */
 int sq_queue_length(sq_queue *q, int64_t *out);

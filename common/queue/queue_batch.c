@@ -403,7 +403,10 @@ static int hscan_step(sq_queue *q, const char *rkey, const char *cursor, redisRe
   return 0;
 }
 
-/* Streams one results hash (a shard's, or the batch's). */
+/* Streams one results hash (a shard's, or the batch's). Each result comes
+ * once: SCAN repeats an entry only when its hash shrinks mid-scan, and no
+ * field is ever removed from a results hash (the whole key expires, or
+ * sq_queue_batch_results_drop removes it). */
 static int results_of(sq_queue *q, const char *rkey, sq_queue_result_fn fn, void *ud) {
   char cursor[32] = "0";
   int rc;
@@ -435,6 +438,40 @@ int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn
   return rc;
 }
 
+
+/* Removes the batch's stored results when there are exactly `exported` of
+ * them, shard by shard: each shard's results hash is removed only if it
+ * still holds the count read a moment before (a check and UNLINK in one
+ * script), so a result that arrived since is never removed unexported. */
+int sq_queue_batch_results_drop(sq_queue *q, const char *batch, int64_t exported, int64_t *dropped) {
+  enum { MAX_SHARDS = 64 };
+  char rkey[SQ__KEY_MAX];
+  int64_t held[MAX_SHARDS], sum = 0;
+  int rc = 0, n = sq__queue_nshards(q);
+  *dropped = 0;
+  if (n > MAX_SHARDS) return SQ_EINVAL;
+  for (int s = 0; s < n && !rc; s++) {
+    if ((rc = sq__queue_shard_key(q, s, rkey, "results", batch))) break;
+    redisReply *r = sq__queue_cmdf(q, &rc, rkey, "HLEN %s", rkey);
+    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "HLEN");
+    if (!rc) sum += held[s] = r->integer;
+    freeReplyObject(r);
+  }
+  if (rc) return rc;
+  if (sum != exported) return SQ_ECONFLICT;
+  static const char script[] =
+      "if redis.call('HLEN', KEYS[1]) == tonumber(ARGV[1]) then return redis.call('UNLINK', KEYS[1]) end return -1";
+  for (int s = 0; s < n && !rc; s++) {
+    if (!held[s]) continue;
+    if ((rc = sq__queue_shard_key(q, s, rkey, "results", batch))) break;
+    redisReply *r = sq__queue_cmdf(q, &rc, rkey, "EVAL %s 1 %s %lld", script, rkey, (long long)held[s]);
+    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "EVAL drop results");
+    if (!rc && r->integer < 0) rc = SQ_ECONFLICT;
+    if (!rc) *dropped += held[s];
+    freeReplyObject(r);
+  }
+  return rc;
+}
 
 /* A sharded batch has one event per part: polls the parts until all are
  * finished, then consumes their events. */

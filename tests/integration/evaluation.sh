@@ -230,7 +230,7 @@ assert all(d["llm"]["temperature"] == 0.8 and d["llm"]["model"] == "fake-sampler
 assert all(d["attempts"] == 1 and d["timings"]["all_attempts_ms"] >= d["timings"]["total_ms"] for d in docs)
 assert all(d.get("reason") for d in docs if d["status"] != "passed")
 lines = [json.loads(l) for l in open(f"{tmp}/r.jsonl")]
-assert [l["_id"] for l in lines] == sorted(d["_id"] for d in docs)
+assert sorted(l["_id"] for l in lines) == sorted(d["_id"] for d in docs) and len(set(d["_id"] for d in docs)) == 820
 rows = list(csv.DictReader(open(f"{tmp}/r.csv", newline="")))
 assert len(rows) == 820 and rows[0]["model"] == "fake-sampler" and {r["status"] for r in rows} == {"passed", "failed", "runtime_error"}
 print("evaluation: pass@1 %.4f pass@2 %.4f pass@5 %.4f as predicted; temperature and model carried"

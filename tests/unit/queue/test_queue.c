@@ -660,6 +660,16 @@ static void test_results(void) {
   scan_state s = {0};
   CHECK_EQ(sq_queue_batch_results(q, "rb", on_result, &s), 0);
   CHECK_EQ(s.seen, 3);
+  /* dropped only at the count exported: one more result than that keeps them all */
+  int64_t dropped = -1;
+  CHECK_EQ(sq_queue_batch_results_drop(q, "rb", 2, &dropped), SQ_ECONFLICT);
+  CHECK_EQ(dropped, 0);
+  CHECK_EQ(raw_int(r, "HLEN %s", "sq:{res}:results:rb"), 3);
+  CHECK_EQ(sq_queue_batch_results_drop(q, "rb", 3, &dropped), 0);
+  CHECK_EQ(dropped, 3);
+  CHECK_EQ(raw_int(r, "EXISTS %s", "sq:{res}:results:rb"), 0);
+  CHECK_EQ(sq_queue_batch_results_drop(q, "rb", 0, &dropped), 0); /* nothing left: nothing to do */
+  CHECK_EQ(dropped, 0);
   CHECK_EQ(sq_queue_batch_stats(q, "nobody", &st), 0);
   CHECK_EQ(st.total, 0);
   bson_destroy(d1);
