@@ -33,6 +33,7 @@ struct job {
   char judge[16];         /* the result's "judge" (sq_harness_marks) */
   char judge_reason[160];
   sq_jail_limits lim;
+  sq_jail *jail;          /* the task's profile's runner; NULL: the worker's own (profile default) */
   sq_jail_outcome out;
   sq_workspace_files files; /* fetched off the outcome's stderr (workspace.h) */
   int jail_rc;

@@ -20,6 +20,7 @@
 #include "jail.h"
 #include "log.h"
 #include "precheck.h"
+#include "profiles.h"
 #include "status.h"
 #include "task.h"
 #include "utf8.h"
@@ -41,6 +42,7 @@ static const sq_cli_flag run_flags[] = {
     {"entry-point", "NAME", NULL, "with --tests: the function the tests call"},
     {"expected-stdout", "TEXT", NULL, "the verdict compares stdout with TEXT"},
     {"mode", "spawn|warm", "jail_mode", "fork+exec per run, or a warm zygote (SANDQ_JAIL_MODE)"},
+    {"profile", "NAME", NULL, "the interpreter profile the program runs in (default: default)"},
     {"config", "FILE", NULL, "JSON configuration file"},
     {"policy", "KIND=ACTION", "policy.actions.*",
      "the pre-check's action (record|block) for one finding kind, or all=; repeatable, applied in order"},
@@ -131,7 +133,7 @@ static int add_findings(cJSON *root, const sq_precheck_report *rep) {
 /* Prints the run as one JSON line on stdout; a blocked program did not run
  * (end "not_run", reason set). Returns 0 or SQ_ENOMEM. */
 static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_precheck_report *rep,
-                         const char *reason, const sq_harness_marks *marks) {
+                         const char *reason, const sq_harness_marks *marks, const char *profile) {
   int rc = SQ_ENOMEM;
   char *text = NULL;
   cJSON *root = cJSON_CreateObject();
@@ -160,7 +162,8 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_pr
        (marks->judge_why[0] && !cJSON_AddStringToObject(root, "judge_reason", marks->judge_why))))
     goto out;
   if (!cJSON_AddStringToObject(root, "mode", sq_jail_mode_name(o->mode)) ||
-      !cJSON_AddBoolToObject(root, "oom_killed", o->oom_killed))
+      !cJSON_AddBoolToObject(root, "oom_killed", o->oom_killed) ||
+      !cJSON_AddStringToObject(root, "profile", profile ? profile : SQ_PROFILE_DEFAULT))
     goto out;
   cJSON *layers = cJSON_AddArrayToObject(root, "layers");
   if (!layers) goto out;
@@ -201,12 +204,12 @@ static int run(const sq_cli *cli) {
   if (sq_cmd_config("run", &cfg, cli) != 0) return 2;
   sq_log_init("sandq-worker", cfg.log_level);
   sq_jail_limits lim = a.lim;
-  sq_jail_limits_apply(&lim, &cfg.default_limits, &cfg.max_limits);
 
   size_t max_bytes = cfg.max_task_kib > 0 ? (size_t)cfg.max_task_kib * 1024 : DEFAULT_MAX_FILE_BYTES;
   char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL, *input = NULL;
   size_t input_len = 0;
   sq_jail *jail = NULL;
+  sq__profiles *profiles = NULL;
   sq_jail_outcome o = {0};
   int rc;
   ret = 2;
@@ -228,20 +231,32 @@ static int run(const sq_cli *cli) {
     char reason[1024];
     o.exit_code = -1;
     sq_precheck_reason(&cfg.policy, &rep, reason, sizeof reason);
-    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason, NULL) != 0) goto out;
+    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason, NULL, sq_cli_get(cli, "profile")) != 0) goto out;
     ret = 0;
     goto out;
   }
   /* One run: one lean zygote is enough (a program that imports runs on it). */
   sq_jail_config jcfg = {.python_path = cfg.python_path, .scratch_root = cfg.scratch_root,
                          .mode = cfg.jail_mode, .pool_size = 1, .one_run = true};
-  rc = sq_jail_new(&jcfg, &jail);
+  const char *profile = sq_cli_get(cli, "profile");
+  sq_jail *run_jail = NULL;
+  sq_jail_limits def, max;
+  char pwhy[512];
+  if ((rc = sq__profiles_open(&cfg, &jcfg, profile, &profiles, pwhy, sizeof pwhy)) != 0 ||
+      (rc = sq__profiles_find(profiles, profile, &run_jail, &def, &max, pwhy, sizeof pwhy)) != 0) {
+    fprintf(stderr, "sandq-worker run: --profile: %s\n", pwhy);
+    if (rc == SQ_ECONFIG || rc == SQ_ENOTFOUND) ret = 2;
+    goto out;
+  }
+  sq_jail_limits_apply(&lim, &def, &max);
+  rc = run_jail ? 0 : sq_jail_new(&jcfg, &jail);
+  if (!run_jail) run_jail = jail;
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: cannot set up the jail (python %s, scratch root %s): %s\n",
             cfg.python_path, cfg.scratch_root, sq_strerror(rc));
     goto out;
   }
-  rc = sq_jail_run_task(jail, program, strlen(program), listing, strlen(listing), input, input_len, &lim, NULL, &o);
+  rc = sq_jail_run_task(run_jail, program, strlen(program), listing, strlen(listing), input, input_len, &lim, NULL, &o);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;
@@ -250,7 +265,7 @@ static int run(const sq_cli *cli) {
   if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
   const char *why = NULL;
   sq_status status = sq_verdict_decide(&o, &in, &why);
-  if (print_outcome(&o, status, &rep, why, &in.marks) != 0) {
+  if (print_outcome(&o, status, &rep, why, &in.marks, profile) != 0) {
     fprintf(stderr, "sandq-worker run: cannot print the result\n");
     goto out;
   }
@@ -258,6 +273,7 @@ static int run(const sq_cli *cli) {
 out:
   sq_jail_outcome_clear(&o);
   sq_jail_free(jail);
+  sq__profiles_free(profiles);
   free(program);
   free(input);
   free(listing);

@@ -4,7 +4,8 @@
  * .pth files, no script directory) instead of `-I -S`: the environment it
  * reads is wholly the jail's, never the worker's or a task's. They are
  * shown read-only in every root (bound at their own path when the root
- * does not show them already). Debian's package directories that are not
+ * does not show them already), with /etc/alternatives, the links through
+ * which Debian's libraries find the BLAS chosen on the host. Debian's package directories that are not
  * among them are covered by an empty read-only tmpfs, in every profile,
  * the default one too: -S keeps them off sys.path, not out of reach of a
  * program that appends them. */
@@ -28,6 +29,7 @@
 static const char *const dist_globs[] = {"/usr/lib/python3/dist-packages", "/usr/lib/python3.*/dist-packages",
                                          "/usr/local/lib/python3*/dist-packages",
                                          "/usr/local/lib/python3*/site-packages"};
+#define ALTERNATIVES "/etc/alternatives"
 /* Fixed in every run's environment (jail.c, jail_slot.c, jail_zygote.c):
  * a profile may not set these. */
 static const char *const reserved_env[] = {"PATH", "HOME", "LANG", "PYTHON", "LD_", "SANDQ_"};
@@ -129,6 +131,11 @@ static int profile_fill(sq__jail_common *c, const sq_jail_profile *p, char *why,
     else if (!(paths[i] = strdup(pk))) rc = SQ_ENOMEM;
     else if (!sq__jail_mnt_shows(real)) rc = add(c->binds.show, SQ__JAIL_BINDS_MAX, real);
   }
+  /* Debian's alternatives: the links through which numpy finds its BLAS
+   * and LAPACK (libblas.so.3 -> /etc/alternatives/...); links only. */
+  struct stat alt;
+  if (rc == 0 && paths[0] && stat(ALTERNATIVES, &alt) == 0 && S_ISDIR(alt.st_mode))
+    rc = add(c->binds.show, SQ__JAIL_BINDS_MAX, ALTERNATIVES);
   if (rc == 0) rc = hide_dist(c, paths);
   for (size_t i = 0; p && p->preload && p->preload[i] && rc == 0; i++) {
     if (i >= SQ_JAIL_PROFILE_LIST_MAX) rc = bad(why, why_len, "preload: more than %d", SQ_JAIL_PROFILE_LIST_MAX);
