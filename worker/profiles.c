@@ -28,6 +28,7 @@ struct sq__profiles {
 
 /* Debian's python3-numpy and python3-pandas, for the built-in profile. */
 #define DEBIAN_DIST "/usr/lib/python3/dist-packages"
+#define MPL_RC "/usr/share/matplotlib/mpl-data/matplotlibrc"
 
 /* The built-in "data" profile: Debian's packages, numpy and pandas imported
  * by its warm zygotes, every library's thread pool at one thread (a
@@ -44,6 +45,9 @@ static bool builtin_data(sq_config_profile *p) {
   snprintf(p->preload[p->n_preload++], sizeof p->preload[0], "numpy");
   snprintf(p->preload[p->n_preload++], sizeof p->preload[0], "pandas");
   for (size_t i = 0; i < sizeof env / sizeof *env; i++) snprintf(p->env[p->n_env++], sizeof p->env[0], "%s", env[i]);
+  /* Debian keeps matplotlib's rc file in /etc, which no root shows; the
+   * same file under /usr. */
+  if (access(MPL_RC, R_OK) == 0) snprintf(p->env[p->n_env++], sizeof p->env[0], "MATPLOTLIBRC=" MPL_RC);
   return true;
 }
 
