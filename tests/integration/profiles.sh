@@ -182,6 +182,17 @@ done
 ls "$MARK".* /usr/lib/python3/dist-packages/$$.png 2>/dev/null && fail "a hostile program wrote on the host"
 echo "6: hostile data-profile programs contained"
 
+# 3b. docs/configuration.md's venv example, as written, in a directory of its own.
+mkdir -p "$SQ_TMP/docs"
+awk '/^### A profile from a venv/{on=1} on && /^```sh/{code=1; next} code && /^```/{exit} code' \
+  "$SQ_SRC/docs/configuration.md" >"$SQ_TMP/docs/example.sh"
+[ -s "$SQ_TMP/docs/example.sh" ] || fail "docs: no venv example in docs/configuration.md"
+(cd "$SQ_TMP/docs" && PATH="$SQ_BIN:$PATH" sh -e example.sh) >"$SQ_TMP/docs.out" 2>"$SQ_TMP/docs.err" ||
+  fail "docs: the venv example failed: $(tail -3 "$SQ_TMP/docs.err")"
+grep -q '"stdout":"hello from the venv en\\n"' "$SQ_TMP/docs.out" && grep -q '"profile":"venv"' "$SQ_TMP/docs.out" ||
+  fail "docs: the venv example printed: $(cat "$SQ_TMP/docs.out")"
+echo "3b: the venv example of docs/configuration.md runs as written"
+
 # 7. serve, warm: the data profile end to end.
 . "$SQ_SRC/tests/lib/queue_env.sh"
 sq_start_redis
