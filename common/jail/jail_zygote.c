@@ -45,7 +45,7 @@
 #include "log.h"
 #include "util.h"
 
-#define READY_TIMEOUT_MS 10000
+#define READY_TIMEOUT_MS 30000 /* a profile's preload (pandas) takes seconds on a cold page cache */
 #define FULL_RETRY_MS 30000 /* a full zygote that could not start: not tried again for this long */
 #define TAKE_TIMEOUT_MS 10000 /* from sending a task to a child taking it (the zygote's cleanup included) */
 #define CTL_SNDBUF_BYTES (4 << 20)
