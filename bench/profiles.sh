@@ -6,7 +6,7 @@
 #             building a DataFrame and printing a sum checked by
 #             expected_stdout, pushed as one batch and awaited (--wait);
 #             a batch of 8 first starts the profile's zygotes;
-#  2. cold:   SQ_BENCH_PROFILES_COLD_N (100) runs of the same program as
+#  2. cold:   SQ_BENCH_PROFILES_COLD_N (60) runs of the same program as
 #             `python3 -c 'import pandas ...'`, two at a time (xargs -P 2),
 #             without any jail.
 # Per task: the wall time of all of them over their number. Target: sandq
@@ -18,7 +18,7 @@ set -eu
 PY=/usr/bin/python3
 $PY -c 'import pandas, numpy' 2>/dev/null || sq_fail "python3-pandas and python3-numpy are needed (scripts/install-deps.sh)"
 N=${SQ_BENCH_PROFILES_N:-300}
-COLD_N=${SQ_BENCH_PROFILES_COLD_N:-100}
+COLD_N=${SQ_BENCH_PROFILES_COLD_N:-60}
 sq_start_redis
 unset SANDQ_LLM_BASE_URL
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"

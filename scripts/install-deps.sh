@@ -59,8 +59,9 @@ fi
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).
+# numpy and pandas: bench/profiles.sh's tasks in the data profile.
 if [ "${SANDQ_WITH_BENCH:-0}" = 1 ]; then
-	PKGS="$PKGS bubblewrap firejail python3-rq hyperfine"
+	PKGS="$PKGS bubblewrap firejail python3-rq hyperfine python3-numpy python3-pandas"
 fi
 
 missing=""
