@@ -5,7 +5,7 @@
 #  1. sandq:  SQ_BENCH_PROFILES_N (300) tasks with "profile": "data", each
 #             building a DataFrame and printing a sum checked by
 #             expected_stdout, pushed as one batch and awaited (--wait);
-#             a batch of 8 first starts the profile's zygotes;
+#             a batch of 8 first starts the profile's zygotes (waited for);
 #  2. cold:   SQ_BENCH_PROFILES_COLD_N (60) runs of the same program as
 #             `python3 -c 'import pandas ...'`, two at a time (xargs -P 2),
 #             without any jail.
@@ -46,6 +46,10 @@ EOF
 tasks "$SQ_TMP/warm.jsonl" 8 warm
 tasks "$SQ_TMP/tasks.jsonl" "$N" t
 "$P" push --batch warmup --wait --timeout-s 300 "$SQ_TMP/warm.jsonl" >/dev/null 2>&1 || sq_fail "the warm-up batch failed"
+# The warm-up's imports started the profile's zygotes with pandas imported: up before the clock starts.
+for w in w1 w2; do
+  sq_wait_for "grep -q 'full zygotes up' '$SQ_TMP/$w.log'" 120 || sq_fail "worker $w: the data profile's zygotes did not start"
+done
 
 t0=$(date +%s%N)
 "$P" push --batch bench --wait --timeout-s 900 --out "$SQ_TMP/bench.bson" "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>&1 ||

@@ -18,6 +18,7 @@
 typedef struct {
   sq_config_profile cfg;
   sq_jail *jail;
+  bool builtin; /* the data profile: its files are checked, its imports wait for its first task */
 } profile;
 
 struct sq__profiles {
@@ -110,8 +111,11 @@ static int start(const sq_config *cfg, const sq_jail_config *base, profile *p, c
              sq_strerror(rc));
     return rc;
   }
-  /* One run (a command line's): its own program says what is missing. */
-  return base->one_run ? 0 : check_imports(cfg, p, why, why_len);
+  /* One run (a command line's): its own program says what is missing.
+   * The built-in profile: its modules' files are there (builtin_data),
+   * and a worker's start does not wait seconds for pandas on every host
+   * that has it; its zygotes import them when its first task comes. */
+  return base->one_run || p->builtin ? 0 : check_imports(cfg, p, why, why_len);
 }
 
 int sq__profiles_open(const sq_config *cfg, const sq_jail_config *base, const char *only, sq__profiles **out,
@@ -122,7 +126,7 @@ int sq__profiles_open(const sq_config *cfg, const sq_jail_config *base, const ch
   if (!ps) return SQ_ENOMEM;
   ps->cfg = cfg;
   for (int i = 0; i < cfg->n_profiles; i++) ps->p[ps->n++].cfg = cfg->profiles[i];
-  if (!sq_config_profile_find(cfg, "data") && builtin_data(&ps->p[ps->n].cfg)) ps->n++;
+  if (!sq_config_profile_find(cfg, "data") && builtin_data(&ps->p[ps->n].cfg)) ps->p[ps->n++].builtin = true;
   int rc = 0;
   bool found = !only || strcmp(only, SQ_PROFILE_DEFAULT) == 0;
   for (int i = 0; i < ps->n && rc == 0; i++) {
@@ -131,9 +135,9 @@ int sq__profiles_open(const sq_config *cfg, const sq_jail_config *base, const ch
     int64_t t0 = sq_now_mono_ms();
     rc = start(cfg, base, &ps->p[i], why, why_len);
     if (rc == 0)
-      SQ_INFO("profile %s: started and checked in %lld ms (%d package path(s), %d preloaded module(s))",
-              ps->p[i].cfg.name, (long long)(sq_now_mono_ms() - t0), ps->p[i].cfg.n_packages,
-              ps->p[i].cfg.n_preload);
+      SQ_INFO("profile %s: started%s in %lld ms (%d package path(s), %d preloaded module(s))", ps->p[i].cfg.name,
+              ps->p[i].builtin || base->one_run ? "" : " and checked", (long long)(sq_now_mono_ms() - t0),
+              ps->p[i].cfg.n_packages, ps->p[i].cfg.n_preload);
   }
   if (rc == 0 && !found) {
     sq_jail_limits d, m;

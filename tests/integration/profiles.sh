@@ -204,7 +204,7 @@ sq_bg w1 "$W" serve --config "$SQ_TMP/w.json" --worker-id w1
 $PY - >"$SQ_TMP/t.jsonl" <<'PY'
 import json
 for i in range(10):
-    print(json.dumps({"id": "pd-%d" % i, "profile": "data",
+    print(json.dumps({"id": "pd-%d" % i, "profile": "data", "limits": {"wall_ms": 60000, "cpu_ms": 30000},
                       "code": "import pandas as pd\nprint(int(pd.Series(range(%d)).sum()))" % (i + 2),
                       "expected_stdout": "%d\n" % sum(range(i + 2))}))
 print(json.dumps({"id": "plain", "code": "print(1)", "expected_stdout": "1\n"}))
