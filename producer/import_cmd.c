@@ -30,7 +30,15 @@
 #define MAX_INPUT_BYTES ((size_t)1 << 30)
 #define MAX_SAMPLES 100000
 
-typedef enum { DS_HUMANEVAL, DS_MBPP, DS_APPS, DS_HUMANEVAL_PLUS, DS_MBPP_PLUS } dataset;
+typedef enum { DS_HUMANEVAL, DS_MBPP, DS_APPS, DS_HUMANEVAL_PLUS, DS_MBPP_PLUS, DS_MULTIPLE } dataset;
+
+/* MultiPL-E's language codes and the task languages they are
+ * (docs/formats.md, "Languages"); the others have no toolchain here. */
+static const struct {
+  const char *code, *language;
+} multiple_languages[] = {{"py", "python"}, {"js", "javascript"}, {"ts", "typescript"}, {"cpp", "cpp"},
+                          {"go", "go"},     {"rs", "rust"},       {"java", "java"},      {"rb", "ruby"},
+                          {"php", "php"},   {"lua", "lua"},       {"pl", "perl"},        {"sh", "bash"}};
 
 /* MBPP's splits by problem number (Austin et al. 2021): what papers report
  * is test. */
@@ -63,6 +71,8 @@ typedef struct {
   char *entry_point; /* HumanEval only */
   cJSON *cases;      /* APPS stdin/stdout: the task's "cases" array; NULL otherwise */
   char *plus_tests;  /* evalplus: the plus tier's tests (tests holds the base tier's) */
+  const char *language; /* MultiPL-E: the task's language (static); NULL: python */
+  cJSON *stop_tokens;   /* MultiPL-E: where a completion is cut (an array of strings) */
   int64_t samples;   /* tasks written so far (the next sample index) */
   size_t lineno;     /* its line in the dataset */
 } problem;
@@ -82,6 +92,7 @@ static void problems_free(problem_set *ps) {
     free(p->id), free(p->gen_prompt), free(p->prefix), free(p->canonical), free(p->tests), free(p->entry_point);
     cJSON_Delete(p->cases);
     free(p->plus_tests);
+    cJSON_Delete(p->stop_tokens);
   }
   free(ps->p);
   ps->p = NULL;
@@ -212,6 +223,12 @@ static cJSON *parse_line(const char *path, size_t lineno, const char *line, size
  * MBPP's integer (or "2", or "Mbpp/2") as "Mbpp/<n>". NULL with the reason
  * on stderr. Returns a malloc'd string. */
 static char *problem_id(dataset ds, const cJSON *obj, const char *path, size_t lineno) {
+  if (ds == DS_MULTIPLE) { /* a problem is (name, language) */
+    const char *name = need_string(obj, "name", path, lineno), *lang = name ? need_string(obj, "language", path, lineno) : NULL;
+    if (!name || !lang) return NULL;
+    sq_buf b = {0};
+    return sq_buf_appendf(&b, "%s/%s", lang, name) == 0 ? b.data : NULL;
+  }
   const char *field = ds == DS_APPS ? "problem_id" : "task_id", *prefix = ds == DS_APPS ? "APPS/" : "Mbpp/";
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
   if (ds == DS_HUMANEVAL || ds == DS_HUMANEVAL_PLUS || ds == DS_MBPP_PLUS) {
@@ -489,6 +506,47 @@ static int evalplus_problem(const cJSON *o, problem *p, const char *path, size_t
   return p->prefix && p->canonical && p->entry_point && p->tests && p->plus_tests && p->gen_prompt ? 0 : -1;
 }
 
+/* One MultiPL-E record: the program is the prompt, the completion (cut at
+ * its first stop token, as MultiPL-E does) and the tests, in the record's
+ * language. */
+static int multiple_problem(const cJSON *o, problem *p, const char *path, size_t lineno) {
+  const char *lang = need_string(o, "language", path, lineno), *prompt = need_string(o, "prompt", path, lineno),
+             *tests = need_string(o, "tests", path, lineno);
+  if (!lang || !prompt || !tests) return -1;
+  for (size_t i = 0; i < sizeof multiple_languages / sizeof *multiple_languages && !p->language; i++)
+    if (strcmp(lang, multiple_languages[i].code) == 0) p->language = multiple_languages[i].language;
+  if (!p->language) {
+    char shown[64];
+    fprintf(stderr, "%s:%zu: language: '%s' is not one sandq runs (it runs MultiPL-E's py, js, ts, cpp, go, rs, "
+            "java, rb, php, lua, pl, sh)\n", path, lineno, sq_log_escape(lang, shown, sizeof shown));
+    return -1;
+  }
+  const cJSON *stops = cJSON_GetObjectItemCaseSensitive(o, "stop_tokens"), *st;
+  bool ok = !stops || cJSON_IsArray(stops);
+  cJSON_ArrayForEach(st, stops) ok = ok && cJSON_IsString(st) && st->valuestring[0];
+  if (!ok) {
+    fprintf(stderr, "%s:%zu: stop_tokens: must be a list of non-empty strings\n", path, lineno);
+    return -1;
+  }
+  p->stop_tokens = stops ? cJSON_Duplicate(stops, 1) : cJSON_CreateArray();
+  p->prefix = strdup(prompt);
+  p->tests = strdup(tests);
+  p->canonical = strdup("");
+  p->gen_prompt = strdup(prompt);
+  return p->stop_tokens && p->prefix && p->tests && p->canonical && p->gen_prompt ? 0 : -1;
+}
+
+/* A MultiPL-E completion cut at the first of p's stop tokens; malloc'd. */
+static char *multiple_cut(const problem *p, const char *completion) {
+  size_t n = strlen(completion);
+  const cJSON *st;
+  cJSON_ArrayForEach(st, p->stop_tokens) {
+    const char *at = strstr(completion, st->valuestring);
+    if (at && (size_t)(at - completion) < n) n = (size_t)(at - completion);
+  }
+  return strndup(completion, n);
+}
+
 /* Whether an MBPP problem id ("Mbpp/N") is in the split asked for. */
 static bool in_split(const char *id, int split) {
   long long n = strtoll(id + 5, NULL, 10);
@@ -521,6 +579,8 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
     if (apps_problem(o, p, ps->o, path, lineno) != 0) goto out;
   } else if (ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS) {
     if (evalplus_problem(o, p, path, lineno) != 0) goto out;
+  } else if (ps->ds == DS_MULTIPLE) {
+    if (multiple_problem(o, p, path, lineno) != 0) goto out;
   } else if (ps->ds == DS_HUMANEVAL) {
     const char *prompt = need_string(o, "prompt", path, lineno), *sol = need_string(o, "canonical_solution", path, lineno),
                *test = need_string(o, "test", path, lineno), *ep = need_string(o, "entry_point", path, lineno);
@@ -578,7 +638,7 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
   import_opts probe_opts = {.ds_name = ps->o->ds_name, .temperature = -1};
   problem_set probe = {.ds = ps->ds, .path = ps->path, .o = &probe_opts};
   sq_buf scratch = {0};
-  int probe_rc = emit(&scratch, p, &probe, NULL, "sample", path, lineno);
+  int probe_rc = emit(&scratch, p, &probe, ps->ds == DS_MULTIPLE ? p->prefix : NULL, "sample", path, lineno);
   sq_buf_clear(&scratch);
   p->samples = 0;
   if (probe_rc) goto out;
@@ -589,6 +649,7 @@ out:
     free(p->id), free(p->gen_prompt), free(p->prefix), free(p->canonical), free(p->tests), free(p->entry_point);
     cJSON_Delete(p->cases);
     free(p->plus_tests);
+    cJSON_Delete(p->stop_tokens);
     memset(p, 0, sizeof *p);
   }
   cJSON_Delete(o);
@@ -608,6 +669,7 @@ static const char *source_field(const problem_set *ps, const char *source, const
     if (strcmp(field, "code") == 0) return strcmp(source, "completion") == 0 ? "completion" : "solutions";
     return field;
   }
+  if (ps->ds == DS_MULTIPLE && (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0)) return "name";
   if (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0) return "task_id";
   if (strcmp(field, "tests") == 0) return he ? "test" : "test_list";
   if (strcmp(field, "prompt") == 0) return he ? "prompt" : "text";
@@ -660,6 +722,8 @@ static int emit(sq_buf *out, problem *p, const problem_set *ps, const char *code
   cJSON *t = cJSON_CreateObject(), *meta = NULL;
   int rc = SQ_ENOMEM;
   if (!t || !cJSON_AddStringToObject(t, "id", id.data)) goto out;
+  if (p->language && strcmp(p->language, "python") != 0 && !cJSON_AddStringToObject(t, "language", p->language))
+    goto out;
   if (code) {
     if (!cJSON_AddStringToObject(t, "code", code)) goto out;
   } else {
@@ -733,7 +797,7 @@ out:
 /* The program text for a problem's code: HumanEval continues its prompt;
  * MBPP's setup code goes first. malloc'd. */
 static char *program_code(const problem_set *ps, const problem *p, const char *body) {
-  bool continues = ps->ds == DS_HUMANEVAL || ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS;
+  bool continues = ps->ds == DS_HUMANEVAL || ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS || ps->ds == DS_MULTIPLE;
   return continues ? cat3(p->prefix, body, "") : cat3(p->prefix, p->prefix[0] ? "\n" : "", body);
 }
 
@@ -756,13 +820,17 @@ static int add_completion(const char *path, size_t lineno, const char *line, siz
     char shown[SQ_TASK_ID_MAX * 4 + 8];
     bool other_split = sc->ps->ds == DS_MBPP && !in_split(id, sc->ps->o->split);
     fprintf(stderr, "%s:%zu: %s: '%s' is not a problem of %s%s%s%s\n", path, lineno,
-            sc->ps->ds == DS_APPS ? "problem_id" : "task_id", sq_log_escape(id, shown, sizeof shown), sc->ps->path,
+            sc->ps->ds == DS_APPS ? "problem_id" : sc->ps->ds == DS_MULTIPLE ? "(name, language)" : "task_id",
+            sq_log_escape(id, shown, sizeof shown), sc->ps->path,
             other_split ? " in the " : "", other_split ? mbpp_splits[sc->ps->o->split].name : "",
             other_split ? " split (--split all takes every problem)" : "");
     goto out;
   }
-  if (!(code = program_code(sc->ps, p, completion)) || emit(sc->out, p, sc->ps, code, "completion", path, lineno) != 0)
-    goto out;
+  char *cut = sc->ps->ds == DS_MULTIPLE ? multiple_cut(p, completion) : NULL;
+  if (sc->ps->ds == DS_MULTIPLE && !cut) goto out;
+  code = program_code(sc->ps, p, cut ? cut : completion);
+  free(cut);
+  if (!code || emit(sc->out, p, sc->ps, code, "completion", path, lineno) != 0) goto out;
   rc = 0;
 out:
   free(id);
@@ -848,13 +916,19 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   else if (strcmp(o.ds_name, "apps") == 0) ps.ds = DS_APPS;
   else if (strcmp(o.ds_name, "humaneval+") == 0) ps.ds = DS_HUMANEVAL_PLUS;
   else if (strcmp(o.ds_name, "mbpp+") == 0) ps.ds = DS_MBPP_PLUS;
+  else if (strcmp(o.ds_name, "multipl-e") == 0) ps.ds = DS_MULTIPLE;
   else {
-    fprintf(stderr, "sandq-producer: import: unknown dataset '%s' (known: humaneval, mbpp, apps, humaneval+, mbpp+)\n",
-            o.ds_name);
+    fprintf(stderr, "sandq-producer: import: unknown dataset '%s' (known: humaneval, mbpp, apps, humaneval+, mbpp+, "
+            "multipl-e)\n", o.ds_name);
     return SQ_EXIT_USAGE;
   }
   if (modes > 1) {
     fprintf(stderr, "sandq-producer: import: --canonical, --completions and --samples exclude each other\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (ps.ds == DS_MULTIPLE && o.mode != MODE_COMPLETIONS) {
+    fprintf(stderr, "sandq-producer: import: multipl-e takes --completions only (it has no reference solutions, and "
+                    "the workers' LLM writes Python)\n");
     return SQ_EXIT_USAGE;
   }
   if ((v = sq_cli_get(cli, "split"))) {

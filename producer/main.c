@@ -136,8 +136,9 @@ static const command commands[] = {
      sq__results_run},
     {"report", "report [options] BATCH [BATCH_B] [--json] [--html FILE] [--k 1,10,100]", NULL, report_flags,
      true, sq__report_cmd_run},
-    {"import", "import humaneval|mbpp|apps FILE|- [--canonical | --completions F | --samples N] ...",
-     "  FILE: the dataset, JSONL or JSONL.gz (HumanEval.jsonl.gz, mbpp.jsonl, APPS/TACO rows); - reads standard input.\n"
+    {"import", "import humaneval|mbpp|apps|humaneval+|mbpp+|multipl-e FILE|- [--canonical | --completions F | --samples N] ...",
+     "  FILE: the dataset, JSONL or JSONL.gz (HumanEval.jsonl.gz, mbpp.jsonl, APPS/TACO, evalplus, MultiPL-E rows);\n"
+     "  - reads standard input.\n"
      "Task JSONL goes to stdout; ids are <problem id>/<sample index>, metadata.task_id the problem's.",
      import_flags, false, sq__import_run},
 };

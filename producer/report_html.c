@@ -39,7 +39,8 @@ static const char *status_color(const char *status) {
   } colors[] = {{"passed", "#2e9e5b"},        {"ok", "#6cc28f"},           {"failed", "#d9534f"},
                 {"runtime_error", "#ec8a3c"}, {"timeout", "#a05fd0"},      {"cpu_limit", "#7d68d8"},
                 {"memory_limit", "#5a79d6"},  {"output_limit", "#3fa2c8"}, {"policy_violation", "#8a5a3a"},
-                {"blocked", "#5f6368"},       {"llm_error", "#c9a227"},    {"invalid_task", "#9aa0a6"}};
+                {"blocked", "#5f6368"},       {"llm_error", "#c9a227"},    {"invalid_task", "#9aa0a6"},
+                {"compile_error", "#b5651d"}};
   for (size_t i = 0; i < sizeof colors / sizeof colors[0]; i++)
     if (strcmp(colors[i].name, status) == 0) return colors[i].color;
   return "#bbbbbb";

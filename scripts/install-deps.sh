@@ -57,6 +57,17 @@ if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
 	fi
 fi
 
+# Test-only (`make test` sets SANDQ_WITH_TESTS=1; `make demo` does not):
+# the toolchains of the languages besides Python a task may name
+# (docs/formats.md, "Languages"; tests/integration/languages.sh): gcc and
+# g++ come with build-essential, bash and perl with the base system, node
+# above; Debian's rustc (not a rustup one), its TypeScript compiler, Go,
+# the JDK, Ruby, PHP's command line and Lua 5.4.
+if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
+	PKGS="$PKGS golang-go rustc node-typescript default-jdk-headless ruby php-cli lua5.4"
+	command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+fi
+
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).
 # numpy and pandas: bench/profiles.sh's tasks in the data profile.

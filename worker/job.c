@@ -238,10 +238,11 @@ static void risk_start(job *j) {
 
 /* ---- execute ---- */
 
-/* j->program becomes workspace.py around it (the bare code for bash). */
+/* j->program becomes workspace.py around it (the listing for a language
+ * other than Python); the program's own limits are j->lim's. */
 static int wrap_workspace(job *j) {
   char *wrapped = NULL;
-  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, &wrapped);
+  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, &j->lim, &wrapped);
   free(j->program);
   j->program = wrapped;
   return rc;
@@ -260,12 +261,27 @@ static int choose_profile(job *j) {
   return 0;
 }
 
+/* A task in a language whose toolchain this worker lacks ends here,
+ * naming what it has; returns whether it did. */
+static bool language_missing(job *j) {
+  if (sq_language_available(j->task->language)) return false;
+  char have[256];
+  sq_language_found_names(have, sizeof have);
+  end_with(j, SQ_STATUS_INVALID_TASK, "language: %s is not installed on this worker (it runs: %s)",
+           sq_language_get(j->task->language)->name, have);
+  return true;
+}
+
 static void exec_start(job *j) {
   worker *w = j->w;
   free(j->program);
   free(j->input);
   free(j->listing);
   j->program = j->listing = j->input = NULL;
+  j->r.language = sq_language_get(j->task->language)->name;
+  if (language_missing(j)) return;
+  j->lim = j->task->limits;
+  sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
   /* The listing is what the result shows and the pre-check reads; when
    * there are tests the jail runs the code under the judge, which reads
    * them on its stdin (harness.h). */
@@ -311,6 +327,7 @@ void sq__job_submit(job *j) {
   sq__profiles_find(w->profiles, j->task->profile, &j->jail, &def, &max, NULL, 0); /* known: sq__job_begin */
   j->lim = j->task->limits;
   sq_jail_limits_apply(&j->lim, &def, &max);
+  sq_language_limits(j->task->language, &j->lim); /* a compiler's budget on top */
   if (j->task->n_fetch) j->lim.output_kib += SQ_WORKSPACE_OUTPUT_KIB; /* the files' block; held back after */
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
@@ -321,7 +338,8 @@ void sq__job_submit(job *j) {
 static void take_outcome(job *j) {
   sq_result *r = &j->r;
   sq_jail_outcome *o = &j->out;
-  sq_verdict_input in = {.has_tests = sq_harness_applies(j->task), .expected_stdout = j->task->expected_stdout};
+  sq_verdict_input in = {.has_tests = j->task->language == SQ_TASK_PYTHON && sq_harness_applies(j->task),
+                         .expected_stdout = j->task->expected_stdout};
   sq_workspace_files_clear(&j->files);
   if (sq_workspace_applies(j->task)) {
     int64_t own_kib = j->task->n_fetch ? j->lim.output_kib - SQ_WORKSPACE_OUTPUT_KIB : 0;
@@ -331,6 +349,8 @@ static void take_outcome(job *j) {
     r->n_files = j->files.n;
   }
   if (in.has_tests) sq_harness_take_marks(o, &in.marks);
+  in.plain_tests = j->task->language != SQ_TASK_PYTHON && j->task->tests;
+  in.compile_error = j->files.compile_error;
   const char *why = NULL;
   r->status = sq_verdict_decide(o, &in, &why);
   snprintf(j->judge, sizeof j->judge, "%s", in.marks.judge);
@@ -355,6 +375,7 @@ static void take_outcome(job *j) {
   /* Why a failing status failed: the harness's own finding (a shortcut
    * around the tests) when there is one, else reason.c from the run. */
   if (why) snprintf(j->reason, sizeof j->reason, "%s", why);
+  else if (r->status == SQ_STATUS_COMPILE_ERROR) sq_workspace_compile_reason(o, j->reason, sizeof j->reason);
   else sq_reason_build(r->status, o, &j->lim, j->task->expected_stdout, j->reason, sizeof j->reason);
   r->reason = j->reason[0] ? j->reason : NULL;
   /* A run the backstop ended while the host kept it waiting for a CPU says

@@ -1,4 +1,4 @@
-/* run_cmd.c: `sandq-worker run`: one Python file through the jail, no Redis
+/* run_cmd.c: `sandq-worker run`: one file through the jail, no Redis
  * and no LLM; prints one JSON object describing the run on stdout.
  *
  * Exit codes: 0 the program ran (whatever the verdict), 1 the jail could
@@ -21,11 +21,13 @@
 #include "log.h"
 #include "precheck.h"
 #include "profiles.h"
+#include "reason.h"
 #include "status.h"
 #include "task.h"
 #include "utf8.h"
 #include "util.h"
 #include "verdict.h"
+#include "workspace.h"
 
 #define DEFAULT_MAX_FILE_BYTES (4u << 20) /* when the config sets no max_task_kib */
 #define LIMIT_FLAG_MAX (INT64_C(1) << 40)
@@ -41,6 +43,8 @@ static const sq_cli_flag run_flags[] = {
     {"tests", "FILE", NULL, "tests run against the program (the harness, docs/formats.md)"},
     {"entry-point", "NAME", NULL, "with --tests: the function the tests call"},
     {"expected-stdout", "TEXT", NULL, "the verdict compares stdout with TEXT"},
+    {"language", "L", NULL, "the file's language: python (default), bash, javascript, typescript, c, cpp, go, rust, "
+                            "java, ruby, php, lua, perl"},
     {"mode", "spawn|warm", "jail_mode", "fork+exec per run, or a warm zygote (SANDQ_JAIL_MODE)"},
     {"profile", "NAME", NULL, "the interpreter profile the program runs in (default: default)"},
     {"config", "FILE", NULL, "JSON configuration file"},
@@ -55,6 +59,7 @@ typedef struct {
   const char *entry_point;
   const char *expected_stdout;
   const char *program_path;
+  sq_language_id language;
 } run_args;
 
 static bool is_identifier(const char *s) {
@@ -83,6 +88,15 @@ static int read_args(const sq_cli *cli, run_args *a) {
       fprintf(stderr, "sandq-worker run: --%s: '%s' is not a positive integer\n", limit_flags[k].name, v);
       return 2;
     }
+  }
+  const char *lang = sq_cli_get(cli, "language");
+  if (lang && sq_language_find(lang, &a->language) != 0) {
+    fprintf(stderr, "sandq-worker run: --language: '%s' is not one of: %s\n", lang, sq_language_all_names());
+    return 2;
+  }
+  if (a->language != SQ_LANGUAGE_PYTHON && sq_cli_get(cli, "entry-point")) {
+    fprintf(stderr, "sandq-worker run: --entry-point: only with --language python\n");
+    return 2;
   }
   a->tests_path = sq_cli_get(cli, "tests");
   a->expected_stdout = sq_cli_get(cli, "expected-stdout");
@@ -196,6 +210,17 @@ static int read_named(const char *what, const char *path, size_t max_bytes, char
   return rc;
 }
 
+/* Whether this host lacks id's toolchain; says so, naming what it has. */
+static bool language_missing(sq_language_id id) {
+  sq_language_probe();
+  if (sq_language_available(id)) return false;
+  char have[256];
+  sq_language_found_names(have, sizeof have);
+  fprintf(stderr, "sandq-worker run: --language %s: not installed here (found: %s)\n", sq_language_get(id)->name,
+          have);
+  return true;
+}
+
 static int run(const sq_cli *cli) {
   run_args a = {0};
   int ret = read_args(cli, &a);
@@ -216,17 +241,22 @@ static int run(const sq_cli *cli) {
   if (read_named("FILE.py", a.program_path, max_bytes, &code) != 0) goto out;
   if (a.tests_path && read_named("--tests", a.tests_path, max_bytes, &tests) != 0) goto out;
 
-  sq_task task = {.id = "run", .code = code, .tests = tests, .entry_point = (char *)a.entry_point};
+  sq_task task = {.id = "run", .code = code, .tests = tests, .entry_point = (char *)a.entry_point,
+                  .language = a.language};
+  bool python = a.language == SQ_LANGUAGE_PYTHON;
+  if (!python && language_missing(a.language)) goto out;
   ret = 1;
   /* The pre-check reads the listing; the jail runs it through the test
-   * harness when there are tests (as the worker does, harness.h). */
+   * harness when there are tests (as the worker does, harness.h); another
+   * language runs through workspace.py (workspace.h). */
   if (sq_task_program(&task, code, &listing) != 0 ||
-      sq_harness_judge(&task, code, &program, &input, &input_len) != 0) {
+      (python ? sq_harness_judge(&task, code, &program, &input, &input_len)
+              : sq_workspace_program(&task, listing, &lim, &program)) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
-  sq_precheck_report rep;
-  sq_precheck_check(&cfg.policy, listing, strlen(listing), &rep);
+  sq_precheck_report rep = {0};
+  if (python) sq_precheck_check(&cfg.policy, listing, strlen(listing), &rep);
   if (rep.blocked) {
     char reason[1024];
     o.exit_code = -1;
@@ -256,15 +286,31 @@ static int run(const sq_cli *cli) {
             cfg.python_path, cfg.scratch_root, sq_strerror(rc));
     goto out;
   }
-  rc = sq_jail_run_task(run_jail, program, strlen(program), listing, strlen(listing), input, input_len, &lim, NULL, &o);
+  sq_jail_limits jail_lim = lim;
+  sq_language_limits(a.language, &jail_lim);
+  rc = sq_jail_run_task(run_jail, program, strlen(program), listing, strlen(listing), input, input_len, &jail_lim, NULL,
+                        &o);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;
   }
-  sq_verdict_input in = {.has_tests = sq_harness_applies(&task), .expected_stdout = a.expected_stdout};
+  sq_verdict_input in = {.has_tests = python && sq_harness_applies(&task), .expected_stdout = a.expected_stdout,
+                         .plain_tests = !python && tests};
   if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
+  sq_workspace_files files = {0};
+  if (!python && sq_workspace_take_files(&o, 0, &files) != 0) {
+    fprintf(stderr, "sandq-worker run: out of memory\n");
+    goto out;
+  }
+  in.compile_error = files.compile_error;
+  sq_workspace_files_clear(&files);
   const char *why = NULL;
   sq_status status = sq_verdict_decide(&o, &in, &why);
+  char reason[512] = "";
+  if (status == SQ_STATUS_COMPILE_ERROR) sq_workspace_compile_reason(&o, reason, sizeof reason);
+  else if (!python && !why && status != SQ_STATUS_PASSED && status != SQ_STATUS_OK)
+    sq_reason_build(status, &o, &jail_lim, a.expected_stdout, reason, sizeof reason);
+  if (!why && reason[0]) why = reason;
   if (print_outcome(&o, status, &rep, why, &in.marks, profile) != 0) {
     fprintf(stderr, "sandq-worker run: cannot print the result\n");
     goto out;
@@ -283,7 +329,7 @@ out:
 }
 
 const sq_worker_cmd sq_cmd_run = {
-    "run", "run [options] FILE.py|-   (- reads standard input)",
+    "run", "run [options] FILE|-   (- reads standard input)",
     "one program through the jail, no Redis, no LLM; one JSON object on stdout\n"
     "exit 0 the program ran (whatever its verdict), 1 the jail could not be set up, 2 usage or configuration",
     run_flags, run};

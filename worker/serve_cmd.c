@@ -71,6 +71,15 @@ static const sq_cli_flag serve_flags[] = {
     {NULL, NULL, NULL, NULL},
 };
 
+/* Probes the toolchains (before any thread) and says which languages this
+ * worker runs; a task in another one ends invalid_task naming these. */
+static void say_languages(void) {
+  char names[256];
+  int n = sq_language_probe();
+  sq_language_found_names(names, sizeof names);
+  SQ_INFO("languages: %d of %d found: %s", n, (int)SQ_LANGUAGE__COUNT, names);
+}
+
 static int serve(const sq_cli *cli) {
   if (cli->n_operands > 0) {
     fprintf(stderr, "sandq-worker serve: unexpected argument '%s' (serve takes options only)\n", cli->operands[0]);
@@ -111,6 +120,7 @@ static int serve(const sq_cli *cli) {
   signal(SIGPIPE, SIG_IGN);
 
   int exit_code = 1;
+  say_languages();
   /* The jail (and a warm pool's zygotes) before the LLM client. */
   sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root,
                        .mode = w.cfg.jail_mode, .pool_size = (int)w.cfg.jail_pool_size};

@@ -17,6 +17,9 @@ typedef struct {
   int64_t cpu_ms;     /* CPU time of the whole tree */
   int64_t memory_mib; /* address space (RLIMIT_AS) */
   int64_t output_kib; /* stdout and stderr each kept up to this, then output_limit */
+  int64_t address_space_mib; /* RLIMIT_AS when > 0 (else memory_mib): for a runtime that reserves
+                                far more than it uses (the JVM), held by the memory cgroup instead;
+                                never filled or clamped by sq_jail_limits_apply */
 } sq_jail_limits;
 
 /* The wall clock counts what a run could have run: the time its processes

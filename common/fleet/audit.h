@@ -8,8 +8,8 @@
  *   status (this run's verdict), worker, provider and model (generated
  *   code only), jail_mode, blocked_syscall (when seccomp killed it),
  *   exit_code, wall_ms, round (0 the first run, n the n-th repair),
- *   time_ms (wall clock when the run ended), profile (the interpreter
- *   profile it ran in)
+ *   time_ms (wall clock when the run ended), language (the task's), profile (the
+ *   interpreter profile it ran in)
  *
  * Knows nothing of the jail or the LLM client: the worker fills the entry. */
 #ifndef SQ_AUDIT_H
@@ -22,7 +22,7 @@
 #include "task.h"
 
 #define SQ_AUDIT_STREAM "audit" /* sq:{Q}:audit */
-#define SQ_AUDIT_FIELDS 14
+#define SQ_AUDIT_FIELDS 15
 
 /* One executed program. Plain data. */
 typedef struct {
@@ -40,6 +40,7 @@ typedef struct {
   int64_t wall_ms;
   int64_t round;
   int64_t time_ms;
+  char language[16];
 } sq_audit_entry;
 
 /* An entry's stream form: field names (static) and values (pointing into e

@@ -127,6 +127,7 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
   bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
             BSON_APPEND_UTF8(doc, "status", sq_status_name(r->status));
   if (ok && r->reason) ok = append_cstr(doc, "reason", r->reason);
+  if (ok && r->language) ok = append_cstr(doc, "language", r->language);
   ok = ok && (r->exit_code >= 0 ? BSON_APPEND_INT32(doc, "exit_code", r->exit_code)
                                 : BSON_APPEND_NULL(doc, "exit_code"));
   ok = ok && BSON_APPEND_INT32(doc, "signal", r->signal) &&

@@ -70,6 +70,7 @@ typedef struct {
   const char *batch;
   sq_status status;
   const char *reason;          /* why, for every status but passed and ok; may be NULL */
+  const char *language;        /* the task's language ("python"); NULL: not written (it never got that far) */
   const char *judge;           /* "isolated" or "in_process": how the tests ran; NULL: not written */
   const char *judge_reason;    /* in_process: why; may be NULL */
   int exit_code;               /* -1 when the program did not exit normally or did not run */

@@ -16,7 +16,8 @@
   X(BLOCKED, "blocked")                                                        \
   X(LLM_ERROR, "llm_error")                                                    \
   X(INVALID_TASK, "invalid_task")                                              \
-  X(CANCELLED, "cancelled")
+  X(CANCELLED, "cancelled")                                                    \
+  X(COMPILE_ERROR, "compile_error")
 
 typedef enum {
 #define X(name, str) SQ_STATUS_##name,

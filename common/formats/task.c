@@ -176,13 +176,11 @@ static int take_fetch(const cJSON *v, sq_task *t, char *err, size_t errlen) {
 }
 
 static int take_language(const cJSON *v, sq_task *t, char *err, size_t errlen) {
-  if (cJSON_IsString(v) && strcmp(v->valuestring, "python") == 0) t->language = SQ_TASK_PYTHON;
-  else if (cJSON_IsString(v) && (strcmp(v->valuestring, "bash") == 0 || strcmp(v->valuestring, "sh") == 0))
-    t->language = SQ_TASK_BASH;
-  else if (cJSON_IsString(v))
-    return sq_errf(err, errlen, SQ_ETASK, "language: '%.32s' is not run by this worker (it runs: " SQ_TASK_LANGUAGES ")",
-                   v->valuestring);
-  else return sq_errf(err, errlen, SQ_ETASK, "language: must be a string (one of: " SQ_TASK_LANGUAGES ")");
+  if (!cJSON_IsString(v))
+    return sq_errf(err, errlen, SQ_ETASK, "language: must be a string (one of: %s)", sq_language_all_names());
+  if (sq_language_find(v->valuestring, &t->language) != 0)
+    return sq_errf(err, errlen, SQ_ETASK, "language: '%.32s' is not a language sandq runs (it knows: %s)",
+                   v->valuestring, sq_language_all_names());
   return 0;
 }
 
@@ -407,8 +405,8 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
   if (!t->prompt && !t->code) return sq_errf(err, errlen, SQ_ETASK, "prompt or code: one of them is required");
   if (t->prompt && !t->code && !t->prompt[strspn(t->prompt, " \t\r\n")])
     return sq_errf(err, errlen, SQ_ETASK, "prompt: must not be blank");
-  if (t->language != SQ_TASK_PYTHON) { /* tests, check() and generation are Python */
-    const char *py_only = !t->code ? "prompt" : t->tests ? "tests" : t->entry_point ? "entry_point" : NULL;
+  if (t->language != SQ_TASK_PYTHON) { /* check() and generation are Python; tests follow the code */
+    const char *py_only = !t->code ? "prompt" : t->entry_point ? "entry_point" : NULL;
     if (py_only) return sq_errf(err, errlen, SQ_ETASK, "%s: only with language python", py_only);
   }
   if (t->cases) { /* each case is judged on its stdout alone */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "language.h"
 #include "run.h"
 
 #define SQ_TASK_ID_MAX 128 /* bytes in an id or batch name */
@@ -30,10 +31,10 @@
 /* The name the program itself takes in scratch: no task file may use it. */
 #define SQ_TASK_PROGRAM_NAME "main.py"
 
-/* The language of code: python (the default) or bash ("sh" is bash). */
-typedef enum { SQ_TASK_PYTHON = 0, SQ_TASK_BASH } sq_task_language;
-/* The languages a task may name, for messages. */
-#define SQ_TASK_LANGUAGES "python, bash, sh"
+/* The language of code: python (the default) or one of language.h's. */
+typedef sq_language_id sq_task_language;
+#define SQ_TASK_PYTHON SQ_LANGUAGE_PYTHON
+#define SQ_TASK_BASH SQ_LANGUAGE_BASH
 
 /* One file a task carries into scratch: its content stays base64 (the
  * program that writes it decodes it inside the jail). */

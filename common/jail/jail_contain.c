@@ -259,7 +259,7 @@ static int set_limits(const sq__jail_child *c) {
   const sq_jail_limits *l = c->lim;
   rlim_t cpu_s = (rlim_t)((l->cpu_ms + 999) / 1000);
   if (cpu_s < 1) cpu_s = 1;
-  rlim_t as = (rlim_t)l->memory_mib << 20;
+  rlim_t as = (rlim_t)(l->address_space_mib > 0 ? l->address_space_mib : l->memory_mib) << 20;
   if (limit(RLIMIT_CPU, cpu_s, cpu_s + 1) != 0) return -1;
   if (limit(RLIMIT_AS, as, as) != 0) return -1;
   if (limit(RLIMIT_NOFILE, SQ__JAIL_NOFILE_MAX, SQ__JAIL_NOFILE_MAX) != 0) return -1;

@@ -25,6 +25,16 @@
 static const char *const ro_dirs[] = {"/usr", "/lib", "/lib64", "/bin"};
 /* Single files from /etc the interpreter and libc read. */
 static const char *const ro_files[] = {"/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/openssl.cnf"};
+/* Toolchain directories outside those above, bound read-only when present
+ * (docs/security.md, "Languages"): the JDK's configuration, which its
+ * lib/ and conf/ link into /etc (jvm.cfg, java.security). */
+static const char *const toolchain_dirs[] = {"/etc/java-17-openjdk"};
+/* rustc finds its sysroot two levels above /proc/self/exe and stops when
+ * that cannot be read; the jail mounts no procfs, so the root holds this
+ * one link instead (to a program of /usr/bin: the sysroot is /usr). It
+ * reveals nothing: the target is the same for every process. */
+#define SELF_EXE_LINK "/proc/self/exe"
+#define SELF_EXE_TARGET "/usr/bin/rustc"
 static const char *const dev_files[] = {"/dev/null", "/dev/zero", "/dev/urandom", "/dev/random"};
 
 bool sq__jail_mnt_shows(const char *path) {
@@ -101,6 +111,19 @@ static int bind_ro(const char *root, const char *src, bool is_dir) {
   }
   if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) != 0) return -1;
   return mount(NULL, dst, NULL, RO_FLAGS | (is_dir ? 0 : MS_NOEXEC), NULL);
+}
+
+/* The toolchains' extra directories and the /proc/self/exe link (above),
+ * each only when the host has what it stands for. */
+static int toolchains(const char *root) {
+  for (size_t i = 0; i < sizeof toolchain_dirs / sizeof *toolchain_dirs; i++)
+    if (bind_ro(root, toolchain_dirs[i], true) != 0) return -1;
+  struct stat st;
+  if (lstat(SELF_EXE_TARGET, &st) != 0) return 0;
+  if (mkdirs(root, "/proc/self") != 0) return -1;
+  char dst[512];
+  join(dst, sizeof dst, root, SELF_EXE_LINK);
+  return symlink(SELF_EXE_TARGET, dst);
 }
 
 /* Device nodes are bound from the host (we cannot mknod in every setup). */
@@ -202,6 +225,7 @@ int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch, bool w
     if (bind_ro(root, ro_dirs[i], true) != 0) return -1;
   for (size_t i = 0; i < sizeof ro_files / sizeof *ro_files; i++)
     if (bind_ro(root, ro_files[i], false) != 0) return -1;
+  if (toolchains(root) != 0) return -1;
   bind_interp(root, interp, interp_fd);
   if (mount_binds(root, binds) != 0) return -1;
   if (mkdirs(root, "/dev") != 0) return -1;

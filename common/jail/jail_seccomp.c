@@ -52,6 +52,9 @@ static const char *const allowed_syscalls[] = {
     "epoll_pwait", "nanosleep", "clock_nanosleep", "clock_gettime", "clock_getres",
     "gettimeofday", "time", "times", "alarm", "setitimer", "getitimer", "timerfd_create",
     "timerfd_settime", "timerfd_gettime",
+    /* POSIX timers of the calling process (Ruby's thread timer; the JVM's
+     * and Go's runtimes): per-process, signal the caller only */
+    "timer_create", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete",
     /* signals */
     "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigsuspend", "rt_sigtimedwait",
     "rt_sigpending", "sigaltstack", "restart_syscall", "kill", "tgkill", "tkill", "pause",

@@ -574,7 +574,8 @@ static int send_task(zygote *z, const char *program, size_t len, int prog_fd, in
   char head[SQ__ZYGOTE_TASK_HEAD_MAX];
   long long cpu_s = (lim->cpu_ms + 999) / 1000;
   if (cpu_s < 1) cpu_s = 1;
-  size_t hl = sq__zygote_encode_task_head(head, sizeof head, cpu_s, (int64_t)lim->memory_mib << 20, prog_fd >= 0,
+  int64_t as_mib = lim->address_space_mib > 0 ? lim->address_space_mib : lim->memory_mib;
+  size_t hl = sq__zygote_encode_task_head(head, sizeof head, cpu_s, as_mib << 20, prog_fd >= 0,
                                           in_fd >= 0);
   struct iovec iov[2] = {{.iov_base = head, .iov_len = hl},
                          {.iov_base = (void *)program, .iov_len = prog_fd >= 0 ? 0 : len}};

@@ -224,6 +224,36 @@ void sq_reason_kind(const char *reason, char *buf, size_t len) {
   clip(buf, len, reason, n, QUOTE_MAX);
 }
 
+/* The line of stderr that says why a program in another language failed:
+ * the first one, not indented (a stack frame, a quoted source line), that
+ * names an error, an exception, a panic or an assertion, as runtimes print
+ * them (Java, node, Rust, Go, C's assert, Lua, Ruby, PHP); else the last
+ * non-blank line. Clipped. */
+static void failure_line(const sq_jail_outcome *o, char *dst, size_t dstlen) {
+  static const char *const words[] = {"Error", "Exception", "panic", "Assertion", "assertion failed", "Fatal"};
+  const char *s = o->stderr_buf ? o->stderr_buf : "", *end = s + o->stderr_len;
+  for (const char *p = s; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t n = (size_t)((nl ? nl : end) - p);
+    for (size_t i = 0; n && !isspace((unsigned char)p[0]) && i < sizeof words / sizeof *words; i++)
+      if (memmem(p, n, words[i], strlen(words[i]))) {
+        clip(dst, dstlen, p, n, QUOTE_MAX);
+        return;
+      }
+    p += n + 1;
+  }
+  last_stderr_line(o, dst, dstlen);
+}
+
+/* "exited with status N: WHY" (or the signal), WHY from failure_line. */
+static void exit_text(const sq_jail_outcome *o, char *buf, size_t len, size_t *at) {
+  char last[QUOTE_MAX + 8];
+  failure_line(o, last, sizeof last);
+  if (o->end == SQ_JAIL_SIGNALED) put(buf, len, at, "killed by signal %d", o->signal);
+  else put(buf, len, at, "exited with status %d", o->exit_code);
+  if (last[0]) put(buf, len, at, ": %s", last);
+}
+
 size_t sq_reason_build(sq_status status, const sq_jail_outcome *o, const sq_jail_limits *lim,
                        const char *expected_stdout, char *buf, size_t len) {
   size_t at = 0;
@@ -239,6 +269,8 @@ size_t sq_reason_build(sq_status status, const sq_jail_outcome *o, const sq_jail
       ;
     else if (o->end == SQ_JAIL_ASSERTION)
       put(buf, len, &at, "assertion failed (no traceback on stderr)");
+    else if (o->end == SQ_JAIL_EXITED_ERROR || o->end == SQ_JAIL_SIGNALED)
+      exit_text(o, buf, len, &at); /* tests in another language: how it ended, its last word */
     else
       put(buf, len, &at, "failed (the run ended %s)", sq_jail_end_name(o->end));
     break;

@@ -27,6 +27,10 @@ sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in
     if (reason) *reason = in->marks.fail;
     return SQ_STATUS_FAILED;
   }
+  if (in->compile_error && (o->end == SQ_JAIL_EXITED_ERROR || o->end == SQ_JAIL_EXITED_OK)) {
+    if (reason) *reason = NULL;
+    return SQ_STATUS_COMPILE_ERROR;
+  }
   switch (o->end) {
   case SQ_JAIL_EXITED_OK:
     if (cheat) {
@@ -39,7 +43,7 @@ sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in
       s = stdout_matches(o->stdout_buf ? o->stdout_buf : "", o->stdout_len, in->expected_stdout) ? SQ_STATUS_PASSED
                                                                                               : SQ_STATUS_FAILED;
     } else {
-      s = in->has_tests ? SQ_STATUS_PASSED : SQ_STATUS_OK;
+      s = in->has_tests || in->plain_tests ? SQ_STATUS_PASSED : SQ_STATUS_OK;
     }
     break;
   case SQ_JAIL_ASSERTION:
@@ -47,7 +51,7 @@ sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in
     if (cheat) why = SQ_VERDICT_EQUAL_TO_ANYTHING;
     break;
   case SQ_JAIL_EXITED_ERROR:
-  case SQ_JAIL_SIGNALED: s = SQ_STATUS_RUNTIME_ERROR; break;
+  case SQ_JAIL_SIGNALED: s = in->plain_tests ? SQ_STATUS_FAILED : SQ_STATUS_RUNTIME_ERROR; break;
   case SQ_JAIL_TIMEOUT: s = SQ_STATUS_TIMEOUT; break;
   case SQ_JAIL_CPU_LIMIT: s = SQ_STATUS_CPU_LIMIT; break;
   case SQ_JAIL_MEMORY_LIMIT: s = SQ_STATUS_MEMORY_LIMIT; break;

@@ -18,6 +18,8 @@ typedef struct {
   bool has_tests;              /* tests or an entry_point: the run went through the harness */
   sq_harness_marks marks;      /* sq_harness_take_marks of the run (when has_tests) */
   const char *expected_stdout; /* or NULL */
+  bool plain_tests;            /* tests appended to a program in another language: exit 0 passes */
+  bool compile_error;          /* the compiler refused the program (workspace.h): it never ran */
 } sq_verdict_input;
 
 /* Returns the status a result reports. With tests, `passed` needs exit
@@ -26,6 +28,8 @@ typedef struct {
  * ASCII white space (space, \t, \n, \v, \f, \r) is trimmed on both sides.
  * A "fail" mark of the judge makes it `failed` with the mark's text as the
  * reason (it points into in->marks), unless the run ended at a limit.
+ * With plain_tests, a run that exits non-zero (or by a signal) is `failed`.
+ * compile_error gives `compile_error` unless a limit ended the run first.
  * When reason is not NULL it is set to one of the SQ_VERDICT_* reasons (or
  * the judge's), or NULL when the status needs none. */
 sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in, const char **reason);

@@ -17,6 +17,7 @@
 #define MARK_PREFIX "sandq-files:"
 #define NONCE_HEX 32
 #define BEGIN_SUFFIX ":begin\n"
+#define COMPILE_SUFFIX ":compile\n"
 
 bool sq_workspace_applies(const sq_task *t) {
   return t && (t->language != SQ_TASK_PYTHON || t->n_files > 0 || t->n_fetch > 0);
@@ -29,11 +30,40 @@ static int append_b64_str(sq_buf *b, const char *s) {
   return rc;
 }
 
-int sq_workspace_program(const sq_task *t, const char *inner, char **out) {
+/* A NULL-terminated list of words as ['B64', ...]. */
+static int append_b64_list(sq_buf *b, const char *const *words) {
+  int rc = sq_buf_append(b, "[", 1);
+  for (size_t i = 0; !rc && words[i]; i++) {
+    rc = append_b64_str(b, words[i]);
+    if (!rc) rc = sq_buf_append(b, ", ", 2);
+  }
+  return rc ? rc : sq_buf_append(b, "]", 1);
+}
+
+/* The language's steps for workspace.py's run_steps, as a dict literal. */
+static int append_spec(sq_buf *b, const sq_language *l, const sq_jail_limits *run) {
+  long long cpu_s = run && run->cpu_ms > 0 ? (run->cpu_ms + 999) / 1000 : 0;
+  long long mem = run && run->memory_mib > 0 ? run->memory_mib : 512;
+  /* The run's address space: the program's memory limit, unless the
+   * language is held by the cgroup alone (its jail-wide rule stays). */
+  long long as_mib = l->address_space_mib > 0 ? 0 : mem;
+  int rc = sq_buf_append(b, ", {'source': ", 13);
+  if (!rc) rc = append_b64_str(b, l->source_name);
+  if (!rc) rc = sq_buf_append(b, ", 'compile': ", 13);
+  if (!rc) rc = append_b64_list(b, l->compile);
+  if (!rc) rc = sq_buf_append(b, ", 'run': ", 9);
+  if (!rc) rc = append_b64_list(b, l->run);
+  if (!rc) rc = sq_buf_append(b, ", 'env': ", 9);
+  if (!rc) rc = append_b64_list(b, l->env);
+  if (!rc) rc = sq_buf_appendf(b, ", 'mem': %lld, 'cpu_s': %lld, 'run_as_mib': %lld}", mem, cpu_s, as_mib);
+  return rc;
+}
+
+int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run, char **out) {
   *out = NULL;
   sq_buf b = {0};
   int rc = sq_compiled_append(&b, SQ_COMPILED_WORKSPACE);
-  if (!rc) rc = sq_buf_appendf(&b, "main('%s', ", t->language == SQ_TASK_PYTHON ? "python" : "bash");
+  if (!rc) rc = sq_buf_appendf(&b, "main('%s', ", sq_language_get(t->language)->name);
   if (!rc) rc = append_b64_str(&b, inner ? inner : "");
   if (!rc) rc = sq_buf_append(&b, ", {", 3);
   for (size_t i = 0; !rc && i < t->n_files; i++) { /* contents are checked base64 already */
@@ -45,7 +75,10 @@ int sq_workspace_program(const sq_task *t, const char *inner, char **out) {
     rc = append_b64_str(&b, t->fetch_files[i]);
     if (!rc) rc = sq_buf_append(&b, ", ", 2);
   }
-  if (!rc) rc = sq_buf_appendf(&b, "], %u, %d)\n", SQ_TASK_FETCH_BYTES_MAX, SQ_TASK_FETCH_FILES_MAX);
+  if (!rc) rc = sq_buf_appendf(&b, "], %u, %d", SQ_TASK_FETCH_BYTES_MAX, SQ_TASK_FETCH_FILES_MAX);
+  if (!rc && t->language != SQ_TASK_PYTHON && t->language != SQ_TASK_BASH)
+    rc = append_spec(&b, sq_language_get(t->language), run);
+  if (!rc) rc = sq_buf_append(&b, ")\n", 2);
   if (rc) {
     sq_buf_clear(&b);
     return SQ_ENOMEM;
@@ -99,6 +132,40 @@ static int read_block(const char *p, const char *end, sq_workspace_files *f) {
   return 0;
 }
 
+/* Takes the compile mark (the nonce's ":compile" line, which workspace.py
+ * writes only after a compiler's refusal, before anything of the program
+ * ran) off stderr; out_mark gives the nonce. */
+static void take_compile_mark(char *err, size_t *len, const char *out_mark, sq_workspace_files *f) {
+  char mark[64];
+  snprintf(mark, sizeof mark, "%.*s%s", (int)(strlen(MARK_PREFIX) + NONCE_HEX), out_mark, COMPILE_SUFFIX);
+  char *at = memmem(err, *len, mark, strlen(mark));
+  if (!at) return;
+  f->compile_error = true;
+  size_t tail = *len - (size_t)(at - err) - strlen(mark);
+  memmove(at, at + strlen(mark), tail);
+  *len -= strlen(mark);
+}
+
+void sq_workspace_compile_reason(const sq_jail_outcome *o, char *buf, size_t len) {
+  if (!len) return;
+  buf[0] = '\0';
+  const char *s = o->stderr_buf ? o->stderr_buf : "", *end = s + o->stderr_len;
+  const char *first = NULL, *first_end = NULL;
+  for (const char *p = s; p < end;) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    const char *e = nl ? nl : end;
+    size_t n = (size_t)(e - p);
+    bool blank = strspn(p, " \t\r") >= n || p[0] == '#'; /* go build's "# package" header */
+    if (!blank && !first) first = p, first_end = e;
+    if (!blank && (memmem(p, n, "error", 5) || memmem(p, n, "Error", 5))) {
+      first = p, first_end = e;
+      break;
+    }
+    p = e + 1;
+  }
+  if (first) snprintf(buf, len, "%.*s", (int)(first_end - first), first);
+}
+
 /* Cuts one stream to cap bytes; whether it was over. */
 static bool hold_to(char *buf, size_t *len, bool *truncated, size_t cap) {
   if (!buf || *len <= cap) return false;
@@ -121,6 +188,7 @@ int sq_workspace_take_files(sq_jail_outcome *o, int64_t output_kib, sq_workspace
     snprintf(end_mark, sizeof end_mark, "%.*s:end\n", (int)(prefix + NONCE_HEX), err);
     memmove(err, err + begin_len, o->stderr_len - begin_len);
     o->stderr_len -= begin_len;
+    take_compile_mark(err, &o->stderr_len, out_mark, f);
     char *at = memmem(err, o->stderr_len, out_mark, strlen(out_mark));
     if (at) {
       const char *body = at + strlen(out_mark);

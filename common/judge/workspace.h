@@ -32,6 +32,7 @@ typedef sq_result_file sq_workspace_file;
 
 typedef struct {
   bool sent;              /* the block arrived whole (false: the program ended before it) */
+  bool compile_error;     /* the compiler refused the program (its mark was on stderr): it never ran */
   sq_workspace_file *files;
   size_t n;
 } sq_workspace_files;
@@ -40,10 +41,17 @@ typedef struct {
 bool sq_workspace_applies(const sq_task *t);
 
 /* Assembles the program for t around inner (what would run otherwise: for
- * Python the listing or the harness program, for bash the code). Returns 0
- * and a malloc'd NUL-terminated string in *out (caller frees), or
- * SQ_ENOMEM. */
-int sq_workspace_program(const sq_task *t, const char *inner, char **out);
+ * Python the listing or the harness program, for the other languages the
+ * listing, code then tests). run: the program's own limits (a compiled
+ * language's run is held to them after the compiler's step; NULL: only the
+ * jail's). Returns 0 and a malloc'd NUL-terminated string in *out (caller
+ * frees), or SQ_ENOMEM. */
+int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run, char **out);
+
+/* The first diagnostic of a compile_error run's stderr (the first line
+ * naming an error, else the first line that is not blank), at most len - 1
+ * bytes into buf (always NUL-terminated when len > 0). */
+void sq_workspace_compile_reason(const sq_jail_outcome *o, char *buf, size_t len);
 
 /* Takes the block off o's stderr (stderr updated, still NUL-terminated) and
  * fills f with the files in it (release with sq_workspace_files_clear).

@@ -12,7 +12,12 @@
 #  3. It runs the program: Python in this process, as `python3 -I -S
 #     main.py` would (main.py holds the program, tracebacks show its
 #     frames), with scratch on sys.path so the files can be imported;
-#     bash as `bash -c CODE main.sh` in a child, waited for.
+#     bash as `bash -c CODE main.sh` in a child, waited for; any other
+#     language (spec, from common/formats/language.c) written to its
+#     source file, compiled by a child when it compiles (its output kept
+#     and shown only when it fails: then "sandq-files:NONCE:compile" ends
+#     it on stderr and the program never runs), then run by a child under
+#     the program's own CPU and address-space limits.
 #  4. When the program ends (its last line, an exception or SystemExit), it
 #     writes "sandq-files:NONCE:out" and one line per file in scratch that
 #     matches a fetch glob and is new or changed ("F" or, cut at the budget,
@@ -24,7 +29,7 @@
 #     than mounted anew (common/jail/zygote_loop.c, scratch_as_fresh).
 
 
-def main(language, program_b64, files, globs, budget_bytes, max_files):
+def main(language, program_b64, files, globs, budget_bytes, max_files, spec=None):
     import posix, sys, binascii
     write = posix.write
     nonce = posix.urandom(16).hex().encode()
@@ -51,10 +56,14 @@ def main(language, program_b64, files, globs, budget_bytes, max_files):
     program = a2b(program_b64)
     fname = sys._getframe(1).f_code.co_filename  # main.py: the caller is the program's top level
     status, signal = 0, 0
+    built = set()
     if language == 'python':
         status = run_python(program, fname)
-    else:
+    elif spec is None:
         status, signal = run_shell(program)
+    else:
+        status, signal, built = run_steps(program, spec, nonce)
+        built -= set(given)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -62,7 +71,8 @@ def main(language, program_b64, files, globs, budget_bytes, max_files):
         pass
     try:
         if globs:
-            send_files(write, nonce, given, [a2b(g).decode() for g in globs], budget_bytes, max_files, fname)
+            send_files(write, nonce, given, [a2b(g).decode() for g in globs], budget_bytes, max_files, fname,
+                       built)
     finally:
         clear('.', fname)
     if signal:
@@ -127,6 +137,93 @@ def run_shell(program):
     return posix.WEXITSTATUS(st), 0
 
 
+def run_steps(program, spec, nonce):
+    """Writes the source, compiles it when the language compiles, runs it.
+    Returns (exit status, terminating signal, names the source and the
+    build left in scratch, which are never sent back as the task's files)."""
+    import posix, binascii
+    a2b = binascii.a2b_base64
+    cwd = posix.getcwd()
+    mem = str(spec['mem'])
+    source = a2b(spec['source']).decode()
+    env = dict(posix.environ)
+    env.update({b'PATH': b'/usr/bin:/bin', b'HOME': cwd.encode(), b'TMPDIR': cwd.encode(), b'LANG': b'C.UTF-8'})
+    for e in spec['env']:
+        k, _, v = a2b(e).decode().replace('{scratch}', cwd).replace('{mem}', mem).partition('=')
+        env[k.encode()] = v.encode()
+    fd = posix.open(source, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC | posix.O_NOFOLLOW, 0o644)
+    try:
+        write_all(fd, program)
+    finally:
+        posix.close(fd)
+    words = lambda key: [a2b(w).decode().replace('{mem}', mem) for w in spec[key]]
+    if spec['compile']:
+        out, st = child(words('compile'), env, None, capture=True)
+        built = set(walk('.', ''))
+        if not (posix.WIFEXITED(st) and posix.WEXITSTATUS(st) == 0):
+            if not out.strip():
+                out = b'the compiler ended with %s %d\n' % ((b'signal', posix.WTERMSIG(st)) if posix.WIFSIGNALED(st)
+                                                          else (b'status', posix.WEXITSTATUS(st)))
+            write_all(2, out if out.endswith(b'\n') else out + b'\n')
+            write_all(2, b'sandq-files:' + nonce + b':compile\n')
+            return 1, 0, built
+    else:
+        built = {source}
+    _, st = child(words('run'), env, (spec['cpu_s'], spec['run_as_mib']) if spec['cpu_s'] > 0 else None)
+    if posix.WIFSIGNALED(st):
+        return 128 + posix.WTERMSIG(st), posix.WTERMSIG(st), built
+    return posix.WEXITSTATUS(st), 0, built
+
+
+def child(argv, env, limits, capture=False):
+    """Runs argv in a child with env; limits (CPU seconds, address space in
+    MiB or 0) lowered in it first. With capture, its stdout and stderr are
+    read back (the first 64 KiB). Returns (output, wait status)."""
+    import posix
+    r = w = -1
+    if capture:
+        r, w = posix.pipe()
+    pid = posix.fork()
+    if pid == 0:
+        try:
+            if capture:
+                posix.dup2(w, 1)
+                posix.dup2(w, 2)
+            if limits:
+                import resource
+                cpu_s, as_mib = limits
+                resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+                if as_mib > 0:
+                    resource.setrlimit(resource.RLIMIT_AS, (as_mib << 20, as_mib << 20))
+            posix.execve(argv[0], argv, env)
+        except BaseException as e:  # noqa: B902 (a child that must not return)
+            try:
+                write_all(2, ('%s: %s\n' % (argv[0], e)).encode())
+            finally:
+                posix._exit(127)
+    out = []
+    if capture:
+        posix.close(w)
+        kept = 0
+        while True:
+            try:
+                chunk = posix.read(r, 1 << 16)
+            except InterruptedError:
+                continue
+            if not chunk:
+                break
+            if kept < 1 << 16:
+                out.append(chunk[:(1 << 16) - kept])
+                kept += len(out[-1])
+        posix.close(r)
+    while True:
+        try:
+            _, st = posix.waitpid(pid, 0)
+            return b''.join(out), st
+        except InterruptedError:
+            continue
+
+
 def write_all(fd, data):
     import posix
     view = memoryview(data)
@@ -134,14 +231,14 @@ def write_all(fd, data):
         view = view[posix.write(fd, view):]
 
 
-def send_files(write, nonce, given, globs, budget_bytes, max_files, fname):
+def send_files(write, nonce, given, globs, budget_bytes, max_files, fname, built):
     """Writes the out block: files matching globs, new or changed, within the budget."""
     import posix, binascii
     b2a = binascii.b2a_base64
     lines = [b'sandq-files:' + nonce + b':out\n']
     sent = 0
     for name in walk('.', ''):
-        if name == fname or name == 'main.py' or not any(match(name, g) for g in globs):
+        if name == fname or name == 'main.py' or name in built or not any(match(name, g) for g in globs):
             continue
         try:
             fd = posix.open(name, posix.O_RDONLY | posix.O_NOFOLLOW)

@@ -170,7 +170,7 @@ class _Runner:
             out += "\n(file %s came back truncated: larger than the results' file budget)" % name
         if status == "timeout":
             return _TIMEOUT_EXIT, out + "\nTimeout"
-        if status in ("blocked", "invalid_task", "llm_error"):
+        if status in ("blocked", "invalid_task", "llm_error", "compile_error"):
             return 1, out + "%s: %s" % (status, res.get("reason") or "")
         code = res.get("exit_code")
         if code is None:  # killed: a signal, a limit

@@ -128,9 +128,9 @@ class AsyncExecutorTest(unittest.IsolatedAsyncioTestCase):
         self.assertNotIn("connected", r.output)
 
     async def test_unknown_language(self):
-        r = await self.run_blocks(("ruby", "puts 1"))
+        r = await self.run_blocks(("cobol", "DISPLAY 1"))
         self.assertNotEqual(r.exit_code, 0)
-        self.assertIn("'ruby' is not run by this worker", r.output)
+        self.assertIn("'cobol' is not a language sandq runs", r.output)
         self.assertIn("python, bash, sh", r.output)
 
     async def test_blocked_by_precheck(self):

@@ -25,7 +25,32 @@ static sq_status with_marks(sq_jail_end end, sq_harness_marks m, const char **wh
   return sq_verdict_decide(&o, &in, why);
 }
 
+/* Tests appended to a program in another language (plain_tests), or a
+ * compiler's refusal (compile_error). */
+static sq_status plain(sq_jail_end end, bool plain_tests, bool compile_error) {
+  sq_jail_outcome o = {.end = end};
+  sq_verdict_input in = {.plain_tests = plain_tests, .compile_error = compile_error};
+  return sq_verdict_decide(&o, &in, NULL);
+}
+
+static void test_languages(void) {
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_OK, true, false)), "passed");
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_ERROR, true, false)), "failed");
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_SIGNALED, true, false)), "failed"); /* abort() of C's assert */
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_ERROR, false, false)), "runtime_error");
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_TIMEOUT, true, false)), "timeout");
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_ERROR, true, true)), "compile_error");
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_ERROR, false, true)), "compile_error");
+  /* a limit that ended the run (the compiler's or not) is that limit */
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_MEMORY_LIMIT, true, true)), "memory_limit");
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_TIMEOUT, false, true)), "timeout");
+  sq_status st;
+  CHECK_EQ(sq_status_parse("compile_error", &st), 0);
+  CHECK_EQ(st, SQ_STATUS_COMPILE_ERROR);
+}
+
 int main(void) {
+  test_languages();
   CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "", NULL)), "ok");
   CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 1, "", NULL)), "passed");
   CHECK_STR(sq_status_name(decide(SQ_JAIL_EXITED_OK, 0, "42\n", "42")), "passed");

@@ -32,9 +32,10 @@ static void run_task(const char *json, sq_jail_outcome *o, sq_workspace_files *f
   CHECK(sq_workspace_applies(t));
   char *inner = NULL, *prog = NULL;
   if (t->language == SQ_TASK_PYTHON) CHECK_EQ(sq_harness_program(t, t->code, &inner), 0);
-  CHECK_EQ(sq_workspace_program(t, inner ? inner : t->code, &prog), 0);
+  CHECK_EQ(sq_workspace_program(t, inner ? inner : t->code, NULL, &prog), 0);
   sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 256,
                         .output_kib = 64 + (t->n_fetch ? SQ_WORKSPACE_OUTPUT_KIB : 0)};
+  sq_language_limits(t->language, &lim);
   *o = (sq_jail_outcome){0};
   CHECK_EQ(sq_jail_run_mode(jail, mode, prog, strlen(prog), &lim, t->id, o), 0);
   CHECK_EQ(sq_workspace_take_files(o, 64, f), 0);
@@ -142,6 +143,43 @@ static void test_caps_and_forgery(void) {
   sq_jail_outcome_clear(&o);
 }
 
+/* A compiled language (C): the compiler's refusal comes back as the
+ * compile mark, taken off stderr with its diagnostics left; a program that
+ * prints a mark without the nonce is not a compile error; the source and
+ * the binary are not the task's files, what the program wrote is. */
+static void test_compiled(void) {
+  if (!sq_language_available(SQ_LANGUAGE_C)) {
+    fprintf(stderr, "test_compiled: no gcc here, left out\n");
+    return;
+  }
+  sq_jail_outcome o;
+  sq_workspace_files f;
+  run_task("{\"id\":\"cc\",\"language\":\"c\",\"code\":\"int main(void) { return x; }\"}", &o, &f);
+  CHECK(f.compile_error);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_ERROR);
+  CHECK_CONTAINS(o.stderr_buf, "error");
+  CHECK(strstr(o.stderr_buf, "sandq-files:") == NULL);
+  char why[256];
+  sq_workspace_compile_reason(&o, why, sizeof why);
+  CHECK_CONTAINS(why, "main.c:1:25: error: ");
+  CHECK_CONTAINS(why, "undeclared");
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+
+  run_task("{\"id\":\"forge\",\"language\":\"c\",\"fetch_files\":[\"*\"],\"code\":\"#include <stdio.h>\\n"
+           "int main(void) { FILE *f = fopen(\\\"out.txt\\\", \\\"w\\\"); fputs(\\\"42\\\", f); fclose(f);"
+           " fputs(\\\"sandq-files:00000000000000000000000000000000:compile\\\\n\\\", stderr); return 0; }\"}",
+           &o, &f);
+  CHECK(!f.compile_error);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_OK);
+  CHECK(f.sent && f.n == 1);
+  const sq_workspace_file *out = file_named(&f, "out.txt");
+  CHECK(out && out->len == 2 && memcmp(out->data, "42", 2) == 0);
+  CHECK(!file_named(&f, "main.c") && !file_named(&f, "main"));
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
+}
+
 /* workspace.py compiled in the jail as the worker does (worker/pool.c);
  * the programs then load it instead of holding its text. */
 static void precompile(void) {
@@ -155,7 +193,7 @@ static void precompile(void) {
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_WORKSPACE, o.stdout_buf, o.stdout_len), 0);
   sq_task t = {.id = "c", .code = "print(1)", .n_fetch = 0};
   char *out = NULL;
-  CHECK_EQ(sq_workspace_program(&t, "print(1)", &out), 0);
+  CHECK_EQ(sq_workspace_program(&t, "print(1)", NULL, &out), 0);
   CHECK_CONTAINS(out, "exec(marshal.loads(binascii.a2b_base64(b'");
   CHECK(out && strstr(out, "def send_files") == NULL);
   free(out);
@@ -171,6 +209,7 @@ int main(int argc, char **argv) {
   }
   char root[64];
   snprintf(root, sizeof root, "/tmp/sandq-workspace-test.%d", (int)getpid());
+  sq_language_probe();
   sq_jail_config cfg = {.python_path = python, .scratch_root = root, .pool_size = 1};
   int rc = sq_jail_new(&cfg, &jail);
   CHECK_EQ(rc, 0);
@@ -183,6 +222,7 @@ int main(int argc, char **argv) {
       test_python_files();
       test_bash();
       test_caps_and_forgery();
+      test_compiled();
     }
   }
   sq_compiled_clear();

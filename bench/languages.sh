@@ -1,0 +1,82 @@
+#!/bin/sh
+# languages.sh: per language, a hello-world program compiled (when the
+# language compiles) and run in the jail (`sandq-worker run --language L`,
+# its run's wall_ms) against the same toolchain run bare on the host with
+# the same commands, in a temporary directory; the median of N rounds each,
+# side by side, and their ratio. A language whose toolchain is missing is
+# left out.
+#   sh bench/languages.sh [BUILD_DIR] [ROUNDS]    (root: the jail's namespaces)
+set -eu
+BIN=${1:-build}/bin
+ROUNDS=${2:-5}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+export SANDQ_SCRATCH_ROOT="$TMP/scratch"
+python3 - "$BIN/sandq-worker" "$TMP" "$ROUNDS" <<'PY'
+import json, os, shutil, statistics, subprocess, sys, time
+
+worker, tmp, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+jvm = ['-XX:+UseSerialGC', '-XX:-UsePerfData', '-XX:TieredStopAtLevel=1', '-XX:ActiveProcessorCount=1']
+# language: (file, source, bare compile argv or None, bare run argv); the
+# commands of common/formats/language.c, as a user would type them.
+L = {
+    'c': ('main.c', '#include <stdio.h>\nint main(void) { puts("hi"); return 0; }',
+          ['gcc', '-std=gnu11', '-O2', '-pipe', '-o', 'main', 'main.c', '-lm'], ['./main']),
+    'cpp': ('main.cpp', '#include <iostream>\nint main() { std::cout << "hi" << std::endl; }',
+            ['g++', '-std=gnu++17', '-O2', '-pipe', '-o', 'main', 'main.cpp', '-lm'], ['./main']),
+    'go': ('main.go', 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hi") }',
+           ['go', 'build', '-o', 'main', 'main.go'], ['./main']),
+    'rust': ('main.rs', 'fn main() { println!("hi"); }',
+             ['rustc', '--edition', '2021', '-C', 'debuginfo=0', '-C', 'opt-level=1', '-o', 'main', 'main.rs'], ['./main']),
+    'java': ('Problem.java', 'public class Problem { public static void main(String[] a) { System.out.println("hi"); } }',
+             ['javac'] + ['-J' + f for f in jvm] + ['-d', '.', 'Problem.java'], ['java'] + jvm + ['-cp', '.', 'Problem']),
+    'typescript': ('main.ts', 'const s: string = "hi";\nconsole.log(s);',
+                   ['tsc', '--target', 'es2020', '--module', 'commonjs', 'main.ts'], ['node', 'main.js']),
+    'javascript': ('main.js', 'console.log("hi");', None, ['node', 'main.js']),
+    'ruby': ('main.rb', 'puts "hi"', None, ['ruby', 'main.rb']),
+    'php': ('main.php', '<?php\necho "hi\\n";', None, ['php', '-n', 'main.php']),
+    'lua': ('main.lua', 'print("hi")', None, ['lua5.4', 'main.lua']),
+    'perl': ('main.pl', 'print "hi\\n";', None, ['perl', 'main.pl']),
+    'bash': ('main.sh', 'echo hi', None, ['bash', 'main.sh']),
+}
+only = os.environ.get('SQ_LANGUAGES', '').split()
+env = dict(os.environ, GO111MODULE='off', CGO_ENABLED='0')
+print('| language | jailed (median ms) | bare (median ms) | ratio |')
+print('|---|---|---|---|')
+for lang, (name, src, comp, run) in L.items():
+    if only and lang not in only:
+        continue
+    # Debian's toolchains, as the jail runs them (not a rustup rustc on PATH)
+    comp = comp and [shutil.which(comp[0], path='/usr/bin:/bin') or comp[0]] + comp[1:]
+    run = [shutil.which(run[0], path='/usr/bin:/bin') or run[0]] + run[1:]
+    if not os.path.isabs((comp or run)[0]):
+        continue
+    path = os.path.join(tmp, name)
+    with open(path, 'w') as f:
+        f.write(src + '\n')
+    jailed, bare = [], []
+    for _ in range(rounds):
+        p = subprocess.run([worker, 'run', '--language', lang, path], capture_output=True, text=True)
+        if p.returncode != 0:
+            break
+        o = json.loads(p.stdout)
+        if o['status'] != 'ok':
+            break
+        jailed.append(o['wall_ms'])
+        d = os.path.join(tmp, 'bare-' + lang)
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        shutil.copy(path, d)
+        benv = dict(env, HOME=d, GOCACHE=os.path.join(d, '.cache'), TMPDIR=d)
+        t0 = time.monotonic()
+        if comp and subprocess.run(comp, cwd=d, env=benv, capture_output=True).returncode != 0:
+            break
+        if subprocess.run(run, cwd=d, env=benv, capture_output=True).returncode != 0:
+            break
+        bare.append((time.monotonic() - t0) * 1000)
+    if len(bare) < rounds:
+        print('| %s | failed (%s) | | |' % (lang, 'bare' if len(jailed) > len(bare) else 'in the jail'))
+        continue
+    j, b = statistics.median(jailed), statistics.median(bare)
+    print('| %s | %.0f | %.0f | %.2fx |' % (lang, j, b, j / b), flush=True)
+PY
