@@ -136,19 +136,19 @@ out:
   return code;
 }
 
-int sq__cancel_run(const sq_config *cfg, const char *batch) {
+int sq__cancel_run(const sq_config *cfg, const char *batch, bool kill) {
   sq_queue *q = NULL;
   sq_batch_stats st;
   sq_cancel_counts c;
   int code = batch_ok(batch);
   if (code) return code;
   if ((code = open_known(cfg, batch, &q, &st))) return code;
-  if (sq_queue_batch_cancel(q, batch, CANCEL_REASON, &c)) {
+  if (sq_queue_batch_cancel(q, batch, CANCEL_REASON, kill, &c)) {
     fprintf(stderr, "sandq-producer: cancelling batch %s: %s\n", batch, sq_queue_errstr(q));
     code = SQ_EXIT_ERROR;
   } else {
-    printf("batch %s: %lld waiting task(s) cancelled, %lld running (they finish)\n", batch, (long long)c.cancelled,
-           (long long)(c.running));
+    printf("batch %s: %lld waiting task(s) cancelled, %lld running (%s)\n", batch, (long long)c.cancelled,
+           (long long)(c.running), kill ? "their workers stop them" : "they finish");
     if (c.duplicate)
       printf("batch %s: %lld waiting copie(s) of ids that had a result already removed\n", batch,
              (long long)c.duplicate);

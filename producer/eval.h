@@ -82,7 +82,12 @@ typedef struct {
   double cost_usd;
   char *dataset;      /* metadata.dataset; NULL when absent */
   double temperature; /* llm.temperature; < 0 when absent */
+  char *llm_reply;    /* a failing row's llm.reply (store_llm_reply), its first SQ__REPORT_REPLY_MAX bytes; or NULL */
+  bool llm_reply_cut; /* shortened here or by the worker */
 } sq__report_row;
+
+/* The most of a failing task's LLM reply the report keeps (and shows). */
+#define SQ__REPORT_REPLY_MAX 2048
 
 /* Reads one stored document into row (zeroed first). A document that is not
  * BSON gives status "(bad bson)". Returns 0 or SQ_ENOMEM; clear with

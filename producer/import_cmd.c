@@ -21,6 +21,7 @@
 #include "log.h"
 #include "name.h"
 #include "producer.h"
+#include "prompt_template.h"
 #include "strmap.h"
 #include "task.h"
 #include "util.h"
@@ -59,6 +60,7 @@ typedef struct {
   const char *batch; /* --batch: the batch the tasks are for (their idempotency keys); NULL: no keys */
   sq_jail_limits limits; /* written into every task; 0 fields: left to the worker's default_limits */
   int split;             /* mbpp_splits[split]: the MBPP problems imported */
+  char *prompt_template; /* --prompt-template's text (checked); NULL: the built-in prompts */
 } import_opts;
 
 /* One problem of the dataset, as the task builder needs it. Owned strings. */
@@ -579,6 +581,12 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
     if (apps_problem(o, p, ps->o, path, lineno) != 0) goto out;
   } else if (ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS) {
     if (evalplus_problem(o, p, path, lineno) != 0) goto out;
+    if (ps->o->prompt_template) { /* HumanEval's fields but {tests} (refused: they hold the reference) */
+      free(p->gen_prompt);
+      p->gen_prompt = sq__prompt_template_render(ps->o->prompt_template,
+                                                 &(sq__prompt_fields){p->prefix, NULL, p->entry_point, p->id});
+      if (!p->gen_prompt) goto out;
+    }
   } else if (ps->ds == DS_MULTIPLE) {
     if (multiple_problem(o, p, path, lineno) != 0) goto out;
   } else if (ps->ds == DS_HUMANEVAL) {
@@ -593,9 +601,12 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
     p->canonical = strdup(sol);
     p->tests = strdup(test);
     p->entry_point = strdup(ep);
-    p->gen_prompt = cat3("Complete the following Python function. Reply with the whole program (its imports and the "
-                         "complete function, signature included) in one ```python block.\n\n",
-                         prompt, "");
+    p->gen_prompt = ps->o->prompt_template
+                        ? sq__prompt_template_render(ps->o->prompt_template,
+                                                     &(sq__prompt_fields){prompt, test, ep, p->id})
+                        : cat3("Complete the following Python function. Reply with the whole program (its imports "
+                               "and the complete function, signature included) in one ```python block.\n\n",
+                               prompt, "");
     if (!p->prefix || !p->canonical || !p->tests || !p->entry_point || !p->gen_prompt) goto out;
   } else {
     const char *text = need_string(o, "text", path, lineno), *code = need_string(o, "code", path, lineno);
@@ -627,6 +638,10 @@ static int add_problem(const char *path, size_t lineno, const char *line, size_t
                    "```python block.", text, tests.data ? tests.data : "");
     p->tests = tests.data;
     p->gen_prompt = prompt.data;
+    if (ps->o->prompt_template && p->tests) {
+      free(p->gen_prompt);
+      p->gen_prompt = sq__prompt_template_render(ps->o->prompt_template, &(sq__prompt_fields){text, p->tests, NULL, p->id});
+    }
     p->prefix = strdup(setup ? setup->valuestring : "");
     p->canonical = strdup(code);
     if (!p->tests || !p->gen_prompt || !p->prefix || !p->canonical) goto out;
@@ -839,9 +854,33 @@ out:
   return rc;
 }
 
+/* --prompt-template FILE into o (checked; prompt_template.h). Returns 0, or
+ * an SQ_EXIT_* code after saying why. */
+static int load_template(import_opts *o, const char *path, bool has_entry_point, bool has_tests) {
+  char err[256];
+  size_t len = 0;
+  if (o->mode != MODE_SAMPLES) {
+    fprintf(stderr, "sandq-producer: import: --prompt-template applies to generated code (--samples) only\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (!path[0] || strcmp(path, "-") == 0) {
+    fprintf(stderr, "sandq-producer: import: --prompt-template needs a file name (standard input holds the dataset)\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (read_input(path, &o->prompt_template, &len) != 0) return SQ_EXIT_ERROR;
+  if (sq__prompt_template_check(o->prompt_template, len, has_entry_point, has_tests, err, sizeof err) != 0) {
+    fprintf(stderr, "sandq-producer: --prompt-template %s: %s\n", path, err);
+    free(o->prompt_template);
+    o->prompt_template = NULL;
+    return SQ_EXIT_ERROR;
+  }
+  return 0;
+}
+
 int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   (void)cfg; /* import reads files and writes stdout: no Redis, no configuration */
   import_opts o = {.mode = MODE_SAMPLES, .samples = 1, .temperature = -1};
+  int code;
   const char *samples_path = sq_cli_get(cli, "completions"), *v;
   bool canonical = sq_cli_get(cli, "canonical") != NULL;
   const char *samples = sq_cli_get(cli, "samples");
@@ -945,11 +984,17 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
     fprintf(stderr, "sandq-producer: import: --temperature and --model apply to generated code (--samples) only\n");
     return SQ_EXIT_USAGE;
   }
+  if ((v = sq_cli_get(cli, "prompt-template")) && ps.ds == DS_APPS) {
+    fprintf(stderr, "sandq-producer: import: --prompt-template: for humaneval, mbpp, humaneval+ and mbpp+ (an apps "
+                    "prompt is built from its question and its input format)\n");
+    return SQ_EXIT_USAGE;
+  }
+  if (v && (code = load_template(&o, v, ps.ds != DS_MBPP, ps.ds == DS_HUMANEVAL || ps.ds == DS_MBPP)) != 0) return code;
   if (o.mode == MODE_SAMPLES && o.samples > 1 && !(o.temperature > 0))
     fprintf(stderr, "sandq-producer: note: %lld samples at temperature 0 are alike from a deterministic model; "
             "--temperature 0.8 is usual for pass@k with k > 1\n", (long long)o.samples);
 
-  int code = SQ_EXIT_ERROR;
+  code = SQ_EXIT_ERROR;
   sq_buf out = {0};
   if (each_line(ps.path, add_problem, &ps) != 0) goto out;
   if (ps.n == 0) {
@@ -995,5 +1040,6 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
 out:
   sq_buf_clear(&out);
   problems_free(&ps);
+  free(o.prompt_template);
   return code;
 }

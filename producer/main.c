@@ -52,6 +52,11 @@ static const sq_cli_flag batches_flags[] = {
     {"limit", "N", NULL, "the N latest batches only"},
     {NULL, NULL, NULL, NULL},
 };
+static const sq_cli_flag cancel_flags[] = {
+    COMMON_FLAGS,
+    {"kill", NULL, NULL, "stop its running tasks too (each ends with status cancelled)"},
+    {NULL, NULL, NULL, NULL},
+};
 static const sq_cli_flag common_flags[] = {COMMON_FLAGS, {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag dead_flags[] = {
     COMMON_FLAGS, {"all", NULL, NULL, "with requeue: every entry"}, {NULL, NULL, NULL, NULL}};
@@ -90,6 +95,8 @@ static const sq_cli_flag import_flags[] = {
     {"samples", "N", NULL, "N prompt-only tasks per problem, for the workers' LLM (default 1)"},
     {"temperature", "T", NULL, "with --samples: the sampling temperature, 0..2 (default 0)"},
     {"model", "M", NULL, "with --samples: the model to ask for (default: the provider's)"},
+    {"prompt-template", "FILE", NULL,
+     "with --samples: what each task asks, with {prompt}, {tests}, {entry_point} (HumanEval), {task_id}"},
     {"batch", "B", NULL,
      "the batch the tasks are for: each gets an idempotency_key, so pushing the file into B again resumes it"},
     {"wall-ms", "N", NULL, "each task's wall-clock limit, 1..86400000 (default: the worker's, 10000)"},
@@ -121,8 +128,8 @@ static const command commands[] = {
      true, wait_cmd},
     {"batches", "batches [options] [--json] [--limit N]   the queue's batches, latest first", NULL, batches_flags,
      true, batches_cmd},
-    {"cancel", "cancel [options] BATCH   end its waiting tasks (status cancelled); running ones finish", NULL,
-     common_flags, true, cancel_cmd},
+    {"cancel", "cancel [options] BATCH [--kill]   end its waiting tasks (status cancelled); running ones finish, "
+     "or with --kill are stopped", NULL, cancel_flags, true, cancel_cmd},
     {"dead", "dead [options] list | show ID | requeue ID | requeue --all", NULL, dead_flags, true, sq__dead_run},
     {"metrics", "metrics [options] [--listen HOST:PORT | FILE]   Prometheus text, fleet-wide", NULL, metrics_flags,
      true, sq__metrics_run},
@@ -248,7 +255,9 @@ static int batches_cmd(const sq_config *cfg, const sq_cli *cli) {
   return sq__batches_run(cfg, &o);
 }
 
-static int cancel_cmd(const sq_config *cfg, const sq_cli *cli) { return sq__cancel_run(cfg, cli->operands[0]); }
+static int cancel_cmd(const sq_config *cfg, const sq_cli *cli) {
+  return sq__cancel_run(cfg, cli->operands[0], sq_cli_get(cli, "kill") != NULL);
+}
 
 static int run_command(const command *c, const sq_cli *cli) {
   bool one_batch = c->run == status_cmd || c->run == wait_cmd || c->run == cancel_cmd;

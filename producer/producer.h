@@ -54,8 +54,9 @@ typedef struct {
 } sq_batches_opts;
 int sq__batches_run(const sq_config *cfg, const sq_batches_opts *o);
 
-/* `cancel BATCH`: ends the batch's waiting tasks (sq_queue_batch_cancel). */
-int sq__cancel_run(const sq_config *cfg, const char *batch);
+/* `cancel BATCH [--kill]`: ends the batch's waiting tasks, and with kill
+ * stops its running ones (sq_queue_batch_cancel). */
+int sq__cancel_run(const sq_config *cfg, const char *batch, bool kill);
 
 /* `status BATCH`: returns an SQ_EXIT_* code. */
 int sq__status_run(const sq_config *cfg, const char *batch);

@@ -249,6 +249,14 @@ static int cmp_row_natural(const void *a, const void *b) {
   return c ? c : strcmp(x, y);
 }
 
+/* A failing task's LLM reply (store_llm_reply), folded: nothing without one. */
+static int llm_reply(sq_buf *b, const sq__report_row *x) {
+  if (!x->llm_reply) return 0;
+  return sq_buf_appendf(b, "<details><summary>LLM reply</summary><code>") || esc(b, x->llm_reply) ||
+         sq_buf_appendf(b, "%s</code></details>",
+                        x->llm_reply_cut ? "\n[cut here: sandq-producer results has up to 16 KiB]" : "");
+}
+
 /* Every failing task up to MAX_FAILING_ROWS, in natural order of its id. */
 static int failing_table(sq_buf *b, const sq__report *r) {
   size_t *order = malloc((r->n_rows ? r->n_rows : 1) * sizeof *order);
@@ -265,7 +273,8 @@ static int failing_table(sq_buf *b, const sq__report *r) {
     if (failing++ >= MAX_FAILING_ROWS) continue;
     shown++;
     rc = sq_buf_appendf(b, "<tr><td>") || esc(b, x->id) || sq_buf_appendf(b, "</td><td>") || pill(b, x->status) ||
-         sq_buf_appendf(b, "</td><td><code>") || esc(b, x->reason ? x->reason : "-") || sq_buf_appendf(b, "</code></td></tr>\n");
+         sq_buf_appendf(b, "</td><td><code>") || esc(b, x->reason ? x->reason : "-") || sq_buf_appendf(b, "</code>") ||
+         llm_reply(b, x) || sq_buf_appendf(b, "</td></tr>\n");
   }
   rc = rc || sq_buf_appendf(b, "</table>");
   if (!rc && failing > shown)

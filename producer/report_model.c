@@ -115,6 +115,16 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
       r->cost_usd = bson_iter_double(&it);
     if (!(isfinite(r->cost_usd) && r->cost_usd >= 0 && r->cost_usd <= 1e12)) r->cost_usd = 0;
   }
+  if (!r->passed && strcmp(r->status, "ok") != 0 && bson_iter_init(&it, &doc) &&
+      bson_iter_find_descendant(&it, "llm.reply", &it) && BSON_ITER_HOLDS_UTF8(&it)) {
+    uint32_t len = 0;
+    const char *s = bson_iter_utf8(&it, &len);
+    bool cut = len > SQ__REPORT_REPLY_MAX;
+    if (cut) len = SQ__REPORT_REPLY_MAX; /* a character cut here becomes one U+FFFD */
+    r->llm_reply = clean_copy(s, len);
+    r->llm_reply_cut = cut || (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.reply_truncated", &it) &&
+                               BSON_ITER_HOLDS_BOOL(&it) && bson_iter_bool(&it));
+  }
   r->dataset = utf8_at(&doc, "metadata.dataset");
   r->temperature = -1;
   if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.temperature", &it) && BSON_ITER_HOLDS_DOUBLE(&it) &&
@@ -131,7 +141,7 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
 
 void sq__report_row_clear(sq__report_row *r) {
   free(r->id), free(r->task_id), free(r->status), free(r->reason), free(r->provider), free(r->model), free(r->dataset);
-  free(r->judge);
+  free(r->judge), free(r->llm_reply);
   memset(r, 0, sizeof *r);
 }
 

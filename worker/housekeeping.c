@@ -16,6 +16,7 @@
 #include "endpoint.h"
 #include "health.h"
 #include "jail.h"
+#include "kill_watch.h"
 #include "llm.h"
 #include "metrics.h"
 #include "redis_link.h"
@@ -25,7 +26,7 @@
 #define ROLLOUT_EVERY_MS 1000
 
 struct sq__housekeeping {
-  int64_t next_flush_ms, next_rollout_ms; /* monotonic */
+  int64_t next_flush_ms, next_rollout_ms, next_kill_ms; /* monotonic */
   int64_t started_ms, last_claim_ms;      /* wall clock; 0: never */
   int64_t rollout_version;                /* the rollout state the weights follow; -1: none yet */
   int rollout_pct;                        /* the candidate's share in force (-1: configured weights) */
@@ -152,6 +153,10 @@ void sq__housekeeping_run(worker *w) {
   if (!sq__redis_up(w)) return;
   sq__budget_cache_flush(w->budget, false);
   sq__audit_log_flush(w->audit, w, false);
+  if (now >= w->housekeeping->next_kill_ms) {
+    w->housekeeping->next_kill_ms = now + SQ__KILL_CHECK_MS;
+    sq__kill_watch_check(w);
+  }
   if (now >= w->housekeeping->next_flush_ms) {
     w->housekeeping->next_flush_ms = now + w->cfg.metrics_flush_ms;
     int64_t wall = sq_now_wall_ms();

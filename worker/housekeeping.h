@@ -19,7 +19,9 @@ int sq__housekeeping_new(worker *w);
 void sq__housekeeping_free(sq__housekeeping *h);
 /* At most every metrics_flush_ms: flush metrics and write this worker's
  * health; about once a second: follow (and maybe step) the provider
- * rollout; when due: batch spend and the audit log. Cheap; call often. */
+ * rollout; twice a second: stop the runs of batches cancelled with --kill
+ * (kill_watch.h); when due: batch spend and the audit log. Cheap; call
+ * often. */
 void sq__housekeeping_run(worker *w);
 /* The last flush, and this worker's health entry removed (a clean stop) or
  * left naming why the host failed it (w->fatal). */

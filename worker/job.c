@@ -38,6 +38,7 @@ void sq__job_free(job *j) {
   free(j->program);
   free(j->input);
   free(j->listing);
+  free(j->llm_reply);
   sq_jail_outcome_clear(&j->out);
   sq_workspace_files_clear(&j->files);
   for (int i = 0; i < j->n_repairs; i++)
@@ -123,10 +124,27 @@ static void llm_back(job *j) { j->w->llm_waiting--; }
 
 /* ---- generate ---- */
 
+/* Keeps the reply in the result (store_llm_reply): its first
+ * SQ_RESULT_LLM_REPLY_MAX bytes, cut where a UTF-8 character starts. */
+static void keep_reply(job *j, const char *content) {
+  size_t n = strlen(content);
+  bool cut = n > SQ_RESULT_LLM_REPLY_MAX;
+  if (cut) {
+    n = SQ_RESULT_LLM_REPLY_MAX;
+    while (n > 0 && ((unsigned char)content[n] & 0xC0) == 0x80) n--;
+  }
+  free(j->llm_reply);
+  if (!(j->llm_reply = strndup(content, n))) return; /* the result goes without it */
+  j->r.llm.reply = j->llm_reply;
+  j->r.llm.reply_len = n;
+  j->r.llm.reply_truncated = cut;
+}
+
 static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
   job *j = ud;
   llm_back(j);
   account(j, rep);
+  if (j->w->cfg.store_llm_reply && rep->content) keep_reply(j, rep->content);
   if (rc) {
     /* What may pass (the LLM client decides: rep->transient) gets another
      * attempt through the queue. */
@@ -329,6 +347,7 @@ void sq__job_submit(job *j) {
   sq_jail_limits_apply(&j->lim, &def, &max);
   sq_language_limits(j->task->language, &j->lim); /* a compiler's budget on top */
   if (j->task->n_fetch) j->lim.output_kib += SQ_WORKSPACE_OUTPUT_KIB; /* the files' block; held back after */
+  j->lim.stop = &j->kill;
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
   w->in_jail++;
@@ -468,6 +487,15 @@ static bool tier_next(job *j) {
 
 void sq__job_executed(job *j) {
   j->w->in_jail--;
+  if (atomic_load(&j->kill)) { /* its batch was cancelled with --kill: whatever the run did */
+    if (j->jail_rc == 0) {
+      take_outcome(j);
+      sq__audit_log_note(j->w->audit, j);
+    }
+    j->transient = false;
+    end_with(j, SQ_STATUS_CANCELLED, "stopped by sandq-producer cancel --kill");
+    return;
+  }
   if (j->jail_rc == SQ_ETOOBIG || j->jail_rc == SQ_EINVAL) { /* the program, not the host */
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", j->out.error);
     return;

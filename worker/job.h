@@ -27,12 +27,14 @@ struct job {
   char *input;            /* the run's stdin (the judge's tests), or NULL */
   size_t input_len;
   char *listing;          /* code, tests, check(entry_point): what the result shows */
+  char *llm_reply;        /* the code request's reply, capped (store_llm_reply), or NULL */
   char raw_id[SQ_TASK_ID_MAX + 1];    /* the result's id when the task has none of its own */
   char raw_batch[SQ_TASK_ID_MAX + 1]; /* and its batch, read out of the payload (sq_task_salvage) */
   char reason[512];
   char judge[16];         /* the result's "judge" (sq_harness_marks) */
   char judge_reason[160];
-  sq_jail_limits lim;
+  sq_jail_limits lim;     /* lim.stop points at kill */
+  atomic_int kill;        /* set by kill_watch.c (another thread reads it): stop, end 'cancelled' */
   sq_jail *jail;          /* the task's profile's runner; NULL: the worker's own (profile default) */
   sq_jail_outcome out;
   sq_workspace_files files; /* fetched off the outcome's stderr (workspace.h) */

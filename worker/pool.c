@@ -22,6 +22,7 @@ struct jail_pool {
   pthread_cond_t cv;
   job *todo_head, *todo_tail;
   int todo_n; /* jobs in todo: submitted, no thread has them yet */
+  job **running; /* each thread's job (NULL: none), for sq__pool_each */
   job *done_head, *done_tail;
   bool stop;
   int wake[2];
@@ -46,17 +47,29 @@ static job *pop(job **head, job **tail) {
   return j;
 }
 
+/* A pool thread's start: its pool and its slot in p->running. */
+typedef struct {
+  jail_pool *p;
+  int slot;
+} thread_arg;
+
 static void *run(void *arg) {
-  jail_pool *p = arg;
+  jail_pool *p = ((thread_arg *)arg)->p;
+  int slot = ((thread_arg *)arg)->slot;
+  free(arg);
   for (;;) {
     pthread_mutex_lock(&p->mu);
     while (!p->stop && !p->todo_head)
       pthread_cond_wait(&p->cv, &p->mu);
     job *j = p->stop ? NULL : pop(&p->todo_head, &p->todo_tail);
     if (j) p->todo_n--;
+    p->running[slot] = j;
     pthread_mutex_unlock(&p->mu);
     if (!j) return NULL;
-    if (sq__test_jail_fails(j->task)) { /* a test hook: what a host failure looks like */
+    if (atomic_load(&j->kill)) { /* stopped before it started: nothing runs */
+      j->out = (sq_jail_outcome){.end = SQ_JAIL_SETUP_ERROR, .exit_code = -1};
+      j->jail_rc = SQ_EINTERRUPTED;
+    } else if (sq__test_jail_fails(j->task)) { /* a test hook: what a host failure looks like */
       j->out = (sq_jail_outcome){.end = SQ_JAIL_SETUP_ERROR, .exit_code = -1};
       snprintf(j->out.error, sizeof j->out.error, "test hook: a host failure");
       j->jail_rc = SQ_EJAIL;
@@ -65,6 +78,7 @@ static void *run(void *arg) {
                                     j->input, j->input_len, &j->lim, j->r.id, &j->out);
     }
     pthread_mutex_lock(&p->mu);
+    p->running[slot] = NULL;
     push(&p->done_head, &p->done_tail, j);
     pthread_mutex_unlock(&p->mu);
     char b = 1;
@@ -86,12 +100,16 @@ int sq__pool_new(sq_jail *jail, int n_threads, jail_pool **out) {
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv, NULL);
   p->threads = calloc((size_t)n_threads, sizeof *p->threads);
-  if (!p->threads || pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+  p->running = calloc((size_t)n_threads, sizeof *p->running);
+  if (!p->threads || !p->running || pipe2(p->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
     sq__pool_free(p);
     return SQ_ESYS;
   }
   for (int i = 0; i < n_threads; i++) {
-    if (pthread_create(&p->threads[i], NULL, run, p) != 0) {
+    thread_arg *a = malloc(sizeof *a);
+    if (a) *a = (thread_arg){.p = p, .slot = i};
+    if (!a || pthread_create(&p->threads[i], NULL, run, a) != 0) {
+      free(a);
       sq__pool_free(p);
       return SQ_ESYS;
     }
@@ -117,6 +135,14 @@ int sq__pool_waiting(jail_pool *p) {
   int n = p->todo_n;
   pthread_mutex_unlock(&p->mu);
   return n;
+}
+
+void sq__pool_each(jail_pool *p, void (*fn)(job *j, void *ud), void *ud) {
+  pthread_mutex_lock(&p->mu);
+  for (job *j = p->todo_head; j; j = j->next) fn(j, ud);
+  for (int i = 0; i < p->n; i++)
+    if (p->running[i]) fn(p->running[i], ud);
+  pthread_mutex_unlock(&p->mu);
 }
 
 job *sq__pool_take_all(jail_pool *p) {
@@ -146,6 +172,7 @@ void sq__pool_free(jail_pool *p) {
   pthread_cond_destroy(&p->cv);
   pthread_mutex_destroy(&p->mu);
   free(p->threads);
+  free(p->running);
   free(p);
 }
 

@@ -18,6 +18,10 @@ int sq__pool_fd(const jail_pool *p);
 void sq__pool_submit(jail_pool *p, job *j);
 /* Jobs submitted that no thread has started yet. */
 int sq__pool_waiting(jail_pool *p);
+/* Calls fn on every job submitted and not yet finished (waiting for a
+ * thread or running), under the pool's lock: fn must be quick, must not
+ * call into the pool, and may only read the job or set its kill flag. */
+void sq__pool_each(jail_pool *p, void (*fn)(job *j, void *ud), void *ud);
 /* Every finished job, oldest first, linked by ->next (the caller's now), or NULL. */
 job *sq__pool_take_all(jail_pool *p);
 /* Stops the threads after their current run; queued jobs are not run. NULL: no-op. */

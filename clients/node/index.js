@@ -18,6 +18,7 @@ const QUEUE = /^[A-Za-z0-9._:-]{1,63}$/;
 const PRIORITIES = ['high', 'normal', 'low'];
 const PUSH_CHUNK = 500; // tasks per atomic step on a sharded queue (the C producer's)
 const MAX_SHARDS = 64;
+const CONNECT_TRIES = 5; // a cluster's seeds tried this often before its first connection fails
 
 class SandqError extends Error {}
 
@@ -74,7 +75,24 @@ function cluster(url, opts) {
     if (!m) throw new SandqError(`redis URL '${url}': want redis-cluster://host:port[,host:port...]`);
     return { host: m[1], port: m[2] ? parseInt(m[2], 10) : 6379 };
   });
-  return new Redis.Cluster(seeds, { redisOptions: { ...opts, username, password } });
+  // Seeds that never answer end the client (its commands then fail) rather
+  // than queueing commands for ever; once it has been up, it retries as long
+  // as it takes.
+  let everReady = false;
+  const c = new Redis.Cluster(seeds, {
+    redisOptions: { ...opts, username, password },
+    clusterRetryStrategy: (times) => (!everReady && times > CONNECT_TRIES ? null : Math.min(100 * times, 2000)),
+  });
+  c.once('ready', () => { everReady = true; });
+  return c;
+}
+
+// url without its user and password: what messages show.
+function safeUrl(url) {
+  const m = /^([A-Za-z-]+:\/\/)(.*)$/.exec(url);
+  if (!m) return url;
+  const at = m[2].lastIndexOf('@');
+  return at < 0 ? url : m[1] + m[2].slice(at + 1);
 }
 
 function newBatchId() {
@@ -102,12 +120,38 @@ class Client {
     if (url.startsWith('redis-cluster://')) this.redis = cluster(url, opts);
     else if (url.startsWith('unix://')) this.redis = new Redis({ path: url.slice('unix://'.length), ...opts });
     else this.redis = new Redis(url, opts);
+    this.url = safeUrl(url);
+    // Connection errors are kept for the message of the command they fail
+    // (ioredis would print each one on stderr when nothing listens).
+    this.connectError = null;
+    this.redis.on('error', (e) => { this.connectError = e; });
+    this.redis.on('ready', () => { this.connectError = null; });
     this.prefix = `sq:{${this.queue}}:`;
     this.nextShard = 0;
   }
 
   async close() {
-    await this.redis.quit();
+    if (this.redis.status === 'ready') await this.redis.quit();
+    else this.redis.disconnect(); // never connected (or lost): nothing to say goodbye to
+  }
+
+  // Runs fn (a Redis call); a failure to reach Redis rejects with SandqError
+  // "cannot connect to URL: why", other errors as they are.
+  async r(fn) {
+    try {
+      return await fn();
+    } catch (e) {
+      throw this.unreachable(e) || e;
+    }
+  }
+
+  // The SandqError for e when e means Redis cannot be reached, else null.
+  unreachable(e) {
+    if (e instanceof SandqError || this.redis.status === 'ready') return null;
+    const why = this.connectError || e;
+    let text = (why.lastNodeError && why.lastNodeError.message) || why.message;
+    if (this.redis instanceof Redis.Cluster) text = `no seed answers (${text})`;
+    return new SandqError(`cannot connect to ${this.url}: ${text}`);
   }
 
   // Enqueues tasks (objects, docs/formats.md) into batch (a new id when not
@@ -163,7 +207,7 @@ class Client {
   // The queue's shard count, as recorded in sq:{Q}:shards by the first sandq
   // program that opened it (1 when none has).
   async shards() {
-    const v = await this.redis.get(this.prefix + 'shards');
+    const v = await this.r(() => this.redis.get(this.prefix + 'shards'));
     if (v === null) return 1;
     const n = /^[0-9]+$/.test(v) ? parseInt(v, 10) : 0;
     if (n < 1 || n > MAX_SHARDS) {
@@ -182,6 +226,8 @@ class Client {
     try {
       return await this.redis.call('FCALL', fn, 1, tag + 'tasks', ...args);
     } catch (e) {
+      const down = this.unreachable(e);
+      if (down) throw down;
       if (/Function not found/.test(e.message)) {
         throw new SandqError('this Redis has no sandq functions yet: start a sandq worker (or run any ' +
                              'sandq-producer command) against it once');
@@ -218,7 +264,7 @@ class Client {
       if (total > 0 && h.finished !== '1') finished = false;
     }
     st.finished = finished && st.total > 0;
-    st.cost_usd = Number((await this.redis.hget(this.prefix + 'batch:' + batch, 'cost_usd')) || 0); // under {Q}
+    st.cost_usd = Number((await this.r(() => this.redis.hget(this.prefix + 'batch:' + batch, 'cost_usd'))) || 0); // {Q}
     return st;
   }
 
@@ -230,7 +276,7 @@ class Client {
       const key = this.tag(s, shards) + 'results:' + batch;
       let cursor = '0';
       do {
-        const [next, kv] = await this.redis.hscanBuffer(key, cursor, 'COUNT', 500);
+        const [next, kv] = await this.r(() => this.redis.hscanBuffer(key, cursor, 'COUNT', 500));
         cursor = next.toString();
         for (let i = 0; i < kv.length; i += 2) out[kv[i].toString('utf8')] = BSON.deserialize(kv[i + 1]);
       } while (cursor !== '0');
@@ -242,11 +288,17 @@ class Client {
   // letter) and resolves to results(batch). options.progress(status) is
   // called each time the counters change; options.timeout in seconds
   // (undefined: no limit) rejects with TimeoutError (.status: last counters).
+  // A batch the queue has never seen (nothing pushed to it, or expired)
+  // rejects at once with SandqError.
   async wait(batch, { timeout, progress, pollMs = 250 } = {}) {
     const deadline = timeout === undefined ? Infinity : Date.now() + timeout * 1000;
     let last = '';
-    for (;;) {
+    for (let first = true; ; first = false) {
       const st = await this.status(batch);
+      if (first && st.total + st.done + st.dead + st.duplicate === 0 && Object.keys(st.statuses).length === 0) {
+        throw new SandqError(`batch ${batch} is unknown to queue ${this.queue}: nothing was pushed to it ` +
+                             '(or its results expired)');
+      }
       const key = [st.total, st.done, st.dead, st.duplicate].join(' ');
       if (progress && key !== last) progress(st);
       last = key;

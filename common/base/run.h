@@ -6,6 +6,7 @@
 #ifndef SQ_RUN_H
 #define SQ_RUN_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,11 @@ typedef struct {
   int64_t address_space_mib; /* RLIMIT_AS when > 0 (else memory_mib): for a runtime that reserves
                                 far more than it uses (the JVM), held by the memory cgroup instead;
                                 never filled or clamped by sq_jail_limits_apply */
+  /* Not a limit: the caller's stop flag (NULL: none). Once *stop is
+   * non-zero the run's tree is killed within about 100 ms (the outcome
+   * shows a kill); the flag must outlive the run. Never set in
+   * configuration. */
+  const atomic_int *stop;
 } sq_jail_limits;
 
 /* The wall clock counts what a run could have run: the time its processes

@@ -66,7 +66,7 @@ void sq_config_defaults(sq_config *cfg) {
 
 /* ---- scalar fields, addressed by their config-file key ---- */
 
-typedef enum { F_STR, F_I64, F_LOGLEVEL, F_JAILMODE, F_RISK_SCOPE, F_RISK_LEVEL, F_RISK_FALLBACK } field_type;
+typedef enum { F_STR, F_I64, F_BOOL, F_LOGLEVEL, F_JAILMODE, F_RISK_SCOPE, F_RISK_LEVEL, F_RISK_FALLBACK } field_type;
 
 typedef struct {
   const char *key;
@@ -105,6 +105,7 @@ static const field fields[] = {
     {"jail_mode", F_JAILMODE, offsetof(sq_config, jail_mode), 0, 0, 0},
     I64("jail_pool_size", jail_pool_size, 1, 64),
     STR("system_prompt", system_prompt),
+    {"store_llm_reply", F_BOOL, offsetof(sq_config, store_llm_reply), 0, 0, 0},
     I64("default_limits.wall_ms", default_limits.wall_ms, 1, 24 * 3600 * 1000),
     I64("default_limits.cpu_ms", default_limits.cpu_ms, 1, 24 * 3600 * 1000),
     I64("default_limits.memory_mib", default_limits.memory_mib, 16, 1024 * 1024),
@@ -188,6 +189,11 @@ int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err,
         return fail(err, errlen, "%s: '%s' is not an integer in [%lld, %lld]", key, value,
                     (long long)f->min, (long long)f->max);
       return 0;
+    case F_BOOL: /* a file's true and false, or the same words from the environment */
+      if (strcmp(value, "true") != 0 && strcmp(value, "false") != 0)
+        return fail(err, errlen, "%s: '%s' must be true or false", key, value);
+      *(bool *)(void *)p = value[0] == 't';
+      return 0;
     case F_LOGLEVEL:
       if (sq_log_level_parse(value, (sq_log_level *)(void *)p) != 0)
         return fail(err, errlen, "%s: '%s' is not one of debug, info, warn, error", key, value);
@@ -223,6 +229,13 @@ int sq_config_set(sq_config *cfg, const char *key, const char *value, char *err,
     }
   }
   return fail(err, errlen, "%s: unknown setting", key);
+}
+
+/* Whether key is a true/false setting (a JSON boolean in a file). */
+static bool is_bool_setting(const char *key) {
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+    if (fields[i].type == F_BOOL && strcmp(fields[i].key, key) == 0) return true;
+  return false;
 }
 
 /* A JSON scalar as the text sq_config_set takes: a string as it is (its
@@ -428,6 +441,12 @@ int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char
         if ((rc = sq_config_set(cfg, key, sval, err, errlen)) != 0) break;
       }
       if (rc) break;
+    } else if (is_bool_setting(m->string)) {
+      if (!cJSON_IsBool(m)) {
+        rc = fail(err, errlen, "%s: must be true or false", m->string);
+        break;
+      }
+      if ((rc = sq_config_set(cfg, m->string, cJSON_IsTrue(m) ? "true" : "false", err, errlen)) != 0) break;
     } else {
       if (!(sval = json_scalar(m, val, sizeof val, &nonfinite))) {
         rc = fail(err, errlen, "%s: must be %s", m->string, nonfinite ? "a finite number" : "a string or a number");
@@ -463,7 +482,7 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_METRICS_LISTEN", "metrics_listen"}, {"SANDQ_AUDIT_MAX_LEN", "audit_max_len"},
       {"SANDQ_JAIL_THREADS", "jail_threads"}, {"SANDQ_JAIL_POOL_SIZE", "jail_pool_size"},
       {"SANDQ_MAX_TASKS_IN_FLIGHT", "max_tasks_in_flight"}, {"SANDQ_CLAIM_BATCH", "claim_batch"},
-      {"SANDQ_CLAIM_PREFETCH", "claim_prefetch"},
+      {"SANDQ_CLAIM_PREFETCH", "claim_prefetch"}, {"SANDQ_STORE_LLM_REPLY", "store_llm_reply"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);

@@ -61,6 +61,7 @@ typedef struct {
   int64_t jail_pool_size;        /* warm zygotes per worker; SQ_CONFIG_AUTO: derived */
 
   char system_prompt[1024];   /* sent before a task's prompt */
+  bool store_llm_reply;       /* keep the code request's raw reply in the result (llm.reply, capped) */
   int n_providers;
   sq_llm_provider providers[SQ_CONFIG_MAX_PROVIDERS];
 

@@ -157,7 +157,10 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
          BSON_APPEND_DOUBLE(&sub, "cost_usd", r->llm.cost_usd) &&
          BSON_APPEND_BOOL(&sub, "usage_estimated", r->llm.usage_estimated) &&
          BSON_APPEND_INT32(&sub, "calls", r->llm.calls > 0 ? r->llm.calls : 1) &&
-         BSON_APPEND_DOUBLE(&sub, "temperature", r->llm.temperature) && bson_append_document_end(doc, &sub);
+         BSON_APPEND_DOUBLE(&sub, "temperature", r->llm.temperature) &&
+         (!r->llm.reply || (append_text(&sub, "reply", r->llm.reply, r->llm.reply_len) &&
+                            BSON_APPEND_BOOL(&sub, "reply_truncated", r->llm.reply_truncated))) &&
+         bson_append_document_end(doc, &sub);
   }
   if (ok && r->judge) ok = append_cstr(doc, "judge", r->judge);
   if (ok && r->judge && r->judge_reason) ok = append_cstr(doc, "judge_reason", r->judge_reason);

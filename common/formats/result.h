@@ -23,7 +23,13 @@ typedef struct {
   bool usage_estimated;        /* any call's usage was estimated */
   int calls;                   /* code + risk + repair calls; tokens and cost are their totals */
   double temperature;          /* of the code and repair requests (the task's, else 0) */
+  const char *reply;           /* the code request's raw reply (reply_len bytes; store_llm_reply), or NULL: none kept */
+  size_t reply_len;
+  bool reply_truncated;        /* reply holds its first SQ_RESULT_LLM_REPLY_MAX bytes only */
 } sq_result_llm;
+
+/* The most of an LLM reply a result keeps (llm.reply). */
+#define SQ_RESULT_LLM_REPLY_MAX (16 * 1024)
 
 /* The risk verdict (risk.h) as the result stores it; strings borrowed. */
 typedef struct {

@@ -6,7 +6,12 @@
  *
  * Addresses are HOST:PORT, [IPv6]:PORT or :PORT (loopback: an endpoint
  * binds to 127.0.0.1 unless told otherwise; 0.0.0.0 or [::] for every
- * interface). Knows nothing of Redis, the jail or metrics. Logs nothing. */
+ * interface). Knows nothing of Redis, the jail or metrics. Logs nothing.
+ *
+ * Bounded against slow clients (a probe still answers under a flood): a
+ * connection has 10 s for each request and its reply (not an idle timer:
+ * a byte now and then does not extend it), one address holds at most 32
+ * connections, and past 256 in all a new one closes the oldest. */
 #ifndef SQ_HTTP_H
 #define SQ_HTTP_H
 

@@ -36,6 +36,7 @@
 #define EARLY_RETRY_MS 10        /* a task whose output closed: its exit looked for again after this, */
 #define EARLY_RETRY_MAX_MS 320   /* doubling up to this (a look spins up to 2 ms) */
 #define CPU_CHECK_MS 20          /* how often the tree's CPU time is read while it runs */
+#define STOP_CHECK_MS 100        /* how often the caller's stop flag (lim->stop) is read */
 #define WAIT_CHECK_MS 100        /* how often its wait for a CPU is read (and at each deadline); the
                                     first read, the baseline, comes this long after the start: a
                                     short run reads nothing, and its first 100 ms earn no credit */
@@ -219,6 +220,7 @@ static void enforce_limits(sv *v, int64_t now) {
     v->next_cpu_ms = now + CPU_CHECK_MS;
   }
   wait_look(v, now);
+  if (w->lim->stop && atomic_load(w->lim->stop)) kill_for(v, SQ_JAIL_TIMEOUT, now); /* the caller's stop */
   if (now >= deadline_ms(v) && v->killed_for == SQ_JAIL_EXITED_OK) {
     kill_for(v, SQ_JAIL_TIMEOUT, now);
     w->starved = w->cpu_wait_ms > wait_credit_ms(w); /* the backstop, not the program's own wall */
@@ -242,6 +244,7 @@ static int wait_ms(const sv *v, int64_t now) {
     if (v->cpu0_us >= 0 && !killed && ms > v->next_cpu_ms - now) ms = v->next_cpu_ms - now;
     if (v->wait_on && v->next_wait_ms > 0 && !killed && ms > v->next_wait_ms - now) ms = v->next_wait_ms - now;
     if (v->w->done_fd < 0 && ms > TICK_MS) ms = TICK_MS;
+    if (v->w->lim->stop && !killed && ms > STOP_CHECK_MS) ms = STOP_CHECK_MS;
     if (v->early.tried && ms > v->early.next_ms - now) ms = v->early.next_ms - now;
   }
   return ms < 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;

@@ -282,10 +282,17 @@ typedef struct {
 /* Cancels batch: on each shard, in one atomic step (sq1_cancel), every
  * waiting task of it (all priorities, the delayed retries) is removed and
  * gets a result with status "cancelled" and reason (borrowed); running ones
- * finish. A worker claiming at the same moment either took the task before
- * or never sees it. Returns 0 with *out set, or SQ_EREDIS* (the shards
- * before the failing one are cancelled). */
-int sq_queue_batch_cancel(sq_queue *q, const char *batch, const char *reason, sq_cancel_counts *out);
+ * finish, or with kill are marked to be stopped (sq_queue_batch_kill_seq):
+ * their workers end them with status "cancelled". A worker claiming at the
+ * same moment either took the task before or never sees it. Returns 0 with
+ * *out set, or SQ_EREDIS* (the shards before the failing one are
+ * cancelled). */
+int sq_queue_batch_cancel(sq_queue *q, const char *batch, const char *reason, bool kill, sq_cancel_counts *out);
+
+/* The claims of batch on shard to stop: those whose fencing token is at
+ * most *seq (0: none; a cancel with kill sets it). Returns 0, SQ_EPARSE (a
+ * damaged value, named in the error) or SQ_EREDIS*. */
+int sq_queue_batch_kill_seq(sq_queue *q, const char *batch, int shard, int64_t *seq);
 
 /* Blocks up to timeout_ms for the batch's completion event (BLPOP on
  * sq:{Q}:done:<B>, consumed). Returns 0, or SQ_ETIMEOUT. */

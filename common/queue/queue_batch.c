@@ -343,15 +343,15 @@ int sq_queue_batch_list(sq_queue *q, sq_batch_entry **out, size_t *n) {
   return 0;
 }
 
-int sq_queue_batch_cancel(sq_queue *q, const char *batch, const char *reason, sq_cancel_counts *out) {
+int sq_queue_batch_cancel(sq_queue *q, const char *batch, const char *reason, bool kill, sq_cancel_counts *out) {
   char ret[24];
   int rc = 0;
   memset(out, 0, sizeof *out);
   snprintf(ret, sizeof ret, "%lld", (long long)q->opts.retention_s);
-  const char *argv[] = {batch, ret, reason};
-  size_t lens[] = {strlen(batch), strlen(ret), strlen(reason)};
+  const char *argv[] = {batch, ret, reason, "kill"};
+  size_t lens[] = {strlen(batch), strlen(ret), strlen(reason), 4};
   for (int s = 0; s < sq__queue_nshards(q) && !rc; s++) {
-    redisReply *r = sq__queue_fcall_at(q, s, "sq1_cancel", 3, argv, lens, true, &rc);
+    redisReply *r = sq__queue_fcall_at(q, s, "sq1_cancel", kill ? 4 : 3, argv, lens, true, &rc);
     if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_cancel");
     if (!rc && (r->elements != 3 || r->element[0]->type != REDIS_REPLY_INTEGER ||
                 r->element[1]->type != REDIS_REPLY_INTEGER || r->element[2]->type != REDIS_REPLY_INTEGER)) {
@@ -365,6 +365,22 @@ int sq_queue_batch_cancel(sq_queue *q, const char *batch, const char *reason, sq
     }
     freeReplyObject(r);
   }
+  return rc;
+}
+
+int sq_queue_batch_kill_seq(sq_queue *q, const char *batch, int shard, int64_t *seq) {
+  char bkey[SQ__KEY_MAX];
+  int rc;
+  *seq = 0;
+  if ((rc = sq__queue_shard_key(q, shard, bkey, "batch", batch))) return rc;
+  redisReply *r = sq__queue_cmdf(q, &rc, bkey, "HGET %s kill_seq", bkey);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_STRING, 1, "HGET kill_seq");
+  if (!rc && r->type == REDIS_REPLY_STRING && sq_parse_i64(r->str, 0, INT64_MAX, seq) != 0) {
+    sq__queue_err(q, "%s: kill_seq '%.40s' is not a fencing token; repair it with HSET (docs/operations.md, "
+                  "\"Damaged keys\")", bkey, r->str);
+    rc = SQ_EPARSE;
+  }
+  freeReplyObject(r);
   return rc;
 }
 

@@ -52,6 +52,11 @@ r = sorted((json.loads(l) for l in open(sys.argv[1])), key=lambda x: x["_id"])
 assert [x["tiers"] for x in r] == [{"base": "passed", "plus": "passed"}, {"base": "passed", "plus": "failed"}], r
 assert [x["status"] for x in r] == ["passed", "failed"], r
 PY
+/usr/bin/python3 - "$w/mpe.report.json" <<'PY' || sq_fail "the MultiPL-E example's pass@1 differs from the page"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["tasks"] == 2 and r["pass_at_k"]["1"] == 0.5, r["pass_at_k"]
+PY
 /usr/bin/python3 - "$w/mbpp-limits.jsonl" <<'PY'
 import json, sys
 t = [json.loads(l) for l in open(sys.argv[1])]

@@ -4,7 +4,9 @@
 # back and `wait` finishes the batch; `batches --json` lists the batches;
 # `cancel` ends 300 waiting tasks with 300 `cancelled` results, also while
 # workers claim from the same batch (each task ends exactly once), on a
-# plain and on a sharded queue.
+# plain and on a sharded queue; `cancel --kill` stops the tasks workers
+# hold (a run under way is killed, one not started never starts), while a
+# plain `cancel` lets a running task finish.
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -15,15 +17,18 @@ P=$SQ_BIN/sandq-producer
 W=$SQ_BIN/sandq-worker
 eq() { [ "$1" = "$2" ] || sq_fail "$3: got '$1', want '$2'"; }
 
-# tasks FILE PREFIX N SLEEP_S: N code-only tasks that sleep SLEEP_S and pass.
+# tasks FILE PREFIX N SLEEP_S [WALL_MS]: N code-only tasks that sleep
+# SLEEP_S and pass (with WALL_MS, that wall limit each).
 tasks() {
   $PY - "$@" <<'PY'
 import json, sys
 path, prefix, n, s = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 with open(path, "w") as f:
     for i in range(n):
-        f.write(json.dumps({"id": f"{prefix}-{i:03d}", "code": f"import time\ntime.sleep({s})\n",
-                            "tests": "assert True\n"}) + "\n")
+        t = {"id": f"{prefix}-{i:03d}", "code": f"import time\ntime.sleep({s})\n", "tests": "assert True\n"}
+        if len(sys.argv) > 5:
+            t["limits"] = {"wall_ms": int(sys.argv[5])}
+        f.write(json.dumps(t) + "\n")
 PY
 }
 
@@ -159,5 +164,61 @@ export SANDQ_SHARDS=3 SANDQ_QUEUE=lcs
 check_results lc-sh 300 300
 unset SANDQ_SHARDS SANDQ_QUEUE
 SANDQ_SHARDS=3 "$P" batches --queue lcs --json | grep -q '"batch":"lc-sh"' || sq_fail "sharded batches"
+
+# 7. cancel --kill: four tasks of 300 s (wall limit 60 s) on the two
+#    workers: the runs under way are stopped, any held but not started never
+#    start, and the batch finishes well inside that minute, one `cancelled`
+#    result per task.
+tasks "$SQ_TMP/long.jsonl" k 4 300 60000
+"$P" push --batch lc-kill "$SQ_TMP/long.jsonl" >/dev/null || sq_fail "push lc-kill"
+sq_wait_for "[ \$(redis-cli -p $SQ_REDIS_PORT HLEN 'sq:{default}:claims') -ge 2 ]" 60 || sq_fail "lc-kill never claimed"
+sleep 2 # the runs start: the check below wants one stopped mid-run
+"$P" cancel --kill lc-kill >"$SQ_TMP/kill.out" 2>&1 || sq_fail "cancel --kill: $(cat "$SQ_TMP/kill.out")"
+grep -q "running (their workers stop them)" "$SQ_TMP/kill.out" || sq_fail "cancel --kill said: $(cat "$SQ_TMP/kill.out")"
+# Without the kill the runs take their full minute: 45 s is a bound only a stop meets.
+"$P" wait lc-kill --timeout-s 45 >"$SQ_TMP/wk.out" 2>&1 || sq_fail "wait lc-kill: $(cat "$SQ_TMP/wk.out")"
+"$P" results lc-kill --format jsonl >"$SQ_TMP/kill.jsonl" || sq_fail "results lc-kill"
+"$P" status lc-kill >"$SQ_TMP/kill.status" || sq_fail "status lc-kill"
+$PY - "$SQ_TMP/kill.jsonl" "$SQ_TMP/kill.status" <<'PY' || sq_fail "lc-kill: results are wrong"
+import collections, json, re, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+ids = collections.Counter(r["_id"] for r in rows)
+assert sorted(ids) == ["k-%03d" % i for i in range(4)] and set(ids.values()) == {1}, ids
+assert all(r["status"] == "cancelled" for r in rows), [(r["_id"], r["status"]) for r in rows]
+stopped = [r for r in rows if r["reason"] == "stopped by sandq-producer cancel --kill"]
+waiting = [r for r in rows if r["reason"] == "cancelled by sandq-producer cancel"]
+assert len(stopped) + len(waiting) == 4, [r["reason"] for r in rows]
+ran = [r for r in stopped if r.get("timings", {}).get("exec_ms", 0) > 0]
+assert len(ran) >= 1 and all(r["timings"]["exec_ms"] < 45000 for r in ran), stopped
+status = open(sys.argv[2]).read()
+def field(name):
+    m = re.search(r"^\s*" + name + r"\s+(\S+)$", status, re.M)
+    return m and m.group(1)
+assert field("total") == "4" and field("done") == "4" and field("cancelled") == "4", status
+assert field("finished") == "yes" and field("duplicate") is None and field("dead") == "0", status
+print("lc-kill: %d stopped by a worker (%d mid-run), %d taken off the queue" % (len(stopped), len(ran), len(waiting)))
+PY
+cat "$SQ_TMP/w1.log" "$SQ_TMP/w2.log" | grep -q "was cancelled with --kill: stopping the task" ||
+  sq_fail "no worker said it stopped a task"
+# a task pushed into the batch afterwards runs: the mark covers only the
+# claims made before the cancel
+tasks "$SQ_TMP/after.jsonl" later 1 0
+"$P" push --batch lc-kill --wait --timeout-s 60 "$SQ_TMP/after.jsonl" >"$SQ_TMP/after.out" 2>&1 ||
+  sq_fail "push into lc-kill after the cancel: $(cat "$SQ_TMP/after.out")"
+"$P" results lc-kill --format jsonl | $PY -c '
+import json, sys
+r = {x["_id"]: x for x in map(json.loads, sys.stdin)}
+assert r["later-000"]["status"] == "passed", r["later-000"]' || sq_fail "the task pushed after the cancel did not pass"
+
+# 8. A plain cancel leaves a running task to finish: it passes.
+tasks "$SQ_TMP/plain.jsonl" pl 1 3
+"$P" push --batch lc-plain "$SQ_TMP/plain.jsonl" >/dev/null || sq_fail "push lc-plain"
+sq_wait_for "[ \$(redis-cli -p $SQ_REDIS_PORT HLEN 'sq:{default}:claims') -ge 1 ]" 60 || sq_fail "lc-plain never claimed"
+"$P" cancel lc-plain >"$SQ_TMP/plain.out" 2>&1 || sq_fail "cancel lc-plain: $(cat "$SQ_TMP/plain.out")"
+grep -q "1 running (they finish)" "$SQ_TMP/plain.out" || sq_fail "cancel lc-plain said: $(cat "$SQ_TMP/plain.out")"
+"$P" wait lc-plain --timeout-s 60 >/dev/null 2>&1 || sq_fail "wait lc-plain"
+"$P" results lc-plain --format jsonl >"$SQ_TMP/plain.jsonl" || sq_fail "results lc-plain"
+$PY -c 'import json, sys; assert json.load(open(sys.argv[1]))["status"] == "passed"' "$SQ_TMP/plain.jsonl" ||
+  sq_fail "lc-plain's running task did not pass: $(cat "$SQ_TMP/plain.jsonl")"
 
 echo "lifecycle: all checks passed"

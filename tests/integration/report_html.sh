@@ -6,7 +6,10 @@
 # nothing fetched), and headless Chromium must draw its four plots: each SVG
 # laid out at a non-zero size with non-empty shapes inside, and a screenshot
 # that is not blank. SANDQ_SCREENSHOT_OUT=FILE keeps the screenshot
-# (docs/evaluation-report.png is made so).
+# (docs/evaluation-report.png is made so). The samples are asked through a
+# --prompt-template, and the workers keep the LLM's replies
+# (store_llm_reply): a failing sample's result holds its reply, and the
+# page shows it under the task.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 data=${SANDQ_HUMANEVAL:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/HumanEval.jsonl.gz}}
@@ -18,7 +21,11 @@ sq_env_init
 P=$SQ_BIN/sandq-producer
 
 # 30 problems x 5 samples: (i mod 6) right replies of five
-"$P" import humaneval "$data" --samples 5 --temperature 0.8 2>/dev/null | head -150 >"$SQ_TMP/tasks.jsonl"
+printf 'Implement {entry_point} ({task_id}) in one ```python block.\n\n{prompt}' >"$SQ_TMP/prompt.txt"
+"$P" import humaneval "$data" --samples 5 --temperature 0.8 --prompt-template "$SQ_TMP/prompt.txt" 2>/dev/null |
+  head -150 >"$SQ_TMP/tasks.jsonl"
+head -1 "$SQ_TMP/tasks.jsonl" | grep -qF '"prompt":"Implement has_close_elements (HumanEval/0) in one ```python block.\n\nfrom typing' ||
+  sq_fail "the template did not make the prompt: $(head -c 300 "$SQ_TMP/tasks.jsonl")"
 $PY - "$data" "$SQ_TMP/replies.jsonl" <<'PY'
 import gzip, json, sys
 with open(sys.argv[2], "w") as f:
@@ -43,7 +50,7 @@ sq_start_fake_llm "$SQ_TMP/replies.jsonl"
 cat >"$SQ_TMP/worker.json" <<JSON
 {"providers": [{"name": "fake", "base_url": "$SANDQ_LLM_BASE_URL", "model": "fake-coder",
   "price_in_usd_per_mtok": 3.0, "price_out_usd_per_mtok": 15.0, "max_in_flight": 64}],
- "scratch_root": "$SQ_TMP/scratch"}
+ "scratch_root": "$SQ_TMP/scratch", "store_llm_reply": true}
 JSON
 unset SANDQ_LLM_BASE_URL
 sq_bg w1 "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id html-1
@@ -80,6 +87,24 @@ assert sorted(by_name) == sorted(by_rate) and len(by_name) == 37, (len(by_name),
 # problem i has (i mod 6) of 5 right: the first by rate are the ones with none right
 assert by_rate[0] == "HumanEval/0" and "HumanEval/6" in by_rate[:12], by_rate[:12]
 assert "problems, lowest pass rate first" in text and "... and 27 more" in text, text
+PY
+
+# The replies kept: HumanEval/0's samples all got the wrong program; its
+# result holds the reply as the LLM gave it, and the page shows it, folded,
+# under the failing task (and none under a task that came with its code).
+"$P" results nightly-eval --format jsonl >"$SQ_TMP/results.jsonl"
+$PY - "$data" "$SQ_TMP/results.jsonl" "$SQ_TMP/report.html" <<'PY' || sq_fail "the LLM replies were not kept or shown"
+import gzip, html, json, re, sys
+p0 = json.loads(gzip.open(sys.argv[1], "rt").readline())
+wrong = "```python\n" + p0["prompt"] + "    return None\n```\n"
+res = {r["_id"]: r for r in map(json.loads, open(sys.argv[2]))}
+r = res["HumanEval/0/0"]
+assert r["status"] == "failed" and r["llm"]["reply"] == wrong and r["llm"]["reply_truncated"] is False, r["llm"]
+assert "reply" not in res["raises"].get("llm", {}), res["raises"]
+page = open(sys.argv[3]).read()
+row = re.search(r"<tr><td>HumanEval/0/0</td>.*?</tr>", page, re.S).group(0)
+assert "<details><summary>LLM reply</summary><code>" + html.escape(wrong, quote=False) in row.replace("&#39;", "'").replace("&quot;", '"'), row[:600]
+assert "<details>" not in re.search(r"<tr><td>raises</td>.*?</tr>", page, re.S).group(0)
 PY
 
 # Render it. A copy gets a probe that writes each SVG's laid-out size and

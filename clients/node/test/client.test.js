@@ -12,7 +12,8 @@
 'use strict';
 
 const assert = require('node:assert');
-const { execFileSync } = require('node:child_process');
+const { execFileSync, spawnSync } = require('node:child_process');
+const net = require('node:net');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -34,6 +35,37 @@ describe('keySlot', () => {
     assert.strictEqual(keySlot('x{a}{b}'), keySlot('a'));
     assert.notStrictEqual(keySlot('a{}b'), keySlot('')); // an empty tag is no tag
     assert.strictEqual(keySlot('k\u00e9'), keySlot(Buffer.from('k\u00e9', 'utf8')));
+  });
+});
+
+// A loopback port nothing listens on (bound, then closed).
+async function deadPort() {
+  const srv = net.createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+// A program pushing through the client to url, as a user would run it:
+// its exit status and stderr.
+function pushFrom(url) {
+  const prog = `const { Client } = require(${JSON.stringify(path.join(__dirname, '..'))});
+const c = new Client(${JSON.stringify(url)});
+c.push([{ id: 'a', code: 'print(1)' }]).then(() => process.exit(0),
+  (e) => { console.error(e.message); c.close(); process.exit(1); });`;
+  return spawnSync(process.execPath, ['-e', prog], { encoding: 'utf8', timeout: 60000 });
+}
+
+describe('a Redis that does not answer', () => {
+  it('is one clear error: the URL (no password) and the cause, nothing else on stderr', async () => {
+    const port = await deadPort();
+    let r = pushFrom(`redis://user:s3cret@127.0.0.1:${port}`);
+    assert.strictEqual(r.status, 1, r.stderr);
+    assert.strictEqual(r.stderr, `cannot connect to redis://127.0.0.1:${port}: connect ECONNREFUSED 127.0.0.1:${port}\n`);
+    r = pushFrom(`redis-cluster://user:s3cret@127.0.0.1:${port}`);
+    assert.strictEqual(r.status, 1, r.stderr);
+    assert.match(r.stderr, new RegExp(`^cannot connect to redis-cluster://127\\.0\\.0\\.1:${port}: no seed answers [^\n]*\n$`));
   });
 });
 
@@ -114,6 +146,13 @@ describe('Client', { skip: NO_REDIS }, () => {
       (e) => e instanceof TimeoutError && e.status.total === 1 && !e.status.finished);
     assert.ok(Date.now() - t0 < 3000);
     assert.strictEqual((await c.wait(b, { timeout: 60 })).slow.status, 'ok');
+  });
+
+  it('refuses at once to wait for a batch the queue does not know', async () => {
+    await assert.rejects(c.wait('node-never-pushed', { timeout: 30 }),
+      (e) => e instanceof SandqError && !(e instanceof TimeoutError) &&
+             e.message === 'batch node-never-pushed is unknown to queue default: nothing was pushed to it ' +
+                           '(or its results expired)');
   });
 
   it('refuses rediss://', () => {

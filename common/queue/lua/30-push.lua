@@ -228,11 +228,15 @@ end
 -- 'cancelled' (its id's first result, else it counts as a duplicate), so
 -- a worker claiming at the same moment either got the task before (it runs
 -- and settles as usual) or never sees it: each task ends exactly once.
--- Claims running for the batch are left to finish. Marks the batch
--- cancelled (cancelled_at_ms). Returns {cancelled, duplicates, running}.
+-- Claims running for the batch are left to finish; with ARGV[4] 'kill'
+-- they are to be stopped: kill_seq is set to the shard's last fencing
+-- token, and a worker stops its claims of the batch holding a token up to
+-- it (tasks pushed into the batch later are claimed under larger ones).
+-- Marks the batch cancelled (cancelled_at_ms). Returns {cancelled,
+-- duplicates, running}.
 local function cancel(keys, args)
   local P = prefix(keys[1])
-  local b, ret, reason = args[1], tonumber(args[2]), args[3]
+  local b, ret, reason, kill = args[1], tonumber(args[2]), args[3], args[4] == 'kill'
   local bk, rk = P .. 'batch:' .. b, P .. 'results:' .. b
   want_lists(P)
   want_type(P .. 'delayed', 'zset')
@@ -255,6 +259,10 @@ local function cancel(keys, args)
   local claims = redis.call('HGETALL', P .. 'claims')
   for i = 2, #claims, 2 do
     if id_in_batch(claims[i], b) then running = running + 1 end
+  end
+  if kill and running > 0 then
+    redis.call('HSET', bk, 'kill_seq', redis.call('GET', P .. 'seq') or '0')
+    redis.call('EXPIRE', bk, ret)
   end
   if #gone == 0 and redis.call('EXISTS', bk) == 0 then return {0, 0, running} end
   local now = now_ms()

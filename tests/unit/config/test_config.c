@@ -192,6 +192,24 @@ static void test_llm_settings(void) {
   bad_value("{\"max_repairs\": 11}", "max_repairs");
   bad_value("{\"breaker_error_pct\": 101}", "breaker_error_pct");
   bad_value("{\"llm_backoff_base_ms\": 9000}", "llm_backoff_base_ms: above llm_backoff_cap_ms");
+  /* store_llm_reply: a JSON boolean in a file, true or false in the environment */
+  CHECK(!c.store_llm_reply);
+  write_file("{\"store_llm_reply\": true}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK(c.store_llm_reply);
+  write_file("{\"store_llm_reply\": false}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK(!c.store_llm_reply);
+  bad_value("{\"store_llm_reply\": 1}", "store_llm_reply: must be true or false");
+  bad_value("{\"store_llm_reply\": \"yes\"}", "store_llm_reply: must be true or false");
+  bad_value("{\"queue\": true}", "queue: must be a string or a number");
+  setenv("SANDQ_STORE_LLM_REPLY", "true", 1);
+  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+  CHECK(c.store_llm_reply);
+  setenv("SANDQ_STORE_LLM_REPLY", "1", 1);
+  CHECK(sq_config_load_env(&c, err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "SANDQ_STORE_LLM_REPLY: store_llm_reply: '1' must be true or false");
+  unsetenv("SANDQ_STORE_LLM_REPLY");
 }
 
 /* The risk settings are enums parsed once, by sq_config_set: every name of

@@ -58,6 +58,19 @@ int main(int argc, char **argv) {
         bson_iter_int64(&sub) == 13020);
   CHECK(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.temperature", &sub) &&
         bson_iter_double(&sub) == 0.8);
+  /* no reply kept unless the worker keeps it (store_llm_reply): then as given, invalid UTF-8 made valid */
+  CHECK(!(bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.reply", &sub)));
+  static const char said[] = "Sure:\n```python\nprint(1)\n```\xff";
+  sq_result kept = {.id = "t-3", .batch = "b", .status = SQ_STATUS_FAILED, .exit_code = 1, .worker = "w",
+                    .llm = {.called = true, .provider = "p", .model = "m", .reply = said, .reply_len = sizeof said - 1,
+                            .reply_truncated = true}};
+  bson_t doc_reply = BSON_INITIALIZER;
+  CHECK_EQ(sq_result_to_bson(&kept, &doc_reply, NULL, 0), 0);
+  CHECK(bson_iter_init(&it, &doc_reply) && bson_iter_find_descendant(&it, "llm.reply", &sub));
+  CHECK_STR(bson_iter_utf8(&sub, NULL), "Sure:\n```python\nprint(1)\n```\xef\xbf\xbd");
+  CHECK(bson_iter_init(&it, &doc_reply) && bson_iter_find_descendant(&it, "llm.reply_truncated", &sub) &&
+        bson_iter_bool(&sub));
+  bson_destroy(&doc_reply);
   CHECK(bson_iter_init_find(&it, &doc, "stdout"));
   uint32_t len = 0;
   const char *s = bson_iter_utf8(&it, &len);

@@ -570,6 +570,42 @@ static void test_release(void) {
   sq_queue_free(q);
 }
 
+/* A cancel with kill marks the batch's claims taken before it (kill_seq:
+ * the shard's last token); a plain cancel marks nothing; a damaged mark
+ * is named, not read as a token. */
+static void test_kill_mark(void) {
+  sq_queue *q = open_queue("kill");
+  int64_t seq = -1;
+  CHECK_EQ(sq_queue_batch_kill_seq(q, "kb", 0, &seq), 0);
+  CHECK_EQ(seq, 0);
+  CHECK_EQ(push1(q, "kb", "{\"id\":\"k1\",\"batch\":\"kb\"}", SQ_PRIORITY_NORMAL, NULL), 0);
+  CHECK_EQ(push1(q, "kb", "{\"id\":\"k2\",\"batch\":\"kb\"}", SQ_PRIORITY_NORMAL, NULL), 0);
+  CHECK_EQ(push1(q, "pb", "{\"id\":\"p1\",\"batch\":\"pb\"}", SQ_PRIORITY_NORMAL, NULL), 0);
+  sq_claim a = {0}, b = {0};
+  CHECK_EQ(sq_queue_claim(q, "w", 100, &a), 0); /* k1 */
+  sq_cancel_counts cc;
+  CHECK_EQ(sq_queue_batch_cancel(q, "kb", "why", true, &cc), 0);
+  CHECK_EQ(cc.cancelled, 1);
+  CHECK_EQ(cc.running, 1);
+  CHECK_EQ(sq_queue_batch_kill_seq(q, "kb", 0, &seq), 0);
+  CHECK(seq >= a.token && a.token > 0);
+  CHECK_EQ(sq_queue_claim(q, "w", 100, &b), 0); /* p1: a later claim, a larger token */
+  CHECK(b.token > seq);
+  CHECK_EQ(sq_queue_batch_cancel(q, "pb", "why", false, &cc), 0);
+  CHECK_EQ(cc.running, 1);
+  CHECK_EQ(sq_queue_batch_kill_seq(q, "pb", 0, &seq), 0);
+  CHECK_EQ(seq, 0);
+  redisContext *r = raw();
+  raw_cmd(r, "HSET sq:{kill}:batch:kb kill_seq %s", "lots");
+  CHECK_EQ(sq_queue_batch_kill_seq(q, "kb", 0, &seq), SQ_EPARSE);
+  CHECK_EQ(seq, 0);
+  CHECK(strstr(sq_queue_errstr(q), "kill_seq 'lots'") != NULL);
+  redisFree(r);
+  sq_claim_clear(&a);
+  sq_claim_clear(&b);
+  sq_queue_free(q);
+}
+
 /* Each completion's code is the one wanted. */
 static void codes_are(const int *rcs, const int *want, int n) {
   for (int i = 0; i < n; i++) CHECK_EQ(rcs[i], want[i]);
@@ -784,6 +820,7 @@ int main(void) {
   test_claim_undo();
   test_retry();
   test_release();
+  test_kill_mark();
   test_results();
   test_results_grouped();
   return sq_check_done("test_queue");
