@@ -56,7 +56,8 @@ static int print_entry(const char *id, const sq_audit_entry *e, void *ud) {
     } strs[] = {{"task", e->task},         {"batch", e->batch},      {"sha256", e->sha256},
                 {"status", e->status},     {"worker", e->worker},    {"provider", e->provider},
                 {"model", e->model},       {"jail_mode", e->jail_mode}, {"blocked_syscall", e->blocked_syscall},
-                {"language", e->language}};
+                {"language", e->language},
+                {"profile", e->profile}};
     for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++)
       if (strs[i].v[0] || i < 5) cJSON_AddStringToObject(o, strs[i].k, strs[i].v);
     cJSON_AddNumberToObject(o, "exit_code", (double)e->exit_code);

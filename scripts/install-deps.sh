@@ -32,6 +32,9 @@ if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
 	# the Python client as a package: a venv and setuptools, no PyPI
 	# (tests/integration/client_python.sh runs its README's pip install)
 	PKGS="$PKGS python3-venv python3-setuptools"
+	# the built-in data profile (tests/integration/profiles.sh): numpy and
+	# pandas in the jail, scipy and matplotlib beside them
+	PKGS="$PKGS python3-numpy python3-pandas python3-scipy python3-matplotlib"
 fi
 
 # zlib1g-dev: `sandq-producer import` reads gzipped datasets (HumanEval.jsonl.gz).
@@ -67,8 +70,9 @@ fi
 
 # The benchmarks (bench/run.sh, `make bench`): the jail's comparisons and
 # the queue's side-by-side run against python3-rq; no bc (awk does the sums).
+# numpy and pandas: bench/profiles.sh's tasks in the data profile.
 if [ "${SANDQ_WITH_BENCH:-0}" = 1 ]; then
-	PKGS="$PKGS bubblewrap firejail python3-rq hyperfine"
+	PKGS="$PKGS bubblewrap firejail python3-rq hyperfine python3-numpy python3-pandas"
 fi
 
 missing=""

@@ -66,6 +66,7 @@ void sq__audit_log_note(sq__audit_log *a, const job *j) {
   }
   snprintf(e->jail_mode, sizeof e->jail_mode, "%s", sq_jail_mode_name(j->out.mode));
   snprintf(e->language, sizeof e->language, "%s", sq_language_get(j->task->language)->name);
+  snprintf(e->profile, sizeof e->profile, "%s", j->r.profile ? j->r.profile : "default");
   snprintf(e->blocked_syscall, sizeof e->blocked_syscall, "%s", j->out.blocked_syscall);
   e->exit_code = j->out.exit_code;
   e->wall_ms = j->out.wall_ms;

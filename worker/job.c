@@ -21,6 +21,7 @@
 #include "llm.h"
 #include "metrics.h"
 #include "pool.h"
+#include "profiles.h"
 #include "redis_link.h"
 
 #define RISK_CACHE_NS "risk"
@@ -265,6 +266,19 @@ static int wrap_workspace(job *j) {
   return rc;
 }
 
+/* The task's profile: its runner into j->jail. An unknown one ends the
+ * task as invalid_task, before any LLM call (-1). */
+static int choose_profile(job *j) {
+  char why[sizeof j->reason];
+  sq_jail_limits def, max;
+  if (sq__profiles_find(j->w->profiles, j->task->profile, &j->jail, &def, &max, why, sizeof why) != 0) {
+    end_with(j, SQ_STATUS_INVALID_TASK, "%s", why);
+    return -1;
+  }
+  j->r.profile = j->task->profile ? j->task->profile : SQ_PROFILE_DEFAULT;
+  return 0;
+}
+
 /* A task in a language whose toolchain this worker lacks ends here,
  * naming what it has; returns whether it did. */
 static bool language_missing(job *j) {
@@ -327,8 +341,10 @@ static void exec_start(job *j) {
 
 void sq__job_submit(job *j) {
   worker *w = j->w;
+  sq_jail_limits def, max;
+  sq__profiles_find(w->profiles, j->task->profile, &j->jail, &def, &max, NULL, 0); /* known: sq__job_begin */
   j->lim = j->task->limits;
-  sq_jail_limits_apply(&j->lim, &w->cfg.default_limits, &w->cfg.max_limits);
+  sq_jail_limits_apply(&j->lim, &def, &max);
   sq_language_limits(j->task->language, &j->lim); /* a compiler's budget on top */
   if (j->task->n_fetch) j->lim.output_kib += SQ_WORKSPACE_OUTPUT_KIB; /* the files' block; held back after */
   j->lim.stop = &j->kill;
@@ -553,6 +569,7 @@ void sq__job_begin(worker *w, sq_claim *claim) {
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);
     return;
   }
+  if (choose_profile(j) != 0) return;
   sq__test_hook_task(j->task); /* a no-op unless SANDQ_TEST_HOOKS=1 */
   if (!j->task->code) {
     generate(j);

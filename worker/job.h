@@ -35,6 +35,7 @@ struct job {
   char judge_reason[160];
   sq_jail_limits lim;     /* lim.stop points at kill */
   atomic_int kill;        /* set by kill_watch.c (another thread reads it): stop, end 'cancelled' */
+  sq_jail *jail;          /* the task's profile's runner; NULL: the worker's own (profile default) */
   sq_jail_outcome out;
   sq_workspace_files files; /* fetched off the outcome's stderr (workspace.h) */
   int jail_rc;

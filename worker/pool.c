@@ -74,7 +74,7 @@ static void *run(void *arg) {
       snprintf(j->out.error, sizeof j->out.error, "test hook: a host failure");
       j->jail_rc = SQ_EJAIL;
     } else {
-      j->jail_rc = sq_jail_run_task(p->jail, j->program, strlen(j->program), j->listing, strlen(j->listing),
+      j->jail_rc = sq_jail_run_task(j->jail ? j->jail : p->jail, j->program, strlen(j->program), j->listing, strlen(j->listing),
                                     j->input, j->input_len, &j->lim, j->r.id, &j->out);
     }
     pthread_mutex_lock(&p->mu);

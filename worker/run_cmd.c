@@ -20,6 +20,7 @@
 #include "jail.h"
 #include "log.h"
 #include "precheck.h"
+#include "profiles.h"
 #include "reason.h"
 #include "status.h"
 #include "task.h"
@@ -45,6 +46,7 @@ static const sq_cli_flag run_flags[] = {
     {"language", "L", NULL, "the file's language: python (default), bash, javascript, typescript, c, cpp, go, rust, "
                             "java, ruby, php, lua, perl"},
     {"mode", "spawn|warm", "jail_mode", "fork+exec per run, or a warm zygote (SANDQ_JAIL_MODE)"},
+    {"profile", "NAME", NULL, "the interpreter profile the program runs in (default: default)"},
     {"config", "FILE", NULL, "JSON configuration file"},
     {"policy", "KIND=ACTION", "policy.actions.*",
      "the pre-check's action (record|block) for one finding kind, or all=; repeatable, applied in order"},
@@ -145,7 +147,7 @@ static int add_findings(cJSON *root, const sq_precheck_report *rep) {
 /* Prints the run as one JSON line on stdout; a blocked program did not run
  * (end "not_run", reason set). Returns 0 or SQ_ENOMEM. */
 static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_precheck_report *rep,
-                         const char *reason, const sq_harness_marks *marks) {
+                         const char *reason, const sq_harness_marks *marks, const char *profile) {
   int rc = SQ_ENOMEM;
   char *text = NULL;
   cJSON *root = cJSON_CreateObject();
@@ -174,7 +176,8 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_pr
        (marks->judge_why[0] && !cJSON_AddStringToObject(root, "judge_reason", marks->judge_why))))
     goto out;
   if (!cJSON_AddStringToObject(root, "mode", sq_jail_mode_name(o->mode)) ||
-      !cJSON_AddBoolToObject(root, "oom_killed", o->oom_killed))
+      !cJSON_AddBoolToObject(root, "oom_killed", o->oom_killed) ||
+      !cJSON_AddStringToObject(root, "profile", profile ? profile : SQ_PROFILE_DEFAULT))
     goto out;
   cJSON *layers = cJSON_AddArrayToObject(root, "layers");
   if (!layers) goto out;
@@ -226,12 +229,12 @@ static int run(const sq_cli *cli) {
   if (sq_cmd_config("run", &cfg, cli) != 0) return 2;
   sq_log_init("sandq-worker", cfg.log_level);
   sq_jail_limits lim = a.lim;
-  sq_jail_limits_apply(&lim, &cfg.default_limits, &cfg.max_limits);
 
   size_t max_bytes = cfg.max_task_kib > 0 ? (size_t)cfg.max_task_kib * 1024 : DEFAULT_MAX_FILE_BYTES;
   char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL, *input = NULL;
   size_t input_len = 0;
   sq_jail *jail = NULL;
+  sq__profiles *profiles = NULL;
   sq_jail_outcome o = {0};
   int rc;
   ret = 2;
@@ -258,14 +261,26 @@ static int run(const sq_cli *cli) {
     char reason[1024];
     o.exit_code = -1;
     sq_precheck_reason(&cfg.policy, &rep, reason, sizeof reason);
-    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason, NULL) != 0) goto out;
+    if (print_outcome(&o, SQ_STATUS_BLOCKED, &rep, reason, NULL, sq_cli_get(cli, "profile")) != 0) goto out;
     ret = 0;
     goto out;
   }
   /* One run: one lean zygote is enough (a program that imports runs on it). */
   sq_jail_config jcfg = {.python_path = cfg.python_path, .scratch_root = cfg.scratch_root,
                          .mode = cfg.jail_mode, .pool_size = 1, .one_run = true};
-  rc = sq_jail_new(&jcfg, &jail);
+  const char *profile = sq_cli_get(cli, "profile");
+  sq_jail *run_jail = NULL;
+  sq_jail_limits def, max;
+  char pwhy[512];
+  if ((rc = sq__profiles_open(&cfg, &jcfg, profile, &profiles, pwhy, sizeof pwhy)) != 0 ||
+      (rc = sq__profiles_find(profiles, profile, &run_jail, &def, &max, pwhy, sizeof pwhy)) != 0) {
+    fprintf(stderr, "sandq-worker run: --profile: %s\n", pwhy);
+    if (rc == SQ_ECONFIG || rc == SQ_ENOTFOUND) ret = 2;
+    goto out;
+  }
+  sq_jail_limits_apply(&lim, &def, &max);
+  rc = run_jail ? 0 : sq_jail_new(&jcfg, &jail);
+  if (!run_jail) run_jail = jail;
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: cannot set up the jail (python %s, scratch root %s): %s\n",
             cfg.python_path, cfg.scratch_root, sq_strerror(rc));
@@ -273,7 +288,7 @@ static int run(const sq_cli *cli) {
   }
   sq_jail_limits jail_lim = lim;
   sq_language_limits(a.language, &jail_lim);
-  rc = sq_jail_run_task(jail, program, strlen(program), listing, strlen(listing), input, input_len, &jail_lim, NULL,
+  rc = sq_jail_run_task(run_jail, program, strlen(program), listing, strlen(listing), input, input_len, &jail_lim, NULL,
                         &o);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
@@ -296,7 +311,7 @@ static int run(const sq_cli *cli) {
   else if (!python && !why && status != SQ_STATUS_PASSED && status != SQ_STATUS_OK)
     sq_reason_build(status, &o, &jail_lim, a.expected_stdout, reason, sizeof reason);
   if (!why && reason[0]) why = reason;
-  if (print_outcome(&o, status, &rep, why, &in.marks) != 0) {
+  if (print_outcome(&o, status, &rep, why, &in.marks, profile) != 0) {
     fprintf(stderr, "sandq-worker run: cannot print the result\n");
     goto out;
   }
@@ -304,6 +319,7 @@ static int run(const sq_cli *cli) {
 out:
   sq_jail_outcome_clear(&o);
   sq_jail_free(jail);
+  sq__profiles_free(profiles);
   free(program);
   free(input);
   free(listing);

@@ -32,6 +32,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "pool.h"
+#include "profiles.h"
 #include "redis_link.h"
 #include "risk.h"
 #include "worker.h"
@@ -127,6 +128,12 @@ static int serve(const sq_cli *cli) {
     SQ_ERROR("jail: %s (scratch_root %s)", sq_strerror(rc), w.cfg.scratch_root);
     goto out;
   }
+  char pwhy[512];
+  if ((rc = sq__profiles_open(&w.cfg, &jc, NULL, &w.profiles, pwhy, sizeof pwhy)) != 0) {
+    SQ_ERROR("%s", pwhy);
+    if (rc == SQ_ECONFIG) exit_code = 2; /* the operator's to fix (docs/configuration.md, "Profiles") */
+    goto out;
+  }
   sq__pool_precompile(w.jail);
   if ((rc = sq__pool_new(w.jail, (int)w.cfg.jail_threads, &w.pool)) != 0) {
     SQ_ERROR("jail pool: %s", sq_strerror(rc));
@@ -185,6 +192,7 @@ out:
   sq__backoff_free(w.best_effort);
   sq__housekeeping_free(w.housekeeping);
   sq_metrics_free(w.metrics);
+  sq__profiles_free(w.profiles);
   sq_jail_free(w.jail);
   sq_compiled_clear();
   return exit_code;

@@ -21,6 +21,7 @@ typedef struct sq__housekeeping sq__housekeeping;
 typedef struct sq__budget_cache sq__budget_cache;
 typedef struct sq__audit_log sq__audit_log;
 typedef struct sq__endpoint sq__endpoint;
+typedef struct sq__profiles sq__profiles;
 
 typedef struct worker worker;
 struct worker {
@@ -28,6 +29,7 @@ struct worker {
   sq__link *link;         /* redis_link.c: the event loop's connection: claims, results, retries */
   sq__backoff *best_effort; /* best_effort.c: spend, verdict cache, metrics, health, rollout back off apart */
   sq_jail *jail;
+  sq__profiles *profiles; /* profiles.c: the runners of the other interpreter profiles */
   sq_llm *llm;            /* NULL when no provider is configured */
   jail_pool *pool;        /* pool.c */
   sq_heartbeat *heartbeat;  /* keeps our leases alive; runs the fleet's reaper in turn */

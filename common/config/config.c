@@ -424,6 +424,8 @@ int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char
       cfg->n_providers = n;
     } else if (strcmp(m->string, "policy") == 0) {
       if ((rc = load_policy(cfg, m, err, errlen)) != 0) break;
+    } else if (strcmp(m->string, "profiles") == 0) {
+      if ((rc = sq_config_load_profiles(cfg, m, err, errlen)) != 0) break;
     } else if (strcmp(m->string, "default_limits") == 0 || strcmp(m->string, "max_limits") == 0) {
       if (!cJSON_IsObject(m)) {
         rc = fail(err, errlen, "%s: must be an object", m->string);
@@ -606,6 +608,7 @@ int sq_config_validate(sq_config *cfg, char *err, size_t errlen) {
     return fail(err, errlen, "default_limits.memory_mib: above max_limits.memory_mib");
   if (d->output_kib > m->output_kib)
     return fail(err, errlen, "default_limits.output_kib: above max_limits.output_kib");
+  if ((rc = sq_config_check_profiles(cfg, err, errlen))) return rc;
   if (sq_precheck_allowlist_validate(cfg->policy.import_allowlist) != 0)
     return fail(err, errlen, "policy.import_allowlist: module names of A-Z a-z 0-9 _ . separated by commas");
   const sq_queue_options *qo = &cfg->queue_opts;

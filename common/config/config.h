@@ -16,11 +16,31 @@
 #include "precheck.h"
 #include "run.h"
 
+typedef struct cJSON cJSON;
+
 #define SQ_CONFIG_MAX_PROVIDERS 8
 /* The value of a sizing field (jail_threads, jail_pool_size, claim_prefetch,
  * claim_batch, max_tasks_in_flight) nobody set: sq_config_derive fills it
  * from the host. Never a valid explicit value. */
 #define SQ_CONFIG_AUTO (-1)
+
+/* An interpreter profile a task may name ("profile"; docs/configuration.md,
+ * "Profiles"): the jail's sq_jail_profile and its own limits. */
+#define SQ_CONFIG_MAX_PROFILES 8
+#define SQ_CONFIG_PROFILE_LIST 8 /* entries in packages, preload and env each */
+#define SQ_CONFIG_PROFILE_NAME_MAX 31
+typedef struct {
+  char name[SQ_CONFIG_PROFILE_NAME_MAX + 1];
+  char python[256];              /* "": the worker's python */
+  char packages[SQ_CONFIG_PROFILE_LIST][256];
+  int n_packages;
+  char preload[SQ_CONFIG_PROFILE_LIST][64];
+  int n_preload;
+  char env[SQ_CONFIG_PROFILE_LIST][256]; /* NAME=VALUE */
+  int n_env;
+  sq_jail_limits default_limits; /* 0 fields: the worker's default_limits */
+  sq_jail_limits max_limits;     /* 0 fields: the worker's max_limits */
+} sq_config_profile;
 
 typedef struct {
   char redis_url[512];
@@ -68,6 +88,8 @@ typedef struct {
   sq_rollout_plan rollout;     /* the plan `sandq-producer rollout start` writes */
   char metrics_listen[256];    /* a worker's GET /metrics and /healthz (HOST:PORT); "": none */
   int64_t audit_max_len;       /* the audit stream sq:{Q}:audit keeps about this many entries; 0: no audit */
+  int n_profiles;              /* interpreter profiles besides "default" (key profiles) */
+  sq_config_profile profiles[SQ_CONFIG_MAX_PROFILES];
 } sq_config;
 
 /* Fills cfg with the defaults. */
@@ -137,6 +159,19 @@ void sq_config_host_probe(sq_config_host *host);
  * note (may be NULL) gets one line naming each value and whether it was
  * derived or set. Call after sq_config_validate. */
 void sq_config_derive(sq_config *cfg, const sq_config_host *host, char *note, size_t notelen);
+
+/* The "profiles" object of a config file (config_profiles.c) into cfg,
+ * replacing any before. Returns 0 or SQ_ECONFIG with err naming the key. */
+int sq_config_load_profiles(sq_config *cfg, const cJSON *obj, char *err, size_t errlen);
+/* Checks the profiles (names, limits against the worker's); called by
+ * sq_config_validate. Whether their paths and modules exist is the
+ * worker's start-up check. Returns 0 or SQ_ECONFIG with err set. */
+int sq_config_check_profiles(const sq_config *cfg, char *err, size_t errlen);
+/* The profile named name, or NULL ("default" is none of them). */
+const sq_config_profile *sq_config_profile_find(const sq_config *cfg, const char *name);
+/* A profile's limits: its own where set, else the worker's. */
+void sq_config_profile_limits(const sq_config *cfg, const sq_config_profile *p, sq_jail_limits *def,
+                              sq_jail_limits *max);
 
 /* Checks every field; returns 0 or SQ_ECONFIG with err naming the first bad
  * field and what would be valid. Fills worker_id when empty. */

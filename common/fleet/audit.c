@@ -16,11 +16,11 @@ void sq_audit_form_fill(sq_audit_form *f, const sq_audit_entry *e) {
   const char *const names[SQ_AUDIT_FIELDS] = {"task",     "batch",           "sha256",    "status", "worker",
                                               "provider", "model",           "jail_mode", "blocked_syscall",
                                               "exit_code", "wall_ms",        "round",     "time_ms",
-                                              "language"};
+                                              "language", "profile"};
   const char *const vals[SQ_AUDIT_FIELDS] = {e->task,      e->batch,      e->sha256,     e->status,    e->worker,
                                              e->provider,  e->model,      e->jail_mode,  e->blocked_syscall,
                                              f->text[0],   f->text[1],    f->text[2],    f->text[3],
-                                             e->language};
+                                             e->language, e->profile};
   size_t n = 0;
   for (size_t i = 0; i < SQ_AUDIT_FIELDS; i++) {
     if (!vals[i][0]) continue; /* provider, model, blocked_syscall: only when there is one */
@@ -46,7 +46,7 @@ void sq_audit_parse(const char *const *fields, const char *const *values, size_t
     continue;                                                                                                          \
   }
     STR(task) STR(batch) STR(sha256) STR(status) STR(worker) STR(provider) STR(model) STR(jail_mode)
-    STR(blocked_syscall) NUM(exit_code) NUM(wall_ms) NUM(round) NUM(time_ms) STR(language)
+    STR(blocked_syscall) NUM(exit_code) NUM(wall_ms) NUM(round) NUM(time_ms) STR(language) STR(profile)
 #undef STR
 #undef NUM
   }

@@ -8,7 +8,8 @@
  *   status (this run's verdict), worker, provider and model (generated
  *   code only), jail_mode, blocked_syscall (when seccomp killed it),
  *   exit_code, wall_ms, round (0 the first run, n the n-th repair),
- *   time_ms (wall clock when the run ended), language (the task's)
+ *   time_ms (wall clock when the run ended), language (the task's), profile (the
+ *   interpreter profile it ran in)
  *
  * Knows nothing of the jail or the LLM client: the worker fills the entry. */
 #ifndef SQ_AUDIT_H
@@ -21,7 +22,7 @@
 #include "task.h"
 
 #define SQ_AUDIT_STREAM "audit" /* sq:{Q}:audit */
-#define SQ_AUDIT_FIELDS 14
+#define SQ_AUDIT_FIELDS 15
 
 /* One executed program. Plain data. */
 typedef struct {
@@ -33,6 +34,7 @@ typedef struct {
   char provider[64];
   char model[128];
   char jail_mode[16];
+  char profile[32];
   char blocked_syscall[32];
   int64_t exit_code;
   int64_t wall_ms;

@@ -165,6 +165,7 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
   if (ok && r->judge) ok = append_cstr(doc, "judge", r->judge);
   if (ok && r->judge && r->judge_reason) ok = append_cstr(doc, "judge_reason", r->judge_reason);
   if (ok && r->jail.ran) ok = append_jail(doc, &r->jail);
+  if (ok && r->profile) ok = append_cstr(doc, "profile", r->profile);
   if (ok && r->risk) ok = append_risk(doc, r->risk);
   if (ok && r->n_repairs > 0) ok = append_repairs(doc, r->repairs, r->n_repairs);
   ok = ok && append_cstr(doc, "worker", r->worker) && BSON_APPEND_DATE_TIME(doc, "finished_at", r->finished_at_ms);

@@ -95,6 +95,7 @@ typedef struct {
   int64_t cpu_wait_ms;         /* how long the run waited for a CPU (credited to its wall clock) */
   const char *blocked_syscall; /* may be NULL */
   sq_result_jail jail;         /* how the program ran: mode and layers */
+  const char *profile;         /* the interpreter profile it ran in; NULL: not written (did not run) */
   sq_result_llm llm;
   const char *worker;
   int64_t finished_at_ms;      /* wall clock, ms since the epoch */

@@ -231,6 +231,17 @@ static int take_checker(const cJSON *v, sq_task *t, char *err, size_t errlen) {
   return 0;
 }
 
+/* "profile": a name the worker looks up (an unknown one is its invalid_task). */
+static int take_profile(const cJSON *v, sq_task *t, char *err, size_t errlen) {
+  int rc = take_string(v, "profile", &t->profile, err, errlen);
+  if (rc) return rc;
+  size_t n = strlen(t->profile);
+  bool ok = n > 0 && n <= 31;
+  for (const char *c = t->profile; ok && *c; c++)
+    ok = isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.';
+  return ok ? 0 : sq_errf(err, errlen, SQ_ETASK, "profile: must be 1-31 characters of A-Z a-z 0-9 _ - .");
+}
+
 /* How deep v nests (a scalar is 0, {} is 1); stops counting past limit. */
 static int depth_of(const cJSON *v, int limit) {
   if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return 0;
@@ -305,7 +316,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
                                       "entry_point", "expected_stdout", "limits", "metadata",
                                       "enqueued_at_ms", "priority", "idempotency_key",
                                       "temperature", "model", "language", "files", "fetch_files",
-                                      "cases", "checker", "stop_on_failure", "plus_tests"};
+                                      "cases", "checker", "stop_on_failure", "plus_tests", "profile"};
   const size_t n_known = sizeof known / sizeof known[0];
   unsigned seen = 0;
   const cJSON *m;
@@ -321,7 +332,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
                   "%s: unknown field (known: id, batch, prompt, code, tests, entry_point, "
                   "expected_stdout, limits, metadata, enqueued_at_ms, priority, idempotency_key, "
                   "temperature, model, language, files, fetch_files, cases, checker, "
-                  "stop_on_failure, plus_tests)", m->string);
+                  "stop_on_failure, plus_tests, profile)", m->string);
     if (seen & (1u << k)) return sq_errf(err, errlen, SQ_ETASK, "%s: appears twice", m->string);
     seen |= 1u << k;
     switch (k) {
@@ -386,6 +397,7 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
       t->stop_on_failure = cJSON_IsTrue(m);
       break;
     case 20: rc = take_string(m, "plus_tests", &t->plus_tests, err, errlen); break;
+    case 21: rc = take_profile(m, t, err, errlen); break;
     }
     if (rc) return rc;
   }
@@ -481,6 +493,7 @@ void sq_task_free(sq_task *t) {
   free(t->metadata_json);
   free(t->idempotency_key);
   free(t->model);
+  free(t->profile);
   for (size_t i = 0; i < t->n_files; i++) {
     free(t->files[i].name);
     free(t->files[i].base64);

@@ -93,6 +93,7 @@ typedef struct {
   sq_task_checker checker; /* "checker"; tokens when absent */
   bool stop_on_failure;  /* "stop_on_failure"; true when absent */
   char *plus_tests;      /* "plus_tests": the plus tier's tests (evalplus), run when tests pass; may be NULL */
+  char *profile;         /* "profile": the interpreter profile's name; NULL when absent ("default") */
 } sq_task;
 
 /* Parses and validates one task of len bytes (need not be NUL-terminated).

@@ -118,7 +118,14 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
     sq_jail_free(j);
     return SQ_EJAIL;
   }
-  int rc = sq__jail_seccomp_build(&j->c.seccomp);
+  char pwhy[300];
+  int rc = sq__jail_profile_init(&j->c, cfg->profile, pwhy, sizeof pwhy);
+  if (rc != 0) {
+    SQ_ERROR("jail: profile: %s", pwhy);
+    sq_jail_free(j);
+    return rc;
+  }
+  rc = sq__jail_seccomp_build(&j->c.seccomp);
   if (rc != 0) {
     sq_jail_free(j);
     return rc;
@@ -172,6 +179,7 @@ void sq_jail_free(sq_jail *j) {
   slot_cgroups_destroy();
   sq__jail_seccomp_free(&j->c.seccomp);
   sq__jail_interp_release(&j->c.interp);
+  sq__jail_profile_release(&j->c);
   /* root_dir stays: another runner (in this process or another worker
    * sharing the scratch root) may be mounting a root on it right now. */
   free(j->c.python_path);
@@ -445,9 +453,11 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   if ((ret = make_host_scratch(j, program, len, drop_uid ? (long)sq__jail_slot_uid(slot) : -1, dir, o)) != 0) goto out;
   char home[PATH_MAX + 8];
   snprintf(home, sizeof home, "HOME=%s", dir);
-  char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", home, "PYTHONDONTWRITEBYTECODE=1",
-                  "PYTHONIOENCODING=utf-8", NULL};
-  char *argv[] = {"python3", "-I", "-S", "main.py", NULL};
+  const char *base[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", home, "PYTHONDONTWRITEBYTECODE=1",
+                        "PYTHONIOENCODING=utf-8", NULL};
+  char *envp[sizeof j->c.spawn_envp / sizeof *j->c.spawn_envp];
+  sq__jail_envp(&j->c, base, NULL, envp, sizeof envp / sizeof *envp); /* fits: as spawn_envp did */
+  char *const *argv = j->c.spawn_argv;
   if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0 || pipe2(st_p, O_CLOEXEC) != 0 ||
       socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl) != 0 ||
       (input && (in_fd = sq__jail_input_memfd(input, input_len)) < 0)) {

@@ -21,8 +21,20 @@ typedef struct {
   char detail[400]; /* why not, or how */
 } sq_jail_probe_line;
 
+/* An interpreter profile: what its runs see besides the standard library
+ * (jail_profile.c). Every string is copied by sq_jail_new. Lists are
+ * NULL-terminated; NULL is an empty list. */
+#define SQ_JAIL_PROFILE_LIST_MAX 16 /* entries in each list */
+typedef struct {
+  const char *const *packages; /* host directories put on sys.path, in order, and shown read-only in the
+                                  root (absolute; a venv's site-packages, a Debian dist-packages) */
+  const char *const *preload;  /* modules a warm zygote imports before it forks (the lean ones import none) */
+  const char *const *env;      /* "NAME=VALUE" added to every run's environment */
+} sq_jail_profile;
+
 typedef struct {
   const char *python_path; /* interpreter, e.g. /usr/bin/python3 */
+  const sq_jail_profile *profile; /* or NULL: the standard library only (`python3 -I -S`) */
   const char *scratch_root; /* per-run scratch dirs (and the roots' mount point) below it */
   sq_jail_mode mode;        /* default for runs */
   int pool_size;            /* warm zygotes with the common modules imported (0: none started; warm
@@ -40,8 +52,11 @@ typedef struct sq_jail sq_jail;
  * starts cfg->pool_size zygotes: each is started by execve with the fixed
  * environment, so it carries nothing of the caller's memory or secrets;
  * still, create the runner before loading secrets where you can.
- * Returns 0, SQ_ENOMEM, SQ_EINVAL, or SQ_EJAIL (scratch root unusable, or
- * the pool could not start). */
+ * Whatever the profile, Debian's package directories (dist-packages) not
+ * among its packages are hidden under an empty read-only directory.
+ * Returns 0, SQ_ENOMEM, SQ_EINVAL (a bad profile: logged, naming the
+ * entry), or SQ_EJAIL (scratch root unusable, or the pool could not
+ * start). */
 int sq_jail_new(const sq_jail_config *cfg, sq_jail **out);
 /* Frees the runner; NULL is a no-op. */
 void sq_jail_free(sq_jail *j);

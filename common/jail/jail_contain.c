@@ -230,7 +230,7 @@ static int write_program(const sq__jail_child *c) {
  * tmpfs is mounted per run), or it is built here. */
 static int build_root(const sq__jail_child *c) {
   if (c->root_prepared) return sq__jail_mnt_scratch("", c->uid);
-  int rc = sq__jail_mnt_build(c->root_dir, c->uid, true, c->warm, c->interp, c->interp ? FD_INTERP : -1);
+  int rc = sq__jail_mnt_build(c->root_dir, c->uid, true, c->warm, c->interp, c->interp ? FD_INTERP : -1, c->binds);
   int err = errno;
   close(FD_INTERP); /* nothing after the root needs the copies' tmpfs */
   errno = err;

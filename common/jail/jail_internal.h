@@ -61,6 +61,15 @@ typedef struct {
   long long bytes;
 } sq__jail_interp;
 
+/* What a profile changes in every root (jail_profile.c): host directories
+ * bound read-only at their own path, and host directories covered by an
+ * empty read-only tmpfs. NULL-terminated; owned by the runner. */
+#define SQ__JAIL_BINDS_MAX 32
+typedef struct {
+  char *show[SQ__JAIL_BINDS_MAX + 1];
+  char *hide[SQ__JAIL_BINDS_MAX + 1];
+} sq__jail_binds;
+
 /* Everything the child needs, prepared by the parent before clone so the
  * child only makes async-signal-safe calls. */
 typedef struct {
@@ -89,6 +98,7 @@ typedef struct {
   bool warm;            /* payload execs the zygote loop, no rlimits/filter */
   const struct sock_fprog *seccomp;
   const sq__jail_interp *interp; /* or NULL: the copies a root it builds binds */
+  const sq__jail_binds *binds;   /* or NULL: the profile's binds in a root it builds */
   const struct sq__jail_cgroup_s *self_cg; /* or NULL: cgroups (v1) the child enters itself
                                               before it waits for the parent (who then attaches nothing) */
 } sq__jail_child;
@@ -159,10 +169,11 @@ bool sq__jail_mnt_shows(const char *path);
  * shared object are written to SQ__ZYGOTE_PY and SQ__ZYGOTE_SO. interp (or NULL) names the interpreter's
  * copies, whose tmpfs the caller holds on descriptor interp_fd: each is
  * bound read-only over its path (one that cannot be keeps the host's
- * file, which is the same file). Async-signal-safe. Returns 0 or -1 with
+ * file, which is the same file). binds (or NULL): the profile's
+ * directories shown and hidden. Async-signal-safe. Returns 0 or -1 with
  * errno. */
 int sq__jail_mnt_build(const char *root_dir, unsigned uid, bool with_scratch, bool with_zygote,
-                       const sq__jail_interp *interp, int interp_fd);
+                       const sq__jail_interp *interp, int interp_fd, const sq__jail_binds *binds);
 /* Mounts a fresh scratch tmpfs (size and inode caps, mode 0700, owned by
  * uid) at root + SQ__JAIL_SCRATCH; root is "" inside a built root.
  * Async-signal-safe. Returns 0 or -1 with errno. */
@@ -360,7 +371,28 @@ typedef struct {
   uint32_t layers;  /* what this host enforces */
   struct sock_fprog seccomp;
   sq__jail_interp interp; /* the interpreter's files in large pages, or none */
+  /* The profile (jail_profile.c): what the roots show and hide, and the
+   * interpreter's flags and environment; all owned here. */
+  unsigned long id;  /* unique to this runner in the process (never 0) */
+  sq__jail_binds binds;
+  bool packages;    /* packages on sys.path: `-s -S -P` with PYTHONPATH, not `-I -S` */
+  char *env[SQ_JAIL_PROFILE_LIST_MAX + 2]; /* the profile's NAME=VALUE, then PYTHONPATH=...; NULL-terminated */
+  char *preload;    /* "SANDQ_PRELOAD=a,b" for the full zygotes (zygote.py), or NULL */
+  char *spawn_argv[8];  /* a spawn run's command line (main.py in its cwd) */
+  char *spawn_envp[SQ_JAIL_PROFILE_LIST_MAX + 10]; /* and environment (HOME the scratch) */
 } sq__jail_common;
+
+/* Fills c's profile fields from p (NULL: the default profile) after
+ * checking it; why says what is wrong. Returns 0, SQ_ENOMEM or SQ_EINVAL. */
+int sq__jail_profile_init(sq__jail_common *c, const sq_jail_profile *p, char *why, size_t why_len);
+void sq__jail_profile_release(sq__jail_common *c);
+/* argv for the interpreter (at most 8 entries with the NULL): "python3",
+ * the profile's flags, script, then a1 and a2 when not NULL. */
+void sq__jail_argv(const sq__jail_common *c, char **argv, const char *script, const char *a1, const char *a2);
+/* envp (cap entries with the NULL): base (NULL-terminated), then the
+ * profile's environment, then extra when not NULL. Returns 0, or -1 when
+ * it does not fit. Pointers only: async-signal-safe. */
+int sq__jail_envp(const sq__jail_common *c, const char *const *base, const char *extra, char **envp, size_t cap);
 const sq__jail_common *sq__jail_common_of(const sq_jail *j);
 
 /* Spawn mode with namespaces (jail_slot.c): runs program through slot's

@@ -195,8 +195,28 @@ static void bind_interp(const char *root, const sq__jail_interp *ip, int fd) {
   }
 }
 
+/* An empty read-only tmpfs over path below root: a directory the
+ * profile hides (jail_profile.c). */
+static int hide_dir(const char *root, const char *path) {
+  char dst[512];
+  join(dst, sizeof dst, root, path);
+  if (mount("sandq-hidden", dst, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,nr_inodes=2,mode=0555") != 0)
+    return -1;
+  return mount(NULL, dst, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}
+
+/* The profile's directories: each shown one bound read-only at its own
+ * path, each hidden one covered. */
+static int mount_binds(const char *root, const sq__jail_binds *b) {
+  for (size_t i = 0; b && b->show[i]; i++)
+    if (bind_ro(root, b->show[i], true) != 0) return -1;
+  for (size_t i = 0; b && b->hide[i]; i++)
+    if (hide_dir(root, b->hide[i]) != 0) return -1;
+  return 0;
+}
+
 int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch, bool with_zygote,
-                       const sq__jail_interp *interp, int interp_fd) {
+                       const sq__jail_interp *interp, int interp_fd, const sq__jail_binds *binds) {
   /* Nothing we mount may propagate back to the host. */
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
   if (mount("sandq-root", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,nr_inodes=256,mode=0755") != 0)
@@ -207,6 +227,7 @@ int sq__jail_mnt_build(const char *root, unsigned uid, bool with_scratch, bool w
     if (bind_ro(root, ro_files[i], false) != 0) return -1;
   if (toolchains(root) != 0) return -1;
   bind_interp(root, interp, interp_fd);
+  if (mount_binds(root, binds) != 0) return -1;
   if (mkdirs(root, "/dev") != 0) return -1;
   for (size_t i = 0; i < sizeof dev_files / sizeof *dev_files; i++)
     if (bind_dev(root, dev_files[i]) != 0) return -1;

@@ -68,6 +68,7 @@ typedef struct {
   pid_t pid;  /* 0: no holder */
   int pidfd;
   int sock;
+  unsigned long owner; /* the runner (sq__jail_common.id) whose root, and profile, the holder has */
 } holder;
 
 /* Slot s's holder; only the slot's owner touches holders[s]. */
@@ -91,6 +92,8 @@ typedef struct {
 } h_init;
 
 static h_init standby;
+/* The runs' command line and environment: the profile's (sq__jail_common). */
+static char *const *h_argv, *const *h_envp;
 static h_init ending[HOLDER_MAX_ENDING];
 
 static void h_reap(h_init *p) {
@@ -117,9 +120,7 @@ static int h_send_pidfd(pid_t pid, int pidfd) {
 /* Clones the next run's init into fresh namespaces, where it prepares
  * everything it can (sq__jail_standby) and waits for its run. */
 static int h_standby_start(const struct sock_fprog *seccomp, uint32_t layers, unsigned uid) {
-  static char *argv[] = {"python3", "-I", "-S", "main.py", NULL};
-  static char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH,
-                         "PYTHONDONTWRITEBYTECODE=1", "PYTHONIOENCODING=utf-8", NULL};
+  char *const *argv = h_argv, *const *envp = h_envp;
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) != 0) return -1;
   unsigned long flags = RUN_NS_FLAGS | (layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0);
@@ -230,9 +231,13 @@ static _Noreturn void h_serve(const struct sock_fprog *seccomp) {
   }
 }
 
-static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const char *root_dir,
-                                  const struct sock_fprog *seccomp, const sq__jail_interp *interp,
+static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const sq__jail_common *c,
                                   const sq__jail_cgroup *self_cg) {
+  const char *root_dir = c->root_dir;
+  const struct sock_fprog *seccomp = &c->seccomp;
+  const sq__jail_interp *interp = &c->interp;
+  h_argv = c->spawn_argv;
+  h_envp = c->spawn_envp;
   /* The copies' tmpfs was opened early (a low number the others may take):
    * out of their way first. */
   int ifd = interp->fd >= 0 ? fcntl(interp->fd, F_DUPFD_CLOEXEC, H_FIRST_FREE + 16) : -1;
@@ -263,7 +268,7 @@ static _Noreturn void holder_main(int sock, int status_fd, int sync_fd, const ch
   if (read(H_SYNC, &b, 1) != 1) h_die("slot holder: waiting for the cgroups");
   close(H_SYNC);
   if (sethostname(SQ__JAIL_HOSTNAME, sizeof SQ__JAIL_HOSTNAME - 1) != 0) h_die("slot holder: sethostname");
-  if (sq__jail_mnt_build(root_dir, 0, false, false, interp, ifd >= 0 ? H_INTERP : -1) != 0)
+  if (sq__jail_mnt_build(root_dir, 0, false, false, interp, ifd >= 0 ? H_INTERP : -1, &c->binds) != 0)
     h_die("slot holder: building the root");
   close(H_INTERP); /* the copies are bound: their tmpfs is not for the runs */
   if (chdir("/") != 0) h_die("slot holder: chdir /");
@@ -308,7 +313,7 @@ static int holder_start(holder *h, const sq__jail_common *c, const sq__jail_cgro
     goto out;
   }
   const sq__jail_cgroup *self_cg = sq__jail_cgroup_self_enterable(cg) ? cg : NULL;
-  if (pid == 0) holder_main(sock[1], st[1], sy[0], c->root_dir, &c->seccomp, &c->interp, self_cg);
+  if (pid == 0) holder_main(sock[1], st[1], sy[0], c, self_cg);
   h->pid = pid;
   h->pidfd = pidfd;
   close(st[1]);
@@ -441,9 +446,10 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
   /* A holder that died just now (its pidfd not yet readable) fails the
    * request: replace it and try once more, with fresh descriptors. */
   for (int attempt = 0;; attempt++) {
-    if (!holder_alive(h)) {
+    if (!holder_alive(h) || h->owner != c->id) { /* a slot's holder serves one runner's root */
       if (h->pid > 0) holder_stop(h);
       if (holder_start(h, c, cg, o->error, sizeof o->error) != 0) return SQ_EJAIL;
+      h->owner = c->id;
     }
     if (run_fds_open(&f, program, len, input, input_len) != 0) {
       snprintf(o->error, sizeof o->error, "pipe2/socketpair/memfd: %s", strerror(errno));

@@ -45,7 +45,7 @@
 #include "log.h"
 #include "util.h"
 
-#define READY_TIMEOUT_MS 10000
+#define READY_TIMEOUT_MS 30000 /* a profile's preload (pandas) takes seconds on a cold page cache */
 #define FULL_RETRY_MS 30000 /* a full zygote that could not start: not tried again for this long */
 #define TAKE_TIMEOUT_MS 10000 /* from sending a task to a child taking it (the zygote's cleanup included) */
 #define CTL_SNDBUF_BYTES (4 << 20)
@@ -187,17 +187,21 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
               (sq__jail_cgroup_create(&z->cg, name, 512, SQ__JAIL_NPROC_MAX + 4) & c->layers);
   char slot[24];
   snprintf(slot, sizeof slot, "slot=%d", z->slot);
-  char *envp[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
-                  "PYTHONIOENCODING=utf-8", "LD_BIND_NOW=1" /* zygote.py: removed there */, NULL};
+  const char *base[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
+                        "PYTHONIOENCODING=utf-8", "LD_BIND_NOW=1" /* zygote.py: removed there, and SANDQ_PRELOAD */,
+                        NULL};
+  char *envp[sizeof c->spawn_envp / sizeof *c->spawn_envp + 2];
+  sq__jail_envp(c, base, c->preload, envp, sizeof envp / sizeof *envp); /* fits: one more than spawn_envp */
   /* A short command line that names the zygote and its slot (zygote_proto.h). */
-  char *argv[] = {"python3", "-I", "-S", SQ__ZYGOTE_PY, slot, z->lean ? "lean" : "full", NULL};
+  char *argv[8];
+  sq__jail_argv(c, argv, SQ__ZYGOTE_PY, slot, z->lean ? "lean" : "full");
   sq_jail_limits none = {0};
   sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .program_fd = -1, .argv = argv, .envp = envp,
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
                           .sync_fd = sync_p[0], .result_fd = res_p[1], .notify_sock = ctl[1], .lim = &none,
                           .layers = z->layers, .uid = sq__jail_slot_uid(z->slot),
                           .zygote_uid = sq__jail_zygote_uid(z->slot),
-                          .drop_uid = true, .warm = true, .seccomp = &c->seccomp, .interp = &c->interp,
+                          .drop_uid = true, .warm = true, .seccomp = &c->seccomp, .interp = &c->interp, .binds = &c->binds,
                           .self_cg = sq__jail_cgroup_self_enterable(&z->cg) ? &z->cg : NULL};
   unsigned long flags = CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS |
                         (z->layers & SQ_JAIL_LAYER_CGROUP_NS ? CLONE_NEWCGROUP : 0);

@@ -40,9 +40,14 @@ LOOP_SO = sys.argv[0][:-len('.py')] + '.so'
 # docs/benchmarks.md); a task that imports one pays about 2 ms once. A lean
 # zygote imports none of them: it runs programs that import nothing (80% of
 # HumanEval's and MBPP's), and has half the memory to copy at each fork.
+# A profile's modules (SANDQ_PRELOAD, comma-separated: jail_profile.c), on
+# the full kind only; gone from the environment tasks see.
+PRELOAD = [m for m in os.environ.pop('SANDQ_PRELOAD', '').split(',') if m]
 if KIND != 'lean':
     import json, re, math, collections, itertools, functools, heapq, bisect, string, random
     import typing, copy, operator, time
+    for m in PRELOAD:
+        __import__(m)
 
 
 class Spec:  # what the import machinery passes to an extension's loader

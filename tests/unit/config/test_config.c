@@ -116,6 +116,44 @@ static void test_errors_say_why(void) {
 #undef PROV
 }
 
+/* Interpreter profiles: what the file carries, and each refusal naming the key. */
+static void test_profiles(void) {
+  sq_config c;
+  char err[512] = "";
+  sq_config_defaults(&c);
+  write_file("{\"profiles\": {\"venv\": {\"python\": \"/usr/bin/python3\", \"packages\": [\"/opt/v/site\"], "
+             "\"preload\": [\"yaml\"], \"env\": {\"A\": \"1\"}, \"max_limits\": {\"memory_mib\": 4096}, "
+             "\"default_limits\": {\"wall_ms\": 2000}}}}");
+  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+  CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
+  CHECK_EQ(c.n_profiles, 1);
+  const sq_config_profile *p = sq_config_profile_find(&c, "venv");
+  CHECK(p != NULL && sq_config_profile_find(&c, "default") == NULL);
+  if (p) {
+    CHECK_STR(p->packages[0], "/opt/v/site");
+    CHECK_STR(p->preload[0], "yaml");
+    CHECK_STR(p->env[0], "A=1");
+    sq_jail_limits d, m;
+    sq_config_profile_limits(&c, p, &d, &m);
+    CHECK_EQ(m.memory_mib, 4096);             /* its own */
+    CHECK_EQ(m.wall_ms, c.max_limits.wall_ms); /* the worker's */
+    CHECK_EQ(d.wall_ms, 2000);
+    CHECK_EQ(d.memory_mib, c.default_limits.memory_mib);
+  }
+  bad_value("{\"profiles\": []}", "profiles: must be an object");
+  bad_value("{\"profiles\": {\"default\": {}}}", "profiles.default: the worker's own interpreter");
+  bad_value("{\"profiles\": {\"a b\": {}}}", "profiles: 'a b' must be 1-31 characters");
+  bad_value("{\"profiles\": {\"x\": {\"site\": 1}}}", "profiles.x.site: unknown key");
+  bad_value("{\"profiles\": {\"x\": {\"packages\": \"/a\"}}}", "profiles.x.packages: must be an array");
+  bad_value("{\"profiles\": {\"x\": {\"packages\": [\"rel/dir\"]}}}", "profiles.x.packages[0]: 'rel/dir' must be an absolute");
+  bad_value("{\"profiles\": {\"x\": {\"python\": \"python3\"}}}", "profiles.x.python: 'python3' must be an absolute");
+  bad_value("{\"profiles\": {\"x\": {\"env\": {\"A\": 1}}}}", "profiles.x.env.A: must be a string");
+  bad_value("{\"profiles\": {\"x\": {\"max_limits\": {\"wall_ms\": 0}}}}", "profiles.x.max_limits.wall_ms: must be an integer");
+  bad_value("{\"profiles\": {\"x\": {\"max_limits\": {\"disk\": 1}}}}", "profiles.x.max_limits.disk: unknown limit");
+  bad_value("{\"profiles\": {\"x\": {\"max_limits\": {\"wall_ms\": 100}, \"default_limits\": {\"wall_ms\": 200}}}}",
+            "profiles.x.default_limits: above the profile's max_limits");
+}
+
 /* The LLM side's settings: defaults, file, and refusals. */
 static void test_llm_settings(void) {
   sq_config c;
@@ -384,6 +422,7 @@ int main(void) {
   test_metrics_settings();
   test_sizing();
   test_env_provider();
+  test_profiles();
   sq_config_defaults(&c);
   CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
   CHECK_STR(c.queue, "default");

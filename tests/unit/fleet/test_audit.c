@@ -19,6 +19,7 @@ static void test_round_trip(void) {
   snprintf(e.jail_mode, sizeof e.jail_mode, "warm");
   snprintf(e.blocked_syscall, sizeof e.blocked_syscall, "ptrace");
   snprintf(e.language, sizeof e.language, "rust");
+  snprintf(e.profile, sizeof e.profile, "data");
   sq_audit_form f;
   sq_audit_form_fill(&f, &e);
   CHECK_EQ(f.entry.n, SQ_AUDIT_FIELDS);
@@ -30,6 +31,7 @@ static void test_round_trip(void) {
   CHECK_EQ(back.time_ms, 1764516386253);
   CHECK_STR(back.blocked_syscall, "ptrace");
   CHECK_STR(back.language, "rust");
+  CHECK_STR(back.profile, "data");
 
   /* given code: no provider, model, blocked syscall in the entry */
   e.provider[0] = e.model[0] = e.blocked_syscall[0] = '\0';

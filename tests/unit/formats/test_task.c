@@ -157,6 +157,17 @@ static void test_files(void) {
       "entry_point: only with language python", "l");
   bad("{\"id\":\"l\",\"prompt\":\"p\",\"language\":\"bash\"}", SQ_ETASK, "prompt: only with language python", "l");
 
+  /* profile: a name, looked up by the worker (an unknown one is its invalid_task) */
+  CHECK_EQ(parse("{\"id\":\"p\",\"code\":\"1\",\"profile\":\"data\"}", &t, err), 0);
+  CHECK_STR(t->profile, "data");
+  sq_task_free(t);
+  CHECK_EQ(parse("{\"id\":\"p\",\"code\":\"1\"}", &t, err), 0);
+  CHECK(t->profile == NULL);
+  sq_task_free(t);
+  bad("{\"id\":\"p\",\"code\":\"1\",\"profile\":7}", SQ_ETASK, "profile: must be a string", "p");
+  bad("{\"id\":\"p\",\"code\":\"1\",\"profile\":\"\"}", SQ_ETASK, "profile: must be 1-31 characters", "p");
+  bad("{\"id\":\"p\",\"code\":\"1\",\"profile\":\"a/b\"}", SQ_ETASK, "profile: must be 1-31 characters", "p");
+
   /* names: relative, no '..' or '.', no links to anywhere (a name is a plain file) */
   bad("{\"id\":\"n\",\"code\":\"1\",\"files\":{\"/etc/passwd\":\"\"}}", SQ_ETASK,
       "files: '/etc/passwd' is not a relative file name", "n");
