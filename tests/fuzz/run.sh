@@ -31,11 +31,12 @@ for t in $targets; do
   extract_code | extract_risk)
     src="$C/extract/extract.c $C/extract/extract_risk.c $base"; corpus=${t#extract_}; libs="-lcjson" ;;
   task)
-    src="$C/formats/task.c $C/base/json_scan.c $base"; corpus=task; libs="-lcjson $bson_flags" ;;
+    src="$C/formats/task.c $C/formats/language.c $C/base/json_scan.c $base"; corpus=task; libs="-lcjson $bson_flags" ;;
   config)
     src=$config_all; corpus=config; libs="-lcjson -lm $bson_flags" ;;
   import)
-    src="$SQ_SRC/producer/import_cmd.c $C/formats/task.c $config_all"; corpus=import; libs="-lcjson -lz -lm $bson_flags" ;;
+    src="$SQ_SRC/producer/import_cmd.c $SQ_SRC/producer/prompt_template.c $C/formats/task.c $C/formats/language.c
+      $config_all"; corpus=import; libs="-lcjson -lz -lm $bson_flags" ;;
   result)
     src="$SQ_SRC/producer/report_model.c $SQ_SRC/producer/report_json.c $SQ_SRC/producer/report_html.c
       $SQ_SRC/producer/stats.c $C/judge/reason.c $C/formats/status.c $(ls "$C"/base/*.c)"
