@@ -91,7 +91,13 @@ typedef struct {
   double temperature; /* llm.temperature; < 0 when absent */
   char *llm_reply;    /* a failing row's llm.reply (store_llm_reply), its first SQ__REPORT_REPLY_MAX bytes; or NULL */
   bool llm_reply_cut; /* shortened here or by the worker */
+  bool tiered;        /* the result has tiers (evalplus): base_passed is its base tier's */
+  bool base_passed;
+  char *language;     /* the result's language; NULL when absent (python) */
 } sq__report_row;
+
+/* The most languages the report tells apart (the rest count as the last). */
+#define SQ__REPORT_MAX_LANGUAGES 16
 
 /* The most of a failing task's LLM reply the report keeps (and shows). */
 #define SQ__REPORT_REPLY_MAX 2048
@@ -105,6 +111,8 @@ void sq__report_row_clear(sq__report_row *row);
 typedef struct {
   char *task_id;
   int64_t n, c;                    /* samples, passed */
+  int64_t c_base;                  /* samples whose base tier passed (tiered results) */
+  int language;                    /* its first sample's, an index into the report's languages */
   double pass_at_k[SQ__REPORT_MAX_K]; /* < 0: fewer than k samples */
   int64_t status_counts[SQ_STATUS__COUNT]; /* its samples by status */
 } sq__report_problem;
@@ -144,6 +152,16 @@ typedef struct {
   int n_k;
   double pass_at_k[SQ__REPORT_MAX_K];   /* mean over problems with n >= k; < 0 when none */
   int64_t pass_at_k_problems[SQ__REPORT_MAX_K];
+  /* Tiered results (evalplus): pass@k of the base tier; pass_at_k above is
+   * the plus tier's, which is the tasks' status. */
+  bool tiered;
+  double pass_at_k_base[SQ__REPORT_MAX_K];
+  /* pass@k per language, when the problems are in more than one (their
+   * first sample's; "python" for results without one). */
+  char languages[SQ__REPORT_MAX_LANGUAGES][16];
+  int n_languages;
+  double pass_at_k_language[SQ__REPORT_MAX_LANGUAGES][SQ__REPORT_MAX_K];
+  int64_t problems_language[SQ__REPORT_MAX_LANGUAGES];
   sq__report_problem *problems;     /* sorted by task_id */
   size_t n_problems;
   sq__report_failure *failures;     /* by count, most first */

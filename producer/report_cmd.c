@@ -92,8 +92,19 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
     if (r->pass_at_k[j] < 0)
       rc = sq_buf_appendf(b, "  %-10s %8s  (no problem has %d samples)\n", key, "-", r->k[j]);
     else
-      rc = sq_buf_appendf(b, "  %-10s %8.4f  (%lld problem(s))\n", key, r->pass_at_k[j],
-                          (long long)r->pass_at_k_problems[j]);
+      rc = sq_buf_appendf(b, "  %-10s %8.4f  (%lld problem(s))%s\n", key, r->pass_at_k[j],
+                          (long long)r->pass_at_k_problems[j], r->tiered ? ", the plus tier" : "");
+    if (!rc && r->tiered && r->pass_at_k_base[j] >= 0)
+      rc = sq_buf_appendf(b, "  %-10s %8.4f  base tier\n", key, r->pass_at_k_base[j]);
+  }
+  for (int l = 0; !rc && r->n_languages > 1 && l < r->n_languages; l++) {
+    rc = sq_buf_appendf(b, "  %-10s", r->languages[l]);
+    for (int j = 0; !rc && j < r->n_k; j++) {
+      char v[16] = "-";
+      if (r->pass_at_k_language[l][j] >= 0) snprintf(v, sizeof v, "%.4f", r->pass_at_k_language[l][j]);
+      rc = sq_buf_appendf(b, " pass@%d %s", r->k[j], v);
+    }
+    if (!rc) rc = sq_buf_appendf(b, "  (%lld problem(s))\n", (long long)r->problems_language[l]);
   }
 
   if (!rc && r->n_problems > 1) { /* the problems that passed least, up to SQ__REPORT_TOP */

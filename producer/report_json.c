@@ -76,6 +76,18 @@ static cJSON *build(const sq__report *r) {
   int64_t passed = r->status_counts[SQ_STATUS_PASSED];
   ok = ok && cJSON_AddNumberToObject(root, "pass_rate", r->n_rows ? (double)passed / (double)r->n_rows : 0);
   ok = ok && add(root, "pass_at_k", by_k(r, r->pass_at_k));
+  if (ok && r->tiered) { /* evalplus: the plus tier is the tasks' status */
+    cJSON *tiers = cJSON_AddObjectToObject(root, "tiers"), *t;
+    ok = tiers && (t = cJSON_AddObjectToObject(tiers, "base")) && add(t, "pass_at_k", by_k(r, r->pass_at_k_base)) &&
+         (t = cJSON_AddObjectToObject(tiers, "plus")) && add(t, "pass_at_k", by_k(r, r->pass_at_k));
+  }
+  if (ok && r->n_languages > 1) {
+    cJSON *langs = cJSON_AddObjectToObject(root, "languages"), *l;
+    for (int i = 0; ok && i < r->n_languages; i++)
+      ok = langs && (l = cJSON_AddObjectToObject(langs, r->languages[i])) &&
+           cJSON_AddNumberToObject(l, "problems", (double)r->problems_language[i]) &&
+           add(l, "pass_at_k", by_k(r, r->pass_at_k_language[i]));
+  }
   if (ok && (ok = (o = cJSON_AddObjectToObject(root, "pass_at_k_problems")) != NULL))
     for (int j = 0; ok && j < r->n_k; j++) {
       char key[16];

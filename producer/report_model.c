@@ -126,6 +126,11 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
                                BSON_ITER_HOLDS_BOOL(&it) && bson_iter_bool(&it));
   }
   r->dataset = utf8_at(&doc, "metadata.dataset");
+  r->language = utf8_at(&doc, "language");
+  char *base = utf8_at(&doc, "tiers.base");
+  r->tiered = base != NULL;
+  r->base_passed = base && strcmp(base, "passed") == 0;
+  free(base);
   r->temperature = -1;
   if (bson_iter_init(&it, &doc) && bson_iter_find_descendant(&it, "llm.temperature", &it) && BSON_ITER_HOLDS_DOUBLE(&it) &&
       isfinite(bson_iter_double(&it)))
@@ -141,7 +146,7 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
 
 void sq__report_row_clear(sq__report_row *r) {
   free(r->id), free(r->task_id), free(r->status), free(r->reason), free(r->provider), free(r->model), free(r->dataset);
-  free(r->judge), free(r->llm_reply);
+  free(r->judge), free(r->llm_reply), free(r->language);
   memset(r, 0, sizeof *r);
 }
 
@@ -377,7 +382,8 @@ static int row_copy(sq__report_row *to, const sq__report_row *x) {
   to->id = dup_or_null(x->id, &rc), to->task_id = dup_or_null(x->task_id, &rc), to->status = dup_or_null(x->status, &rc);
   to->reason = dup_or_null(x->reason, &rc), to->judge = dup_or_null(x->judge, &rc);
   to->provider = dup_or_null(x->provider, &rc), to->model = dup_or_null(x->model, &rc);
-  to->dataset = dup_or_null(x->dataset, &rc);
+  to->dataset = dup_or_null(x->dataset, &rc), to->llm_reply = dup_or_null(x->llm_reply, &rc);
+  to->language = dup_or_null(x->language, &rc);
   return rc;
 }
 
@@ -396,6 +402,17 @@ static int top_offer(struct sq__report_acc *a, int t, const sq__report_row *x, d
   return row_copy(&top[at], x);
 }
 
+/* The index of language (NULL: python) among r's, added when new; past
+ * SQ__REPORT_MAX_LANGUAGES the last one. */
+static int language_of(sq__report *r, const char *language) {
+  const char *l = language ? language : "python";
+  for (int i = 0; i < r->n_languages; i++)
+    if (strcmp(r->languages[i], l) == 0) return i;
+  if (r->n_languages == SQ__REPORT_MAX_LANGUAGES) return SQ__REPORT_MAX_LANGUAGES - 1;
+  snprintf(r->languages[r->n_languages], sizeof r->languages[0], "%s", l);
+  return r->n_languages++;
+}
+
 static int fold_problem(sq__report *r, const sq__report_row *x) {
   struct sq__report_acc *a = r->acc;
   size_t at;
@@ -405,11 +422,14 @@ static int fold_problem(sq__report *r, const sq__report_row *x) {
     if (grow(&r->problems, &a->problems_cap, r->n_problems, sizeof *r->problems)) return SQ_ENOMEM;
     at = r->n_problems;
     if (!(r->problems[at].task_id = strdup(x->task_id))) return SQ_ENOMEM;
+    r->problems[at].language = language_of(r, x->language);
     r->n_problems++;
   }
   sq__report_problem *p = &r->problems[at];
   p->n++;
   p->c += x->passed;
+  p->c_base += x->tiered ? x->base_passed : x->passed;
+  r->tiered = r->tiered || x->tiered;
   sq_status st;
   if (sq_status_parse(x->status, &st) == 0) p->status_counts[st]++;
   return 0;
@@ -573,6 +593,21 @@ int sq__report_end(sq__report *r) {
     }
     r->pass_at_k[j] = counted ? sum / (double)counted : -1;
     r->pass_at_k_problems[j] = counted;
+    /* the base tier's, and each language's, over the same problems */
+    double base = 0, by_lang[SQ__REPORT_MAX_LANGUAGES] = {0};
+    int64_t n_lang[SQ__REPORT_MAX_LANGUAGES] = {0};
+    for (size_t i = 0; i < r->n_problems; i++) {
+      const sq__report_problem *p = &r->problems[i];
+      if (p->pass_at_k[j] < 0) continue;
+      base += sq_stats_pass_at_k(p->n, p->c_base, r->k[j]);
+      by_lang[p->language] += p->pass_at_k[j];
+      n_lang[p->language]++;
+    }
+    r->pass_at_k_base[j] = counted ? base / (double)counted : -1;
+    for (int l = 0; l < r->n_languages; l++) {
+      r->pass_at_k_language[l][j] = n_lang[l] ? by_lang[l] / (double)n_lang[l] : -1;
+      r->problems_language[l] = n_lang[l];
+    }
   }
   if (r->n_failures) qsort(r->failures, r->n_failures, sizeof *r->failures, cmp_failure);
   for (int s = 0; s < SQ__STAGE_COUNT; s++) {

@@ -175,7 +175,11 @@ grep -q '"plus_tests":' "$SQ_TMP/he-c.jsonl" || sq_fail "no plus_tests in the ta
 for b in he-s he-c mb-s; do
   "$P" push --batch "plus-$b" --wait --timeout-s 300 "$SQ_TMP/$b.jsonl" >/dev/null 2>&1
   "$P" results "plus-$b" --format jsonl >"$SQ_TMP/plus-$b.results" || sq_fail "results plus-$b"
+  "$P" report "plus-$b" --json --k 1 >"$SQ_TMP/plus-$b.report" || sq_fail "report plus-$b"
 done
+"$P" report plus-he-s --k 1 >"$SQ_TMP/plus-he-s.txt" || sq_fail "report plus-he-s"
+grep -q "pass@1       0.5000  (1 problem(s)), the plus tier" "$SQ_TMP/plus-he-s.txt" &&
+  grep -q "pass@1       0.7500  base tier" "$SQ_TMP/plus-he-s.txt" || sq_fail "report: $(cat "$SQ_TMP/plus-he-s.txt")"
 $PY - "$SQ_TMP" <<'PY' || sq_fail "the evalplus tiers are wrong"
 import json, sys
 d = sys.argv[1]
@@ -192,6 +196,11 @@ got = {k: T(r) for k, r in mb.items()}
 # within atol (1e-6) of the reference's; 3 // 2 is 1, not 1.5; a str is never a float
 assert got == {"Mbpp/2/0": ("passed", "passed", "passed"), "Mbpp/2/1": ("passed", "failed", "failed"),
                "Mbpp/2/2": ("failed", "failed", "failed")}, got
+# pass@1 per tier: base 3 of 4 samples, plus 2 of 4 (the tasks' status)
+rep = json.load(open(d + "/plus-he-s.report"))
+assert rep["tiers"] == {"base": {"pass_at_k": {"1": 0.75}}, "plus": {"pass_at_k": {"1": 0.5}}}, rep.get("tiers")
+assert rep["pass_at_k"]["1"] == 0.5 and "languages" not in rep, rep
+assert "tiers" not in json.load(open(d + "/apps-s.report"))
 print("cases: HumanEval+ and MBPP+ tiers as expected")
 PY
 echo "cases: all checks passed"

@@ -3,7 +3,7 @@
 # two languages: completions cut at the records' stop tokens, the program
 # prompt + completion + tests in the record's language; right, wrong and
 # uncompilable completions give passed, failed and compile_error, and an
-# exact pass@1. Skips without node or g++.
+# exact pass@1, per language too. Skips without node or g++.
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -61,6 +61,8 @@ assert got == {"js/HumanEval_0_add/0": ("passed", "javascript"), "js/HumanEval_0
                "cpp/HumanEval_0_add/0": ("passed", "cpp"), "cpp/HumanEval_0_add/1": ("compile_error", "cpp")}, got
 rep = json.load(open(d + "/report.json"))
 assert rep["problems"] == 2 and abs(rep["pass_at_k"]["1"] - 0.5) < 1e-12, rep["pass_at_k"]
+assert rep["languages"] == {"javascript": {"problems": 1, "pass_at_k": {"1": 0.5}},
+                            "cpp": {"problems": 1, "pass_at_k": {"1": 0.5}}}, rep.get("languages")
 print("multiple: js and cpp as expected, pass@1 %.4f" % rep["pass_at_k"]["1"])
 PY
 echo "multiple: all checks passed"
