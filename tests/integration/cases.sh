@@ -9,11 +9,7 @@
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
-[ -x /usr/bin/python3 ] || sq_skip "/usr/bin/python3 is not installed"
-[ "$(id -u)" -eq 0 ] || sq_skip "the worker's warm pool needs root (namespaces, cgroups)"
-PY=/usr/bin/python3
-P=$SQ_BIN/sandq-producer
-W=$SQ_BIN/sandq-worker
+sq_need_worker_host
 
 $PY - "$SQ_TMP/tasks.jsonl" <<'PY'
 import json, sys

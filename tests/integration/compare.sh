@@ -9,10 +9,7 @@
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
-[ -x /usr/bin/python3 ] || sq_skip "/usr/bin/python3 is not installed"
-[ "$(id -u)" -eq 0 ] || sq_skip "the worker's warm pool needs root (namespaces, cgroups)"
-PY=/usr/bin/python3
-P=$SQ_BIN/sandq-producer
+sq_need_worker_host
 
 # Problem i (natural names p1..p14) has 4 samples in A with (i mod 5) passing,
 # and in B ((3i+1) mod 5) of 5; p13 only in A, p14 only in B.

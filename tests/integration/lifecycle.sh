@@ -10,11 +10,7 @@
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
-[ -x /usr/bin/python3 ] || sq_skip "/usr/bin/python3 is not installed"
-[ "$(id -u)" -eq 0 ] || sq_skip "the worker's warm pool needs root (namespaces, cgroups)"
-PY=/usr/bin/python3
-P=$SQ_BIN/sandq-producer
-W=$SQ_BIN/sandq-worker
+sq_need_worker_host
 eq() { [ "$1" = "$2" ] || sq_fail "$3: got '$1', want '$2'"; }
 
 # tasks FILE PREFIX N SLEEP_S [WALL_MS]: N code-only tasks that sleep

@@ -7,11 +7,8 @@
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
-[ -x /usr/bin/python3 ] || sq_skip "/usr/bin/python3 is not installed"
+sq_need_worker_host
 [ -x /usr/bin/node ] && [ -x /usr/bin/g++ ] || sq_skip "node or g++ is not installed (scripts/install-deps.sh)"
-[ "$(id -u)" -eq 0 ] || sq_skip "the worker's warm pool needs root (namespaces, cgroups)"
-PY=/usr/bin/python3
-P=$SQ_BIN/sandq-producer
 
 $PY - "$SQ_TMP" <<'PY'
 import json, sys

@@ -87,4 +87,13 @@ sq_tree_pids() {
   for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do sq_tree_pids "$c"; done
 }
 
+# sq_need_worker_host: skips unless a real worker's jail can run here
+# (/usr/bin/python3, root for its namespaces and cgroups); then sets PY, P
+# and W to the interpreter, the producer and the worker.
+sq_need_worker_host() {
+  [ -x /usr/bin/python3 ] || sq_skip "/usr/bin/python3 is not installed"
+  [ "$(id -u)" -eq 0 ] || sq_skip "the worker's warm pool needs root (namespaces, cgroups)"
+  PY=/usr/bin/python3 P=$SQ_BIN/sandq-producer W=$SQ_BIN/sandq-worker
+}
+
 sq_redis_cli() { redis-cli -p "$SQ_REDIS_PORT" "$@"; }
