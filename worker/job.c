@@ -17,6 +17,7 @@
 #include "audit_log.h"
 #include "best_effort.h"
 #include "budget_cache.h"
+#include "code_prompt.h"
 #include "job.h"
 #include "llm.h"
 #include "metrics.h"
@@ -122,6 +123,22 @@ static int submit(job *j, bool gen, const char *system, const char *user, sq_llm
 
 static void llm_back(job *j) { j->w->llm_waiting--; }
 
+/* Asks for a program in the task's language: the configured system prompt
+ * filled in for it (code_prompt.h). */
+static int submit_code(job *j, const char *user, sq_llm_done_fn fn) {
+  sq_buf sys = {0};
+  int rc = sq__code_prompt_system(j->w->cfg.system_prompt, j->task->language, &sys);
+  if (rc == 0) rc = submit(j, true, sys.data ? sys.data : "", user, fn);
+  sq_buf_clear(&sys);
+  return rc;
+}
+
+/* The task's language's wire name, as sq_extract_code takes it. */
+static const char *language_name(const job *j) {
+  const sq_language *l = sq_language_get(j->task->language);
+  return l ? l->name : "python";
+}
+
 /* ---- generate ---- */
 
 /* Keeps the reply in the result (store_llm_reply): its first
@@ -153,7 +170,7 @@ static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
     return;
   }
   char err[256] = "";
-  if (sq_extract_code(rep->content, &j->code, err, sizeof err) != 0) {
+  if (sq_extract_code(rep->content, language_name(j), &j->code, err, sizeof err) != 0) {
     sq_metrics_llm_error(j->w->metrics, rep->provider, SQ_METRICS_LLM_NO_CODE);
     end_with(j, SQ_STATUS_LLM_ERROR, "llm reply: %s", err);
     return;
@@ -175,7 +192,7 @@ static void generate(job *j) {
     end_with(j, SQ_STATUS_LLM_ERROR, "budget exhausted: batch %s has spent its --budget-usd", j->r.batch);
     return;
   }
-  int rc = submit(j, true, w->cfg.system_prompt, j->task->prompt, on_generated);
+  int rc = submit_code(j, j->task->prompt, on_generated);
   if (rc) end_with(j, SQ_STATUS_LLM_ERROR, "llm: %s", sq_strerror(rc));
 }
 
@@ -416,7 +433,7 @@ static void on_repaired(sq_llm_reply *rep, int rc, void *ud) {
                               .status = "llm_error"};
   char *code = NULL;
   char err[256] = "";
-  if (rc == 0 && sq_extract_code(rep->content, &code, err, sizeof err) == 0) {
+  if (rc == 0 && sq_extract_code(rep->content, language_name(j), &code, err, sizeof err) == 0) {
     j->repair_code[j->n_repairs] = code;
     round->code = code;
     round->status = NULL; /* filled when it has run */
@@ -457,11 +474,8 @@ static bool repair(job *j) {
   const char *err = j->out.stderr_buf ? j->out.stderr_buf : "";
   if (n > cap) err += n - cap, n = cap;
   sq_buf b = {0};
-  int rc = sq_buf_appendf(&b,
-                          "Your previous program failed (status %s).\n\nTask:\n%s\n\nProgram:\n```python\n%s\n```\n\n"
-                          "Error output (trimmed):\n%.*s\n\nReply with the complete fixed program in one ```python block.",
-                          sq_status_name(j->r.status), j->task->prompt, j->code, (int)n, err);
-  if (rc == 0) rc = submit(j, true, w->cfg.system_prompt, b.data, on_repaired);
+  int rc = sq__code_prompt_repair(j->task->language, sq_status_name(j->r.status), j->task->prompt, j->code, err, n, &b);
+  if (rc == 0) rc = submit_code(j, b.data, on_repaired);
   sq_buf_clear(&b);
   return rc == 0;
 }

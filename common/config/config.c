@@ -44,7 +44,7 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->jail_mode = SQ_JAIL_MODE_WARM;
   cfg->jail_pool_size = SQ_CONFIG_AUTO; /* these five: sq_config_derive */
   snprintf(cfg->system_prompt, sizeof cfg->system_prompt,
-           "You write Python 3 programs. Reply with one complete program in a single ```python "
+           "You write {language} programs. Reply with one complete program in a single ```{fence} "
            "code block, with no explanation.");
   sq_precheck_defaults(&cfg->policy);
   cfg->max_tasks_in_flight = SQ_CONFIG_AUTO;

@@ -1,9 +1,9 @@
-/* extract.c: Python code out of an LLM reply's text (markdown fences).
+/* extract.c: a program out of an LLM reply's text (markdown fences).
  *
  * Fences follow CommonMark loosely: a line of optional indentation then 3+
  * backticks or tildes opens a block, a line of the same character, at least
- * as long, closes it. Known limitation: the scanner does not understand
- * Python, so a line holding only ``` inside a triple-quoted string literal
+ * as long, closes it. Known limitation: the scanner does not understand the
+ * language, so a line holding only ``` inside a multi-line string literal
  * closes the block early. */
 #include "extract.h"
 
@@ -17,7 +17,43 @@
 #include "errors.h"
 #include "util.h"
 
-typedef enum { BLOCK_PYTHON, BLOCK_BARE, BLOCK_OTHER } block_kind;
+typedef enum { BLOCK_WANTED, BLOCK_BARE, BLOCK_OTHER } block_kind;
+
+/* What models write after the fence for each language, by its wire name
+ * (language.h); a name not listed is matched by itself alone. */
+static const struct {
+  const char *language;
+  const char *words[6];
+} fence_words[] = {
+    {"python", {"python", "py", "python3", "py3"}},
+    {"bash", {"bash", "sh", "shell", "zsh"}},
+    {"javascript", {"javascript", "js", "node", "nodejs", "mjs"}},
+    {"typescript", {"typescript", "ts"}},
+    {"c", {"c", "h"}},
+    {"cpp", {"cpp", "c++", "cxx", "cc", "hpp"}},
+    {"go", {"go", "golang"}},
+    {"rust", {"rust", "rs"}},
+    {"java", {"java"}},
+    {"ruby", {"ruby", "rb"}},
+    {"php", {"php"}},
+    {"lua", {"lua"}},
+    {"perl", {"perl", "pl"}},
+};
+
+static bool word_is(const char *w, size_t n, const char *name) {
+  return strlen(name) == n && strncasecmp(w, name, n) == 0;
+}
+
+/* Whether an info string's first word (w, n bytes) names language. */
+static bool names_language(const char *w, size_t n, const char *language) {
+  for (size_t i = 0; i < sizeof fence_words / sizeof fence_words[0]; i++) {
+    if (strcmp(fence_words[i].language, language) != 0) continue;
+    for (size_t k = 0; k < 6 && fence_words[i].words[k]; k++)
+      if (word_is(w, n, fence_words[i].words[k])) return true;
+    return false;
+  }
+  return word_is(w, n, language);
+}
 
 /* An open fence. */
 typedef struct {
@@ -48,21 +84,18 @@ static size_t run_of(const char *s, size_t n, char c) {
   return i;
 }
 
-static block_kind classify(const char *info, size_t n) {
+static block_kind classify(const char *info, size_t n, const char *language) {
   size_t i = leading_spaces(info, n);
   size_t start = i;
   while (i < n && !isspace((unsigned char)info[i]) && info[i] != '{' && info[i] != ':')
     i++;
   size_t wlen = i - start;
   if (wlen == 0) return BLOCK_BARE;
-  static const char *const py[] = {"python", "py", "python3", "py3"};
-  for (size_t k = 0; k < sizeof py / sizeof py[0]; k++)
-    if (strlen(py[k]) == wlen && strncasecmp(info + start, py[k], wlen) == 0) return BLOCK_PYTHON;
-  return BLOCK_OTHER;
+  return names_language(info + start, wlen, language) ? BLOCK_WANTED : BLOCK_OTHER;
 }
 
 /* Whether line (n bytes, no newline) opens a fence; fills f if so. */
-static bool fence_opens(const char *line, size_t n, fence *f) {
+static bool fence_opens(const char *line, size_t n, const char *language, fence *f) {
   size_t ind = leading_spaces(line, n);
   char ch = ind < n ? line[ind] : '\0';
   if (ch != '`' && ch != '~') return false;
@@ -76,7 +109,7 @@ static bool fence_opens(const char *line, size_t n, fence *f) {
   f->ch = ch;
   f->len = run;
   f->indent = ind;
-  f->kind = classify(info, info_len);
+  f->kind = classify(info, info_len, language);
   return true;
 }
 
@@ -114,11 +147,11 @@ static char *normalize_newlines(const char *content) {
   return s;
 }
 
-int sq_extract_code(const char *content, char **code, char *err, size_t errlen) {
+int sq_extract_code(const char *content, const char *language, char **code, char *err, size_t errlen) {
   int rc = 0;
-  sq_buf python = {0}, other = {0}, body = {0};
+  sq_buf wanted = {0}, other = {0}, body = {0};
   char *text = NULL;
-  if (!code) return SQ_EINVAL;
+  if (!code || !language) return SQ_EINVAL;
   *code = NULL;
   if (!content || is_blank(content, strlen(content))) {
     snprintf(err, errlen, "empty reply");
@@ -136,10 +169,10 @@ int sq_extract_code(const char *content, char **code, char *err, size_t errlen) 
     const char *nl = strchr(line, '\n');
     size_t n = nl ? (size_t)(nl - line) : strlen(line);
     if (!in_block) {
-      if (fence_opens(line, n, &f)) in_block = any_fence = true;
+      if (fence_opens(line, n, language, &f)) in_block = any_fence = true;
     } else if (fence_closes(line, n, &f)) {
       in_block = false;
-      if ((rc = flush_block(f.kind == BLOCK_OTHER ? &other : &python, &body)) != 0) goto out;
+      if ((rc = flush_block(f.kind == BLOCK_OTHER ? &other : &wanted, &body)) != 0) goto out;
     } else {
       size_t strip = leading_spaces(line, n);
       if (strip > f.indent) strip = f.indent;
@@ -151,14 +184,14 @@ int sq_extract_code(const char *content, char **code, char *err, size_t errlen) 
     line += n + (nl ? 1 : 0);
   }
   /* An unterminated fence runs to the end of the text. */
-  if (in_block && (rc = flush_block(f.kind == BLOCK_OTHER ? &other : &python, &body)) != 0) goto out;
+  if (in_block && (rc = flush_block(f.kind == BLOCK_OTHER ? &other : &wanted, &body)) != 0) goto out;
 
   if (!any_fence) {
     *code = text;
     text = NULL;
-  } else if (python.len > 0) {
-    *code = python.data;
-    python.data = NULL;
+  } else if (wanted.len > 0) {
+    *code = wanted.data;
+    wanted.data = NULL;
   } else if (other.len > 0) {
     /* Only blocks tagged with another language: the model may have
      * mislabelled its code; running it lets the verdict say what it is. */
@@ -172,7 +205,7 @@ int sq_extract_code(const char *content, char **code, char *err, size_t errlen) 
 out:
   if (rc == SQ_ENOMEM) snprintf(err, errlen, "out of memory");
   free(text);
-  sq_buf_clear(&python);
+  sq_buf_clear(&wanted);
   sq_buf_clear(&other);
   sq_buf_clear(&body);
   return rc;

@@ -8,13 +8,17 @@
 
 #include "options.h"
 
-/* Extracts Python code from content: the fenced blocks (```python, ```py
- * or bare ```), joined in order; prose around them is dropped; CRLF becomes
- * LF (a lone CR too); an unterminated fence runs to the end. A reply without a fence is
- * taken whole when it is not empty. Returns 0 and a malloc'd string in
- * *code (the caller frees), or SQ_ELLM_REPLY with err saying why (empty
- * reply, empty block). */
-int sq_extract_code(const char *content, char **code, char *err, size_t errlen);
+/* Extracts the program in language (a wire name from language.h,
+ * "python", "javascript", ...) from content: the fenced blocks tagged with
+ * that language (its usual spellings too: ```py, ```js, ```c++) or bare ```,
+ * joined in order; prose around them is dropped; blocks tagged with another
+ * language are taken only when there is nothing else (a mislabelled block
+ * runs, and its verdict says what it is); CRLF becomes LF (a lone CR too);
+ * an unterminated fence runs to the end. A reply without a fence is taken
+ * whole when it is not empty. Returns 0 and a malloc'd string in *code
+ * (the caller frees), or SQ_ELLM_REPLY with err saying why (empty reply,
+ * empty block). */
+int sq_extract_code(const char *content, const char *language, char **code, char *err, size_t errlen);
 
 /* A risk verdict as the model gave it (its level and action types, with
  * their names, are in options.h). */

@@ -405,10 +405,8 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
   if (!t->prompt && !t->code) return sq_errf(err, errlen, SQ_ETASK, "prompt or code: one of them is required");
   if (t->prompt && !t->code && !t->prompt[strspn(t->prompt, " \t\r\n")])
     return sq_errf(err, errlen, SQ_ETASK, "prompt: must not be blank");
-  if (t->language != SQ_TASK_PYTHON) { /* check() and generation are Python; tests follow the code */
-    const char *py_only = !t->code ? "prompt" : t->entry_point ? "entry_point" : NULL;
-    if (py_only) return sq_errf(err, errlen, SQ_ETASK, "%s: only with language python", py_only);
-  }
+  if (t->language != SQ_TASK_PYTHON && t->entry_point) /* check() is Python's; other tests follow the code */
+    return sq_errf(err, errlen, SQ_ETASK, "entry_point: only with language python");
   if (t->cases) { /* each case is judged on its stdout alone */
     const char *other = t->tests ? "tests" : t->entry_point ? "entry_point" : t->expected_stdout ? "expected_stdout" : NULL;
     if (other) return sq_errf(err, errlen, SQ_ETASK, "cases: not with %s (a case carries its expected_stdout)", other);

@@ -29,6 +29,8 @@
 #   "contents": [...]  instead of "content": the rule's k-th matching request
 #           gets contents[(k-1) % len] (sampled replies: some right, some wrong)
 #   "default": true  the fallback rule for code/repair requests
+#   "system_match": "<substring>"  the rule answers only requests whose system
+#           message holds it (what the worker asked for, e.g. a language)
 # In "content", {{n}} becomes the request's number (unique code per reply).
 # Without a rule, code requests get a tiny ```python block printing "hello",
 # and risk requests a verdict from a keyword heuristic (level none unless the
@@ -96,6 +98,8 @@ def load_rules(path):
                 sys.exit(f"sandq-fake-llm: {path}:{lineno}: unknown kind {rule['kind']!r}")
             if not isinstance(rule.get("content", ""), str):
                 sys.exit(f"sandq-fake-llm: {path}:{lineno}: content must be a string")
+            if not isinstance(rule.get("system_match", ""), str):
+                sys.exit(f"sandq-fake-llm: {path}:{lineno}: system_match must be a string")
             cs = rule.get("contents")
             if cs is not None and (not isinstance(cs, list) or not cs or not all(isinstance(c, str) for c in cs)):
                 sys.exit(f"sandq-fake-llm: {path}:{lineno}: contents must be a non-empty list of strings")
@@ -152,10 +156,12 @@ class State:
         self.open_conns = 0
         self.conns = set()
 
-    def pick(self, kind, user_text, has_auth):
+    def pick(self, kind, user_text, system_text, has_auth):
         """Returns (rule, abnormal, n): abnormal is False once 'times' is used up;
         n counts the rule's matching requests (1 for the first)."""
         def fits(r):
+            if r.get("system_match", "") not in system_text:
+                return False
             k = r.get("kind")
             return k == kind if k else kind != "risk"
         rule = next((r for r in self.rules if fits(r) and r["match"] in user_text), None)
@@ -368,7 +374,7 @@ class Conn(asyncio.Protocol):
         temp = req.get("temperature")
         tkey = "absent" if temp is None else repr(float(temp)) if isinstance(temp, (int, float)) else "invalid"
         st.temperatures[tkey] = st.temperatures.get(tkey, 0) + 1
-        rule, abnormal, hit = st.pick(kind, user_text, has_auth)
+        rule, abnormal, hit = st.pick(kind, user_text, system_text, has_auth)
         number = st.total
         if rule is None:
             rule = {"content": risk_verdict(user_text) if kind == "risk" else BUILTIN_CONTENT}

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memcpy(text, data, size);
   text[size] = '\0';
   char *code = NULL, err[128];
-  if (sq_extract_code(text, &code, err, sizeof err) == 0) {
+  if (sq_extract_code(text, "python", &code, err, sizeof err) == 0) {
     if (!code) abort();
     if (strchr(code, '\r') && strstr(code, "\r\n")) abort(); /* CRLF is always normalised */
   }

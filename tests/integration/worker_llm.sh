@@ -165,6 +165,27 @@ took=$(( $(date +%s) - t0 ))
 check many 'assert len(d) == 40 and all(x["status"] == "ok" for x in d.values()), [x["status"] for x in d.values()]'
 [ "$took" -lt 20 ] || sq_fail "40 tasks with 1 s LLM latency took ${took}s: not concurrent"
 
+# 8. Languages: the system prompt names the task's language (the fake
+# answers only when it does), the reply's block in that language is the one
+# run, and a repair round asks in the same language.
+push langs <<'T'
+{"id": "lang-py", "prompt": "[w:lang-py] hello"}
+{"id": "lang-sh", "language": "bash", "prompt": "[w:lang-sh] hello"}
+T
+check langs '
+assert d["lang-py"]["status"] == "ok" and d["lang-py"]["stdout"] == "asked for python\n", d["lang-py"]
+r = d["lang-sh"]
+assert r["status"] == "ok" and r["stdout"] == "repaired\n" and r["language"] == "bash", r
+assert r["repairs"][0]["code"] == "echo repaired\n", r["repairs"]
+'
+lang_gen() { # lang_gen LANGUAGE TOOLCHAIN: the fake's [w:lang-LANGUAGE] rule prints "from LANGUAGE"
+  if [ ! -x "$2" ]; then echo "worker_llm: SKIP $1 generation: $2 is not installed"; return; fi
+  echo "{\"id\": \"lang-$1\", \"language\": \"$1\", \"prompt\": \"[w:lang-$1] hello\"}" | push "langs_$1"
+  check "langs_$1" "r = d['lang-$1']; assert r['status'] == 'ok' and r['stdout'] == 'from $1\\n', r"
+}
+lang_gen javascript /usr/bin/node
+lang_gen java /usr/bin/javac
+
 kill -0 "$SQ_PID_worker" || sq_fail "the worker died"
 grep -qa -- "$SQ_WORKER_LLM_KEY" "$SQ_TMP/worker.log" "$SQ_TMP"/*.bson && sq_fail "the LLM API key appears in the worker log or a result"
 [ "$($PY -c 'import json, sys, urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1]))["authorization_headers"])' \

@@ -1,6 +1,8 @@
-/* test_reply.c: sq_extract_code over a table of reply shapes. */
+/* test_extract.c: sq_extract_code over a table of reply shapes, in Python
+ * and in the other languages a task may ask for. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "errors.h"
@@ -59,12 +61,26 @@ static const reply_case cases[] = {
      "```python\ns = \"\"\"\n```\n\"\"\"\nprint(s)\n```", 0, "s = \"\"\"\n"},
 };
 
+/* Other languages: their own blocks win over a Python one. */
+static const struct {
+  const char *language, *name, *content, *want;
+} lang_cases[] = {
+    {"javascript", "js tag, python block skipped", "```python\nprint(1)\n```\n```js\nconsole.log(1);\n```",
+     "console.log(1);\n"},
+    {"cpp", "c++ tag", "```C++\nint main() {}\n```", "int main() {}\n"},
+    {"bash", "shell tag, bare block kept", "```shell\necho a\n```\n```\necho b\n```", "echo a\necho b\n"},
+    {"go", "golang tag", "```golang\npackage main\n```", "package main\n"},
+    {"c", "a cpp block is another language", "```cpp\nint x;\n```\n```c\nint y;\n```", "int y;\n"},
+    {"rust", "only a python block: the fallback", "```python\nprint(2)\n```", "print(2)\n"},
+    {"cobol", "no usual spellings: its name", "```cobol\nX\n```\n```text\nY\n```", "X\n"},
+};
+
 int main(void) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const reply_case *c = &cases[i];
     char *code = NULL;
     char err[128] = "";
-    int rc = sq_extract_code(c->content, &code, err, sizeof err);
+    int rc = sq_extract_code(c->content, "python", &code, err, sizeof err);
     if (rc != c->want_rc || (rc == 0 ? !code || strcmp(code, c->want) != 0 : !strstr(err, c->want)))
       fprintf(stderr, "case '%s':\n", c->name);
     CHECK_EQ(rc, c->want_rc);
@@ -77,11 +93,23 @@ int main(void) {
     free(code);
   }
 
+  for (size_t i = 0; i < sizeof lang_cases / sizeof lang_cases[0]; i++) {
+    char *code = NULL;
+    char err[128] = "";
+    int rc = sq_extract_code(lang_cases[i].content, lang_cases[i].language, &code, err, sizeof err);
+    if (rc != 0 || !code || strcmp(code, lang_cases[i].want) != 0)
+      fprintf(stderr, "case %s, '%s':\n", lang_cases[i].language, lang_cases[i].name);
+    CHECK_EQ(rc, 0);
+    CHECK_STR(code, lang_cases[i].want);
+    free(code);
+  }
+
   /* NULL content is an empty reply, not a crash. */
   char *code = (char *)"untouched";
   char err[64] = "";
-  CHECK_EQ(sq_extract_code(NULL, &code, err, sizeof err), SQ_ELLM_REPLY);
+  CHECK_EQ(sq_extract_code(NULL, "python", &code, err, sizeof err), SQ_ELLM_REPLY);
   CHECK(code == NULL);
   CHECK_CONTAINS(err, "empty reply");
-  return sq_check_done("test_reply");
+  CHECK_EQ(sq_extract_code("x", NULL, &code, err, sizeof err), SQ_EINVAL);
+  return sq_check_done("test_extract");
 }

@@ -155,7 +155,14 @@ static void test_files(void) {
   bad("{\"id\":\"l\",\"code\":\"1\",\"language\":3}", SQ_ETASK, "language: must be a string", "l");
   bad("{\"id\":\"l\",\"code\":\"1\",\"language\":\"bash\",\"entry_point\":\"f\"}", SQ_ETASK,
       "entry_point: only with language python", "l");
-  bad("{\"id\":\"l\",\"prompt\":\"p\",\"language\":\"bash\"}", SQ_ETASK, "prompt: only with language python", "l");
+  /* A prompt in another language asks the model for a program in it. */
+  {
+    sq_task *bash = NULL;
+    char why[256] = "";
+    CHECK_EQ(parse("{\"id\":\"l\",\"prompt\":\"p\",\"language\":\"bash\"}", &bash, why), 0);
+    if (bash) CHECK_EQ(bash->language, SQ_LANGUAGE_BASH);
+    sq_task_free(bash);
+  }
 
   /* profile: a name, looked up by the worker (an unknown one is its invalid_task) */
   CHECK_EQ(parse("{\"id\":\"p\",\"code\":\"1\",\"profile\":\"data\"}", &t, err), 0);

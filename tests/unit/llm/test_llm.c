@@ -151,7 +151,7 @@ static void test_normal(void) {
 
   char *code = NULL;
   char err[64];
-  CHECK_EQ(sq_extract_code(r.content, &code, err, sizeof err), 0);
+  CHECK_EQ(sq_extract_code(r.content, "python", &code, err, sizeof err), 0);
   CHECK_STR(code, "print(6 * 7)\n");
   free(code);
   sq_llm_reply_clear(&r);
@@ -434,7 +434,7 @@ static void test_more_faults(void) {
   p = provider("odd", base_url);
   CHECK_EQ(call(&p, NULL, "[t:odd-fence] go", &r), 0);
   char *code = NULL, err[64];
-  CHECK_EQ(sq_extract_code(r.content, &code, err, sizeof err), 0);
+  CHECK_EQ(sq_extract_code(r.content, "python", &code, err, sizeof err), 0);
   CHECK_STR(code, "print('odd')\n");
   free(code);
   sq_llm_reply_clear(&r);
