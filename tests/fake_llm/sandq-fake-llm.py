@@ -41,8 +41,9 @@
 # --rate-limit-rate P (429 with Retry-After 1).
 #
 # GET /stats returns counters: total requests, hits per rule, requests per
-# kind, requests per model and per temperature, and how many requests
-# carried an Authorization header.
+# kind, requests per model and per temperature, how many requests carried an
+# Authorization header, and the most requests waiting for their answer at
+# once (peak_waiting_requests: the client's concurrency, with no clock).
 
 import argparse
 import asyncio
@@ -155,6 +156,8 @@ class State:
         self.temperatures = {}
         self.open_conns = 0
         self.conns = set()
+        self.waiting = 0       # requests read and not yet answered
+        self.peak_waiting = 0  # the most at once: how concurrent the client was
 
     def pick(self, kind, user_text, system_text, has_auth):
         """Returns (rule, abnormal, n): abnormal is False once 'times' is used up;
@@ -189,7 +192,8 @@ class State:
     def stats(self):
         return {"requests": self.total, "hits": dict(self.hits), "kinds": dict(self.kinds),
                 "models": dict(self.models), "temperatures": dict(self.temperatures),
-                "authorization_headers": self.auth, "open_connections": self.open_conns}
+                "authorization_headers": self.auth, "open_connections": self.open_conns,
+                "peak_waiting_requests": self.peak_waiting}
 
 
 def http_response(status, body, ctype="application/json", extra=(), length=None):
@@ -380,12 +384,15 @@ class Conn(asyncio.Protocol):
             rule = {"content": risk_verdict(user_text) if kind == "risk" else BUILTIN_CONTENT}
         delay = st.latency_s() + rule.get("delay_ms", 0) / 1000.0
         args = (s, rule, abnormal, req["model"], prompt_chars, number, after, hit)
+        st.waiting += 1
+        st.peak_waiting = max(st.peak_waiting, st.waiting)
         if delay > 0:
             self.loop.call_later(delay, self.answer, *args)
         else:
             self.answer(*args)
 
     def answer(self, s, rule, abnormal, model, prompt_chars, number, after, hit=1):
+        self.state.waiting -= 1
         if self.dead:
             return
         st, a = self.state, self.state.args
