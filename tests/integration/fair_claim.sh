@@ -25,10 +25,7 @@ for k in 1 2 3; do # (not $k: sq_wait_for uses it)
   sq_wait_for "grep -q 'ready in' $SQ_TMP/w$k.log" 30 || { cat "$SQ_TMP/w$k.log" >&2; sq_fail "worker fair-$k never got ready"; }
   ms=$(sed -n 's/.*ready in \([0-9]*\) ms.*/\1/p' "$SQ_TMP/w$k.log")
   grep 'sizing:' "$SQ_TMP/w$k.log" | sed 's/.*sizing:/fair-'"$k"' sizing:/'
-  echo "fair-$k ready in $ms ms"
-  # Loose: the target is 300 ms on a quiet machine; a loaded test box may
-  # take several times that, never 10 s.
-  [ "$ms" -lt 10000 ] || sq_fail "fair-$k took $ms ms to get ready"
+  echo "fair-$k ready in $ms ms" # a figure, not a check: start-up time is bench/'s (docs/benchmarks.md)
 done
 awk -v n="$N" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"s%02d\",\"code\":\"import time\\ntime.sleep(0.5)\"}\n", i }' \
   >"$SQ_TMP/tasks.jsonl"
