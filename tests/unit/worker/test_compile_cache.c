@@ -39,10 +39,10 @@ static void test_lru(void) {
   sq__compile_cache *c = NULL;
   CHECK_EQ(sq__compile_cache_new(4u << 20, &c), 0);
   CHECK_EQ(sq__compile_cache_build_max(c), 1u << 20); /* a quarter of the budget */
-  unsigned char k[4][32];
-  for (int i = 0; i < 4; i++) key_of(k[i], i + 1);
+  unsigned char k[5][32];
+  for (int i = 0; i < 5; i++) key_of(k[i], i + 1);
   CHECK(sq__compile_cache_get(c, k[0]) == NULL);
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) { /* four of the largest fit */
     sq_workspace_build b = make(1000 * 1000, (char)('a' + i));
     CHECK_EQ(sq__compile_cache_put(c, k[i], &b), 0);
     CHECK_EQ(b.n, 0); /* taken */
@@ -50,19 +50,19 @@ static void test_lru(void) {
   const sq_workspace_build *got = sq__compile_cache_get(c, k[0]); /* now the most recently used */
   CHECK(got && got->n == 1 && got->files[0].len == 1000 * 1000 && got->files[0].data[0] == 'a');
   CHECK(got && got->files[0].executable && strcmp(got->files[0].name, "main") == 0);
-  sq_workspace_build b = make(1000 * 1000, 'd'); /* no room for four: k[1], the least recently used, goes */
-  CHECK_EQ(sq__compile_cache_put(c, k[3], &b), 0);
+  sq_workspace_build b = make(1000 * 1000, 'e'); /* no room for five: k[1], the least recently used, goes */
+  CHECK_EQ(sq__compile_cache_put(c, k[4], &b), 0);
   CHECK(sq__compile_cache_get(c, k[1]) == NULL);
   CHECK(sq__compile_cache_get(c, k[0]) != NULL && sq__compile_cache_get(c, k[2]) != NULL);
-  got = sq__compile_cache_get(c, k[3]);
-  CHECK(got && got->files[0].data[0] == 'd');
+  got = sq__compile_cache_get(c, k[4]);
+  CHECK(got && got->files[0].data[0] == 'e');
   sq__compile_cache_stats s;
   sq__compile_cache_stats_get(c, &s);
-  CHECK_EQ(s.entries, 3);
+  CHECK_EQ(s.entries, 4);
   CHECK_EQ(s.evicted, 1);
   CHECK_EQ(s.hits, 4);
   CHECK_EQ(s.misses, 2);
-  CHECK(s.bytes > 3 * 1000 * 1000 && s.bytes <= 4 << 20);
+  CHECK(s.bytes > 4 * 1000 * 1000 && s.bytes <= 4 << 20);
 
   /* left to the caller: too large, empty, a key already held */
   sq_workspace_build big = make((1u << 20) + 1, 'x'), none = {0}, again = make(10, 'y');
