@@ -289,6 +289,7 @@ static int wrap_workspace(job *j, const sq_jail_limits *run) {
     j->compile_keyed = true;
     use.cached = sq__compile_cache_get(cc, j->compile_key);
     j->compile_hit = use.cached != NULL;
+    sq_metrics_compile_cache(j->w->metrics, j->task->language, j->compile_hit);
     if (!use.cached) use.emit_max_bytes = sq__compile_cache_build_max(cc);
   }
   char *wrapped = NULL;
