@@ -135,26 +135,29 @@ void sq__compile_cache_stats_get(const sq__compile_cache *c, sq__compile_cache_s
 
 static char identity[SQ_LANGUAGE__COUNT][VERSION_OUT_MAX]; /* the version command's whole output */
 static char first_line[SQ_LANGUAGE__COUNT][256];
-/* A version command: not started, being read, or read to its end. */
+/* A version command: not started (or settled), being read, or read to its
+ * end and not yet reaped. */
 static enum { PROBE_NONE = 0, PROBE_READING, PROBE_READ } probe_state[SQ_LANGUAGE__COUNT];
 static pid_t probe_pid[SQ_LANGUAGE__COUNT];
 static int probe_fd[SQ_LANGUAGE__COUNT];
 static size_t probe_len[SQ_LANGUAGE__COUNT];
+static int64_t probe_deadline_ms;
 
 /* The compiler's program words (TypeScript's is "node tsc") then its version flag. */
-static int version_argv(const sq_language *l, const char **argv) {
+static void version_argv(const sq_language *l, const char **argv) {
   int n = 0;
   argv[n++] = l->compile[0];
   if (l->compile[1] && l->compile[1][0] == '/') argv[n++] = l->compile[1];
   argv[n++] = l->version_flag;
   argv[n] = NULL;
-  return n;
 }
 
 void sq__compile_toolchains_start(void) {
+  probe_deadline_ms = sq_now_mono_ms() + SQ__COMPILE_TOOLCHAIN_MAX_MS;
   for (int i = 0; i < SQ_LANGUAGE__COUNT; i++) {
     const sq_language *l = sq_language_get((sq_language_id)i);
-    if (!l->compile[0] || !l->version_flag || !sq_language_available((sq_language_id)i)) continue;
+    if (probe_state[i] != PROBE_NONE || !l->compile[0] || !l->version_flag || !sq_language_available((sq_language_id)i))
+      continue;
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) continue;
     const char *argv[4];
@@ -180,15 +183,32 @@ void sq__compile_toolchains_start(void) {
 
 /* Reads what is there from language i's version command; false at its end. */
 static bool read_some(int i) {
-  char *buf = identity[i];
-  ssize_t n = read(probe_fd[i], buf + probe_len[i], VERSION_OUT_MAX - 1 - probe_len[i]);
+  ssize_t n = read(probe_fd[i], identity[i] + probe_len[i], VERSION_OUT_MAX - 1 - probe_len[i]);
   if (n < 0 && errno == EINTR) return true;
   if (n > 0) probe_len[i] += (size_t)n;
   return n > 0 && probe_len[i] < VERSION_OUT_MAX - 1;
 }
 
-void sq__compile_toolchains_finish(int64_t timeout_ms) {
-  int64_t deadline = sq_now_mono_ms() + timeout_ms;
+/* Language i's command has ended (st: its wait status) or was ended
+ * (ended_by_us): its identity, or none. */
+static void settle(int i, int st, bool ended_by_us) {
+  const char *name = sq_language_get((sq_language_id)i)->name;
+  probe_state[i] = PROBE_NONE;
+  identity[i][probe_len[i]] = '\0';
+  if (ended_by_us || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || probe_len[i] == 0) {
+    SQ_WARN("compile cache: %s: the compiler's version could not be read (%s); its builds are not cached", name,
+            ended_by_us ? "it had not answered" : "it failed");
+    identity[i][0] = '\0';
+    return;
+  }
+  snprintf(first_line[i], sizeof first_line[i], "%.*s", (int)strcspn(identity[i], "\n"), identity[i]);
+  SQ_INFO("compile cache: %s: %s", name, first_line[i]);
+}
+
+/* Reads and reaps what has ended, waiting up to wait_ms for more; ends
+ * what is still running when kill_rest or past the deadline. */
+static void collect(int64_t wait_ms, bool kill_rest) {
+  int64_t until = sq_now_mono_ms() + wait_ms;
   for (;;) {
     struct pollfd pfd[SQ_LANGUAGE__COUNT];
     int idx[SQ_LANGUAGE__COUNT], n = 0;
@@ -197,41 +217,44 @@ void sq__compile_toolchains_finish(int64_t timeout_ms) {
         pfd[n] = (struct pollfd){.fd = probe_fd[i], .events = POLLIN};
         idx[n++] = i;
       }
-    int64_t left = deadline - sq_now_mono_ms();
-    if (n == 0 || left <= 0) break;
-    if (poll(pfd, (nfds_t)n, (int)left) < 0 && errno != EINTR) break;
-    for (int k = 0; k < n; k++)
+    int64_t left = until - sq_now_mono_ms();
+    int ready = n ? poll(pfd, (nfds_t)n, left > 0 ? (int)left : 0) : 0;
+    for (int k = 0; k < n && ready > 0; k++)
       if (pfd[k].revents && !read_some(idx[k])) {
         close(probe_fd[idx[k]]);
         probe_state[idx[k]] = PROBE_READ; /* its status next */
       }
+    for (int i = 0; i < SQ_LANGUAGE__COUNT; i++) {
+      int st = 0;
+      if (probe_state[i] == PROBE_READ && waitpid(probe_pid[i], &st, WNOHANG) == probe_pid[i]) settle(i, st, false);
+    }
+    if (n == 0 || (ready <= 0 && sq_now_mono_ms() >= until)) break; /* until nothing more is there */
   }
-  for (int i = 0; i < SQ_LANGUAGE__COUNT; i++) {
+  bool late = sq_now_mono_ms() >= probe_deadline_ms;
+  for (int i = 0; i < SQ_LANGUAGE__COUNT && (kill_rest || late); i++) {
     if (probe_state[i] == PROBE_NONE) continue;
-    bool whole = probe_state[i] == PROBE_READ;
-    if (!whole) {
-      kill(probe_pid[i], SIGKILL);
-      close(probe_fd[i]);
+    kill(probe_pid[i], SIGKILL);
+    if (probe_state[i] == PROBE_READING) close(probe_fd[i]);
+    while (waitpid(probe_pid[i], NULL, 0) < 0 && errno == EINTR) {
     }
-    probe_state[i] = PROBE_NONE;
-    int st = 0;
-    while (waitpid(probe_pid[i], &st, 0) < 0 && errno == EINTR) {
-    }
-    const char *name = sq_language_get((sq_language_id)i)->name;
-    identity[i][probe_len[i]] = '\0';
-    if (!whole || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || probe_len[i] == 0) {
-      SQ_WARN("compile cache: %s: the compiler's version could not be read (%s); its builds are not cached", name,
-              whole ? "it failed" : "timed out");
-      identity[i][0] = '\0';
-      continue;
-    }
-    snprintf(first_line[i], sizeof first_line[i], "%.*s", (int)strcspn(identity[i], "\n"), identity[i]);
-    SQ_DEBUG("compile cache: %s: %s", name, first_line[i]);
+    settle(i, 0, true);
   }
 }
 
+void sq__compile_toolchains_finish(int64_t timeout_ms) { collect(timeout_ms, true); }
+
+void sq__compile_toolchains_poll(void) {
+  for (int i = 0; i < SQ_LANGUAGE__COUNT; i++)
+    if (probe_state[i] != PROBE_NONE) {
+      collect(0, false);
+      return;
+    }
+}
+
 const char *sq__compile_toolchain(sq_language_id id) {
-  return (int)id >= 0 && id < SQ_LANGUAGE__COUNT && identity[id][0] ? first_line[id] : "";
+  if ((int)id < 0 || id >= SQ_LANGUAGE__COUNT) return "";
+  sq__compile_toolchains_poll();
+  return identity[id][0] ? first_line[id] : "";
 }
 
 /* ---- keys ---- */
@@ -260,7 +283,7 @@ static void field_file(EVP_MD_CTX *md, const char *path) {
 bool sq__compile_cache_key(sq_language_id id, const char *source, size_t len, int64_t memory_mib,
                            unsigned char key[32]) {
   const sq_language *l = sq_language_get(id);
-  if (!l || !l->compile[0] || !identity[id][0]) return false;
+  if (!l || !l->compile[0] || !sq__compile_toolchain(id)[0]) return false;
   EVP_MD_CTX *md = EVP_MD_CTX_new();
   unsigned int n = 0;
   bool ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL);

@@ -63,16 +63,23 @@ int sq__compile_cache_put(sq__compile_cache *c, const unsigned char key[32], sq_
 
 void sq__compile_cache_stats_get(const sq__compile_cache *c, sq__compile_cache_stats *s);
 
-/* The toolchains' identities, process-wide: start runs each found
- * compiled language's compiler with its version flag (on the host, in
- * parallel, not waited for); finish collects what they printed within
- * timeout_ms, ends the rest, and logs each one. Call both once, before any
- * task, from one thread (start after sq_language_probe). Until finish, and
- * for a compiler that failed, the language's builds are not cached. */
+/* The toolchains' identities, process-wide. start runs each found
+ * compiled language's compiler with its version flag, on the host, in
+ * parallel, and returns at once: the worker does not wait for them. Each
+ * one's output is taken when it has ended (sq__compile_toolchains_poll);
+ * until then, and for a compiler that failed or
+ * took more than SQ__COMPILE_TOOLCHAIN_MAX_MS, the language's builds are
+ * not cached (it compiles as without a cache). finish waits up to
+ * timeout_ms for the rest, then ends what is still running (the worker's
+ * exit; tests). Call from one thread, start after sq_language_probe. */
+#define SQ__COMPILE_TOOLCHAIN_MAX_MS 60000
 void sq__compile_toolchains_start(void);
 void sq__compile_toolchains_finish(int64_t timeout_ms);
+/* Takes what has ended, without waiting (the worker's housekeeping, each
+ * key); nothing when every command has settled. */
+void sq__compile_toolchains_poll(void);
 /* id's identity: its compiler's first line of output ("gcc (Debian
- * 12.2.0-14) 12.2.0"), "" when unknown; static. */
+ * 12.2.0-14) 12.2.0"), "" while unknown; static. */
 const char *sq__compile_toolchain(sq_language_id id);
 
 #endif

@@ -412,9 +412,12 @@ static void take_outcome(job *j) {
   if (sq_workspace_applies(j->task)) {
     int64_t own_kib = j->extra_output_kib ? j->lim.output_kib - j->extra_output_kib : 0;
     if (sq_workspace_take_files(o, own_kib, &j->files) != 0) SQ_LOGT(SQ_LOG_WARN, r->id, "out of memory reading files");
-    if (j->compile_keyed && !j->compile_hit && j->files.build.n &&
-        sq__compile_cache_put(j->w->compile_cache, j->compile_key, &j->files.build) != 0)
-      SQ_LOGT(SQ_LOG_WARN, r->id, "out of memory keeping the build");
+    if (j->compile_keyed && !j->compile_hit) {
+      SQ_LOGT(SQ_LOG_DEBUG, r->id, "compile cache: the compile step sent %zu file(s), %zu bytes", j->files.build.n,
+              j->files.build.bytes);
+      if (sq__compile_cache_put(j->w->compile_cache, j->compile_key, &j->files.build) != 0)
+        SQ_LOGT(SQ_LOG_WARN, r->id, "out of memory keeping the build");
+    }
     r->compile_step = sq_language_get(j->task->language)->compile[0] != NULL;
     r->compile_cached = j->compile_hit;
     r->fetched = j->task->n_fetch > 0;
@@ -620,6 +623,7 @@ void sq__job_begin(worker *w, sq_claim *claim) {
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);
     return;
   }
+  r->language = sq_language_get(j->task->language)->name; /* every task that was read says its language */
   if (choose_profile(j) != 0) return;
   sq__test_hook_task(j->task); /* a no-op unless SANDQ_TEST_HOOKS=1 */
   if (!j->task->code) {

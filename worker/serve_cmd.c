@@ -38,9 +38,6 @@
 #include "risk.h"
 #include "worker.h"
 
-/* How long the compilers get to print their versions at start (compile_cache.h). */
-#define TOOLCHAIN_TIMEOUT_MS 10000
-
 static void on_stop(int sig) {
   (void)sig;
   if (sq__worker_stop < 2) sq__worker_stop++; /* once: finish what is in flight; twice: now */
@@ -128,7 +125,7 @@ static int serve(const sq_cli *cli) {
 
   int exit_code = 1;
   say_languages();
-  /* The compilers say their versions while the jail starts (compile_cache.h). */
+  /* The compilers say their versions while the worker runs (compile_cache.h). */
   if (w.cfg.compile_cache_mib > 0) sq__compile_toolchains_start();
   /* The jail (and a warm pool's zygotes) before the LLM client. */
   sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root,
@@ -144,7 +141,6 @@ static int serve(const sq_cli *cli) {
     goto out;
   }
   sq__pool_precompile(w.jail);
-  if (w.cfg.compile_cache_mib > 0) sq__compile_toolchains_finish(TOOLCHAIN_TIMEOUT_MS);
   if ((rc = sq__compile_cache_new((size_t)w.cfg.compile_cache_mib << 20, &w.compile_cache)) != 0) {
     SQ_ERROR("compile cache: %s", sq_strerror(rc));
     goto out;
@@ -208,6 +204,7 @@ out:
   sq_metrics_free(w.metrics);
   sq__profiles_free(w.profiles);
   sq__compile_cache_free(w.compile_cache);
+  sq__compile_toolchains_finish(0);
   sq_jail_free(w.jail);
   sq_compiled_clear();
   return exit_code;

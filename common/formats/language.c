@@ -88,7 +88,7 @@ static sq_language table[SQ_LANGUAGE__COUNT] = {
                           .aliases = {"rs"},
                           .source_name = "main.rs",
                           .compile = {"/usr/bin/rustc", "--edition", "2021", "-C", "debuginfo=0", "-C", "opt-level=1", "-C",
-                                      "linker=/usr/bin/gcc",
+                                      "strip=debuginfo", "-C", "linker=/usr/bin/gcc",
                                       "-o", "main", "main.rs"},
                           .run = {"./main"},
                           .version_flag = "--version",

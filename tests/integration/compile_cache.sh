@@ -19,8 +19,10 @@ sq_start_redis
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
 unset SANDQ_LLM_BASE_URL SANDQ_LLM_MODEL
 sq_worker cc1
-sq_wait_for "grep -q 'languages: ' $SQ_TMP/worker-cc1.log" 30 ||
-  sq_fail "the worker did not start: $(tail -3 "$SQ_TMP/worker-cc1.log")"
+# The compilers' versions are read while the worker runs; until gcc's is
+# known, C compiles without the cache.
+sq_wait_for "grep -q 'languages: ' $SQ_TMP/worker-cc1.log && grep -q 'compile cache: c: ' $SQ_TMP/worker-cc1.log" 60 ||
+  sq_fail "the worker did not start, or did not read gcc's version: $(tail -3 "$SQ_TMP/worker-cc1.log")"
 found=$(sed -n 's/.*languages: [0-9]* of [0-9]* found: //p' "$SQ_TMP/worker-cc1.log" | head -1)
 
 # round N's tasks: tasks.N.jsonl; the names are the same every round, the ids not.

@@ -76,8 +76,9 @@ by_status = collections.Counter(d["status"] for d in docs)
 counted = {re.search(r'status="([^"]+)"', k).group(1): v for k, v in samples.items() if k.startswith("sandq_tasks_total{")}
 assert counted == {k: float(v) for k, v in by_status.items()}, (counted, by_status)
 assert {"ok", "blocked", "llm_error", "runtime_error", "invalid_task"} <= set(counted), counted
-# by language: every result whose task was read, under its language and status; nothing else
+# by language: every result whose task was read (blocked and llm_error too), under its language and status
 by_lang = collections.Counter((d["language"], d["status"]) for d in docs if "language" in d)
+assert by_lang[("python", "blocked")] == 1 and by_lang[("python", "llm_error")] == 2, by_lang
 lang = {re.search(r'language="([^"]+)",status="([^"]+)"', k).groups(): v
         for k, v in samples.items() if k.startswith("sandq_language_tasks_total{") and v}
 assert lang == {k: float(v) for k, v in by_lang.items()}, (lang, by_lang)
