@@ -5,12 +5,17 @@
 # the same commands, in a temporary directory; the median of N rounds each,
 # side by side, and their ratio. A language whose toolchain is missing is
 # left out.
+# Then the compile cache: per compiled language, N+1 identical tasks through
+# one `sandq-worker serve` (one task at a time, a real redis-server): the
+# first compiles, the rest take the cached build (compile_cached); the
+# median exec_ms of those hits against the bare compile+run and the bare
+# run alone. Left out without redis-server.
 #   sh bench/languages.sh [BUILD_DIR] [ROUNDS]    (root: the jail's namespaces)
 set -eu
-BIN=${1:-build}/bin
+. "$(dirname "$0")/lib/init.sh"
+BIN=$SQ_BIN
 ROUNDS=${2:-5}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+TMP=$SQ_TMP
 export SANDQ_SCRATCH_ROOT="$TMP/scratch"
 python3 - "$BIN/sandq-worker" "$TMP" "$ROUNDS" <<'PY'
 import json, os, shutil, statistics, subprocess, sys, time
@@ -27,7 +32,8 @@ L = {
     'go': ('main.go', 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hi") }',
            ['go', 'build', '-o', 'main', 'main.go'], ['./main']),
     'rust': ('main.rs', 'fn main() { println!("hi"); }',
-             ['rustc', '--edition', '2021', '-C', 'debuginfo=0', '-C', 'opt-level=1', '-o', 'main', 'main.rs'], ['./main']),
+             ['rustc', '--edition', '2021', '-C', 'debuginfo=0', '-C', 'opt-level=1', '-C', 'strip=debuginfo',
+              '-o', 'main', 'main.rs'], ['./main']),
     'java': ('Problem.java', 'public class Problem { public static void main(String[] a) { System.out.println("hi"); } }',
              ['javac'] + ['-J' + f for f in jvm] + ['-d', '.', 'Problem.java'], ['java'] + jvm + ['-cp', '.', 'Problem']),
     'typescript': ('main.ts', 'const s: string = "hi";\nconsole.log(s);',
@@ -40,6 +46,7 @@ L = {
     'bash': ('main.sh', 'echo hi', None, ['bash', 'main.sh']),
 }
 only = os.environ.get('SQ_LANGUAGES', '').split()
+kept, bare_run = {}, {}  # the compiled languages' sources and bare figures, for the cache's table
 env = dict(os.environ, GO111MODULE='off', CGO_ENABLED='0')
 print('| language | jailed (median ms) | bare (median ms) | ratio |')
 print('|---|---|---|---|')
@@ -71,12 +78,52 @@ for lang, (name, src, comp, run) in L.items():
         t0 = time.monotonic()
         if comp and subprocess.run(comp, cwd=d, env=benv, capture_output=True).returncode != 0:
             break
+        t1 = time.monotonic()
         if subprocess.run(run, cwd=d, env=benv, capture_output=True).returncode != 0:
             break
         bare.append((time.monotonic() - t0) * 1000)
+        bare_run.setdefault(lang, []).append((time.monotonic() - t1) * 1000)
     if len(bare) < rounds:
         print('| %s | failed (%s) | | |' % (lang, 'bare' if len(jailed) > len(bare) else 'in the jail'))
         continue
     j, b = statistics.median(jailed), statistics.median(bare)
     print('| %s | %.0f | %.0f | %.2fx |' % (lang, j, b, j / b), flush=True)
+    if comp:
+        kept[lang] = {'source': src, 'bare_ms': b, 'bare_run_ms': statistics.median(bare_run[lang])}
+json.dump(kept, open(os.path.join(tmp, 'bare.json'), 'w'))
+PY
+
+command -v redis-server >/dev/null || { echo "(no redis-server: the compile cache's table is left out)"; exit 0; }
+sq_start_redis
+unset SANDQ_LLM_BASE_URL
+SANDQ_MAX_TASKS_IN_FLIGHT=1 SANDQ_JAIL_THREADS=1 "$BIN/sandq-worker" serve --worker-id bench-langs >"$TMP/w.log" 2>&1 &
+SQ_PIDS="$SQ_PIDS $!"
+i=0; until grep -q "ready in" "$TMP/w.log"; do i=$((i + 1)); [ $i -lt 300 ] || sq_fail "the worker did not start"; sleep 0.1; done
+echo
+/usr/bin/python3 - "$BIN/sandq-producer" "$TMP" "$ROUNDS" <<'PY'
+import bson, json, os, statistics, subprocess, sys
+
+producer, tmp, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+kept = json.load(open(os.path.join(tmp, 'bare.json')))
+print('| language | jailed, compiled (ms) | jailed, cache hit (ms) | bare compile+run (ms) | bare run (ms) '
+      '| hit / bare compile+run | hit / bare run |')
+print('|---|---|---|---|---|---|---|')
+for lang, k in kept.items():
+    tasks = os.path.join(tmp, 'cache-%s.jsonl' % lang)
+    with open(tasks, 'w') as f:
+        for i in range(rounds + 1):
+            f.write(json.dumps({'id': '%s-%d' % (lang, i), 'language': lang, 'code': k['source'],
+                                'limits': {'wall_ms': 60000, 'cpu_ms': 30000}}) + '\n')
+    out = os.path.join(tmp, 'cache-%s.bson' % lang)
+    p = subprocess.run([producer, 'push', '--batch', 'cache-' + lang, '--wait', '--timeout-s', '600', '--out', out, tasks],
+                       capture_output=True, text=True)
+    docs = bson.decode_all(open(out, 'rb').read()) if p.returncode == 0 else []
+    miss = [d['timings']['exec_ms'] for d in docs if d['status'] == 'ok' and d.get('compile_cached') is False]
+    hits = [d['timings']['exec_ms'] for d in docs if d['status'] == 'ok' and d.get('compile_cached') is True]
+    if not miss or len(hits) < rounds:
+        print('| %s | failed (%d compiled, %d hits) | | | | | |' % (lang, len(miss), len(hits)))
+        continue
+    h = statistics.median(hits)
+    print('| %s | %.0f | %.0f | %.0f | %.0f | %.2fx | %.2fx |' % (lang, miss[0], h, k['bare_ms'], k['bare_run_ms'],
+                                                              h / k['bare_ms'], h / k['bare_run_ms']), flush=True)
 PY

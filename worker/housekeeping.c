@@ -13,6 +13,7 @@
 #include "util.h"
 #include "audit_log.h"
 #include "best_effort.h"
+#include "compile_cache.h"
 #include "endpoint.h"
 #include "health.h"
 #include "jail.h"
@@ -149,6 +150,7 @@ static void follow(worker *w, const sq_rollout *r) {
 
 void sq__housekeeping_run(worker *w) {
   int64_t now = sq_now_mono_ms();
+  sq__compile_toolchains_poll(); /* the compilers' versions, for the compile cache */
   sq__endpoint_publish(w); /* whatever Redis does: /healthz says so */
   if (!sq__redis_up(w)) return;
   sq__budget_cache_flush(w->budget, false);

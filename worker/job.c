@@ -18,6 +18,7 @@
 #include "best_effort.h"
 #include "budget_cache.h"
 #include "code_prompt.h"
+#include "compile_cache.h"
 #include "job.h"
 #include "llm.h"
 #include "metrics.h"
@@ -274,10 +275,25 @@ static void risk_start(job *j) {
 /* ---- execute ---- */
 
 /* j->program becomes workspace.py around it (the listing for a language
- * other than Python); the program's own limits are j->lim's. */
-static int wrap_workspace(job *j) {
+ * other than Python); the program's own limits are run's. A compiled
+ * language's run takes its build from the compile cache when it holds
+ * one, else asks for the build back (take_outcome keeps it). A task with
+ * files compiles every time: its files may be part of the build. */
+static int wrap_workspace(job *j, const sq_jail_limits *run) {
+  sq__compile_cache *cc = j->w->compile_cache;
+  sq_workspace_build_use use = {0};
+  j->run_lim = *run;
+  j->compile_keyed = j->compile_hit = false;
+  if (cc && !j->program && j->task->n_files == 0 &&
+      sq__compile_cache_key(j->task->language, j->listing, strlen(j->listing), run->memory_mib, j->compile_key)) {
+    j->compile_keyed = true;
+    use.cached = sq__compile_cache_get(cc, j->compile_key);
+    j->compile_hit = use.cached != NULL;
+    sq_metrics_compile_cache(j->w->metrics, j->task->language, j->compile_hit);
+    if (!use.cached) use.emit_max_bytes = sq__compile_cache_build_max(cc);
+  }
   char *wrapped = NULL;
-  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, &j->lim, &wrapped);
+  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, run, &use, &wrapped);
   free(j->program);
   j->program = wrapped;
   return rc;
@@ -325,7 +341,7 @@ static void exec_start(job *j) {
   if (j->in_plus) j->task->tests = j->task->plus_tests; /* the plus tier: the same program, its own tests */
   int rc = sq_task_program(j->task, j->code, &j->listing);
   if (!rc && python) rc = sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len);
-  if (!rc && sq_workspace_applies(j->task)) rc = wrap_workspace(j);
+  if (!rc && sq_workspace_applies(j->task)) rc = wrap_workspace(j, &j->lim);
   j->task->tests = base_tests;
   if (rc) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
@@ -363,7 +379,23 @@ void sq__job_submit(job *j) {
   j->lim = j->task->limits;
   sq_jail_limits_apply(&j->lim, &def, &max);
   sq_language_limits(j->task->language, &j->lim); /* a compiler's budget on top */
-  if (j->task->n_fetch) j->lim.output_kib += SQ_WORKSPACE_OUTPUT_KIB; /* the files' block; held back after */
+  /* A later case of a program compiled by an earlier one takes its build. */
+  if (j->compile_keyed && !j->compile_hit && j->case_at > 0) {
+    char *compiling = j->program; /* kept when the new one cannot be made */
+    j->program = NULL;
+    sq_jail_limits run = j->run_lim;
+    if (wrap_workspace(j, &run) == 0) {
+      free(compiling);
+    } else {
+      j->program = compiling;
+      j->compile_hit = false;
+    }
+  }
+  /* Room for the files' block and the build's, the same on a cache hit as
+   * on a miss; the program's own output is held to its cap after. */
+  j->extra_output_kib = j->task->n_fetch ? SQ_WORKSPACE_OUTPUT_KIB : 0;
+  if (j->compile_keyed) j->extra_output_kib += (int64_t)(sq__compile_cache_build_max(w->compile_cache) / 3 * 4 / 1024) + 64;
+  j->lim.output_kib += j->extra_output_kib;
   j->lim.stop = &j->kill;
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
@@ -378,8 +410,16 @@ static void take_outcome(job *j) {
                          .expected_stdout = j->task->expected_stdout};
   sq_workspace_files_clear(&j->files);
   if (sq_workspace_applies(j->task)) {
-    int64_t own_kib = j->task->n_fetch ? j->lim.output_kib - SQ_WORKSPACE_OUTPUT_KIB : 0;
+    int64_t own_kib = j->extra_output_kib ? j->lim.output_kib - j->extra_output_kib : 0;
     if (sq_workspace_take_files(o, own_kib, &j->files) != 0) SQ_LOGT(SQ_LOG_WARN, r->id, "out of memory reading files");
+    if (j->compile_keyed && !j->compile_hit) {
+      SQ_LOGT(SQ_LOG_DEBUG, r->id, "compile cache: the compile step sent %zu file(s), %zu bytes", j->files.build.n,
+              j->files.build.bytes);
+      if (sq__compile_cache_put(j->w->compile_cache, j->compile_key, &j->files.build) != 0)
+        SQ_LOGT(SQ_LOG_WARN, r->id, "out of memory keeping the build");
+    }
+    r->compile_step = sq_language_get(j->task->language)->compile[0] != NULL;
+    r->compile_cached = j->compile_hit;
     r->fetched = j->task->n_fetch > 0;
     r->files = j->files.files;
     r->n_files = j->files.n;
@@ -583,6 +623,7 @@ void sq__job_begin(worker *w, sq_claim *claim) {
     end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);
     return;
   }
+  r->language = sq_language_get(j->task->language)->name; /* every task that was read says its language */
   if (choose_profile(j) != 0) return;
   sq__test_hook_task(j->task); /* a no-op unless SANDQ_TEST_HOOKS=1 */
   if (!j->task->code) {

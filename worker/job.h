@@ -57,6 +57,11 @@ struct job {
   int64_t cases_memory_kib; /* their largest peak */
   char case_reason[512];  /* the first failing case's reason */
   bool in_plus;           /* a task with plus_tests: the run is the plus tier's */
+  sq_jail_limits run_lim; /* the program's own limits its workspace was assembled with */
+  int64_t extra_output_kib; /* added to lim.output_kib for workspace.py's blocks; held back after */
+  unsigned char compile_key[32]; /* compile_cache.h: the build's key, when compile_keyed */
+  bool compile_keyed;     /* a compiled language whose build the cache may hold */
+  bool compile_hit;       /* the run places the cached build instead of compiling */
 };
 
 /* Starts a claimed task (ownership of the claim moves to the job); it

@@ -215,6 +215,7 @@ static int encode(const job *j, bson_t *doc, sq_completion *c) {
  * the task), else the Redis error. */
 static int settled(const job *j, int rc) {
   if (rc == 0) sq_metrics_task(j->w->metrics, j->r.status);
+  if (rc == 0 && j->task && j->r.language) sq_metrics_task_language(j->w->metrics, j->task->language, j->r.status);
   if (rc == SQ_EEXISTS || rc == SQ_EFENCED) sq_metrics_result_refused(j->w->metrics, rc == SQ_EFENCED);
   if (rc == SQ_EEXISTS) {
     SQ_LOGT(SQ_LOG_WARN, j->r.id, "a result for this task already exists in batch %s; kept the first", j->r.batch);

@@ -24,6 +24,7 @@
 #include "test_hooks.h"
 #include "verdict.h"
 #include "audit_log.h"
+#include "compile_cache.h"
 #include "best_effort.h"
 #include "budget_cache.h"
 #include "endpoint.h"
@@ -68,6 +69,9 @@ static const sq_cli_flag serve_flags[] = {
     {"log-level", "LEVEL", "log_level", "debug, info, warn or error (SANDQ_LOG_LEVEL)"},
     {"metrics-listen", "HOST:PORT", "metrics_listen",
      "serve GET /metrics and /healthz there (SANDQ_METRICS_LISTEN; loopback unless told otherwise)"},
+    {"compile-cache-mib", "MIB", "compile_cache_mib",
+     "compiled languages' builds kept in memory, so the same program is compiled once (SANDQ_COMPILE_CACHE_MIB, "
+     "default 64; 0: none)"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -121,6 +125,8 @@ static int serve(const sq_cli *cli) {
 
   int exit_code = 1;
   say_languages();
+  /* The compilers say their versions while the worker runs (compile_cache.h). */
+  if (w.cfg.compile_cache_mib > 0) sq__compile_toolchains_start();
   /* The jail (and a warm pool's zygotes) before the LLM client. */
   sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root,
                        .mode = w.cfg.jail_mode, .pool_size = (int)w.cfg.jail_pool_size};
@@ -135,6 +141,10 @@ static int serve(const sq_cli *cli) {
     goto out;
   }
   sq__pool_precompile(w.jail);
+  if ((rc = sq__compile_cache_new((size_t)w.cfg.compile_cache_mib << 20, &w.compile_cache)) != 0) {
+    SQ_ERROR("compile cache: %s", sq_strerror(rc));
+    goto out;
+  }
   if ((rc = sq__pool_new(w.jail, (int)w.cfg.jail_threads, &w.pool)) != 0) {
     SQ_ERROR("jail pool: %s", sq_strerror(rc));
     goto out;
@@ -193,6 +203,8 @@ out:
   sq__housekeeping_free(w.housekeeping);
   sq_metrics_free(w.metrics);
   sq__profiles_free(w.profiles);
+  sq__compile_cache_free(w.compile_cache);
+  sq__compile_toolchains_finish(0);
   sq_jail_free(w.jail);
   sq_compiled_clear();
   return exit_code;

@@ -56,6 +56,7 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->risk_policy = (sq_risk_policy){.block_level = SQ_RISK_HIGH, .fallback = SQ_RISK_WARN};
   cfg->risk_cache_ttl_s = 7 * 24 * 3600;
   cfg->max_repairs = 0;
+  cfg->compile_cache_mib = 64;
   cfg->repair_error_kib = 2;
   cfg->metrics_flush_ms = 1000;
   cfg->metrics = (sq_metrics_options){.window_s = 10, .retention_s = 900};
@@ -131,6 +132,7 @@ static const field fields[] = {
     {"risk_block_level", F_RISK_LEVEL, offsetof(sq_config, risk_policy.block_level), 0, 0, 0},
     I64("risk_cache_ttl_s", risk_cache_ttl_s, 0, 365LL * 24 * 3600),
     I64("max_repairs", max_repairs, 0, 10),
+    I64("compile_cache_mib", compile_cache_mib, 0, 64 * 1024),
     I64("repair_error_kib", repair_error_kib, 1, 64),
     I64("metrics_flush_ms", metrics_flush_ms, 100, 60000),
     I64("metrics_window_s", metrics.window_s, 1, 3600),
@@ -483,6 +485,7 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_JAIL_THREADS", "jail_threads"}, {"SANDQ_JAIL_POOL_SIZE", "jail_pool_size"},
       {"SANDQ_MAX_TASKS_IN_FLIGHT", "max_tasks_in_flight"}, {"SANDQ_CLAIM_BATCH", "claim_batch"},
       {"SANDQ_CLAIM_PREFETCH", "claim_prefetch"}, {"SANDQ_STORE_LLM_REPLY", "store_llm_reply"},
+      {"SANDQ_COMPILE_CACHE_MIB", "compile_cache_mib"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);

@@ -80,6 +80,7 @@ typedef struct {
                                 * above blocks) and risk_fallback (warn|block: when no verdict) */
   int64_t risk_cache_ttl_s;    /* verdicts cached in Redis by sha256 of the code */
   int64_t max_repairs;         /* self-repair rounds after failed/runtime_error */
+  int64_t compile_cache_mib;   /* compiled languages' builds kept in the worker's memory; 0: none */
   int64_t repair_error_kib;    /* the error sent back is trimmed to this */
   /* Metrics, health and the provider rollout (docs/operations.md). */
   int64_t metrics_flush_ms;    /* a worker sends its metrics at most this often */
@@ -106,7 +107,7 @@ int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char
 
 /* Applies the environment: SANDQ_REDIS_URL, SANDQ_QUEUE, SANDQ_LOG_LEVEL,
  * SANDQ_WORKER_ID, SANDQ_PYTHON, SANDQ_SCRATCH_ROOT, SANDQ_JAIL_MODE,
- * SANDQ_METRICS_LISTEN, SANDQ_AUDIT_MAX_LEN, the queue settings, the sizing (SANDQ_JAIL_THREADS, SANDQ_JAIL_POOL_SIZE,
+ * SANDQ_METRICS_LISTEN, SANDQ_AUDIT_MAX_LEN, SANDQ_COMPILE_CACHE_MIB, the queue settings, the sizing (SANDQ_JAIL_THREADS, SANDQ_JAIL_POOL_SIZE,
  * SANDQ_MAX_TASKS_IN_FLIGHT, SANDQ_CLAIM_BATCH, SANDQ_CLAIM_PREFETCH), and,
  * when no provider is configured yet, SANDQ_LLM_BASE_URL/SANDQ_LLM_MODEL (key
  * in SANDQ_LLM_API_KEY; SANDQ_LLM_MAX_IN_FLIGHT and SANDQ_LLM_TIMEOUT_MS, else

@@ -53,6 +53,8 @@ typedef struct {
 
 typedef struct {
   int64_t tasks[SQ_STATUS__COUNT];
+  int64_t lang_tasks[SQ_LANGUAGE__COUNT][SQ_STATUS__COUNT];
+  int64_t compile_lookups[SQ_LANGUAGE__COUNT][2]; /* [0] miss, [1] hit */
   int64_t retried;
   int64_t refused[2]; /* [0] duplicate, [1] fenced */
   hist stage[SQ_METRICS_STAGE__COUNT];
@@ -73,7 +75,8 @@ struct sq_metrics {
 
 /* Series per flush at most: every counter and bucket once. */
 #define MAX_ITEMS                                                                                              \
-  (SQ_STATUS__COUNT + 3 + SQ_METRICS_STAGE__COUNT * (SQ_METRICS_N_BUCKETS + 2) +                               \
+  (SQ_STATUS__COUNT + 3 + SQ_LANGUAGE__COUNT * (SQ_STATUS__COUNT + 2) +                                      \
+   SQ_METRICS_STAGE__COUNT * (SQ_METRICS_N_BUCKETS + 2) +                                                      \
    SQ_METRICS_MAX_PROVIDERS * (SQ_METRICS_N_BUCKETS + 2 + 2 + SQ_METRICS_LLM__COUNT + 2 + 1))
 
 void sq_metrics_escape(const char *v, char *out, size_t outlen) {
@@ -137,6 +140,15 @@ void sq_metrics_stage(sq_metrics *m, sq_metrics_stage_id s, int64_t ms) {
 
 void sq_metrics_task(sq_metrics *m, sq_status st) {
   if (m && st >= 0 && st < SQ_STATUS__COUNT) m->cur.tasks[st]++;
+}
+
+void sq_metrics_task_language(sq_metrics *m, sq_language_id lang, sq_status st) {
+  if (m && (int)lang >= 0 && lang < SQ_LANGUAGE__COUNT && st >= 0 && st < SQ_STATUS__COUNT)
+    m->cur.lang_tasks[lang][st]++;
+}
+
+void sq_metrics_compile_cache(sq_metrics *m, sq_language_id lang, bool hit) {
+  if (m && (int)lang >= 0 && lang < SQ_LANGUAGE__COUNT) m->cur.compile_lookups[lang][hit ? 1 : 0]++;
 }
 
 void sq_metrics_task_retried(sq_metrics *m) {
@@ -235,6 +247,19 @@ static size_t collect_since(sq_metrics *m, const tally *since, bool all) {
   for (int i = 0; i < SQ_STATUS__COUNT; i++)
     add(&b, (double)(c->tasks[i] - s->tasks[i]), false, "sandq_tasks_total{status=\"%s\"}",
         sq_status_name((sq_status)i));
+  for (int l = 0; l < SQ_LANGUAGE__COUNT; l++) { /* a language's series once it has a count */
+    const char *name = sq_language_get((sq_language_id)l)->name;
+    int64_t any = 0;
+    for (int i = 0; i < SQ_STATUS__COUNT; i++) any += c->lang_tasks[l][i];
+    for (int i = 0; any && i < SQ_STATUS__COUNT; i++)
+      add(&b, (double)(c->lang_tasks[l][i] - s->lang_tasks[l][i]), false,
+          "sandq_language_tasks_total{language=\"%s\",status=\"%s\"}", name, sq_status_name((sq_status)i));
+    if (!c->compile_lookups[l][0] && !c->compile_lookups[l][1]) continue;
+    add(&b, (double)(c->compile_lookups[l][1] - s->compile_lookups[l][1]), false,
+        "sandq_compile_cache_lookups_total{language=\"%s\",result=\"hit\"}", name);
+    add(&b, (double)(c->compile_lookups[l][0] - s->compile_lookups[l][0]), false,
+        "sandq_compile_cache_lookups_total{language=\"%s\",result=\"miss\"}", name);
+  }
   add(&b, (double)(c->retried - s->retried), false, "sandq_tasks_retried_total");
   add(&b, (double)(c->refused[0] - s->refused[0]), false, "sandq_results_refused_total{reason=\"duplicate\"}");
   add(&b, (double)(c->refused[1] - s->refused[1]), false, "sandq_results_refused_total{reason=\"fenced\"}");

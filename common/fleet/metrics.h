@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "language.h"
 #include "queue.h"
 #include "status.h"
 #include "util.h"
@@ -68,6 +69,13 @@ void sq_metrics_free(sq_metrics *m);
 void sq_metrics_stage(sq_metrics *m, sq_metrics_stage_id s, int64_t ms);
 /* A result was stored with this status (counted once per task). */
 void sq_metrics_task(sq_metrics *m, sq_status st);
+/* The same result by its task's language (tasks whose language was read;
+ * one series per language of the table and status, written once the
+ * language has a count). */
+void sq_metrics_task_language(sq_metrics *m, sq_language_id lang, sq_status st);
+/* A compiled language's build was looked up in the worker's compile cache:
+ * found (hit) or not. */
+void sq_metrics_compile_cache(sq_metrics *m, sq_language_id lang, bool hit);
 /* A transient failure sent the task back for another attempt. */
 void sq_metrics_task_retried(sq_metrics *m);
 /* A result was refused: a result existed already (duplicate) or the lease was lost (fenced). */

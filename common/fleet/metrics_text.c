@@ -16,6 +16,9 @@ typedef struct {
 
 static const family families[] = {
     {"sandq_tasks_total", "counter", "Results stored, by status (one per task)."},
+    {"sandq_language_tasks_total", "counter", "Results stored, by the task's language and status."},
+    {"sandq_compile_cache_lookups_total", "counter",
+     "A compiled language's build looked up in a worker's compile cache: found (hit) or compiled (miss)."},
     {"sandq_tasks_retried_total", "counter", "Transient failures sent back to the queue for another attempt."},
     {"sandq_results_refused_total", "counter",
      "Results not stored: a result existed (duplicate) or the lease was lost (fenced)."},

@@ -46,6 +46,8 @@ typedef struct {
   const char *compile[SQ_LANGUAGE_ARGV_MAX]; /* empty ({NULL}): interpreted */
   const char *run[SQ_LANGUAGE_ARGV_MAX];
   const char *env[SQ_LANGUAGE_ENV_MAX];     /* added to the steps' environment */
+  const char *version_flag;   /* the compiler prints its version with this (its identity in the
+                                 worker's compile cache); NULL: interpreted */
   int64_t compile_wall_ms;    /* added to the run's wall clock when it compiles */
   int64_t compile_cpu_ms;     /* added to its CPU time */
   int64_t compile_memory_mib; /* the run's memory is at least this much while it compiles */

@@ -128,6 +128,7 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
             BSON_APPEND_UTF8(doc, "status", sq_status_name(r->status));
   if (ok && r->reason) ok = append_cstr(doc, "reason", r->reason);
   if (ok && r->language) ok = append_cstr(doc, "language", r->language);
+  if (ok && r->compile_step) ok = BSON_APPEND_BOOL(doc, "compile_cached", r->compile_cached);
   ok = ok && (r->exit_code >= 0 ? BSON_APPEND_INT32(doc, "exit_code", r->exit_code)
                                 : BSON_APPEND_NULL(doc, "exit_code"));
   ok = ok && BSON_APPEND_INT32(doc, "signal", r->signal) &&

@@ -77,6 +77,8 @@ typedef struct {
   sq_status status;
   const char *reason;          /* why, for every status but passed and ok; may be NULL */
   const char *language;        /* the task's language ("python"); NULL: not written (it never got that far) */
+  bool compile_step;           /* the language compiles: compile_cached is written */
+  bool compile_cached;         /* the run placed the worker's cached build instead of compiling */
   const char *judge;           /* "isolated" or "in_process": how the tests ran; NULL: not written */
   const char *judge_reason;    /* in_process: why; may be NULL */
   int exit_code;               /* -1 when the program did not exit normally or did not run */

@@ -40,8 +40,22 @@ static int append_b64_list(sq_buf *b, const char *const *words) {
   return rc ? rc : sq_buf_append(b, "]", 1);
 }
 
+/* A cached build as [('NAME64', 'DATA64', executable), ...]. */
+static int append_build(sq_buf *b, const sq_workspace_build *build) {
+  int rc = sq_buf_append(b, ", 'build': [", 12);
+  for (size_t i = 0; !rc && i < build->n; i++) {
+    const sq_workspace_build_file *f = &build->files[i];
+    rc = sq_buf_append(b, "(", 1);
+    if (!rc) rc = append_b64_str(b, f->name);
+    if (!rc) rc = sq_buf_append(b, ", '", 3);
+    if (!rc) rc = sq_base64_append(b, f->data, f->len);
+    if (!rc) rc = sq_buf_appendf(b, "', %s), ", f->executable ? "True" : "False");
+  }
+  return rc ? rc : sq_buf_append(b, "]", 1);
+}
+
 /* The language's steps for workspace.py's run_steps, as a dict literal. */
-static int append_spec(sq_buf *b, const sq_language *l, const sq_jail_limits *run) {
+static int append_spec(sq_buf *b, const sq_language *l, const sq_jail_limits *run, const sq_workspace_build_use *use) {
   long long cpu_s = run && run->cpu_ms > 0 ? (run->cpu_ms + 999) / 1000 : 0;
   long long mem = run && run->memory_mib > 0 ? run->memory_mib : 512;
   /* The run's address space: the program's memory limit, unless the
@@ -55,11 +69,14 @@ static int append_spec(sq_buf *b, const sq_language *l, const sq_jail_limits *ru
   if (!rc) rc = append_b64_list(b, l->run);
   if (!rc) rc = sq_buf_append(b, ", 'env': ", 9);
   if (!rc) rc = append_b64_list(b, l->env);
-  if (!rc) rc = sq_buf_appendf(b, ", 'mem': %lld, 'cpu_s': %lld, 'run_as_mib': %lld}", mem, cpu_s, as_mib);
-  return rc;
+  if (!rc) rc = sq_buf_appendf(b, ", 'mem': %lld, 'cpu_s': %lld, 'run_as_mib': %lld", mem, cpu_s, as_mib);
+  if (!rc && use && use->cached) rc = append_build(b, use->cached);
+  else if (!rc && use && use->emit_max_bytes) rc = sq_buf_appendf(b, ", 'emit': %zu", use->emit_max_bytes);
+  return rc ? rc : sq_buf_append(b, "}", 1);
 }
 
-int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run, char **out) {
+int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run,
+                         const sq_workspace_build_use *build, char **out) {
   *out = NULL;
   sq_buf b = {0};
   int rc = sq_compiled_append(&b, SQ_COMPILED_WORKSPACE);
@@ -77,7 +94,7 @@ int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limi
   }
   if (!rc) rc = sq_buf_appendf(&b, "], %u, %d", SQ_TASK_FETCH_BYTES_MAX, SQ_TASK_FETCH_FILES_MAX);
   if (!rc && t->language != SQ_TASK_PYTHON && t->language != SQ_TASK_BASH)
-    rc = append_spec(&b, sq_language_get(t->language), run);
+    rc = append_spec(&b, sq_language_get(t->language), run, build);
   if (!rc) rc = sq_buf_append(&b, ")\n", 2);
   if (rc) {
     sq_buf_clear(&b);
@@ -87,23 +104,35 @@ int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limi
   return 0;
 }
 
+void sq_workspace_build_clear(sq_workspace_build *b) {
+  for (size_t i = 0; i < b->n; i++) {
+    free(b->files[i].name);
+    free(b->files[i].data);
+  }
+  free(b->files);
+  *b = (sq_workspace_build){0};
+}
+
 void sq_workspace_files_clear(sq_workspace_files *f) {
   for (size_t i = 0; i < f->n; i++) {
     free(f->files[i].name);
     free(f->files[i].data);
   }
   free(f->files);
+  sq_workspace_build_clear(&f->build);
   *f = (sq_workspace_files){0};
 }
 
-/* Reads the lines of a block body [p, end): "F|T NAME64 DATA64\n" each. */
-static int read_block(const char *p, const char *end, sq_workspace_files *f) {
+/* Reads the lines of a block body [p, end): "F|FLAG NAME64 DATA64\n" each
+ * (flag: T for the out block, a file cut at the budget; X for the build
+ * block, an executable), the flag kept in the file's truncated. */
+static int read_block(const char *p, const char *end, char flag, sq_workspace_files *f) {
   size_t cap = 0;
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *sp1 = nl ? memchr(p, ' ', (size_t)(nl - p)) : NULL;
     const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', (size_t)(nl - sp1 - 1)) : NULL;
-    if (!sp2 || sp1 != p + 1 || (p[0] != 'F' && p[0] != 'T')) return SQ_EPARSE;
+    if (!sp2 || sp1 != p + 1 || (p[0] != 'F' && p[0] != flag)) return SQ_EPARSE;
     size_t nlen = (size_t)(sp2 - sp1 - 1), dlen = (size_t)(nl - sp2 - 1);
     if (f->n == cap) {
       size_t ncap = cap ? cap * 2 : 8;
@@ -113,7 +142,7 @@ static int read_block(const char *p, const char *end, sq_workspace_files *f) {
       cap = ncap;
     }
     sq_workspace_file *w = &f->files[f->n];
-    *w = (sq_workspace_file){.truncated = p[0] == 'T'};
+    *w = (sq_workspace_file){.truncated = p[0] == flag};
     w->name = malloc(nlen / 4 * 3 + 1);
     w->data = malloc(dlen / 4 * 3 + 1);
     if (!w->name || !w->data) {
@@ -130,6 +159,42 @@ static int read_block(const char *p, const char *end, sq_workspace_files *f) {
     p = nl + 1;
   }
   return 0;
+}
+
+/* Takes the build block off the start of err (where workspace.py writes
+ * it, before the program starts) into b; nothing when err does not start
+ * with its mark. A block cut short (the run ended while it was written)
+ * is dropped with everything after it. Returns 0 or SQ_ENOMEM. */
+static int take_build(char *err, size_t *len, const char *nonce_mark, sq_workspace_build *b) {
+  char mark[64], end_mark[64];
+  snprintf(mark, sizeof mark, "%.*s:build\n", (int)(strlen(MARK_PREFIX) + NONCE_HEX), nonce_mark);
+  snprintf(end_mark, sizeof end_mark, "%.*s:built\n", (int)(strlen(MARK_PREFIX) + NONCE_HEX), nonce_mark);
+  if (*len < strlen(mark) || memcmp(err, mark, strlen(mark)) != 0) return 0;
+  const char *body = err + strlen(mark);
+  char *end = memmem(body, *len - strlen(mark), end_mark, strlen(end_mark));
+  if (!end) {
+    *len = 0;
+    return 0;
+  }
+  sq_workspace_files tmp = {0};
+  int rc = read_block(body, end, 'X', &tmp);
+  if (rc == 0 && tmp.n > 0 && (b->files = calloc(tmp.n, sizeof *b->files)) == NULL) rc = SQ_ENOMEM;
+  for (size_t i = 0; rc == 0 && i < tmp.n; i++) {
+    b->files[i] = (sq_workspace_build_file){
+        .name = tmp.files[i].name, .data = tmp.files[i].data, .len = tmp.files[i].len, .executable = tmp.files[i].truncated};
+    tmp.files[i].name = NULL;
+    tmp.files[i].data = NULL;
+    b->bytes += b->files[i].len;
+    b->n++;
+  }
+  sq_workspace_files_clear(&tmp);
+  if (rc == SQ_EPARSE) rc = 0; /* a block that does not read is no build */
+  if (rc) sq_workspace_build_clear(b);
+  char *tail = end + strlen(end_mark);
+  size_t rest = *len - (size_t)(tail - err);
+  memmove(err, tail, rest);
+  *len = rest;
+  return rc;
 }
 
 /* Takes the compile mark (the nonce's ":compile" line, which workspace.py
@@ -179,7 +244,8 @@ int sq_workspace_take_files(sq_jail_outcome *o, int64_t output_kib, sq_workspace
   *f = (sq_workspace_files){0};
   const size_t prefix = strlen(MARK_PREFIX), begin_len = prefix + NONCE_HEX + strlen(BEGIN_SUFFIX);
   char *err = o->stderr_buf;
-  int rc = 0;
+  int rc = 0, brc = 0;
+  sq_workspace_build build = {0};
   if (err && o->stderr_len >= begin_len && memcmp(err, MARK_PREFIX, prefix) == 0 &&
       memcmp(err + prefix + NONCE_HEX, BEGIN_SUFFIX, strlen(BEGIN_SUFFIX)) == 0 &&
       strspn(err + prefix, "0123456789abcdef") >= NONCE_HEX) {
@@ -188,13 +254,14 @@ int sq_workspace_take_files(sq_jail_outcome *o, int64_t output_kib, sq_workspace
     snprintf(end_mark, sizeof end_mark, "%.*s:end\n", (int)(prefix + NONCE_HEX), err);
     memmove(err, err + begin_len, o->stderr_len - begin_len);
     o->stderr_len -= begin_len;
+    brc = take_build(err, &o->stderr_len, out_mark, &build);
     take_compile_mark(err, &o->stderr_len, out_mark, f);
     char *at = memmem(err, o->stderr_len, out_mark, strlen(out_mark));
     if (at) {
       const char *body = at + strlen(out_mark);
       char *end = memmem(body, o->stderr_len - (size_t)(body - err), end_mark, strlen(end_mark));
       if (end) {
-        rc = read_block(body, end, f);
+        rc = read_block(body, end, 'T', f);
         if (rc == SQ_EPARSE) rc = 0; /* a block that does not read is no files */
         f->sent = rc == 0;
         if (!f->sent) sq_workspace_files_clear(f);
@@ -215,5 +282,6 @@ int sq_workspace_take_files(sq_jail_outcome *o, int64_t output_kib, sq_workspace
     if (over && (o->end == SQ_JAIL_EXITED_OK || o->end == SQ_JAIL_EXITED_ERROR || o->end == SQ_JAIL_ASSERTION))
       o->end = SQ_JAIL_OUTPUT_LIMIT;
   }
-  return rc;
+  f->build = build;
+  return rc ? rc : brc;
 }

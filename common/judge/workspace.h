@@ -30,11 +30,35 @@
  * listed truncated without bytes); owned by sq_workspace_files. */
 typedef sq_result_file sq_workspace_file;
 
+/* A compile step's products: the new files at the top of scratch, as the
+ * compiler left them, before the program ran (workspace.py send_build).
+ * Owns its names and bytes: release with sq_workspace_build_clear. */
+typedef struct {
+  char *name;
+  unsigned char *data;
+  size_t len;
+  bool executable;
+} sq_workspace_build_file;
+
+typedef struct {
+  sq_workspace_build_file *files;
+  size_t n;
+  size_t bytes; /* the files' lengths, summed */
+} sq_workspace_build;
+
+/* How a compiled language's run gets its build (sq_workspace_program). */
+typedef struct {
+  const sq_workspace_build *cached; /* place these files and skip the compile (NULL: compile) */
+  size_t emit_max_bytes;            /* after a compile that succeeds, send the products back when
+                                       at most this many bytes together (0: never) */
+} sq_workspace_build_use;
+
 typedef struct {
   bool sent;              /* the block arrived whole (false: the program ended before it) */
   bool compile_error;     /* the compiler refused the program (its mark was on stderr): it never ran */
   sq_workspace_file *files;
   size_t n;
+  sq_workspace_build build; /* the compile step's products, when it sent them (n == 0: it did not) */
 } sq_workspace_files;
 
 /* Whether t runs through workspace.py: files, fetch_files, or bash. */
@@ -44,9 +68,11 @@ bool sq_workspace_applies(const sq_task *t);
  * Python the listing or the harness program, for the other languages the
  * listing, code then tests). run: the program's own limits (a compiled
  * language's run is held to them after the compiler's step; NULL: only the
- * jail's). Returns 0 and a malloc'd NUL-terminated string in *out (caller
- * frees), or SQ_ENOMEM. */
-int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run, char **out);
+ * jail's). build: a compiled language's cached build or the request to
+ * send one back (NULL: compile, send nothing). Returns 0 and a malloc'd
+ * NUL-terminated string in *out (caller frees), or SQ_ENOMEM. */
+int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run,
+                         const sq_workspace_build_use *build, char **out);
 
 /* The first diagnostic of a compile_error run's stderr (the first line
  * naming an error, else the first line that is not blank), at most len - 1
@@ -55,6 +81,9 @@ void sq_workspace_compile_reason(const sq_jail_outcome *o, char *buf, size_t len
 
 /* Takes the block off o's stderr (stderr updated, still NUL-terminated) and
  * fills f with the files in it (release with sq_workspace_files_clear).
+ * A build block is taken only where workspace.py writes it, right after
+ * the begin mark, which is before the program starts: nothing the program
+ * writes can stand in for it (f->build).
  * A stderr that does not begin with the begin mark is left as it is (f
  * empty). Then holds stdout and stderr to output_kib (the task's own cap,
  * before SQ_WORKSPACE_OUTPUT_KIB was added): output past it is cut, marked
@@ -62,7 +91,10 @@ void sq_workspace_compile_reason(const sq_jail_outcome *o, char *buf, size_t len
  * SQ_JAIL_OUTPUT_LIMIT. Returns 0 or SQ_ENOMEM. */
 int sq_workspace_take_files(sq_jail_outcome *o, int64_t output_kib, sq_workspace_files *f);
 
-/* Frees f's files and zeroes it; safe on a zeroed one. */
+/* Frees f's files and build and zeroes it; safe on a zeroed one. */
 void sq_workspace_files_clear(sq_workspace_files *f);
+
+/* Frees b's files and zeroes it; safe on a zeroed one. */
+void sq_workspace_build_clear(sq_workspace_build *b);
 
 #endif

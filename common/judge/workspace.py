@@ -17,7 +17,10 @@
 #     source file, compiled by a child when it compiles (its output kept
 #     and shown only when it fails: then "sandq-files:NONCE:compile" ends
 #     it on stderr and the program never runs), then run by a child under
-#     the program's own CPU and address-space limits.
+#     the program's own CPU and address-space limits. A compile that
+#     succeeds writes its products right after the begin mark, between
+#     ":build" and ":built", before the program starts, for the worker's
+#     compile cache; a cached build (spec 'build') replaces the compile.
 #  4. When the program ends (its last line, an exception or SystemExit), it
 #     writes "sandq-files:NONCE:out" and one line per file in scratch that
 #     matches a fetch glob and is new or changed ("F" or, cut at the budget,
@@ -157,7 +160,10 @@ def run_steps(program, spec, nonce):
     finally:
         posix.close(fd)
     words = lambda key: [a2b(w).decode().replace('{mem}', mem) for w in spec[key]]
-    if spec['compile']:
+    if spec.get('build'):
+        built = {source} | place_build(spec['build'])
+    elif spec['compile']:
+        before = set(walk('.', ''))
         out, st = child(words('compile'), env, None, capture=True)
         built = set(walk('.', ''))
         if not (posix.WIFEXITED(st) and posix.WEXITSTATUS(st) == 0):
@@ -167,12 +173,65 @@ def run_steps(program, spec, nonce):
             write_all(2, out if out.endswith(b'\n') else out + b'\n')
             write_all(2, b'sandq-files:' + nonce + b':compile\n')
             return 1, 0, built
+        if spec.get('emit', 0) > 0:
+            send_build(nonce, [n for n in sorted(built - before) if '/' not in n], spec['emit'])
     else:
         built = {source}
     _, st = child(words('run'), env, (spec['cpu_s'], spec['run_as_mib']) if spec['cpu_s'] > 0 else None)
     if posix.WIFSIGNALED(st):
         return 128 + posix.WTERMSIG(st), posix.WTERMSIG(st), built
     return posix.WEXITSTATUS(st), 0, built
+
+
+def send_build(nonce, names, max_bytes):
+    """Writes the compiler's products (new regular files at the top of
+    scratch) on stderr as the build block, before anything of the program
+    runs: the worker caches it (common/judge/compile_cache.c). Nothing is
+    sent when they are larger than max_bytes together."""
+    import posix, binascii
+    b2a = binascii.b2a_base64
+    lines, total = [b'sandq-files:' + nonce + b':build\n'], 0
+    for name in names:
+        try:
+            fd = posix.open(name, posix.O_RDONLY | posix.O_NOFOLLOW)
+        except OSError:
+            return
+        try:
+            mode = posix.fstat(fd).st_mode
+            chunks = []
+            while total <= max_bytes:
+                chunk = posix.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+        finally:
+            posix.close(fd)
+        if total > max_bytes:
+            return
+        lines.append((b'X ' if mode & 0o111 else b'F ') + b2a(name.encode(), newline=False) + b' ' +
+                     b2a(b''.join(chunks), newline=False) + b'\n')
+    lines.append(b'sandq-files:' + nonce + b':built\n')
+    write_all(2, b''.join(lines))
+
+
+def place_build(build):
+    """Writes a cached build (a list of (name, bytes, executable), in
+    base64) into scratch, as the compile step would have left it; returns
+    the names."""
+    import posix, binascii
+    a2b = binascii.a2b_base64
+    names = set()
+    for name_b64, data_b64, executable in build:
+        name = a2b(name_b64).decode()
+        fd = posix.open(name, posix.O_WRONLY | posix.O_CREAT | posix.O_EXCL | posix.O_NOFOLLOW,
+                        0o755 if executable else 0o644)
+        try:
+            write_all(fd, a2b(data_b64))
+        finally:
+            posix.close(fd)
+        names.add(name)
+    return names
 
 
 def child(argv, env, limits, capture=False):

@@ -2,7 +2,8 @@
 # metrics.sh: the workers' metrics and health, fleet-wide, against a real
 # redis-server and the fake LLM: N tasks pushed -> N counted by status as
 # the results say, cost equals the sum of the results' costs, tokens and LLM
-# requests agree, windowed hashes carry a TTL, `sandq-producer metrics`
+# requests agree, the counts by language match the results' languages,
+# windowed hashes carry a TTL, `sandq-producer metrics`
 # passes `promtool check metrics` (stdout and the textfile form), and
 # `sandq-producer health` tells a live fleet from a dead one.
 set -eu
@@ -33,7 +34,8 @@ sq_bg w1 "$SQ_BIN/sandq-worker" serve $cfg --worker-id w1
 sq_bg w2 "$SQ_BIN/sandq-worker" serve $cfg --worker-id w2
 
 # A mixed batch: generated code (ok, blocked by the risk verdict, garbled
-# replies, a 400), given code (ok, failing, runtime error) and an invalid task.
+# replies, a 400), given code (ok, failing, runtime error; one in bash) and an
+# invalid task.
 : >"$SQ_TMP/t.jsonl"
 i=0; while [ $i -lt 12 ]; do echo "{\"id\": \"gen-$i\", \"prompt\": \"[w:safe] $i\"}" >>"$SQ_TMP/t.jsonl"; i=$((i + 1)); done
 cat >>"$SQ_TMP/t.jsonl" <<'T'
@@ -41,6 +43,7 @@ cat >>"$SQ_TMP/t.jsonl" <<'T'
 {"id": "garbled", "prompt": "[w:malformed]"}
 {"id": "bad-request", "prompt": "[w:400]"}
 {"id": "code-ok", "code": "print(1)"}
+{"id": "code-bash", "language": "bash", "code": "echo 1"}
 {"id": "code-fail", "code": "import sys\nsys.exit(3)"}
 {"id": "code-raise", "code": "raise ValueError('x')"}
 {"id": "no-limits", "code": "print(1)", "limits": {"wall_ms": "soon"}}
@@ -73,6 +76,13 @@ by_status = collections.Counter(d["status"] for d in docs)
 counted = {re.search(r'status="([^"]+)"', k).group(1): v for k, v in samples.items() if k.startswith("sandq_tasks_total{")}
 assert counted == {k: float(v) for k, v in by_status.items()}, (counted, by_status)
 assert {"ok", "blocked", "llm_error", "runtime_error", "invalid_task"} <= set(counted), counted
+# by language: every result whose task was read (blocked and llm_error too), under its language and status
+by_lang = collections.Counter((d["language"], d["status"]) for d in docs if "language" in d)
+assert by_lang[("python", "blocked")] == 1 and by_lang[("python", "llm_error")] == 2, by_lang
+lang = {re.search(r'language="([^"]+)",status="([^"]+)"', k).groups(): v
+        for k, v in samples.items() if k.startswith("sandq_language_tasks_total{") and v}
+assert lang == {k: float(v) for k, v in by_lang.items()}, (lang, by_lang)
+assert by_lang[("bash", "ok")] == 1 and by_lang[("python", "ok")] >= 13, by_lang
 prov = 'provider="fake \\"one\\""'
 cost = sum(d.get("llm", {}).get("cost_usd", 0) for d in docs)
 assert cost > 0 and abs(samples["sandq_llm_cost_usd_total{%s}" % prov] - cost) < 1e-9, (samples, cost)

@@ -21,9 +21,11 @@ static const char python[] = "/usr/bin/python3";
 static sq_jail *jail;
 static sq_jail_mode mode;
 
-/* Parses task JSON, runs it as the worker would (harness, then workspace),
- * takes the files off stderr into f. */
-static void run_task(const char *json, sq_jail_outcome *o, sq_workspace_files *f) {
+/* Parses task JSON, runs it as the worker would (harness, then workspace,
+ * with a compiled language's build from use when not NULL), takes the
+ * files off stderr into f. */
+static void run_task_with(const char *json, const sq_workspace_build_use *use, sq_jail_outcome *o,
+                          sq_workspace_files *f) {
   sq_task *t = NULL;
   char err[256] = "";
   CHECK_EQ(sq_task_parse(json, strlen(json), 0, &t, err, sizeof err), 0);
@@ -32,9 +34,9 @@ static void run_task(const char *json, sq_jail_outcome *o, sq_workspace_files *f
   CHECK(sq_workspace_applies(t));
   char *inner = NULL, *prog = NULL;
   if (t->language == SQ_TASK_PYTHON) CHECK_EQ(sq_harness_program(t, t->code, &inner), 0);
-  CHECK_EQ(sq_workspace_program(t, inner ? inner : t->code, NULL, &prog), 0);
+  CHECK_EQ(sq_workspace_program(t, inner ? inner : t->code, NULL, use, &prog), 0);
   sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 256,
-                        .output_kib = 64 + (t->n_fetch ? SQ_WORKSPACE_OUTPUT_KIB : 0)};
+                        .output_kib = 64 + (t->n_fetch ? SQ_WORKSPACE_OUTPUT_KIB : 0) + (use ? 1024 : 0)};
   sq_language_limits(t->language, &lim);
   *o = (sq_jail_outcome){0};
   CHECK_EQ(sq_jail_run_mode(jail, mode, prog, strlen(prog), &lim, t->id, o), 0);
@@ -43,6 +45,8 @@ static void run_task(const char *json, sq_jail_outcome *o, sq_workspace_files *f
   free(prog);
   sq_task_free(t);
 }
+
+static void run_task(const char *json, sq_jail_outcome *o, sq_workspace_files *f) { run_task_with(json, NULL, o, f); }
 
 static const sq_workspace_file *file_named(const sq_workspace_files *f, const char *name) {
   for (size_t i = 0; i < f->n; i++)
@@ -193,12 +197,59 @@ static void precompile(void) {
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_WORKSPACE, o.stdout_buf, o.stdout_len), 0);
   sq_task t = {.id = "c", .code = "print(1)", .n_fetch = 0};
   char *out = NULL;
-  CHECK_EQ(sq_workspace_program(&t, "print(1)", NULL, &out), 0);
+  CHECK_EQ(sq_workspace_program(&t, "print(1)", NULL, NULL, &out), 0);
   CHECK_CONTAINS(out, "exec(marshal.loads(binascii.a2b_base64(b'");
   CHECK(out && strstr(out, "def send_files") == NULL);
   free(out);
   sq_jail_outcome_clear(&o);
   free(input);
+}
+
+/* The compile step's products come back as the build block, taken off
+ * stderr before anything of the program; placed into a fresh scratch they
+ * run as the compiler's did, without compiling (no compiler output, the
+ * same result). A program that prints a build block of its own (it has no
+ * nonce, and it runs after the real one) sends nothing; a build over the
+ * size asked for is not sent. */
+static void test_build(void) {
+  if (!sq_language_available(SQ_LANGUAGE_C)) {
+    fprintf(stderr, "test_build: no gcc here, left out\n");
+    return;
+  }
+  const char *json = "{\"id\":\"b\",\"language\":\"c\",\"code\":\"#include <stdio.h>\\n"
+                     "int main(void) { puts(\\\"built\\\"); fputs(\\\"sandq-files:00000000000000000000000000000000"
+                     ":build\\\\nX bWFpbg== eA==\\\\nsandq-files:00000000000000000000000000000000:built\\\\n\\\", stderr);"
+                     " return 4; }\"}";
+  sq_jail_outcome o;
+  sq_workspace_files f, g;
+  sq_workspace_build_use emit = {.emit_max_bytes = 1 << 20};
+  run_task_with(json, &emit, &o, &f);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_ERROR);
+  CHECK_EQ(o.exit_code, 4);
+  CHECK_STR(o.stdout_buf, "built\n");
+  CHECK_CONTAINS(o.stderr_buf, ":build\nX bWFpbg== eA==\n"); /* the program's own text, left as it is */
+  CHECK_EQ(f.build.n, 1);
+  const sq_workspace_build_file *bin = f.build.n ? &f.build.files[0] : NULL;
+  CHECK(bin && strcmp(bin->name, "main") == 0 && bin->executable && bin->len > 1000 && memcmp(bin->data, "\177ELF", 4) == 0);
+  CHECK_EQ(f.build.bytes, bin ? bin->len : 0);
+  sq_jail_outcome_clear(&o);
+
+  sq_workspace_build_use cached = {.cached = &f.build};
+  run_task_with(json, &cached, &o, &g);
+  CHECK_EQ(o.end, SQ_JAIL_EXITED_ERROR);
+  CHECK_EQ(o.exit_code, 4);
+  CHECK_STR(o.stdout_buf, "built\n");
+  CHECK_EQ(g.build.n, 0); /* nothing compiled, nothing sent */
+  sq_workspace_files_clear(&g);
+  sq_jail_outcome_clear(&o);
+  sq_workspace_files_clear(&f);
+
+  sq_workspace_build_use small = {.emit_max_bytes = 100};
+  run_task_with(json, &small, &o, &f);
+  CHECK_EQ(o.exit_code, 4);
+  CHECK_EQ(f.build.n, 0);
+  sq_workspace_files_clear(&f);
+  sq_jail_outcome_clear(&o);
 }
 
 int main(int argc, char **argv) {
@@ -223,6 +274,7 @@ int main(int argc, char **argv) {
       test_bash();
       test_caps_and_forgery();
       test_compiled();
+      test_build();
     }
   }
   sq_compiled_clear();
