@@ -5,7 +5,8 @@
 # into a real redis-server; then wait --out, results (bson, jsonl, csv),
 # report --json and report --html on each, under /usr/bin/time: each
 # command's peak RSS on the large batch is within 4 MiB of the small one's
-# (reading 20,000 results whole took about 25 MiB more). Also results --out --delete:
+# (reading 20,000 results whole took about 25 MiB more); and push of 2,000
+# and 100,000 tasks. Also results --out --delete:
 # the results leave Redis only once the file holds them all, and never
 # with a result left out of it.
 set -eu
@@ -74,6 +75,19 @@ for c in "wait --out" "results bson" "results jsonl" "results csv" "report --jso
   echo "stream_memory: $c: peak RSS $rss_small KiB at 2,000 results, $rss_large KiB at 20,000"
   [ $((rss_large - rss_small)) -lt 4096 ] || sq_fail "$c: peak RSS grew by $((rss_large - rss_small)) KiB from 2,000 to 20,000 results (want < 4 MiB)"
 done
+
+# push alone (no worker): a file is read line by line and its ids kept as
+# 64-bit hashes, so 100,000 tasks cost about 1 MiB more than 2,000 (the
+# ids themselves took about 16 MiB more).
+for n in 2000 100000; do
+  awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"push-%07d\",\"code\":\"x = %d\",\"metadata\":{\"task_id\":\"p%d\"}}\n", i, i, i % 100 }' \
+    >"$SQ_TMP/push-$n.jsonl"
+  eval "rss_$n=$(peak "push $n" "$P" push --batch "push-$n" "$SQ_TMP/push-$n.jsonl")"
+  [ "$(sq_redis_cli HGET "sq:{default}:batch:push-$n" total)" = "$n" ] || sq_fail "push $n: not every task pushed"
+done
+echo "stream_memory: push: peak RSS $rss_2000 KiB at 2,000 tasks, $rss_100000 KiB at 100,000"
+[ $((rss_100000 - rss_2000)) -lt 4096 ] || sq_fail "push: peak RSS grew by $((rss_100000 - rss_2000)) KiB from 2,000 to 100,000 tasks (want < 4 MiB)"
+sq_redis_cli DEL 'sq:{default}:tasks' >/dev/null
 
 # What was written is whole: every result once, in every format, and the report counted every one.
 $PY - "$SQ_TMP" <<'PY' || sq_fail "the outputs of the large batch are not whole"
