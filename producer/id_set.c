@@ -1,5 +1,6 @@
-/* id_set.c: id_set.h's sets of 64-bit hashes: linear probing in
- * power-of-two tables kept at most 3/4 full, 0 marking an empty slot. */
+/* id_set.c: id_set.h's sets of 64-bit hashes: linear probing in tables
+ * kept at most 4/5 full, sized for the ids expected (no doubling on the
+ * way: the peak is the table), 0 marking an empty slot. */
 #include "id_set.h"
 
 #include <stdlib.h>
@@ -8,7 +9,7 @@
 
 typedef struct {
   uint64_t *slot;
-  size_t cap, n; /* cap: a power of two, or 0 before the first add */
+  size_t cap, n; /* cap: 0 before the first add */
 } table;
 
 struct sq__id_set {
@@ -26,13 +27,13 @@ uint64_t sq__id_hash(const char *id) {
 
 /* The slot of h, or the empty one where it would go. cap > 0. */
 static uint64_t *find(const table *t, uint64_t h) {
-  size_t mask = t->cap - 1;
-  for (size_t i = (size_t)h & mask;; i = (i + 1) & mask)
+  for (size_t i = (size_t)(h % t->cap);; i = i + 1 == t->cap ? 0 : i + 1)
     if (!t->slot[i] || t->slot[i] == h) return &t->slot[i];
 }
 
-static int grow(table *t) {
-  size_t cap = t->cap ? t->cap * 2 : 1024;
+/* To room for at least want hashes (doubling when 0), rehashed. */
+static int grow(table *t, size_t want) {
+  size_t cap = want ? want + want / 4 + 16 : t->cap ? t->cap * 2 : 1024;
   uint64_t *old = t->slot;
   size_t old_cap = t->cap;
   if (cap < old_cap || !(t->slot = calloc(cap, sizeof *t->slot))) {
@@ -48,7 +49,7 @@ static int grow(table *t) {
 
 /* 0 when h was added, 1 when it was there, or SQ_ENOMEM. */
 static int table_add(table *t, uint64_t h) {
-  if ((t->n + 1) * 4 > t->cap * 3 && grow(t) != 0) return SQ_ENOMEM;
+  if ((t->n + 1) * 5 > t->cap * 4 && grow(t, 0) != 0) return SQ_ENOMEM;
   uint64_t *s = find(t, h);
   if (*s) return 1;
   *s = h;
@@ -56,9 +57,14 @@ static int table_add(table *t, uint64_t h) {
   return 0;
 }
 
-sq__id_set *sq__id_set_new(uint64_t (*hash)(const char *id)) {
+sq__id_set *sq__id_set_new(uint64_t (*hash)(const char *id), size_t expected) {
   sq__id_set *s = calloc(1, sizeof *s);
-  if (s) s->hash = hash ? hash : sq__id_hash;
+  if (!s) return NULL;
+  s->hash = hash ? hash : sq__id_hash;
+  if (expected && grow(&s->all, expected) != 0) {
+    free(s);
+    return NULL;
+  }
   return s;
 }
 

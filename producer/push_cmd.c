@@ -72,6 +72,21 @@ static void reader_rewind(task_reader *r) {
   r->lineno = 0;
 }
 
+/* How many lines the file has (the last one may lack its newline): the
+ * size of push's id table, known before it fills. 0 on a read error (the
+ * pass after explains it). */
+static size_t count_lines(task_reader *r) {
+  char chunk[65536];
+  size_t n = 0, got;
+  char last = '\n';
+  reader_rewind(r);
+  while ((got = fread(chunk, 1, sizeof chunk, r->f)) > 0) {
+    for (const char *p = chunk; (p = memchr(p, '\n', (size_t)(chunk + got - p))); p++) n++;
+    last = chunk[got - 1];
+  }
+  return ferror(r->f) ? 0 : n + (last != '\n');
+}
+
 /* A line of white space only (a NUL byte is not white space: strchr would
  * find the terminator, and a line of NUL bytes passed for blank). */
 static int is_blank(const char *s, size_t n) {
@@ -167,7 +182,7 @@ static long validate_lines(task_reader *r, size_t max_bytes, size_t *n) {
   int more, rc;
   char err[512];
   sq_task *t;
-  sq__id_set *ids = sq__id_set_new(NULL);
+  sq__id_set *ids = sq__id_set_new(NULL, count_lines(r));
   if (!ids) return SQ_ENOMEM;
   *n = 0;
   reader_rewind(r);

@@ -12,17 +12,17 @@ static uint64_t by_length(const char *id) { return strlen(id); }
 int main(int argc, char **argv) {
   sq_check_args(argc, argv);
   char id[64];
-  sq__id_set *s = sq__id_set_new(NULL);
+  const size_t n = 200000;
+  sq__id_set *s = sq__id_set_new(NULL, 0); /* unknown count: it doubles */
   CHECK(s != NULL);
   CHECK(!sq__id_set_suspect(s, "none yet"));
-  const size_t n = 200000;
   for (size_t i = 0; i < n; i++) {
     snprintf(id, sizeof id, "large-%07zu", i);
     CHECK_EQ(sq__id_set_add(s, id), 0);
   }
   CHECK_EQ(sq__id_set_suspects(s), 0);
-  /* 8-byte slots at most 3/4 full after growth, at least 3/8 after: <= 22 bytes an id */
-  CHECK(sq__id_set_bytes(s) <= n * 22);
+  /* 8-byte slots at most 4/5 full before doubling, 2/5 after: <= 20 bytes an id */
+  CHECK(sq__id_set_bytes(s) <= n * 20 + 1024 * 8);
   CHECK_EQ(sq__id_set_add(s, "large-0000042"), 1);
   CHECK_EQ(sq__id_set_add(s, "large-0000042"), 1); /* a third use: still one suspect */
   CHECK_EQ(sq__id_set_suspects(s), 1);
@@ -32,8 +32,21 @@ int main(int argc, char **argv) {
   sq__id_set_free(s);
   sq__id_set_free(NULL);
 
+  /* the count known beforehand: one table of 10 bytes an id, never doubled */
+  s = sq__id_set_new(NULL, n);
+  CHECK(s != NULL);
+  size_t bytes = sq__id_set_bytes(s);
+  CHECK(bytes <= n * 10 + 16 * 8);
+  for (size_t i = 0; i < n; i++) {
+    snprintf(id, sizeof id, "sized-%zu", i);
+    CHECK_EQ(sq__id_set_add(s, id), 0);
+  }
+  CHECK_EQ(sq__id_set_bytes(s), bytes);
+  CHECK_EQ(sq__id_set_add(s, "sized-7"), 1);
+  sq__id_set_free(s);
+
   /* a weak hash: ids of one length collide, and are only suspects */
-  s = sq__id_set_new(by_length);
+  s = sq__id_set_new(by_length, 0);
   CHECK(s != NULL);
   CHECK_EQ(sq__id_set_add(s, "ab"), 0);
   CHECK_EQ(sq__id_set_add(s, "xyz"), 0);
