@@ -35,8 +35,10 @@ bench: build
 	@SANDQ_WITH_BENCH=1 ./scripts/install-deps.sh
 	@sh ./bench/run.sh $(BUILD)
 
-# bench/large.sh alone up to a million tasks (make bench runs it at 10,000 and 100,000).
+# bench/large.sh and bench/seeded.sh alone up to a million tasks (make bench
+# runs them at 10,000 and 100,000).
 bench-large: build
+	@SQ_BENCH_SEEDED_SIZES="10000 100000 1000000" sh ./bench/seeded.sh $(BUILD)
 	@SQ_BENCH_LARGE_SIZES="10000 100000 1000000" sh ./bench/large.sh $(BUILD)
 
 clean:

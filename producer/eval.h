@@ -68,6 +68,7 @@ void sq__out_abort(sq__out *o);
 
 #define SQ__REPORT_MAX_K 16
 #define SQ__REPORT_TOP 10
+#define SQ__REPORT_FAILING 100 /* failing tasks kept one by one (the HTML page's table) */
 
 typedef enum { SQ__STAGE_QUEUE, SQ__STAGE_LLM, SQ__STAGE_EXEC, SQ__STAGE_TOTAL, SQ__STAGE_ALL_ATTEMPTS,
                SQ__STAGE_COUNT } sq__stage;
@@ -139,11 +140,9 @@ struct sq__report_acc; /* the fold's state between sq__report_begin and sq__repo
 
 typedef struct {
   char *batch, *queue;
-  /* With keep_rows (sq__report_begin): every row, sorted by id (rows_all);
-   * without: only the rows slowest and costliest name. n_held rows. */
+  /* The rows slowest, costliest and failing name (n_held of them). */
   sq__report_row *rows;
   size_t n_held;
-  bool rows_all;
   size_t n_rows;                    /* results read */
   int64_t status_counts[SQ_STATUS__COUNT];
   int64_t other_statuses;           /* results whose status is not a known name */
@@ -174,6 +173,11 @@ typedef struct {
   size_t *by_rate;                  /* problem indexes, lowest pass rate (c / n) first, then by_name's order */
   size_t slowest[SQ__REPORT_TOP], n_slowest;     /* row indexes, by total_ms */
   size_t costliest[SQ__REPORT_TOP], n_costliest; /* row indexes, by cost_usd (> 0 only) */
+  /* The first SQ__REPORT_FAILING failing tasks (neither passed nor ok) in
+   * natural order of their ids (sq__natural_cmp, then bytes): row indexes;
+   * n_failing counts every failing task. */
+  size_t failing[SQ__REPORT_FAILING], n_failing_shown;
+  int64_t n_failing;
   /* The batch's counters (set by the caller after sq__report_build): a
    * report of a batch still running is not final, and says so. */
   bool finished;
@@ -184,19 +188,20 @@ typedef struct {
 
 /* The report as a fold, one stored result at a time, in any order: memory
  * grows with the distinct problems (metadata.task_id), failure kinds and
- * models, not with the results, unless keep_rows (the HTML page's table of
- * every task). sq__report_begin starts *out for the given k values (each
- * >= 1, at most SQ__REPORT_MAX_K); sq__report_add takes one result (an
+ * models, not with the results (it keeps at most 2 * SQ__REPORT_TOP +
+ * SQ__REPORT_FAILING rows, each reply cut to SQ__REPORT_REPLY_MAX).
+ * sq__report_begin starts *out for the given k values (each >= 1, at most
+ * SQ__REPORT_MAX_K); sq__report_add takes one result (an
  * sq_queue_result_fn: report is the sq__report; id and bson borrowed);
  * sq__report_end sums up. The numbers equal sorting every row first:
  * percentiles come from sq_stats_hist (exact to the millisecond below
  * 262,144 ms), ties are broken by id, costs are summed exactly. Each
  * returns 0 or SQ_ENOMEM; free with sq__report_free (also after an error). */
-int sq__report_begin(sq__report *out, const char *batch, const char *queue, const int *k, int n_k, bool keep_rows);
+int sq__report_begin(sq__report *out, const char *batch, const char *queue, const int *k, int n_k);
 int sq__report_add(const char *id, const uint8_t *bson, size_t len, void *report);
 int sq__report_end(sq__report *r);
 
-/* The fold over a set read whole, keeping every row. Returns 0 or
+/* The fold over a set read whole. Returns 0 or
  * SQ_ENOMEM; free with sq__report_free (also after an error). */
 int sq__report_build(const sq__result_set *rs, const char *batch, const char *queue, const int *k, int n_k,
                      sq__report *out);

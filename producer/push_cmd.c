@@ -12,6 +12,7 @@
 
 #include "errors.h"
 #include "eval.h"
+#include "id_set.h"
 #include "log.h"
 #include "name.h"
 #include "producer.h"
@@ -71,6 +72,21 @@ static void reader_rewind(task_reader *r) {
   r->lineno = 0;
 }
 
+/* How many lines the file has (the last one may lack its newline): the
+ * size of push's id table, known before it fills. 0 on a read error (the
+ * pass after explains it). */
+static size_t count_lines(task_reader *r) {
+  char chunk[65536];
+  size_t n = 0, got;
+  char last = '\n';
+  reader_rewind(r);
+  while ((got = fread(chunk, 1, sizeof chunk, r->f)) > 0) {
+    for (const char *p = chunk; (p = memchr(p, '\n', (size_t)(chunk + got - p))); p++) n++;
+    last = chunk[got - 1];
+  }
+  return ferror(r->f) ? 0 : n + (last != '\n');
+}
+
 /* A line of white space only (a NUL byte is not white space: strchr would
  * find the terminator, and a line of NUL bytes passed for blank). */
 static int is_blank(const char *s, size_t n) {
@@ -116,38 +132,81 @@ static int reader_next(task_reader *r) {
   }
 }
 
-/* Validates every line: sq_task_parse, then duplicate ids. Prints
- * FILE:LINE: <reason> for each bad line and returns how many there were
- * (or a negative SQ_E* code); *n gets how many lines hold a task. */
+/* The next line's task parsed (1, *t set, NULL when it is bad: *rc and
+ * err say why), 0 at the end, or a negative SQ_E* code. */
+static int next_task(task_reader *r, size_t max_bytes, sq_task **t, int *rc, char *err, size_t errlen) {
+  *t = NULL;
+  err[0] = 0;
+  int more = reader_next(r);
+  if (more != 1) return more;
+  *rc = r->too_long ? SQ_ETOOBIG : sq_task_parse(r->line.data, r->line.len, max_bytes, t, err, errlen);
+  if (*rc) sq_task_free(*t), *t = NULL;
+  return 1;
+}
+
+/* The second pass, only when two ids shared a hash in the first: the ids
+ * of suspect hashes compared whole; a repeat is reported with the line
+ * that used it first. Returns how many repeats, or a negative SQ_E* code. */
+static long confirm_duplicates(task_reader *r, size_t max_bytes, const sq__id_set *ids) {
+  long bad = 0;
+  int more, rc;
+  char err[512];
+  sq_task *t;
+  sq_strmap *seen = sq_strmap_new(); /* suspect id -> its first line */
+  if (!seen) return SQ_ENOMEM;
+  reader_rewind(r);
+  while ((more = next_task(r, max_bytes, &t, &rc, err, sizeof err)) == 1) {
+    size_t first = 0;
+    int added = t && t->id && sq__id_set_suspect(ids, t->id) ? sq_strmap_add(seen, t->id, r->lineno, &first) : 0;
+    if (added == 1) {
+      fprintf(stderr, "%s:%zu: id '%s' is already used on line %zu\n", r->path, r->lineno, t->id, first);
+      bad++;
+    }
+    sq_task_free(t);
+    if (added < 0) {
+      more = added;
+      break;
+    }
+  }
+  sq_strmap_free(seen);
+  return more < 0 ? more : bad;
+}
+
+/* Validates every line: sq_task_parse, then duplicate ids (a 64-bit hash
+ * of each, id_set.h; the ids of a hash seen twice compared whole in a
+ * second pass). Prints FILE:LINE: <reason> for each bad line and returns
+ * how many there were (or a negative SQ_E* code); *n gets how many lines
+ * hold a task. */
 static long validate_lines(task_reader *r, size_t max_bytes, size_t *n) {
   long bad = 0;
-  int more;
-  sq_strmap *seen = sq_strmap_new(); /* id -> its line (a hash: hsearch_r collided on ids sharing a prefix) */
-  if (!seen) return SQ_ENOMEM;
+  int more, rc;
+  char err[512];
+  sq_task *t;
+  sq__id_set *ids = sq__id_set_new(NULL, count_lines(r));
+  if (!ids) return SQ_ENOMEM;
   *n = 0;
   reader_rewind(r);
-  while ((more = reader_next(r)) == 1) {
+  while ((more = next_task(r, max_bytes, &t, &rc, err, sizeof err)) == 1) {
     ++*n;
-    sq_task *t = NULL;
-    char err[512] = "";
-    int rc = r->too_long ? SQ_ETOOBIG : sq_task_parse(r->line.data, r->line.len, max_bytes, &t, err, sizeof err);
     if (rc) {
       char shown[sizeof err * 4]; /* field names come from the file: no escape codes to the terminal */
       if (r->too_long) snprintf(err, sizeof err, "task: longer than %zu bytes", MAX_LINE_BYTES);
       fprintf(stderr, "%s:%zu: %s\n", r->path, r->lineno, err[0] ? sq_log_escape(err, shown, sizeof shown) : sq_strerror(rc));
       bad++;
     }
-    size_t first = 0;
-    int added = t && t->id ? sq_strmap_add(seen, t->id, r->lineno, &first) : 0;
-    if (added == 1 && !rc) {
-      fprintf(stderr, "%s:%zu: id '%s' is already used on line %zu\n", r->path, r->lineno, t->id, first);
-      bad++;
-    }
+    int added = t && t->id ? sq__id_set_add(ids, t->id) : 0;
     sq_task_free(t);
-    if (added < 0) more = added;
-    if (added < 0) break;
+    if (added < 0) {
+      more = added;
+      break;
+    }
   }
-  sq_strmap_free(seen);
+  if (more == 0 && sq__id_set_suspects(ids) > 0) {
+    long dups = confirm_duplicates(r, max_bytes, ids);
+    if (dups < 0) more = (int)dups;
+    else bad += dups;
+  }
+  sq__id_set_free(ids);
   return more < 0 ? more : bad;
 }
 

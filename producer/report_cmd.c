@@ -189,13 +189,12 @@ static int emit(int rc, const char *html, const sq_buf *page, const sq_buf *text
   return sq__out_write(NULL, text->data, text->len) != 0 ? -1 : 0;
 }
 
-/* The report of batch folded as its results stream in (sq__report_add):
- * every row kept only for the HTML page's table (keep_rows). A batch
+/* The report of batch folded as its results stream in (sq__report_add),
+ * in memory that does not grow with the batch (eval.h). A batch
  * without results is an error naming it. Explains failures on stderr;
  * returns 0 or an SQ_E* code. */
-static int fold_batch(sq_queue *q, const sq_config *cfg, const char *batch, const int *k, int n_k, bool keep_rows,
-                      sq__report *rep) {
-  int rc = sq__report_begin(rep, batch, cfg->queue, k, n_k, keep_rows);
+static int fold_batch(sq_queue *q, const sq_config *cfg, const char *batch, const int *k, int n_k, sq__report *rep) {
+  int rc = sq__report_begin(rep, batch, cfg->queue, k, n_k);
   if (rc) {
     fprintf(stderr, "sandq-producer: report: %s\n", sq_strerror(rc));
     return rc;
@@ -222,8 +221,8 @@ static int compare(const sq_config *cfg, const char *a, const char *b, const int
   sq__compare cmp = {0};
   sq_buf text = {0}, page = {0};
   int code = SQ_EXIT_ERROR;
-  if (sq__open_queue(cfg, &q) != 0 || fold_batch(q, cfg, a, k, n_k, false, &rep[0]) != 0 ||
-      fold_batch(q, cfg, b, k, n_k, false, &rep[1]) != 0)
+  if (sq__open_queue(cfg, &q) != 0 || fold_batch(q, cfg, a, k, n_k, &rep[0]) != 0 ||
+      fold_batch(q, cfg, b, k, n_k, &rep[1]) != 0)
     goto out;
   int rc = sq__compare_build(&rep[0], &rep[1], &cmp);
   if (!rc) rc = json ? sq__compare_json(&cmp, &text) : sq__compare_text(&cmp, 20, &text);
@@ -269,7 +268,7 @@ int sq__report_cmd_run(const sq_config *cfg, const sq_cli *cli) {
   sq__report rep = {0};
   sq_buf text = {0}, page = {0};
   int code = SQ_EXIT_ERROR;
-  if (sq__open_queue(cfg, &q) != 0 || fold_batch(q, cfg, batch, k, n_k, html != NULL, &rep) != 0) goto out;
+  if (sq__open_queue(cfg, &q) != 0 || fold_batch(q, cfg, batch, k, n_k, &rep) != 0) goto out;
   int rc = 0;
   sq_batch_stats st;
   if (!rc && sq_queue_batch_stats(q, batch, &st) == 0) {

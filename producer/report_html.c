@@ -1,8 +1,8 @@
 /* report_html.c: the report as one self-contained HTML page: inline CSS and
  * inline SVG plots (statuses, pass@k, per-stage latency, cost per provider
- * and model) and tables (failures with their reasons, every problem in two
+ * and model) and tables (failures with their reasons, the problems in two
  * orders switched by CSS, the first failing tasks, slowest and costliest
- * tasks). No scripts, no fonts, nothing fetched: it opens from a file, a
+ * tasks): its size is bounded whatever the batch's. No scripts, no fonts, nothing fetched: it opens from a file, a
  * mail attachment or an artifact store alike. */
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,7 @@
 #define PLOT_W 560
 #define LABEL_W 150 /* left margin for bar labels */
 #define BAR_H 22
-#define MAX_FAILING_ROWS 100 /* failing tasks listed one by one; then a count */
+#define MAX_PROBLEM_ROWS 2000 /* problems listed in each order; then a count (--json has them all) */
 
 /* Appends s HTML-escaped (also fit for SVG text and attributes). */
 static int esc(sq_buf *b, const char *s) {
@@ -242,13 +242,6 @@ static int failures_tables(sq_buf *b, const sq__report *r) {
   return rc || sq_buf_appendf(b, "</table></section>\n");
 }
 
-static const sq__report_row *rows_of;
-static int cmp_row_natural(const void *a, const void *b) {
-  const char *x = rows_of[*(const size_t *)a].id, *y = rows_of[*(const size_t *)b].id;
-  int c = sq__natural_cmp(x, y);
-  return c ? c : strcmp(x, y);
-}
-
 /* A failing task's LLM reply (store_llm_reply), folded: nothing without one. */
 static int llm_reply(sq_buf *b, const sq__report_row *x) {
   if (!x->llm_reply) return 0;
@@ -257,39 +250,30 @@ static int llm_reply(sq_buf *b, const sq__report_row *x) {
                         x->llm_reply_cut ? "\n[cut here: sandq-producer results has up to 16 KiB]" : "");
 }
 
-/* Every failing task up to MAX_FAILING_ROWS, in natural order of its id. */
+/* The first failing tasks in natural order of their ids (the fold keeps
+ * SQ__REPORT_FAILING), then how many more and where they all are. */
 static int failing_table(sq_buf *b, const sq__report *r) {
-  size_t *order = malloc((r->n_rows ? r->n_rows : 1) * sizeof *order);
-  if (!order) return SQ_ENOMEM;
-  for (size_t i = 0; i < r->n_rows; i++) order[i] = i;
-  rows_of = r->rows;
-  qsort(order, r->n_rows, sizeof *order, cmp_row_natural);
   int rc = sq_buf_appendf(b, "<section class=\"panel\"><h2>Failing tasks</h2>\n<table class=\"compact\"><tr><th>id"
                           "</th><th>status</th><th>reason</th></tr>\n");
-  size_t shown = 0, failing = 0;
-  for (size_t o = 0; !rc && o < r->n_rows; o++) {
-    const sq__report_row *x = &r->rows[order[o]];
-    if (x->passed || strcmp(x->status, "ok") == 0) continue;
-    if (failing++ >= MAX_FAILING_ROWS) continue;
-    shown++;
+  for (size_t i = 0; !rc && i < r->n_failing_shown; i++) {
+    const sq__report_row *x = &r->rows[r->failing[i]];
     rc = sq_buf_appendf(b, "<tr><td>") || esc(b, x->id) || sq_buf_appendf(b, "</td><td>") || pill(b, x->status) ||
          sq_buf_appendf(b, "</td><td><code>") || esc(b, x->reason ? x->reason : "-") || sq_buf_appendf(b, "</code>") ||
          llm_reply(b, x) || sq_buf_appendf(b, "</td></tr>\n");
   }
   rc = rc || sq_buf_appendf(b, "</table>");
-  if (!rc && failing > shown)
-    rc = sq_buf_appendf(b, "<p class=\"sub\">%zu more; <code>sandq-producer results %s --format csv</code> lists every "
-                        "one.</p>", failing - shown, r->batch);
-  free(order);
+  if (!rc && r->n_failing > (int64_t)r->n_failing_shown)
+    rc = sq_buf_appendf(b, "<p class=\"sub\">%lld more; <code>sandq-producer results %s --format csv</code> lists every "
+                        "one.</p>", (long long)(r->n_failing - (int64_t)r->n_failing_shown), r->batch);
   return rc || sq_buf_appendf(b, "</section>\n");
 }
 
-/* One table of every problem in the order given. */
+/* One table of the problems in the order given, the first MAX_PROBLEM_ROWS. */
 static int problems_table(sq_buf *b, const sq__report *r, const size_t *order, const char *cls) {
   int rc = sq_buf_appendf(b, "<table class=\"compact %s\"><tr><th>problem</th><th>n</th><th>c</th>", cls);
   for (int j = 0; !rc && j < r->n_k; j++) rc = sq_buf_appendf(b, "<th>pass@%d</th>", r->k[j]);
   rc = rc || sq_buf_appendf(b, "<th>statuses</th></tr>\n");
-  for (size_t i = 0; !rc && i < r->n_problems; i++) {
+  for (size_t i = 0; !rc && i < r->n_problems && i < MAX_PROBLEM_ROWS; i++) {
     const sq__report_problem *p = &r->problems[order[i]];
     rc = sq_buf_appendf(b, "<tr><td>") || esc(b, p->task_id) ||
          sq_buf_appendf(b, "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>", (long long)p->n,
@@ -306,8 +290,8 @@ static int problems_table(sq_buf *b, const sq__report *r, const size_t *order, c
   return rc || sq_buf_appendf(b, "</table>\n");
 }
 
-/* Every problem: by id (natural order) or lowest pass rate first, switched
- * by two radio buttons and CSS alone. */
+/* The problems by id (natural order) or lowest pass rate first, switched
+ * by two radio buttons and CSS alone; past MAX_PROBLEM_ROWS, a note. */
 static int problems_section(sq_buf *b, const sq__report *r) {
   int rc = sq_buf_appendf(b, "<section class=\"panel\"><h2>Problems (%zu)</h2>\n<input type=\"radio\" name=\"ord\" "
                           "id=\"ord-name\" checked><label for=\"ord-name\" class=\"ord\"> by id </label><input "
@@ -315,6 +299,10 @@ static int problems_section(sq_buf *b, const sq__report *r) {
                           "pass rate first</label>\n",
                           r->n_problems);
   rc = rc || problems_table(b, r, r->by_name, "byname") || problems_table(b, r, r->by_rate, "byrate");
+  if (!rc && r->n_problems > MAX_PROBLEM_ROWS)
+    rc = sq_buf_appendf(b, "<p class=\"sub\">The first %d of each order; %zu more: <code>sandq-producer report %s "
+                        "--json</code> lists every problem.</p>", MAX_PROBLEM_ROWS, r->n_problems - MAX_PROBLEM_ROWS,
+                        r->batch);
   return rc || sq_buf_appendf(b, "</section>\n");
 }
 

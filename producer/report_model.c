@@ -180,20 +180,6 @@ static int cmp_llm(const void *a, const void *b) {
   return strcmp(x->provider, y->provider);
 }
 
-/* The top SQ__REPORT_TOP row indexes by key (descending), keeping those with key > 0. */
-static size_t top_rows(const sq__report *r, double (*key)(const sq__report_row *), size_t *out) {
-  size_t n = 0;
-  for (size_t i = 0; i < r->n_held; i++) {
-    double k = key(&r->rows[i]);
-    if (!(k > 0)) continue;
-    if (n == SQ__REPORT_TOP && !(k > key(&r->rows[out[SQ__REPORT_TOP - 1]]))) continue;
-    size_t at = n < SQ__REPORT_TOP ? n++ : SQ__REPORT_TOP - 1;
-    while (at > 0 && key(&r->rows[out[at - 1]]) < k) out[at] = out[at - 1], at--;
-    out[at] = i;
-  }
-  return n;
-}
-
 static double key_total(const sq__report_row *x) { return (double)x->ms[SQ__STAGE_TOTAL]; }
 static double key_cost(const sq__report_row *x) { return x->cost_usd; }
 
@@ -346,8 +332,7 @@ static void distinct_end(distinct *d, char *list, size_t len) {
 }
 
 struct sq__report_acc {
-  bool keep_rows;
-  size_t rows_cap, problems_cap, failures_cap, llm_cap;
+  size_t problems_cap, failures_cap, llm_cap;
   sq_strmap *problem_of, *failure_of, *llm_of;
   char **example_id; /* per failure: the id its example came from (the least) */
   sq_stats_hist hist[SQ__STAGE_COUNT];
@@ -355,6 +340,8 @@ struct sq__report_acc {
   fsum *cost;        /* per LLM group */
   sq__report_row top[2][SQ__REPORT_TOP]; /* the slowest, the costliest so far (copies) */
   size_t n_top[2];
+  sq__report_row failing[SQ__REPORT_FAILING]; /* the first failing rows by natural order of id (copies) */
+  size_t n_failing;
   distinct datasets, models, temperatures;
 };
 
@@ -388,7 +375,7 @@ static int row_copy(sq__report_row *to, const sq__report_row *x) {
 }
 
 /* x into the top list t (key descending, then id ascending) when it
- * belongs there: the order top_rows gives rows sorted by id. */
+ * belongs there. */
 static int top_offer(struct sq__report_acc *a, int t, const sq__report_row *x, double (*key)(const sq__report_row *)) {
   double k = key(x);
   if (!(k > 0)) return 0;
@@ -400,6 +387,24 @@ static int top_offer(struct sq__report_acc *a, int t, const sq__report_row *x, d
   memmove(&top[at + 1], &top[at], (n - at) * sizeof *top);
   a->n_top[t] = n + 1;
   return row_copy(&top[at], x);
+}
+
+static int cmp_natural_id(const sq__report_row *x, const sq__report_row *y) {
+  int c = sq__natural_cmp(x->id, y->id);
+  return c ? c : strcmp(x->id, y->id);
+}
+
+/* A failing x into the first SQ__REPORT_FAILING by natural order of id. In
+ * any order of arrival, a row past the last kept one costs one comparison. */
+static int failing_offer(struct sq__report_acc *a, const sq__report_row *x) {
+  sq__report_row *f = a->failing;
+  size_t n = a->n_failing, at = n;
+  if (n == SQ__REPORT_FAILING && cmp_natural_id(&f[n - 1], x) <= 0) return 0;
+  while (at > 0 && cmp_natural_id(&f[at - 1], x) > 0) at--;
+  if (n == SQ__REPORT_FAILING) sq__report_row_clear(&f[--n]);
+  memmove(&f[at + 1], &f[at], (n - at) * sizeof *f);
+  a->n_failing = n + 1;
+  return row_copy(&f[at], x);
 }
 
 /* The index of language (NULL: python) among r's, added when new; past
@@ -525,17 +530,20 @@ static int fold_row(sq__report *r, sq__report_row *x) {
   if (!rc) rc = distinct_add(&a->datasets, x->dataset, x->id);
   if (!rc) rc = distinct_add(&a->models, x->model, x->id);
   if (!rc) rc = distinct_add(&a->temperatures, t, x->id);
-  if (!rc && !a->keep_rows) rc = top_offer(a, 0, x, key_total);
-  if (!rc && !a->keep_rows) rc = top_offer(a, 1, x, key_cost);
+  if (!rc) rc = top_offer(a, 0, x, key_total);
+  if (!rc) rc = top_offer(a, 1, x, key_cost);
+  if (!rc && !x->passed && strcmp(x->status, "ok") != 0) {
+    r->n_failing++;
+    rc = failing_offer(a, x);
+  }
   return rc;
 }
 
-int sq__report_begin(sq__report *out, const char *batch, const char *queue, const int *k, int n_k, bool keep_rows) {
+int sq__report_begin(sq__report *out, const char *batch, const char *queue, const int *k, int n_k) {
   memset(out, 0, sizeof *out);
   if (!(out->acc = calloc(1, sizeof *out->acc)) || !(out->batch = strdup(batch)) || !(out->queue = strdup(queue)))
     return SQ_ENOMEM;
   struct sq__report_acc *a = out->acc;
-  a->keep_rows = out->rows_all = keep_rows;
   if (!(a->problem_of = sq_strmap_new()) || !(a->failure_of = sq_strmap_new()) || !(a->llm_of = sq_strmap_new()))
     return SQ_ENOMEM;
   out->n_k = n_k < SQ__REPORT_MAX_K ? n_k : SQ__REPORT_MAX_K;
@@ -545,21 +553,12 @@ int sq__report_begin(sq__report *out, const char *batch, const char *queue, cons
 
 int sq__report_add(const char *id, const uint8_t *bson, size_t len, void *report) {
   sq__report *r = report;
-  struct sq__report_acc *a = r->acc;
   sq__result_doc d = {.id = (char *)id, .bson = (uint8_t *)bson, .len = len};
   sq__report_row x;
   int rc = sq__report_row_read(&d, &x);
   if (!rc) rc = fold_row(r, &x);
-  if (!rc && a->keep_rows && !(rc = grow(&r->rows, &a->rows_cap, r->n_held, sizeof *r->rows))) {
-    r->rows[r->n_held++] = x; /* moved */
-    return 0;
-  }
   sq__report_row_clear(&x);
   return rc;
-}
-
-static int cmp_row_id(const void *a, const void *b) {
-  return strcmp(((const sq__report_row *)a)->id, ((const sq__report_row *)b)->id);
 }
 
 static int cmp_problem(const void *a, const void *b) {
@@ -575,6 +574,7 @@ static void acc_free(struct sq__report_acc *a, size_t n_failures) {
   for (int s = 0; s < SQ__STAGE_COUNT; s++) sq_stats_hist_clear(&a->hist[s]);
   for (int t = 0; t < 2; t++)
     for (size_t i = 0; i < a->n_top[t]; i++) sq__report_row_clear(&a->top[t][i]);
+  for (size_t i = 0; i < a->n_failing; i++) sq__report_row_clear(&a->failing[i]);
   distinct_end(&a->datasets, NULL, 0), distinct_end(&a->models, NULL, 0), distinct_end(&a->temperatures, NULL, 0);
   free(a);
 }
@@ -622,21 +622,21 @@ int sq__report_end(sq__report *r) {
   distinct_end(&a->models, r->models, sizeof r->models);
   distinct_end(&a->temperatures, r->temperatures, sizeof r->temperatures);
   int rc = build_orders(r);
-  if (!rc && a->keep_rows) { /* every row, by id; the tops out of them */
-    if (r->n_held) qsort(r->rows, r->n_held, sizeof *r->rows, cmp_row_id);
-    r->n_slowest = top_rows(r, key_total, r->slowest);
-    r->n_costliest = top_rows(r, key_cost, r->costliest);
-  } else if (!rc) { /* only the tops' rows, moved out of the fold */
-    size_t n = a->n_top[0] + a->n_top[1];
+  if (!rc) { /* the rows the tops and the failing tasks name, moved out of the fold */
+    size_t n = a->n_top[0] + a->n_top[1] + a->n_failing;
     if (!(r->rows = calloc(n ? n : 1, sizeof *r->rows))) rc = SQ_ENOMEM;
     for (int t = 0; !rc && t < 2; t++)
       for (size_t i = 0; i < a->n_top[t]; i++) {
         (t ? r->costliest : r->slowest)[i] = r->n_held;
         r->rows[r->n_held++] = a->top[t][i];
       }
+    for (size_t i = 0; !rc && i < a->n_failing; i++) {
+      r->failing[i] = r->n_held;
+      r->rows[r->n_held++] = a->failing[i];
+    }
     if (!rc) {
-      r->n_slowest = a->n_top[0], r->n_costliest = a->n_top[1];
-      a->n_top[0] = a->n_top[1] = 0;
+      r->n_slowest = a->n_top[0], r->n_costliest = a->n_top[1], r->n_failing_shown = a->n_failing;
+      a->n_top[0] = a->n_top[1] = a->n_failing = 0;
     }
   }
   acc_free(a, r->n_failures);
@@ -646,7 +646,7 @@ int sq__report_end(sq__report *r) {
 
 int sq__report_build(const sq__result_set *rs, const char *batch, const char *queue, const int *k, int n_k,
                      sq__report *out) {
-  int rc = sq__report_begin(out, batch, queue, k, n_k, true);
+  int rc = sq__report_begin(out, batch, queue, k, n_k);
   for (size_t i = 0; i < rs->n && !rc; i++) rc = sq__report_add(rs->docs[i].id, rs->docs[i].bson, rs->docs[i].len, out);
   return rc ? rc : sq__report_end(out);
 }

@@ -203,7 +203,7 @@ int sq__redis_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t
 static int encode(const job *j, bson_t *doc, sq_completion *c) {
   bson_init(doc);
   char note[256];
-  int rc = sq_result_to_bson(&j->r, doc, note, sizeof note);
+  int rc = sq_result_to_stored_bson(&j->r, doc, note, sizeof note);
   if (note[0]) SQ_LOGT(SQ_LOG_WARN, j->r.id, "%s", note);
   *c = (sq_completion){.claim = &j->claim, .batch = j->r.batch, .id = j->r.id,
                        .status = sq_status_name(j->r.status), .bson = bson_get_data(doc), .bson_len = doc->len};

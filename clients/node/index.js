@@ -95,6 +95,26 @@ function safeUrl(url) {
   return at < 0 ? url : m[1] + m[2].slice(at + 1);
 }
 
+// The jail's layers in bit order (docs/formats.md): a stored result keeps
+// jail.layers as a bit mask of these.
+const LAYERS = ['pid_ns', 'net_ns', 'mount_ns', 'ipc_ns', 'uts_ns', 'cgroup_ns', 'new_root', 'uid', 'caps',
+  'no_new_privs', 'rlimits', 'cgroup_memory', 'cgroup_pids', 'seccomp', 'seccomp_notify', 'cgroup_cpu'];
+
+// A stored result (BSON bytes) in full, as docs/formats.md shows it: Redis
+// keeps neither _id nor batch (its field and key hold them) and jail.layers
+// as a bit mask; a result stored in full comes as it is.
+function fullResult(taskId, batch, raw) {
+  const doc = BSON.deserialize(raw);
+  if ('_id' in doc) return doc;
+  const jail = doc.jail;
+  if (jail && typeof jail.layers === 'number') {
+    const names = [];
+    for (let b = 0; b < 32; b++) if ((jail.layers >>> b) & 1) names.push(b < LAYERS.length ? LAYERS[b] : `bit${b}`);
+    jail.layers = names;
+  }
+  return { _id: taskId, batch, ...doc };
+}
+
 function newBatchId() {
   const d = new Date().toISOString(); // 2026-11-30T15:14:25.123Z
   return 'b-' + d.slice(0, 10).replace(/-/g, '') + '-' + d.slice(11, 19).replace(/:/g, '') + '-' +
@@ -278,7 +298,10 @@ class Client {
       do {
         const [next, kv] = await this.r(() => this.redis.hscanBuffer(key, cursor, 'COUNT', 500));
         cursor = next.toString();
-        for (let i = 0; i < kv.length; i += 2) out[kv[i].toString('utf8')] = BSON.deserialize(kv[i + 1]);
+        for (let i = 0; i < kv.length; i += 2) {
+          const taskId = kv[i].toString('utf8');
+          out[taskId] = fullResult(taskId, batch, kv[i + 1]);
+        }
       } while (cursor !== '0');
     }
     return out;

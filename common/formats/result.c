@@ -1,5 +1,6 @@
-/* result.c: an sq_result into one BSON document (libbson). The layout is a
- * contract: docs/formats.md. */
+/* result.c: an sq_result into one BSON document (libbson), in full or in
+ * the compact form Redis stores, and a stored document back in full. The
+ * layout is a contract: docs/formats.md. */
 #include "result.h"
 
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "run.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -106,25 +108,102 @@ static bool append_cases(bson_t *doc, const sq_result_case *c, size_t n, size_t 
   return ok && bson_append_array_end(doc, &arr);
 }
 
-/* jail: {mode, layers: [...], oom_killed} */
-static bool append_jail(bson_t *doc, const sq_result_jail *jl) {
-  bson_t sub, arr;
-  bool ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "jail", &sub) && append_cstr(&sub, "mode", jl->mode) &&
-            BSON_APPEND_ARRAY_BEGIN(&sub, "layers", &arr);
-  for (uint32_t i = 0; ok && i < SQ_RESULT_MAX_LAYERS && jl->layers[i]; i++) {
-    char key[16];
-    const char *k;
-    bson_uint32_to_string(i, &k, key, sizeof key);
-    ok = append_cstr(&arr, k, jl->layers[i]);
+/* The layers' bit mask (run.h's order), or -1 when a name is not one of
+ * them (then the result is stored in full). */
+static int64_t layers_mask(const sq_result_jail *jl) {
+  uint32_t mask = 0;
+  for (int i = 0; i < SQ_RESULT_MAX_LAYERS && jl->layers[i]; i++) {
+    int bit = 0;
+    while (bit < SQ_JAIL_LAYER_COUNT && strcmp(sq_jail_layer_name(1u << bit), jl->layers[i]) != 0) bit++;
+    if (bit == SQ_JAIL_LAYER_COUNT) return -1;
+    mask |= 1u << bit;
   }
-  return ok && bson_append_array_end(&sub, &arr) && BSON_APPEND_BOOL(&sub, "oom_killed", jl->oom_killed) &&
-         bson_append_document_end(doc, &sub);
+  return mask;
 }
 
+/* layers: an array of the names of the bits in mask, in bit order. */
+static bool append_layer_names(bson_t *doc, uint32_t mask) {
+  bson_t arr;
+  bool ok = BSON_APPEND_ARRAY_BEGIN(doc, "layers", &arr);
+  for (uint32_t bit = 0, i = 0; ok && bit < 32; bit++) {
+    if (!(mask & (1u << bit))) continue;
+    char key[16], unknown[16];
+    const char *k, *name = sq_jail_layer_name(1u << bit);
+    if (!name) snprintf(unknown, sizeof unknown, "bit%u", bit), name = unknown; /* a newer sandq's layer */
+    bson_uint32_to_string(i++, &k, key, sizeof key);
+    ok = BSON_APPEND_UTF8(&arr, k, name);
+  }
+  return ok && bson_append_array_end(doc, &arr);
+}
+
+/* jail: {mode, layers: [...], oom_killed}; compact: layers as its bit mask. */
+static bool append_jail(bson_t *doc, const sq_result_jail *jl, bool compact) {
+  bson_t sub, arr;
+  bool ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "jail", &sub) && append_cstr(&sub, "mode", jl->mode);
+  if (compact) {
+    ok = ok && BSON_APPEND_INT32(&sub, "layers", (int32_t)layers_mask(jl));
+  } else {
+    ok = ok && BSON_APPEND_ARRAY_BEGIN(&sub, "layers", &arr);
+    for (uint32_t i = 0; ok && i < SQ_RESULT_MAX_LAYERS && jl->layers[i]; i++) {
+      char key[16];
+      const char *k;
+      bson_uint32_to_string(i, &k, key, sizeof key);
+      ok = append_cstr(&arr, k, jl->layers[i]);
+    }
+    ok = ok && bson_append_array_end(&sub, &arr);
+  }
+  return ok && BSON_APPEND_BOOL(&sub, "oom_killed", jl->oom_killed) && bson_append_document_end(doc, &sub);
+}
+
+static int build(const sq_result *r, bool compact, bson_t *doc, char *note, size_t notelen);
+
 int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen) {
+  return build(r, false, doc, note, notelen);
+}
+
+int sq_result_to_stored_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen) {
+  /* compact only where the full form comes back exactly: an id and a batch
+   * that need no sanitizing (the key and field hold them as they are) */
+  bool compact = r->id && r->batch && sq_utf8_clean(r->id, strlen(r->id)) && sq_utf8_clean(r->batch, strlen(r->batch)) &&
+                 (!r->jail.ran || layers_mask(&r->jail) >= 0);
+  return build(r, compact, doc, note, notelen);
+}
+
+/* A stored jail sub-document with layers as its mask, in full. */
+static bool expand_jail(bson_t *out, const bson_iter_t *jail) {
+  bson_iter_t it;
+  bson_t sub;
+  bool ok = bson_iter_recurse(jail, &it) && BSON_APPEND_DOCUMENT_BEGIN(out, "jail", &sub);
+  while (ok && bson_iter_next(&it))
+    ok = strcmp(bson_iter_key(&it), "layers") == 0 && BSON_ITER_HOLDS_INT32(&it)
+             ? append_layer_names(&sub, (uint32_t)bson_iter_int32(&it))
+             : bson_append_iter(&sub, NULL, 0, &it);
+  return ok && bson_append_document_end(out, &sub);
+}
+
+int sq_result_from_stored(const char *id, const char *batch, const uint8_t *stored, size_t len, bson_t *out) {
+  bson_t doc;
+  bson_iter_t it;
+  if (!bson_init_static(&doc, stored, len) || !bson_validate(&doc, BSON_VALIDATE_NONE, NULL) ||
+      !bson_iter_init(&it, &doc))
+    return SQ_EBSON;
+  if (bson_iter_next(&it) && strcmp(bson_iter_key(&it), "_id") == 0) { /* stored in full */
+    bson_copy_to(&doc, out);
+    return 0;
+  }
+  bson_init(out);
+  bool ok = BSON_APPEND_UTF8(out, "_id", id) && BSON_APPEND_UTF8(out, "batch", batch) && bson_iter_init(&it, &doc);
+  while (ok && bson_iter_next(&it))
+    ok = strcmp(bson_iter_key(&it), "jail") == 0 && BSON_ITER_HOLDS_DOCUMENT(&it) ? expand_jail(out, &it)
+                                                                                  : bson_append_iter(out, NULL, 0, &it);
+  if (!ok) bson_destroy(out);
+  return ok ? 0 : SQ_EBSON;
+}
+
+static int build(const sq_result *r, bool compact, bson_t *doc, char *note, size_t notelen) {
   if (note && notelen) note[0] = '\0';
   bson_t sub;
-  bool ok = append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch) &&
+  bool ok = (compact || (append_cstr(doc, "_id", r->id) && append_cstr(doc, "batch", r->batch))) &&
             BSON_APPEND_UTF8(doc, "status", sq_status_name(r->status));
   if (ok && r->reason) ok = append_cstr(doc, "reason", r->reason);
   if (ok && r->language) ok = append_cstr(doc, "language", r->language);
@@ -165,7 +244,7 @@ int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notele
   }
   if (ok && r->judge) ok = append_cstr(doc, "judge", r->judge);
   if (ok && r->judge && r->judge_reason) ok = append_cstr(doc, "judge_reason", r->judge_reason);
-  if (ok && r->jail.ran) ok = append_jail(doc, &r->jail);
+  if (ok && r->jail.ran) ok = append_jail(doc, &r->jail, compact);
   if (ok && r->profile) ok = append_cstr(doc, "profile", r->profile);
   if (ok && r->risk) ok = append_risk(doc, r->risk);
   if (ok && r->n_repairs > 0) ok = append_repairs(doc, r->repairs, r->n_repairs);

@@ -126,4 +126,21 @@ typedef struct {
  * note is "" otherwise. Returns 0, SQ_EBSON or SQ_ENOMEM. */
 int sq_result_to_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen);
 
+/* The same in the form Redis stores (sq:{Q}:results:<batch>, field: the
+ * task id), which holds nothing twice: no _id and no batch (the field and
+ * the key hold them), and jail.layers as an int32 bit mask (bit i: run.h's
+ * i-th layer, the order docs/formats.md lists; names only ever added at the
+ * end). An id or batch that needs sanitizing, or a layer name not in the
+ * list, gives the full form instead. Every reader of Redis turns it back
+ * with sq_result_from_stored. Returns as sq_result_to_bson. */
+int sq_result_to_stored_bson(const sq_result *r, bson_t *doc, char *note, size_t notelen);
+
+/* A stored result (len bytes, borrowed) in full into out (initialised
+ * here; the caller destroys it on 0): _id (the field id) and batch first,
+ * jail.layers as names. A document stored in full (its first key is _id:
+ * an older sandq's, or one sq_result_to_stored_bson kept whole) is copied
+ * as it is, byte for byte. Returns 0, or SQ_EBSON when stored is not a
+ * valid BSON document (out untouched). */
+int sq_result_from_stored(const char *id, const char *batch, const uint8_t *stored, size_t len, bson_t *out);
+
 #endif

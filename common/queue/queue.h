@@ -298,8 +298,10 @@ int sq_queue_batch_kill_seq(sq_queue *q, const char *batch, int shard, int64_t *
  * sq:{Q}:done:<B>, consumed). Returns 0, or SQ_ETIMEOUT. */
 int sq_queue_batch_wait(sq_queue *q, const char *batch, int timeout_ms);
 
-/* Calls fn once per stored result of batch (id and BSON bytes are borrowed
- * for the call only). Iterates with HSCAN so large batches stream. A
+/* Calls fn once per stored result of batch, in full (sq_result_from_stored:
+ * _id and batch first, as docs/formats.md shows; a stored value that is not
+ * BSON comes as it is). id and bytes are borrowed for the call only.
+ * Iterates with HSCAN so large batches stream. A
  * non-zero return from fn stops and is returned. */
 typedef int (*sq_queue_result_fn)(const char *id, const uint8_t *bson, size_t len, void *ud);
 int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn, void *ud);

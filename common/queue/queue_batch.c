@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "errors.h"
+#include "result.h"
 #include "queue_internal.h"
 #include "util.h"
 
@@ -403,11 +404,12 @@ static int hscan_step(sq_queue *q, const char *rkey, const char *cursor, redisRe
   return 0;
 }
 
-/* Streams one results hash (a shard's, or the batch's). Each result comes
- * once: SCAN repeats an entry only when its hash shrinks mid-scan, and no
- * field is ever removed from a results hash (the whole key expires, or
- * sq_queue_batch_results_drop removes it). */
-static int results_of(sq_queue *q, const char *rkey, sq_queue_result_fn fn, void *ud) {
+/* Streams one results hash (a shard's, or the batch's), each result in
+ * full (sq_result_from_stored; a value that is not BSON as it is, for fn
+ * to name). Each result comes once: SCAN repeats an entry only when its
+ * hash shrinks mid-scan, and no field is ever removed from a results hash
+ * (the whole key expires, or sq_queue_batch_results_drop removes it). */
+static int results_of(sq_queue *q, const char *rkey, const char *batch, sq_queue_result_fn fn, void *ud) {
   char cursor[32] = "0";
   int rc;
   do {
@@ -422,7 +424,13 @@ static int results_of(sq_queue *q, const char *rkey, sq_queue_result_fn fn, void
           rc = SQ_EREDIS;
         break;
       }
-      rc = fn(k->str, (const uint8_t *)v->str, v->len, ud);
+      bson_t full;
+      if (sq_result_from_stored(k->str, batch, (const uint8_t *)v->str, v->len, &full) != 0) {
+        rc = fn(k->str, (const uint8_t *)v->str, v->len, ud);
+        continue;
+      }
+      rc = fn(k->str, bson_get_data(&full), full.len, ud);
+      bson_destroy(&full);
     }
     freeReplyObject(r);
     if (rc) return rc;
@@ -434,7 +442,7 @@ int sq_queue_batch_results(sq_queue *q, const char *batch, sq_queue_result_fn fn
   char rkey[SQ__KEY_MAX];
   int rc = 0;
   for (int s = 0; s < sq__queue_nshards(q) && !rc; s++)
-    if (!(rc = sq__queue_shard_key(q, s, rkey, "results", batch))) rc = results_of(q, rkey, fn, ud);
+    if (!(rc = sq__queue_shard_key(q, s, rkey, "results", batch))) rc = results_of(q, rkey, batch, fn, ud);
   return rc;
 }
 

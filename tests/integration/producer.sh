@@ -34,6 +34,20 @@ eq "$(grep -c 'producer-bad.jsonl:[0-9]*: ' "$SQ_TMP/bad.err")" 3 "bad lines rep
 eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "LLEN after a bad file"
 eq "$(sq_redis_cli DBSIZE)" 0 "keys after a bad file"
 
+# 1b. A repeat far into a large file, and one through standard input: the
+#    ids are kept as hashes, and a hash seen twice is checked whole in a
+#    second pass: the same error naming both lines; ids that differ pass.
+awk 'BEGIN { for (i = 1; i <= 50000; i++) printf "{\"id\":\"t-%d\",\"code\":\"pass\"}\n", i % 49999 == 0 ? 3 : i }' \
+  >"$SQ_TMP/dup-far.jsonl"
+run dupfar "$P" push "$SQ_TMP/dup-far.jsonl"
+expect_rc 1 dupfar
+has dupfar.err "dup-far.jsonl:49999: id 't-3' is already used on line 3"
+eq "$(grep -c 'already used' "$SQ_TMP/dupfar.err")" 1 "repeats reported in a large file"
+run dupstdin sh -c "sed -n '1,10p;49999p' '$SQ_TMP/dup-far.jsonl' | '$P' push -"
+expect_rc 1 dupstdin
+has dupstdin.err "-:11: id 't-3' is already used on line 3"
+eq "$(sq_redis_cli DBSIZE)" 0 "keys after files with a repeated id"
+
 # 2. A good file: batch id on stdout, every task pushed and stamped.
 run good "$P" push --batch good-1 "$D/producer-good.jsonl"
 expect_rc 0 good

@@ -2,10 +2,11 @@
 # stream_memory.sh: the producer's memory does not grow with the batch.
 # Two batches of stored results, 2,000 and 20,000 (about 1 KB each, 200
 # problems, a mix of statuses, as a worker writes them), loaded straight
-# into a real redis-server; then wait --out, results (bson, jsonl, csv)
-# and report --json on each, under /usr/bin/time: each command's peak RSS
-# on the large batch is within 4 MiB of the small one's (reading 20,000
-# results whole took about 25 MiB more). Also results --out --delete:
+# into a real redis-server; then wait --out, results (bson, jsonl, csv),
+# report --json and report --html on each, under /usr/bin/time: each
+# command's peak RSS on the large batch is within 4 MiB of the small one's
+# (reading 20,000 results whole took about 25 MiB more); and push of 2,000
+# and 100,000 tasks. Also results --out --delete:
 # the results leave Redis only once the file holds them all, and never
 # with a result left out of it.
 set -eu
@@ -59,20 +60,34 @@ peak() { # peak NAME CMD...: the peak RSS of CMD in KiB; CMD must exit 0
     { cat "$SQ_TMP/cmd.err" >&2; sq_fail "$name failed"; }
   tail -1 "$SQ_TMP/rss"
 }
-for c in "wait --out" "results bson" "results jsonl" "results csv" "report --json"; do
+for c in "wait --out" "results bson" "results jsonl" "results csv" "report --json" "report --html"; do
   for b in small large; do
     case $c in
       "wait --out") kib=$(peak "$c $b" "$P" wait "$b" --out "$SQ_TMP/$b.bson") ;;
       "results bson") kib=$(peak "$c $b" "$P" results "$b" --out "$SQ_TMP/$b.r.bson") ;;
       "results jsonl") kib=$(peak "$c $b" "$P" results "$b" --format jsonl --out "$SQ_TMP/$b.jsonl") ;;
       "results csv") kib=$(peak "$c $b" "$P" results "$b" --format csv --out "$SQ_TMP/$b.csv") ;;
-      *) kib=$(peak "$c $b" "$P" report "$b" --json) ; cp "$SQ_TMP/cmd.out" "$SQ_TMP/$b.report.json" ;;
+      "report --json") kib=$(peak "$c $b" "$P" report "$b" --json) ; cp "$SQ_TMP/cmd.out" "$SQ_TMP/$b.report.json" ;;
+      *) kib=$(peak "$c $b" "$P" report "$b" --html "$SQ_TMP/$b.html") ;;
     esac
     eval "rss_$b=$kib"
   done
   echo "stream_memory: $c: peak RSS $rss_small KiB at 2,000 results, $rss_large KiB at 20,000"
   [ $((rss_large - rss_small)) -lt 4096 ] || sq_fail "$c: peak RSS grew by $((rss_large - rss_small)) KiB from 2,000 to 20,000 results (want < 4 MiB)"
 done
+
+# push alone (no worker): a file is read line by line and its ids kept as
+# 64-bit hashes, so 100,000 tasks cost about 1 MiB more than 2,000 (the
+# ids themselves took about 16 MiB more).
+for n in 2000 100000; do
+  awk -v n="$n" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"push-%07d\",\"code\":\"x = %d\",\"metadata\":{\"task_id\":\"p%d\"}}\n", i, i, i % 100 }' \
+    >"$SQ_TMP/push-$n.jsonl"
+  eval "rss_$n=$(peak "push $n" "$P" push --batch "push-$n" "$SQ_TMP/push-$n.jsonl")"
+  [ "$(sq_redis_cli HGET "sq:{default}:batch:push-$n" total)" = "$n" ] || sq_fail "push $n: not every task pushed"
+done
+echo "stream_memory: push: peak RSS $rss_2000 KiB at 2,000 tasks, $rss_100000 KiB at 100,000"
+[ $((rss_100000 - rss_2000)) -lt 4096 ] || sq_fail "push: peak RSS grew by $((rss_100000 - rss_2000)) KiB from 2,000 to 100,000 tasks (want < 4 MiB)"
+sq_redis_cli DEL 'sq:{default}:tasks' >/dev/null
 
 # What was written is whole: every result once, in every format, and the report counted every one.
 $PY - "$SQ_TMP" <<'PY' || sq_fail "the outputs of the large batch are not whole"
@@ -97,6 +112,16 @@ for s, f in stages.items():
     v = [f(i) for i in range(20000)]
     got = r["latency_ms"][s]
     assert (got["p50"], got["p90"], got["p99"], got["max"]) == (nearest_rank(v, 50), nearest_rank(v, 90), nearest_rank(v, 99), max(v)), (s, got)
+# The page's failing tasks: the first 100 by natural order of id, whatever
+# order Redis gave them in, then how many more (3 of every 5 fail).
+import re
+page = open(f"{t}/large.html").read()
+sec = page[page.index("<h2>Failing tasks</h2>"):]
+sec = sec[:sec.index("</section>")]
+ids = re.findall(r"<tr><td>(large/\d+)</td>", sec)
+want_ids = [f"large/{i}" for i in range(20000) if i % 5 >= 2][:100]
+assert ids == want_ids, ids[:8]
+assert "11900 more;" in sec, sec[-300:]
 PY
 
 # --delete: only with a file; a stored value that is not BSON keeps every

@@ -86,6 +86,9 @@ describe('Client', { skip: NO_REDIS }, () => {
     for (let i = 0; i < 20; i++) assert.strictEqual(res[`p${i}`].status, 'passed');
     assert.strictEqual(res.fails.status, 'failed');
     assert.deepStrictEqual([res.p3.stdout, res.p3._id, res.p3.batch], ['3\n', 'p3', 'node-1']);
+    // stored compactly (no _id or batch, layers as a bit mask), read back in full
+    const layers = res.p3.jail.layers;
+    assert.ok(Array.isArray(layers) && layers.length > 0 && layers.every((n) => typeof n === 'string' && !n.startsWith('bit')), layers);
     assert.ok(seen.length > 0 && seen[seen.length - 1].finished && seen[seen.length - 1].total === 21);
     for (let i = 1; i < seen.length; i++) assert.ok(seen[i].done >= seen[i - 1].done, 'progress went backwards');
     const st = await c.status(b);

@@ -93,6 +93,26 @@ def _cluster(url):
     return RedisCluster(startup_nodes=nodes, username=user, password=password)
 
 
+# The jail's layers in bit order (docs/formats.md): a stored result keeps
+# jail.layers as a bit mask of these.
+_LAYERS = ("pid_ns", "net_ns", "mount_ns", "ipc_ns", "uts_ns", "cgroup_ns", "new_root", "uid", "caps",
+           "no_new_privs", "rlimits", "cgroup_memory", "cgroup_pids", "seccomp", "seccomp_notify", "cgroup_cpu")
+
+
+def _full_result(task_id, batch, raw):
+    """A stored result (BSON bytes) in full, as docs/formats.md shows it:
+    Redis keeps neither _id nor batch (its field and key hold them) and
+    jail.layers as a bit mask; a result stored in full comes as it is."""
+    doc = bson.BSON(raw).decode()
+    if "_id" in doc:
+        return doc
+    jail = doc.get("jail")
+    if isinstance(jail, dict) and isinstance(jail.get("layers"), int):
+        mask = jail["layers"]
+        jail["layers"] = [_LAYERS[b] if b < len(_LAYERS) else "bit%d" % b for b in range(32) if mask >> b & 1]
+    return {"_id": task_id, "batch": batch, **doc}
+
+
 def _new_batch_id():
     return time.strftime("b-%Y%m%d-%H%M%S-", time.gmtime()) + os.urandom(2).hex()
 
@@ -248,7 +268,8 @@ class Client:
         out, shards = {}, self.shards()
         for s in range(shards):
             for k, v in self._redis.hscan_iter(self._tag(s, shards) + "results:" + batch):
-                out[k.decode("utf-8", "replace")] = bson.BSON(v).decode()
+                task_id = k.decode("utf-8", "replace")
+                out[task_id] = _full_result(task_id, batch, v)
         return out
 
     def wait(self, batch, timeout=None, progress=None, poll_s=0.25):

@@ -22,7 +22,7 @@ import threading
 import time
 import uuid
 
-from . import Client, SandqError
+from . import Client, SandqError, _full_result
 
 __all__ = ["SandqCodeExecutor", "SandqLegacyCodeExecutor", "CodeBlock", "CodeResult"]
 
@@ -142,8 +142,7 @@ class _Runner:
                 c._redis.blpop([done_key], timeout=min(left, 0.5))
                 raw = c._redis.hget(c._p + "results:" + batch, task_id)
                 if raw is not None:
-                    import bson
-                    return bson.BSON(raw).decode()
+                    return _full_result(task_id, batch, raw)
             else:
                 res = c.results(batch)
                 if task_id in res:

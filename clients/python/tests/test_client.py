@@ -16,6 +16,8 @@ import tempfile
 import time
 import unittest
 
+import bson
+
 import sandq
 
 URL = os.environ.get("SANDQ_REDIS_URL")
@@ -44,6 +46,11 @@ class ClientTest(unittest.TestCase):
             self.assertEqual(res["p%d" % i]["status"], "passed")
         self.assertEqual(res["fails"]["status"], "failed")
         self.assertEqual((res["p3"]["stdout"], res["p3"]["batch"], res["p3"]["_id"]), ("3\n", "py-1", "p3"))
+        # stored compactly (no _id or batch, layers as a bit mask), read back in full
+        layers = res["p3"]["jail"]["layers"]
+        self.assertTrue(layers and all(n in sandq._LAYERS for n in layers), layers)
+        raw = bson.decode(self.c._redis.hget(self.c._p + "results:" + b, "p3"))
+        self.assertEqual(("_id" in raw, "batch" in raw, type(raw["jail"]["layers"])), (False, False, int), raw)
         self.assertTrue(seen and seen[-1]["finished"] and seen[-1]["total"] == 21, seen[-1])
         for a, later in zip(seen, seen[1:]):
             self.assertLessEqual(a["done"], later["done"], "progress went backwards")
