@@ -10,9 +10,15 @@
 
 /* evalplus's comparison of a candidate's output with the reference's
  * (its evaluator: equal, or for a float or a list of floats within atol,
- * 1e-6 when the row's atol is 0, and a relative 1e-7), run by the judge. */
+ * 1e-6 when the row's atol is 0, and a relative 1e-7), run by the judge.
+ * Each input's call gets max(floor, factor x the reference's time on that
+ * input) of CPU time, evalplus's min_time_limit (1 s) and
+ * gt_time_limit_factor (4): the reference's time is the judge's CPU time
+ * (time.process_time), the candidate's its process's CPU clock (judge.py's
+ * __sandq_cpu_limit__), neither of which grows with the host's load. */
 static const char evalplus_tests[] =
-    "import copy, json\n"
+    "import copy, json, time\n"
+    "_SQ_FLOOR_S, _SQ_FACTOR = 1.0, 4.0\n"
     "def _sq_reference():\n"
     "    ns = {'__name__': '_sq_reference'}\n"
     "    exec(%s, ns)\n"
@@ -29,12 +35,21 @@ static const char evalplus_tests[] =
     "    return gs is not None and len(gs) == len(ws) and all(\n"
     "        type(g) in (int, float) and abs(g - w) <= tol + 1e-7 * abs(w) for g, w in zip(gs, ws))\n"
     "_sq_inputs = json.loads(%s)\n"
-    "def check(candidate):\n"
-    "    ref = _sq_reference()\n"
-    "    for i, args in enumerate(_sq_inputs):\n"
+    "def _sq_expected():\n"
+    "    ref, out = _sq_reference(), []\n"
+    "    for args in _sq_inputs:\n"
+    "        t0 = time.process_time()\n"
     "        want = ref(*copy.deepcopy(args))\n"
+    "        out.append((want, time.process_time() - t0))\n"
+    "    return out\n"
+    "def check(candidate):\n"
+    "    limit = globals().get('__sandq_cpu_limit__')\n"
+    "    for i, (args, (want, ref_s)) in enumerate(zip(_sq_inputs, _sq_expected())):\n"
+    "        where = '%s input %%d of %%d' %% (i + 1, len(_sq_inputs))\n"
+    "        if limit:\n"
+    "            limit(max(_SQ_FLOOR_S, _SQ_FACTOR * ref_s), where)\n"
     "        got = candidate(*copy.deepcopy(args))\n"
-    "        assert _sq_same(got, want, %.17g), '%s input %%d of %%d' %% (i + 1, len(_sq_inputs))\n";
+    "        assert _sq_same(got, want, %.17g), where\n";
 
 /* A C string as a Python str literal (cJSON's JSON string syntax is one). */
 static char *py_literal(const char *text) {
@@ -52,7 +67,7 @@ static char *evalplus_tier(const char *tier, const char *reference, const char *
   char *ref = py_literal(reference), *ep = py_literal(entry), *in = json ? py_literal(json) : NULL;
   sq_buf b = {0};
   char *out = NULL;
-  if (ref && ep && in && sq_buf_appendf(&b, evalplus_tests, ref, ep, in, atol, tier) == 0)
+  if (ref && ep && in && sq_buf_appendf(&b, evalplus_tests, ref, ep, in, tier, atol) == 0)
     out = b.data;
   else
     sq_buf_clear(&b);
