@@ -95,6 +95,14 @@ int sq__import_apps_problem(const cJSON *o, sq__import_problem *p, const sq__imp
             path, lineno);
     goto out;
   }
+  if (opts->max_cases && n > opts->max_cases) { /* the first max_cases, said per row */
+    fprintf(stderr, "%s:%zu: input_output: kept the first %lld of %d cases (--max-cases)\n", path, lineno,
+            (long long)opts->max_cases, n);
+    for (; n > opts->max_cases; n--) {
+      cJSON_DeleteItemFromArray(cJSON_GetObjectItemCaseSensitive(io, "inputs"), n - 1);
+      cJSON_DeleteItemFromArray(cJSON_GetObjectItemCaseSensitive(io, "outputs"), n - 1);
+    }
+  }
   if (fn && !(cJSON_IsString(fn) && fn->valuestring[0])) {
     fprintf(stderr, "%s:%zu: input_output: fn_name must be a non-empty string\n", path, lineno);
     goto out;

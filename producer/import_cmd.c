@@ -194,6 +194,16 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
             "the workers' LLM writes Python)\n");
     return SQ_EXIT_USAGE;
   }
+  if ((v = sq_cli_get(cli, "max-cases"))) {
+    if (ps.ds != DS_APPS) {
+      fprintf(stderr, "sandq-producer: import: --max-cases applies to apps only (its rows hold the cases)\n");
+      return SQ_EXIT_USAGE;
+    }
+    if (sq_parse_i64(v, 1, 1000000, &o.max_cases) != 0) {
+      fprintf(stderr, "sandq-producer: --max-cases '%s' must be a whole number in [1, 1000000]\n", v);
+      return SQ_EXIT_USAGE;
+    }
+  }
   if ((v = sq_cli_get(cli, "split"))) {
     size_t i = 0, n = sq__import_n_mbpp_splits;
     while (i < n && strcmp(v, sq__import_mbpp_splits[i].name) != 0)

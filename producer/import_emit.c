@@ -64,8 +64,11 @@ static int check_task(const sq__import_set *ps, const char *line, const char *so
   if (strcmp(err, "model") == 0)
     fprintf(stderr, "sandq-producer: --model: %s\n", sq_log_escape(why, shown, sizeof shown));
   else
-    fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, source_field(ps, source, err),
-            sq_log_escape(why, shown, sizeof shown));
+    fprintf(stderr, "%s:%zu: %s: %s%s\n", path, lineno, source_field(ps, source, err),
+            sq_log_escape(why, shown, sizeof shown),
+            ps->ds == DS_APPS && strstr(why, "max_task_kib")
+                ? "; --max-cases N keeps each row's first N cases"
+                : "");
   return SQ_ETASK;
 }
 

@@ -41,6 +41,7 @@ typedef struct {
   sq_jail_limits limits; /* written into every task; 0 fields: left to the worker's default_limits */
   int split;             /* sq__import_mbpp_splits[split]: the MBPP problems imported */
   char *prompt_template; /* --prompt-template's text (checked); NULL: the built-in prompts */
+  int64_t max_cases;     /* --max-cases (apps): the cases kept of a row, its first; 0: all */
 } sq__import_opts;
 
 /* One problem of the dataset, as the task builder needs it. Owned strings. */
