@@ -84,6 +84,33 @@ assert (b.get("stdout") or "").startswith("in ['main.py']"), b.get("stdout")
 print("cases: 11 tasks as expected; 1000 cases in one task passed")
 PY
 
+# report: the (problem, case) pairs that failed most, counted from each
+# result's cases (every failing case of a task run without stop_on_failure)
+$PY - "$SQ_TMP/casefail.jsonl" <<'PY'
+import json, sys
+cases = [{"stdin": "%d\n" % i, "expected_stdout": "%d" % i} for i in (1, 2, 3)]
+progs = [("P", "print(int(input()))\n", True), ("P", "n = int(input())\nprint(0 if n == 2 else n)\n", True),
+         ("P", "n = int(input())\nprint(0 if n >= 2 else n)\n", False), ("P", "n = int(input())\nprint(0 if n == 3 else n)\n", True),
+         ("Q", "print(0)\n", True)]
+with open(sys.argv[1], "w") as f:
+    for i, (p, code, stop) in enumerate(progs):
+        f.write(json.dumps({"id": "cf-%d" % i, "code": code, "cases": cases, "stop_on_failure": stop,
+                            "metadata": {"task_id": p}}) + "\n")
+PY
+"$P" push --batch casefail --wait --timeout-s 300 "$SQ_TMP/casefail.jsonl" >/dev/null 2>&1
+"$P" report casefail --json --k 1 >"$SQ_TMP/casefail.report" || sq_fail "report casefail"
+"$P" report casefail --k 1 >"$SQ_TMP/casefail.txt" || sq_fail "report casefail (text)"
+$PY - "$SQ_TMP/casefail.report" <<'PY' || sq_fail "the case failures are wrong: $(cat "$SQ_TMP/casefail.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = [{"task_id": "P", "case": 2, "failed": 2, "samples": 4}, {"task_id": "P", "case": 3, "failed": 2, "samples": 4},
+        {"task_id": "Q", "case": 1, "failed": 1, "samples": 1}]
+assert r["case_failures"] == want, r["case_failures"]
+assert "case_failures_untracked" not in r, r
+PY
+grep -A4 "^cases failing most" "$SQ_TMP/casefail.txt" | grep -Eq "^  P +2 +2 +4$" ||
+  sq_fail "the text report's cases: $(cat "$SQ_TMP/casefail.txt")"
+
 # APPS: stdin/stdout rows become cases, call-based rows (fn_name) tests for
 # the judge (a plain function, and LeetCode's class Solution); right and
 # wrong completions give an exact pass@1.
@@ -220,6 +247,7 @@ rep = json.load(open(d + "/plus-he-s.report"))
 assert rep["tiers"] == {"base": {"pass_at_k": {"1": 0.75}}, "plus": {"pass_at_k": {"1": 0.5}}}, rep.get("tiers")
 assert rep["pass_at_k"]["1"] == 0.5 and "languages" not in rep, rep
 assert "tiers" not in json.load(open(d + "/apps-s.report"))
+assert "case_failures" not in rep, rep  # no result with cases
 print("cases: HumanEval+ and MBPP+ tiers as expected")
 PY
 # evalplus's per-input time limit: max(1 s, 4 x the reference's CPU time on
