@@ -57,6 +57,9 @@ struct job {
   int64_t cases_memory_kib; /* their largest peak */
   char case_reason[512];  /* the first failing case's reason */
   bool in_plus;           /* a task with plus_tests: the run is the plus tier's */
+  bool expected_run;      /* the run is the reference's alone (expected.h) */
+  bool expected_tried;    /* this job started a reference run already */
+  size_t expected_slot;   /* the cache slot that run fills */
 };
 
 /* Starts a claimed task (ownership of the claim moves to the job); it
@@ -68,6 +71,9 @@ void sq__job_executed(job *j);
 void sq__job_free(job *j);
 /* Hands the job's program to the pool under the task's limits. */
 void sq__job_submit(job *j);
+/* Starts (again) the job's run of its code: after the reference run it
+ * waited for (expected.h). */
+void sq__job_exec_resume(job *j);
 
 /* Cases (job_cases.c). Sets the job up for its first case: its stdin is
  * the run's input. Returns 0 or SQ_ENOMEM. */

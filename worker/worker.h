@@ -22,6 +22,7 @@ typedef struct sq__budget_cache sq__budget_cache;
 typedef struct sq__audit_log sq__audit_log;
 typedef struct sq__endpoint sq__endpoint;
 typedef struct sq__profiles sq__profiles;
+typedef struct sq__expected sq__expected;
 
 typedef struct worker worker;
 struct worker {
@@ -48,6 +49,7 @@ struct worker {
   sq__budget_cache *budget;       /* budget_cache.c: batch spend and budgets */
   sq__audit_log *audit;           /* audit_log.c: runs not yet in the audit stream */
   sq__endpoint *endpoint; /* endpoint.c: GET /metrics, /healthz; NULL without metrics_listen */
+  sq__expected *expected; /* expected.c: evalplus's expected values by tests; NULL until first used */
 };
 
 #endif

@@ -250,6 +250,12 @@ assert "tiers" not in json.load(open(d + "/apps-s.report"))
 assert "case_failures" not in rep, rep  # no result with cases
 print("cases: HumanEval+ and MBPP+ tiers as expected")
 PY
+# the expected values come from one reference run per tier and problem on
+# this worker: 5 tasks of HumanEval/0 (4 samples and the canonical), 3 of Mbpp/2
+for p in HumanEval/0/ Mbpp/2/; do
+  n=$(grep "expected values: running the reference once" "$SQ_TMP/w1.log" | grep -c "$p")
+  [ "$n" = 2 ] || sq_fail "$n reference runs for $p (one per tier expected): $(grep 'expected values' "$SQ_TMP/w1.log")"
+done
 # evalplus's per-input time limit: max(1 s, 4 x the reference's CPU time on
 # that input), counted in CPU time on both sides. The reference spins for a
 # while on the plus input; twice its time passes (over the 1 s floor, under
