@@ -137,6 +137,17 @@ typedef struct {
 } sq__report_llm;
 
 struct sq__report_acc; /* the fold's state between sq__report_begin and sq__report_end */
+struct sq__report_cases; /* report_cases.c's part of it */
+
+/* A (problem, case) whose runs failed: case_no is 1-based, as reasons
+ * number cases; samples is the problem's n. */
+typedef struct {
+  char *task_id;
+  int64_t case_no, failed, samples;
+} sq__report_case_failure;
+
+/* The most distinct (problem, case) pairs the report counts failures of. */
+#define SQ__REPORT_CASE_PAIRS_MAX 65536
 
 typedef struct {
   char *batch, *queue;
@@ -183,7 +194,15 @@ typedef struct {
   bool finished;
   int64_t batch_tasks;   /* tasks pushed into the batch; -1 when the counters could not be read */
   int64_t batch_results; /* of them, with a result so far */
+  /* Results with cases (report_cases.c): the (problem, case) pairs that
+   * failed most, up to SQ__REPORT_TOP; failures of pairs past
+   * SQ__REPORT_CASE_PAIRS_MAX are only counted. */
+  bool has_cases;
+  sq__report_case_failure *case_failures;
+  size_t n_case_failures;
+  int64_t case_failures_untracked;
   struct sq__report_acc *acc;
+  struct sq__report_cases *cases_acc;
 } sq__report;
 
 /* The report as a fold, one stored result at a time, in any order: memory
@@ -200,6 +219,20 @@ typedef struct {
 int sq__report_begin(sq__report *out, const char *batch, const char *queue, const int *k, int n_k);
 int sq__report_add(const char *id, const uint8_t *bson, size_t len, void *report);
 int sq__report_end(sq__report *r);
+
+/* The failing cases' part of the fold (report_cases.c), called by the
+ * above: _begin (0 or SQ_ENOMEM), _add with one stored result (borrowed;
+ * one that is not BSON, or has no cases, adds nothing), _end once the
+ * problems are sorted (fills case_failures), _free (also after an error). */
+int sq__report_cases_begin(sq__report *r);
+int sq__report_cases_add(sq__report *r, const char *task_id, const uint8_t *bson, size_t len);
+void sq__report_cases_end(sq__report *r);
+void sq__report_cases_free(sq__report *r);
+/* "case_failures" (and "case_failures_untracked" when some were) into the
+ * report's JSON object root; false when out of memory. */
+bool sq__report_cases_json(const sq__report *r, void *root);
+/* The text report's section on them; 0 or SQ_ENOMEM. */
+int sq__report_cases_text(const sq__report *r, sq_buf *b);
 
 /* The fold over a set read whole. Returns 0 or
  * SQ_ENOMEM; free with sq__report_free (also after an error). */

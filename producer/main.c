@@ -103,6 +103,7 @@ static const sq_cli_flag import_flags[] = {
     {"wall-ms", "N", NULL, "each task's wall-clock limit, 1..86400000 (default: the worker's, 10000)"},
     {"cpu-ms", "N", NULL, "each task's CPU-time limit, 1..86400000 (default: the worker's, 5000)"},
     {"memory-mib", "N", NULL, "each task's memory limit, 16..1048576 (default: the worker's, 512; the worker clamps each to its max_limits)"},
+    {"max-cases", "N", NULL, "apps: keep each row's first N cases, 1..1000000 (default: all; said on stderr per row)"},
     {"split", "S", NULL, "MBPP's problems: test (11-510, what papers report; the default), validation, train, prompt or all"},
     {NULL, NULL, NULL, NULL}};
 

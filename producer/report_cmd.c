@@ -132,6 +132,7 @@ int sq__report_text(const sq__report *r, sq_buf *b) {
     }
   }
 
+  if (!rc && r->n_case_failures) rc = sq__report_cases_text(r, b);
   rc = rc || sq_buf_appendf(b, "\nlatency (ms)   %8s %8s %8s %8s %8s %10s\n", "count", "p50", "p90", "p99", "max", "mean");
   for (int s = 0; !rc && s < SQ__STAGE_COUNT; s++) {
     const sq__report_latency *l = &r->latency[s];

@@ -122,6 +122,7 @@ static cJSON *build(const sq__report *r) {
       }
       if (e) cJSON_AddItemToArray(a, e);
     }
+  if (ok && r->has_cases) ok = sq__report_cases_json(r, root);
   if (ok && (ok = (o = cJSON_AddObjectToObject(root, "latency_ms")) != NULL))
     for (int s = 0; ok && s < SQ__STAGE_COUNT; s++) {
       const sq__report_latency *l = &r->latency[s];

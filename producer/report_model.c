@@ -548,7 +548,7 @@ int sq__report_begin(sq__report *out, const char *batch, const char *queue, cons
     return SQ_ENOMEM;
   out->n_k = n_k < SQ__REPORT_MAX_K ? n_k : SQ__REPORT_MAX_K;
   memcpy(out->k, k, (size_t)out->n_k * sizeof *k);
-  return 0;
+  return sq__report_cases_begin(out);
 }
 
 int sq__report_add(const char *id, const uint8_t *bson, size_t len, void *report) {
@@ -557,6 +557,7 @@ int sq__report_add(const char *id, const uint8_t *bson, size_t len, void *report
   sq__report_row x;
   int rc = sq__report_row_read(&d, &x);
   if (!rc) rc = fold_row(r, &x);
+  if (!rc && sq__result_bson_ok(bson, len)) rc = sq__report_cases_add(r, x.task_id, bson, len);
   sq__report_row_clear(&x);
   return rc;
 }
@@ -610,6 +611,7 @@ int sq__report_end(sq__report *r) {
     }
   }
   if (r->n_failures) qsort(r->failures, r->n_failures, sizeof *r->failures, cmp_failure);
+  sq__report_cases_end(r);
   for (int s = 0; s < SQ__STAGE_COUNT; s++) {
     const sq_stats_hist *h = &a->hist[s];
     r->latency[s] = (sq__report_latency){.count = h->n, .p50 = sq_stats_hist_percentile(h, 50),
@@ -653,6 +655,9 @@ int sq__report_build(const sq__result_set *rs, const char *batch, const char *qu
 
 void sq__report_free(sq__report *r) {
   acc_free(r->acc, r->n_failures);
+  sq__report_cases_free(r);
+  for (size_t i = 0; i < r->n_case_failures; i++) free(r->case_failures[i].task_id);
+  free(r->case_failures);
   for (size_t i = 0; i < r->n_held; i++) sq__report_row_clear(&r->rows[i]);
   free(r->rows);
   for (size_t i = 0; i < r->n_problems; i++) free(r->problems[i].task_id);

@@ -19,6 +19,7 @@
 #include "budget_cache.h"
 #include "code_prompt.h"
 #include "compile_cache.h"
+#include "expected.h"
 #include "job.h"
 #include "llm.h"
 #include "metrics.h"
@@ -337,12 +338,20 @@ static void exec_start(job *j) {
    * there are tests the jail runs the code under the judge, which reads
    * them on its stdin (harness.h). */
   bool python = j->task->language == SQ_TASK_PYTHON;
-  char *base_tests = j->task->tests;
+  char *base_tests = j->task->tests, *judged_tests = NULL;
   if (j->in_plus) j->task->tests = j->task->plus_tests; /* the plus tier: the same program, its own tests */
-  int rc = sq_task_program(j->task, j->code, &j->listing);
+  /* evalplus's expected values: the worker's, or a reference run first (the job comes back) */
+  int rc = python ? sq__expected_prepare(j, j->task->tests, &judged_tests) : 0;
+  if (rc == SQ__EXPECTED_WAIT) {
+    j->task->tests = base_tests;
+    return;
+  }
+  if (!rc) rc = sq_task_program(j->task, j->code, &j->listing); /* shown without the values */
+  if (judged_tests) j->task->tests = judged_tests;
   if (!rc && python) rc = sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len);
   if (!rc && sq_workspace_applies(j->task)) rc = wrap_workspace(j, &j->lim);
   j->task->tests = base_tests;
+  free(judged_tests);
   if (rc) {
     end_with(j, SQ_STATUS_LLM_ERROR, "out of memory assembling the program");
     return;
@@ -372,6 +381,8 @@ static void exec_start(job *j) {
   sq__job_submit(j);
 }
 
+void sq__job_exec_resume(job *j) { exec_start(j); }
+
 void sq__job_submit(job *j) {
   worker *w = j->w;
   sq_jail_limits def, max;
@@ -396,6 +407,7 @@ void sq__job_submit(job *j) {
   j->extra_output_kib = j->task->n_fetch ? SQ_WORKSPACE_OUTPUT_KIB : 0;
   if (j->compile_keyed) j->extra_output_kib += (int64_t)(sq__compile_cache_build_max(w->compile_cache) / 3 * 4 / 1024) + 64;
   j->lim.output_kib += j->extra_output_kib;
+  if (j->expected_run && j->lim.output_kib < SQ__EXPECTED_OUTPUT_KIB) j->lim.output_kib = SQ__EXPECTED_OUTPUT_KIB;
   j->lim.stop = &j->kill;
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
@@ -541,6 +553,10 @@ static bool tier_next(job *j) {
 
 void sq__job_executed(job *j) {
   j->w->in_jail--;
+  if (j->expected_run) { /* the reference alone: its values kept, then the job's own run */
+    sq__expected_done(j);
+    return;
+  }
   if (atomic_load(&j->kill)) { /* its batch was cancelled with --kill: whatever the run did */
     if (j->jail_rc == 0) {
       take_outcome(j);

@@ -62,6 +62,9 @@ struct job {
   unsigned char compile_key[32]; /* compile_cache.h: the build's key, when compile_keyed */
   bool compile_keyed;     /* a compiled language whose build the cache may hold */
   bool compile_hit;       /* the run places the cached build instead of compiling */
+  bool expected_run;      /* the run is the reference's alone (expected.h) */
+  bool expected_tried;    /* this job started a reference run already */
+  size_t expected_slot;   /* the cache slot that run fills */
 };
 
 /* Starts a claimed task (ownership of the claim moves to the job); it
@@ -73,6 +76,9 @@ void sq__job_executed(job *j);
 void sq__job_free(job *j);
 /* Hands the job's program to the pool under the task's limits. */
 void sq__job_submit(job *j);
+/* Starts (again) the job's run of its code: after the reference run it
+ * waited for (expected.h). */
+void sq__job_exec_resume(job *j);
 
 /* Cases (job_cases.c). Sets the job up for its first case: its stdin is
  * the run's input. Returns 0 or SQ_ENOMEM. */

@@ -27,6 +27,7 @@
 #include "compile_cache.h"
 #include "best_effort.h"
 #include "budget_cache.h"
+#include "expected.h"
 #include "endpoint.h"
 #include "heartbeat.h"
 #include "housekeeping.h"
@@ -199,6 +200,7 @@ out:
   sq_llm_free(w.llm);
   sq__audit_log_free(w.audit);
   sq__budget_cache_free(w.budget);
+  sq__expected_free(w.expected);
   sq__backoff_free(w.best_effort);
   sq__housekeeping_free(w.housekeeping);
   sq_metrics_free(w.metrics);

@@ -165,5 +165,7 @@ void sq_harness_take_marks(sq_jail_outcome *o, sq_harness_marks *m) {
   }
   snprintf(mark + head, sizeof mark - head, "fail ");
   cut_line(err, &o->stderr_len, mark, m->fail, sizeof m->fail);
+  snprintf(mark + head, sizeof mark - head, "limit ");
+  if (!m->fail[0] && cut_line(err, &o->stderr_len, mark, m->fail, sizeof m->fail)) m->fail_cpu_limit = true;
   err[o->stderr_len] = '\0';
 }

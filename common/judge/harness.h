@@ -11,8 +11,9 @@
  * "sandq-harness:NONCE:end\n". An early exit (SystemExit, os._exit, an exit
  * hook) cannot write the end mark: the nonce is in no file and no program
  * text, and in no memory of the candidate's process. The judge also writes
- * "judge isolated" or "judge in_process WHY", and "fail REASON" when it
- * fails the task itself. Why, and the limits, in docs/security.md
+ * "judge isolated" or "judge in_process WHY", "fail REASON" when it
+ * fails the task itself, and "limit REASON" when a call of the candidate's
+ * went over the CPU time the tests allowed it (judge.py, cpu_limit). Why, and the limits, in docs/security.md
  * ("Verdict integrity").
  *
  * Knows nothing of the jail beyond its outcome; pure functions, no I/O. */
@@ -33,6 +34,8 @@ typedef struct {
   char judge_why[160];    /* in_process: why the tests needed the candidate's own objects */
   char fail[320];         /* the judge failed the task for this reason (a value it cannot
                              compare, the candidate's process gone mid-call), or "" */
+  bool fail_cpu_limit;    /* ... because a call went over the CPU time the tests gave it
+                             (a "limit REASON" mark): the task ends cpu_limit */
 } sq_harness_marks;
 
 /* Whether t runs through the harness: it has tests or an entry_point. */

@@ -426,6 +426,7 @@ def main(code_b64, harness_b64):
 
     def judge_side():
         import _signal, builtins
+        import select as _select, time as _time
         # Signals the candidate (same uid) could send: held, so none turns
         # into an exception in the tests. SIGKILL and SIGSTOP cannot be
         # held: they end the run failed or timed out, never passed.
@@ -487,9 +488,49 @@ def main(code_b64, harness_b64):
                 _exit(code_)  # as `python3 main.py` would have: 0 is an exit before the tests
             fail("the candidate's process exited with status %d %s" % (code_, when))
 
+        # A CPU budget for the next call (the tests set it through
+        # __sandq_cpu_limit__): the candidate's process CPU clock, which
+        # counts its threads and not the time it waits for a core, so the
+        # verdict does not move with the host's load. Checked while the call
+        # runs (every 10 ms of wall time) and once it returned.
+        budget = {'s': None, 'label': ''}
+        cpu_clock = ((~pid) << 3) | 2  # clock_getcpuclockid(pid): CPUCLOCK_SCHED of the process
+
+        def cpu_s():
+            try:
+                return _time.clock_gettime(cpu_clock)
+            except OSError:
+                return 0.0
+
+        def set_cpu_limit(seconds, label=''):
+            budget['s'] = float(seconds)
+            budget['label'] = str_(label)
+
+        def over_budget(used):
+            stop_candidate()
+            flush_std()
+            text = '%s: over its CPU time limit (%.3f s used, %.3f s allowed)' % (budget['label'] or 'a call',
+                                                                                 used, budget['s'])
+            write(2, mark + b'limit ' + ' '.join(text.split())[:300].encode('utf-8', 'replace') + b'\n')
+            _exit(1)
+
+        def wait_reply():
+            # Returns when the reply can be read, or ends the task when the
+            # call went over its budget.
+            if budget['s'] is None:
+                return
+            limit, t0 = budget['s'], cpu_s()
+            poller = _select.poll()
+            poller.register(rep_r, _select.POLLIN | _select.POLLHUP | _select.POLLERR)
+            while not poller.poll(10):
+                if cpu_s() - t0 > limit:
+                    over_budget(cpu_s() - t0)
+            budget['t0'] = t0
+
         def exchange(payload, when):
             try:
                 send(req_w, payload)
+                wait_reply()
                 raw = recv(rep_r)
             except OSError:
                 raw = None
@@ -497,6 +538,11 @@ def main(code_b64, harness_b64):
                 fail("the candidate's process broke the protocol: %s" % e)
             if raw is None:
                 candidate_ended(when)
+            if budget['s'] is not None:
+                used = cpu_s() - budget.pop('t0', 0.0)
+                if used > budget['s']:
+                    over_budget(used)
+                budget['s'] = None  # one call only
             try:
                 return decode(raw)
             except Exception as e:
@@ -674,6 +720,7 @@ def main(code_b64, harness_b64):
         if type_(m) is not tuple_ or len_(m) != 2 or m[0] != 'ready' or type_(m[1]) is not dict_:
             fail("the candidate's process broke the protocol: no names")
         state['ready'] = True
+        g['__sandq_cpu_limit__'] = set_cpu_limit
         for name in wanted:
             d = m[1].get(name)
             if type_(d) is not tuple_ or not d:

@@ -25,7 +25,7 @@ sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in
                  o->end == SQ_JAIL_SIGNALED);
   if (judged) {
     if (reason) *reason = in->marks.fail;
-    return SQ_STATUS_FAILED;
+    return in->marks.fail_cpu_limit ? SQ_STATUS_CPU_LIMIT : SQ_STATUS_FAILED;
   }
   if (in->compile_error && (o->end == SQ_JAIL_EXITED_ERROR || o->end == SQ_JAIL_EXITED_OK)) {
     if (reason) *reason = NULL;

@@ -1,4 +1,4 @@
-/* fuzz_import.c: libFuzzer target for `import` (producer/import_cmd.c)
+/* fuzz_import.c: libFuzzer target for `import` (producer/import_*.c)
  * over any dataset bytes, plain or gzip: the first byte picks the dataset
  * (humaneval or mbpp) and the mode (--canonical or --samples 2), the rest
  * is the file. No crash, leak or undefined behaviour; and what it writes,

@@ -35,10 +35,10 @@ for t in $targets; do
   config)
     src=$config_all; corpus=config; libs="-lcjson -lm $bson_flags" ;;
   import)
-    src="$SQ_SRC/producer/import_cmd.c $SQ_SRC/producer/prompt_template.c $C/formats/task.c $C/formats/language.c
+    src="$(ls "$SQ_SRC"/producer/import_*.c) $SQ_SRC/producer/prompt_template.c $C/formats/task.c $C/formats/language.c
       $config_all"; corpus=import; libs="-lcjson -lz -lm $bson_flags" ;;
   result)
-    src="$SQ_SRC/producer/report_model.c $SQ_SRC/producer/report_json.c $SQ_SRC/producer/report_html.c
+    src="$SQ_SRC/producer/report_model.c $SQ_SRC/producer/report_cases.c $SQ_SRC/producer/report_json.c $SQ_SRC/producer/report_html.c
       $SQ_SRC/producer/stats.c $C/judge/reason.c $C/formats/status.c $(ls "$C"/base/*.c)"
     corpus=result; libs="-lcjson -lm $bson_flags" ;;
   *) echo "FAIL: unknown fuzz target $t" >&2; exit 1 ;;

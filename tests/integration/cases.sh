@@ -5,7 +5,8 @@
 # named in the reason; stop_on_failure; limits per case; huge, empty and
 # flooding cases; 1,000 cases in one task; tasks that mix cases with
 # tests refused naming the field; APPS rows imported as cases and as
-# call-based tests, with exact pass@1; HumanEval+ and MBPP+ tiers.
+# call-based tests, with exact pass@1; HumanEval+ and MBPP+ tiers and
+# their per-input CPU time limits.
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -83,6 +84,33 @@ assert (b.get("stdout") or "").startswith("in ['main.py']"), b.get("stdout")
 print("cases: 11 tasks as expected; 1000 cases in one task passed")
 PY
 
+# report: the (problem, case) pairs that failed most, counted from each
+# result's cases (every failing case of a task run without stop_on_failure)
+$PY - "$SQ_TMP/casefail.jsonl" <<'PY'
+import json, sys
+cases = [{"stdin": "%d\n" % i, "expected_stdout": "%d" % i} for i in (1, 2, 3)]
+progs = [("P", "print(int(input()))\n", True), ("P", "n = int(input())\nprint(0 if n == 2 else n)\n", True),
+         ("P", "n = int(input())\nprint(0 if n >= 2 else n)\n", False), ("P", "n = int(input())\nprint(0 if n == 3 else n)\n", True),
+         ("Q", "print(0)\n", True)]
+with open(sys.argv[1], "w") as f:
+    for i, (p, code, stop) in enumerate(progs):
+        f.write(json.dumps({"id": "cf-%d" % i, "code": code, "cases": cases, "stop_on_failure": stop,
+                            "metadata": {"task_id": p}}) + "\n")
+PY
+"$P" push --batch casefail --wait --timeout-s 300 "$SQ_TMP/casefail.jsonl" >/dev/null 2>&1
+"$P" report casefail --json --k 1 >"$SQ_TMP/casefail.report" || sq_fail "report casefail"
+"$P" report casefail --k 1 >"$SQ_TMP/casefail.txt" || sq_fail "report casefail (text)"
+$PY - "$SQ_TMP/casefail.report" <<'PY' || sq_fail "the case failures are wrong: $(cat "$SQ_TMP/casefail.txt")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+want = [{"task_id": "P", "case": 2, "failed": 2, "samples": 4}, {"task_id": "P", "case": 3, "failed": 2, "samples": 4},
+        {"task_id": "Q", "case": 1, "failed": 1, "samples": 1}]
+assert r["case_failures"] == want, r["case_failures"]
+assert "case_failures_untracked" not in r, r
+PY
+grep -A4 "^cases failing most" "$SQ_TMP/casefail.txt" | grep -Eq "^  P +2 +2 +4$" ||
+  sq_fail "the text report's cases: $(cat "$SQ_TMP/casefail.txt")"
+
 # APPS: stdin/stdout rows become cases, call-based rows (fn_name) tests for
 # the judge (a plain function, and LeetCode's class Solution); right and
 # wrong completions give an exact pass@1.
@@ -119,6 +147,28 @@ PY
 "$P" import apps "$SQ_TMP/apps-bad.jsonl" --canonical >/dev/null 2>"$SQ_TMP/bad.err" && sq_fail "a bad input_output imported"
 grep -q 'apps-bad.jsonl:1: input_output: must hold "inputs" and "outputs", two non-empty lists of one length' "$SQ_TMP/bad.err" ||
   sq_fail "import said: $(cat "$SQ_TMP/bad.err")"
+# a row whose cases make a task over max_task_kib: refused, with the way
+# out; --max-cases N keeps its first N, said per row
+$PY - "$SQ_TMP/apps-big.jsonl" <<'PY'
+import json, sys
+big = "9" * 80000
+io = {"inputs": [big + "%d\n" % i for i in range(5)], "outputs": [big + "%d\n" % i for i in range(5)]}
+row = {"problem_id": 7, "question": "Echo.", "solutions": json.dumps(["print(input())"]), "input_output": json.dumps(io)}
+open(sys.argv[1], "w").write(json.dumps(row) + "\n")
+PY
+"$P" import apps "$SQ_TMP/apps-big.jsonl" --canonical >/dev/null 2>"$SQ_TMP/big.err" && sq_fail "a row over max_task_kib imported"
+grep -q "apps-big.jsonl:1: input_output: .* (max_task_kib); --max-cases N keeps each row's first N cases" "$SQ_TMP/big.err" ||
+  sq_fail "import said: $(cat "$SQ_TMP/big.err")"
+"$P" import apps "$SQ_TMP/apps-big.jsonl" --canonical --max-cases 1 >"$SQ_TMP/apps-big-c.jsonl" 2>"$SQ_TMP/big.err" ||
+  sq_fail "import --max-cases 1: $(cat "$SQ_TMP/big.err")"
+grep -q "apps-big.jsonl:1: input_output: kept the first 1 of 5 cases (--max-cases)" "$SQ_TMP/big.err" ||
+  sq_fail "import --max-cases said: $(cat "$SQ_TMP/big.err")"
+$PY -c 'import json, sys; t = json.load(open(sys.argv[1])); assert [c["stdin"][-3:] for c in t["cases"]] == ["90\n"], len(t["cases"])' \
+  "$SQ_TMP/apps-big-c.jsonl" || sq_fail "--max-cases kept the wrong cases"
+"$P" import humaneval "$SQ_TMP/apps-big.jsonl" --canonical --max-cases 1 >/dev/null 2>"$SQ_TMP/big.err" && sq_fail "--max-cases taken for humaneval"
+grep -q "max-cases applies to apps only" "$SQ_TMP/big.err" || sq_fail "import said: $(cat "$SQ_TMP/big.err")"
+"$P" import apps "$SQ_TMP/apps-big.jsonl" --canonical --max-cases 0 >/dev/null 2>"$SQ_TMP/big.err" && sq_fail "--max-cases 0 taken"
+grep -q "must be a whole number in \[1, 1000000\]" "$SQ_TMP/big.err" || sq_fail "import said: $(cat "$SQ_TMP/big.err")"
 "$P" import apps "$SQ_TMP/apps-nosol.jsonl" --canonical >/dev/null 2>"$SQ_TMP/nosol.err" && sq_fail "no solution imported"
 grep -q "solutions: no solution to import with --canonical" "$SQ_TMP/nosol.err" || sq_fail "import said: $(cat "$SQ_TMP/nosol.err")"
 for b in c s; do
@@ -197,6 +247,44 @@ rep = json.load(open(d + "/plus-he-s.report"))
 assert rep["tiers"] == {"base": {"pass_at_k": {"1": 0.75}}, "plus": {"pass_at_k": {"1": 0.5}}}, rep.get("tiers")
 assert rep["pass_at_k"]["1"] == 0.5 and "languages" not in rep, rep
 assert "tiers" not in json.load(open(d + "/apps-s.report"))
+assert "case_failures" not in rep, rep  # no result with cases
 print("cases: HumanEval+ and MBPP+ tiers as expected")
+PY
+# the expected values come from one reference run per tier and problem on
+# this worker: 5 tasks of HumanEval/0 (4 samples and the canonical), 3 of Mbpp/2
+for p in HumanEval/0/ Mbpp/2/; do
+  n=$(grep "expected values: running the reference once" "$SQ_TMP/w1.log" | grep -c "$p")
+  [ "$n" = 2 ] || sq_fail "$n reference runs for $p (one per tier expected): $(grep 'expected values' "$SQ_TMP/w1.log")"
+done
+# evalplus's per-input time limit: max(1 s, 4 x the reference's CPU time on
+# that input), counted in CPU time on both sides. The reference spins for a
+# while on the plus input; twice its time passes (over the 1 s floor, under
+# 4x), eight times and an endless loop end cpu_limit naming the input.
+$PY - "$SQ_TMP" <<'PY'
+import json, sys
+d = sys.argv[1]
+spin = "    s = 0\n    for i in range(n):\n        s += i\n"
+row = {"task_id": "HumanEval/9", "prompt": "def spin(n):\n", "canonical_solution": spin + "    return s\n",
+       "entry_point": "spin", "test": "", "base_input": [[10]], "plus_input": [[30000000]], "atol": 0}
+open(d + "/slow.jsonl", "w").write(json.dumps(row) + "\n")
+comp = ["    return n * (n - 1) // 2\n", "    for _ in range(2):\n    " + spin.replace("\n    ", "\n        ") + "    return s\n",
+        "    for _ in range(8):\n    " + spin.replace("\n    ", "\n        ") + "    return s\n",
+        "    while n > 100:\n        pass\n    return n * (n - 1) // 2\n"]
+open(d + "/slow-s.jsonl", "w").write("".join(json.dumps({"task_id": "HumanEval/9", "completion": c}) + "\n" for c in comp))
+PY
+"$P" import humaneval+ "$SQ_TMP/slow.jsonl" --completions "$SQ_TMP/slow-s.jsonl" --cpu-ms 30000 --wall-ms 60000 \
+  >"$SQ_TMP/slow-t.jsonl" || sq_fail "import humaneval+ (slow)"
+"$P" push --batch plus-slow --wait --timeout-s 300 "$SQ_TMP/slow-t.jsonl" >/dev/null 2>&1
+"$P" results plus-slow --format jsonl >"$SQ_TMP/plus-slow.results" || sq_fail "results plus-slow"
+$PY - "$SQ_TMP/plus-slow.results" <<'PY' || sq_fail "the per-input time limits are wrong"
+import json, sys
+r = {x["_id"]: x for x in map(json.loads, open(sys.argv[1]))}
+got = {k: (x["tiers"]["base"], x["tiers"]["plus"], x["status"]) for k, x in r.items()}
+assert got == {"HumanEval/9/0": ("passed", "passed", "passed"), "HumanEval/9/1": ("passed", "passed", "passed"),
+               "HumanEval/9/2": ("passed", "cpu_limit", "cpu_limit"),
+               "HumanEval/9/3": ("passed", "cpu_limit", "cpu_limit")}, got
+for k in ("HumanEval/9/2", "HumanEval/9/3"):
+    assert r[k]["reason"].startswith("plus input 1 of 1: over its CPU time limit"), r[k]["reason"]
+print("cases: evalplus per-input CPU limits:", r["HumanEval/9/2"]["reason"])
 PY
 echo "cases: all checks passed"

@@ -32,6 +32,10 @@ grep -q "pass@1       0.7500  (2 problem(s))" "$SQ_TMP/doc.out" && grep -q "pass
   { cat "$SQ_TMP/doc.out"; sq_fail "the completions' pass@k differ from what the page says"; }
 grep -q "pass@1       0.5000  (2 problem(s))" "$SQ_TMP/doc.out" && grep -q 'case 1: expected `3`, got `-1`' "$SQ_TMP/doc.out" ||
   { cat "$SQ_TMP/doc.out"; sq_fail "the APPS example's pass@1 or reason differs from the page"; }
+grep -Eq "^  APPS/1 +1 +1 +1$" "$SQ_TMP/doc.out" || sq_fail "the APPS example's failing cases differ from the page"
+grep -q "apps.jsonl:1: input_output: kept the first 1 of 2 cases (--max-cases)" "$SQ_TMP/doc.err" &&
+  [ "$(head -1 "$SQ_TMP/work/apps-first.jsonl" | /usr/bin/python3 -c 'import json, sys; print(len(json.load(sys.stdin)["cases"]))')" = 1 ] ||
+  sq_fail "import apps --max-cases 1 did not keep one case, saying so: $(grep max-cases "$SQ_TMP/doc.err")"
 grep -q "assertion failed at line 24: assert candidate(\[1.0, 2.0, 3.9, 4.0, 5.0, 2.2\], 0.3) == True" "$SQ_TMP/doc.out" ||
   sq_fail "the wrong sample's reason differs from the page"
 /usr/bin/python3 - "$w/compare.json" <<'PY' || sq_fail "the documented comparison is wrong"

@@ -128,7 +128,16 @@ static void marks(void) {
   CHECK_STR(m.judge, "in_process");
   CHECK_STR(m.judge_why, "the tests pass f");
   CHECK_STR(m.fail, "returned a value the judge cannot compare: Int");
+  CHECK(!m.fail_cpu_limit);
   CHECK_STR(o.stderr_buf, "x\n");
+  /* a call over the CPU time the tests gave it: the reason, and the limit's status */
+  snprintf(err, sizeof err, "sandq-harness:%s:begin\nsandq-harness:%s:limit plus input 3 of 9: over its CPU time\n",
+           nonce, nonce);
+  o = (sq_jail_outcome){.stderr_buf = err, .stderr_len = strlen(err)};
+  sq_harness_take_marks(&o, &m);
+  CHECK_STR(m.fail, "plus input 3 of 9: over its CPU time");
+  CHECK(m.fail_cpu_limit);
+  CHECK_STR(o.stderr_buf, "");
   /* another nonce's, or an unknown mode: the program's own text, nothing taken */
   snprintf(err, sizeof err, "sandq-harness:%s:begin\nsandq-harness:%s:judge isolated\nsandq-harness:%s:judge best\n",
            nonce, "ffffffffffffffffffffffffffffffff", nonce);

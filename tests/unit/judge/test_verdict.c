@@ -98,6 +98,11 @@ int main(void) {
   CHECK_STR(sq_status_name(with_marks(SQ_JAIL_MEMORY_LIMIT, judged, &why)), "memory_limit");
   CHECK(why == NULL);
   CHECK_STR(sq_status_name(with_marks(SQ_JAIL_TIMEOUT, judged, &why)), "timeout");
+  /* A call over the CPU time its tests gave it: cpu_limit, the input named. */
+  sq_harness_marks limited = {.begun = true, .fail = "plus input 2 of 5: over its CPU time limit",
+                              .fail_cpu_limit = true};
+  CHECK_STR(sq_status_name(with_marks(SQ_JAIL_EXITED_ERROR, limited, &why)), "cpu_limit");
+  CHECK_STR(why, "plus input 2 of 5: over its CPU time limit");
 
   sq_status s;
   CHECK_EQ(sq_status_parse("memory_limit", &s), 0);

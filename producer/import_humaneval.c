@@ -1,0 +1,98 @@
+/* import_humaneval.c: HumanEval's and MBPP's rows into problems
+ * (docs/evaluation.md): HumanEval's completion continues its prompt; MBPP's
+ * setup code goes before the program and its asserts are the tests, its
+ * problems taken from one split. */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import_internal.h"
+#include "prompt_template.h"
+
+/* MBPP's splits by problem number (Austin et al. 2021): what papers report
+ * is test. */
+const sq__import_split sq__import_mbpp_splits[] = {{"test", 11, 510},
+                                                   {"validation", 511, 600},
+                                                   {"train", 601, 974},
+                                                   {"prompt", 1, 10},
+                                                   {"all", 0, 1000000000000000LL}};
+const size_t sq__import_n_mbpp_splits = sizeof sq__import_mbpp_splits / sizeof *sq__import_mbpp_splits;
+
+/* Whether an MBPP problem id ("Mbpp/N") is in the split asked for. */
+bool sq__import_in_split(const char *id, int split) {
+  long long n = strtoll(id + 5, NULL, 10);
+  return n >= sq__import_mbpp_splits[split].lo && n <= sq__import_mbpp_splits[split].hi;
+}
+
+/* One HumanEval row: its prompt, canonical solution, test and entry point. */
+int sq__import_humaneval_problem(const cJSON *o, sq__import_problem *p, const sq__import_opts *opts,
+                                 const char *path, size_t lineno) {
+  const char *prompt = sq__import_need_string(o, "prompt", path, lineno),
+             *sol = sq__import_need_string(o, "canonical_solution", path, lineno),
+             *test = sq__import_need_string(o, "test", path, lineno),
+             *ep = sq__import_need_string(o, "entry_point", path, lineno);
+  if (!prompt || !sol || !test || !ep) return -1;
+  if (!prompt[strspn(prompt, " \t\r\n")]) {
+    fprintf(stderr, "%s:%zu: prompt: must not be blank\n", path, lineno);
+    return -1;
+  }
+  p->prefix = strdup(prompt);
+  p->canonical = strdup(sol);
+  p->tests = strdup(test);
+  p->entry_point = strdup(ep);
+  p->gen_prompt =
+      opts->prompt_template
+          ? sq__prompt_template_render(opts->prompt_template, &(sq__prompt_fields){prompt, test, ep, p->id})
+          : sq__import_cat3(
+                "Complete the following Python function. Reply with the whole program (its imports "
+                "and the complete function, signature included) in one ```python block.\n\n",
+                prompt, "");
+  return p->prefix && p->canonical && p->tests && p->entry_point && p->gen_prompt ? 0 : -1;
+}
+
+/* One MBPP row: its text, code, test_list and test_setup_code. */
+int sq__import_mbpp_problem(const cJSON *o, sq__import_problem *p, const sq__import_opts *opts,
+                            const char *path, size_t lineno) {
+  const char *text = sq__import_need_string(o, "text", path, lineno),
+             *code = sq__import_need_string(o, "code", path, lineno);
+  const cJSON *tl = cJSON_GetObjectItemCaseSensitive(o, "test_list");
+  const cJSON *setup = cJSON_GetObjectItemCaseSensitive(o, "test_setup_code");
+  if (!text || !code) return -1;
+  if (!cJSON_IsArray(tl) || cJSON_GetArraySize(tl) == 0) {
+    fprintf(stderr, "%s:%zu: test_list: %s\n", path, lineno,
+            tl ? "must be a non-empty array of strings" : "missing");
+    return -1;
+  }
+  if (setup && !cJSON_IsString(setup)) {
+    fprintf(stderr, "%s:%zu: test_setup_code: must be a string\n", path, lineno);
+    return -1;
+  }
+  sq_buf tests = {0}, prompt = {0};
+  const cJSON *t;
+  int i = 0;
+  cJSON_ArrayForEach(t, tl) {
+    if (!cJSON_IsString(t)) {
+      fprintf(stderr, "%s:%zu: test_list[%d]: must be a string\n", path, lineno, i);
+      sq_buf_clear(&tests);
+      return -1;
+    }
+    sq_buf_appendf(&tests, "%s\n", t->valuestring);
+    i++;
+  }
+  /* The prompt of the MBPP paper: the problem, then the tests the code must pass. */
+  sq_buf_appendf(&prompt,
+                 "%s Your code should pass these tests:\n\n%s\nReply with the whole program in one "
+                 "```python block.",
+                 text, tests.data ? tests.data : "");
+  p->tests = tests.data;
+  p->gen_prompt = prompt.data;
+  if (opts->prompt_template && p->tests) {
+    free(p->gen_prompt);
+    p->gen_prompt =
+        sq__prompt_template_render(opts->prompt_template, &(sq__prompt_fields){text, p->tests, NULL, p->id});
+  }
+  p->prefix = strdup(setup ? setup->valuestring : "");
+  p->canonical = strdup(code);
+  return p->tests && p->gen_prompt && p->prefix && p->canonical ? 0 : -1;
+}

@@ -1,0 +1,40 @@
+/* expected.h: evalplus's expected values, computed once per problem per
+ * worker. A task whose tests begin with SQ__EXPECTED_MARK (import's
+ * HumanEval+/MBPP+ tiers) compares the candidate with a reference solution
+ * on each input. The first job of such tests runs the reference alone, in
+ * the jail like any program (it is data from a file), and its output (each
+ * input's value and the reference's CPU time, in the tests' own tagged
+ * encoding) is kept here, keyed by the exact tests text; every job with the
+ * same tests gets it appended as _SQ_EXPECTED, and the judge decodes it
+ * instead of running the reference. Jobs that arrive while the reference
+ * runs wait for it. A reference run that fails leaves the tests as they
+ * are: each job then computes the values in its own run. */
+#ifndef SQ_WORKER_EXPECTED_H
+#define SQ_WORKER_EXPECTED_H
+
+#include <stdbool.h>
+
+#include "worker.h"
+
+#define SQ__EXPECTED_MARK "# sandq:expected v1\n"
+#define SQ__EXPECTED_OUTPUT_KIB 1024 /* the reference run's stdout */
+#define SQ__EXPECTED_MAX_ENTRIES 256
+#define SQ__EXPECTED_MAX_BYTES ((size_t)64 << 20) /* keys and values held, all entries */
+
+typedef struct sq__expected sq__expected;
+
+enum { SQ__EXPECTED_READY = 0, SQ__EXPECTED_WAIT = 1 };
+
+/* For job j about to run tests: SQ__EXPECTED_READY with *out the tests to
+ * judge with (malloc'd, the caller frees; NULL: tests as they are), or
+ * SQ__EXPECTED_WAIT: the job was handed to the pool for the reference run
+ * or waits for another job's; it comes back through sq__job_exec_resume.
+ * SQ_ENOMEM on failure. Creates w's cache on first use. */
+int sq__expected_prepare(job *j, const char *tests, char **out);
+/* The reference run of j ended (j->out, j->jail_rc): keeps its values (or
+ * that it failed) and resumes j and every job that waited for it. */
+void sq__expected_done(job *j);
+/* NULL: no-op. */
+void sq__expected_free(sq__expected *c);
+
+#endif
