@@ -277,7 +277,9 @@ static void risk_start(job *j) {
  * other than Python); the program's own limits are j->lim's. */
 static int wrap_workspace(job *j) {
   char *wrapped = NULL;
-  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, &j->lim, &wrapped);
+  sq_jail *jail = j->jail ? j->jail : j->w->jail; /* the profile's, else the worker's (pool.c) */
+  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, &j->lim,
+                                sq_jail_prelude_in_force(jail), &wrapped);
   free(j->program);
   j->program = wrapped;
   return rc;

@@ -43,6 +43,9 @@ LOOP_SO = sys.argv[0][:-len('.py')] + '.so'
 # A profile's modules (SANDQ_PRELOAD, comma-separated: jail_profile.c), on
 # the full kind only; gone from the environment tasks see.
 PRELOAD = [m for m in os.environ.pop('SANDQ_PRELOAD', '').split(',') if m]
+# The runner's prelude (SANDQ_PRELUDE: jail.h, sq_jail_config.prelude), on
+# both kinds; gone from the environment tasks see.
+PRELUDE = os.environ.pop('SANDQ_PRELUDE', '')
 if KIND != 'lean':
     import json, re, math, collections, itertools, functools, heapq, bisect, string, random
     import typing, copy, operator, time
@@ -114,6 +117,22 @@ def child():
     status = execute(loop.take(), TASK_MAIN)
     wait_for_threads()
     loop.finish(status)
+
+
+# The prelude as the module sandq_prelude, and its rehearse(DIR) run here,
+# in the scratch (mounted afresh before the first task: zygote_loop.c),
+# before the fork: what it imports, fills in and first-runs, every task's
+# child then finds done instead of doing it on copy-on-write pages of its
+# own (the worker's workspace.py: docs/jail-performance.md). A failure
+# raises: this zygote does not start, and the pool says so.
+if PRELUDE:
+    prelude = type(sys)('sandq_prelude')
+    exec(compile(PRELUDE, '<sandq-prelude>', 'exec', dont_inherit=True), prelude.__dict__)
+    sys.modules['sandq_prelude'] = prelude
+    if hasattr(prelude, 'rehearse'):
+        prelude.rehearse(os.path.dirname(MAIN))
+    del prelude
+del PRELUDE
 
 
 # A rehearsal of a task, here, once: every child then finds the attribute
