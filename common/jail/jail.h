@@ -44,10 +44,11 @@ typedef struct {
                                for runs to come, so a program that imports runs on a lean one and
                                freeing the runner waits for no start */
   const char *prelude;      /* or NULL. Python source each warm zygote (of either kind) runs once,
-                               before its first fork, as the module sandq_prelude; its rehearse(DIR),
-                               when defined, is called then with a scratch directory of its own.
-                               Every warm run finds the module in sys.modules as the fork left it
-                               (zygote.py); a zygote whose prelude fails does not start. Copied. */
+                               before its first fork, as the module sandq_prelude; on the full kind
+                               its rehearse(DIR), when defined, is called then with a scratch
+                               directory of its own. Every warm run finds the module in sys.modules
+                               as the fork left it (zygote.py); a zygote whose prelude fails does
+                               not start. Copied. */
 } sq_jail_config;
 
 typedef struct sq_jail sq_jail;

@@ -51,7 +51,7 @@ bool sq_workspace_applies(const sq_task *t);
 int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run, bool prelude, char **out);
 
 /* workspace.py's source: the jail's prelude on a warm worker
- * (sq_jail_config.prelude; its rehearse() runs in each zygote). Static. */
+ * (sq_jail_config.prelude; its rehearse() runs in each full zygote). Static. */
 const char *sq_workspace_source(void);
 
 /* The first diagnostic of a compile_error run's stderr (the first line

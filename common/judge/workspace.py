@@ -29,8 +29,9 @@
 #     than mounted anew (common/jail/zygote_loop.c, scratch_as_fresh).
 #
 # On a warm worker this file is also the jail's prelude: every zygote
-# loads it once as the module sandq_prelude and runs rehearse() before it
-# forks, and the program then only calls sandq_prelude.main (workspace.c).
+# loads it once as the module sandq_prelude (a full one also runs
+# rehearse() before it forks), and the program then only calls
+# sandq_prelude.main (workspace.c).
 
 
 def main(language, program_b64, files, globs, budget_bytes, max_files, spec=None):
