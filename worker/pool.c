@@ -74,13 +74,8 @@ static void *run(void *arg) {
       snprintf(j->out.error, sizeof j->out.error, "test hook: a host failure");
       j->jail_rc = SQ_EJAIL;
     } else {
-      /* The listing chooses the zygote's kind, but for a task through
-       * workspace.py: its program imports, so it takes a full zygote, where
-       * the prelude is rehearsed (docs/jail-performance.md). */
-      bool ws = sq_workspace_applies(j->task);
-      j->jail_rc = sq_jail_run_task(j->jail ? j->jail : p->jail, j->program, strlen(j->program),
-                                    ws ? NULL : j->listing, ws ? 0 : strlen(j->listing), j->input, j->input_len,
-                                    &j->lim, j->r.id, &j->out);
+      j->jail_rc = sq_jail_run_task(j->jail ? j->jail : p->jail, j->program, strlen(j->program), j->listing, strlen(j->listing),
+                                    j->input, j->input_len, &j->lim, j->r.id, &j->out);
     }
     pthread_mutex_lock(&p->mu);
     p->running[slot] = NULL;

@@ -149,19 +149,18 @@ def compiled(source, name):
     return marshal.loads(b''.join(chunks))
 
 
-# The prelude as the module sandq_prelude in both kinds. On the full kind
-# its rehearse(DIR) runs here too, in the scratch (mounted afresh before
-# the first task: zygote_loop.c), before the fork: what it imports, fills
-# in and first-runs, each task's child then finds done instead of doing it
-# on copy-on-write pages of its own (the worker's workspace.py, whose
-# tasks take full zygotes: docs/jail-performance.md); the lean kind, which
-# runs programs that import nothing, does not carry what it imports. A
-# failure raises: this zygote does not start, and the pool says so.
+# The prelude as the module sandq_prelude, on both kinds, and its
+# rehearse(DIR) run here, in the scratch (mounted afresh before the first
+# task: zygote_loop.c), before the fork: what it imports, fills in and
+# first-runs, each task's child then finds done instead of doing it on
+# copy-on-write pages of its own (the worker's workspace.py:
+# docs/jail-performance.md). A failure raises: this zygote does not
+# start, and the pool says so.
 if PRELUDE:
     prelude = type(sys)('sandq_prelude')
     exec(compiled(PRELUDE, '<sandq-prelude>'), prelude.__dict__)
     sys.modules['sandq_prelude'] = prelude
-    if KIND != 'lean' and hasattr(prelude, 'rehearse'):
+    if hasattr(prelude, 'rehearse'):
         prelude.rehearse(os.path.dirname(MAIN))
     del prelude
 del PRELUDE
