@@ -294,7 +294,9 @@ static int wrap_workspace(job *j, const sq_jail_limits *run) {
     if (!use.cached) use.emit_max_bytes = sq__compile_cache_build_max(cc);
   }
   char *wrapped = NULL;
-  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, run, &use, &wrapped);
+  sq_jail *jail = j->jail ? j->jail : j->w->jail; /* the profile's, else the worker's (pool.c) */
+  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, run, &use,
+                                sq_jail_prelude_in_force(jail), &wrapped);
   free(j->program);
   j->program = wrapped;
   return rc;

@@ -251,7 +251,7 @@ static int run(const sq_cli *cli) {
    * language runs through workspace.py (workspace.h). */
   if (sq_task_program(&task, code, &listing) != 0 ||
       (python ? sq_harness_judge(&task, code, &program, &input, &input_len)
-              : sq_workspace_program(&task, listing, &lim, NULL, &program)) != 0) {
+              : sq_workspace_program(&task, listing, &lim, NULL, false, &program)) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }

@@ -15,6 +15,7 @@
 #include "compiled.h"
 #include "http.h"
 #include "jail.h"
+#include "workspace.h"
 #include "llm.h"
 #include "log.h"
 #include "extract.h"
@@ -130,7 +131,8 @@ static int serve(const sq_cli *cli) {
   if (w.cfg.compile_cache_mib > 0) sq__compile_toolchains_start();
   /* The jail (and a warm pool's zygotes) before the LLM client. */
   sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root,
-                       .mode = w.cfg.jail_mode, .pool_size = (int)w.cfg.jail_pool_size};
+                       .mode = w.cfg.jail_mode, .pool_size = (int)w.cfg.jail_pool_size,
+                       .prelude = sq_workspace_source() /* every warm run's workspace.py, loaded once */};
   if ((rc = sq_jail_new(&jc, &w.jail)) != 0) {
     SQ_ERROR("jail: %s (scratch_root %s)", sq_strerror(rc), w.cfg.scratch_root);
     goto out;

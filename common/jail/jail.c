@@ -109,7 +109,9 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
   char root[PATH_MAX];
   snprintf(root, sizeof root, "%s/root", cfg->scratch_root);
   j->c.root_dir = strdup(root);
-  if (!j->c.python_path || !j->c.scratch_root || !j->c.root_dir) {
+  sq_buf prelude = {0};
+  if (cfg->prelude && sq_buf_appendf(&prelude, "SANDQ_PRELUDE=%s", cfg->prelude) == 0) j->c.prelude = prelude.data;
+  if (!j->c.python_path || !j->c.scratch_root || !j->c.root_dir || (cfg->prelude && !j->c.prelude)) {
     sq_jail_free(j);
     return SQ_ENOMEM;
   }
@@ -185,6 +187,7 @@ void sq_jail_free(sq_jail *j) {
   free(j->c.python_path);
   free(j->c.scratch_root);
   free(j->c.root_dir);
+  free(j->c.prelude);
   free(j);
 }
 
@@ -194,6 +197,8 @@ sq_jail_mode sq_jail_mode_in_force(const sq_jail *j, const char **why) {
   if (why) *why = j ? j->fallback : NULL;
   return j ? j->mode : SQ_JAIL_MODE_SPAWN;
 }
+
+bool sq_jail_prelude_in_force(const sq_jail *j) { return j && j->c.prelude && j->mode == SQ_JAIL_MODE_WARM; }
 
 const char *sq_jail_ns_missing_reason(void) {
   if (geteuid() != 0) return "not root";

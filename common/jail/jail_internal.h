@@ -378,6 +378,7 @@ typedef struct {
   bool packages;    /* packages on sys.path: `-s -S -P` with PYTHONPATH, not `-I -S` */
   char *env[SQ_JAIL_PROFILE_LIST_MAX + 2]; /* the profile's NAME=VALUE, then PYTHONPATH=...; NULL-terminated */
   char *preload;    /* "SANDQ_PRELOAD=a,b" for the full zygotes (zygote.py), or NULL */
+  char *prelude;    /* "SANDQ_PRELUDE=<source>" for every zygote (sq_jail_config.prelude), or NULL */
   char *spawn_argv[8];  /* a spawn run's command line (main.py in its cwd) */
   char *spawn_envp[SQ_JAIL_PROFILE_LIST_MAX + 10]; /* and environment (HOME the scratch) */
 } sq__jail_common;

@@ -67,6 +67,7 @@ typedef struct {
   bool reap_pending; /* the last task ended early: its "r" report is still to come */
   bool look_early;   /* this run: the pool's runs fit the cores, so its early end is looked for (warm_early) */
   bool lean;         /* without the common modules imported (zygote.py) */
+  uint64_t taken;    /* when a run last took it (the pool's count of takes) */
 } zygote;
 
 /* Two kinds of zygote: size with the common modules imported, for programs
@@ -93,6 +94,7 @@ struct sq__jail_pool {
   int running, cores; /* zygotes taken by runs now; the CPUs online */
   int start_rc;      /* the last first start's failure */
   int64_t full_down_until_ms; /* a full zygote failed to start: runs that import take lean ones until then */
+  uint64_t takes;    /* runs that took a zygote so far (acquire) */
   zygote z[];
 };
 
@@ -190,8 +192,14 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   const char *base[] = {"PATH=/usr/bin:/bin", "LANG=C.UTF-8", "HOME=" SQ__JAIL_SCRATCH, "PYTHONDONTWRITEBYTECODE=1",
                         "PYTHONIOENCODING=utf-8", "LD_BIND_NOW=1" /* zygote.py: removed there, and SANDQ_PRELOAD */,
                         NULL};
-  char *envp[sizeof c->spawn_envp / sizeof *c->spawn_envp + 2];
-  sq__jail_envp(c, base, c->preload, envp, sizeof envp / sizeof *envp); /* fits: one more than spawn_envp */
+  char *envp[sizeof c->spawn_envp / sizeof *c->spawn_envp + 3];
+  sq__jail_envp(c, base, c->preload, envp, sizeof envp / sizeof *envp - 1); /* fits: one more than spawn_envp */
+  if (c->prelude) { /* SANDQ_PRELUDE last (zygote.py removes it too) */
+    size_t n = 0;
+    while (envp[n]) n++;
+    envp[n] = c->prelude;
+    envp[n + 1] = NULL;
+  }
   /* A short command line that names the zygote and its slot (zygote_proto.h). */
   char *argv[8];
   sq__jail_argv(c, argv, SQ__ZYGOTE_PY, slot, z->lean ? "lean" : "full");
@@ -412,7 +420,11 @@ static bool zygote_alive(const zygote *z) {
 }
 
 /* A free zygote, of the kind asked for when one is free, else of the other;
- * waits while none is. */
+ * waits while none is. Of those, the one idle longest: after each task a
+ * zygote reaps it, checks its scratch and forks the next task's child,
+ * which on a busy machine may still be under way when the next task comes
+ * one round trip later; one task at a time then alternates between the
+ * zygotes of its kind and finds a child ready (docs/jail-performance.md). */
 static zygote *acquire(sq__jail_pool *p, bool lean) {
   pthread_mutex_lock(&p->lock);
   zygote *z = NULL;
@@ -425,12 +437,14 @@ static zygote *acquire(sq__jail_pool *p, bool lean) {
   if (down) lean = true;
   while (!z) {
     for (int pass = 0; pass < 2 && !z; pass++)
-      for (int i = 0; i < p->total && !z; i++)
-        if (!p->z[i].busy && (pass == 1 || p->z[i].lean == lean) && !(down && !p->z[i].lean && p->z[i].init <= 0))
+      for (int i = 0; i < p->total; i++)
+        if (!p->z[i].busy && (pass == 1 || p->z[i].lean == lean) && !(down && !p->z[i].lean && p->z[i].init <= 0) &&
+            (!z || p->z[i].taken < z->taken))
           z = &p->z[i];
     if (!z) pthread_cond_wait(&p->freed, &p->lock);
   }
   z->busy = true;
+  z->taken = ++p->takes;
   z->look_early = ++p->running <= p->cores;
   pthread_mutex_unlock(&p->lock);
   if (start_full) start_range(p, 0, p->size);

@@ -43,6 +43,9 @@ LOOP_SO = sys.argv[0][:-len('.py')] + '.so'
 # A profile's modules (SANDQ_PRELOAD, comma-separated: jail_profile.c), on
 # the full kind only; gone from the environment tasks see.
 PRELOAD = [m for m in os.environ.pop('SANDQ_PRELOAD', '').split(',') if m]
+# The runner's prelude (SANDQ_PRELUDE: jail.h, sq_jail_config.prelude), on
+# both kinds; gone from the environment tasks see.
+PRELUDE = os.environ.pop('SANDQ_PRELUDE', '')
 if KIND != 'lean':
     import json, re, math, collections, itertools, functools, heapq, bisect, string, random
     import typing, copy, operator, time
@@ -114,6 +117,53 @@ def child():
     status = execute(loop.take(), TASK_MAIN)
     wait_for_threads()
     loop.finish(status)
+
+
+def compiled(source, name):
+    """source compiled by a child, so the compiler's memory (1.4 MB for
+    workspace.py) never becomes ours, which every fork would copy and
+    every task's exit tear down; raises when it does not compile."""
+    import marshal
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            os.close(r)
+            data = memoryview(marshal.dumps(compile(source, name, 'exec', dont_inherit=True)))
+            while data:
+                data = data[os.write(w, data):]
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(w)
+    chunks = []
+    while True:
+        chunk = os.read(r, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(r)
+    if os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) != 0:
+        raise SyntaxError('%s does not compile' % name)
+    return marshal.loads(b''.join(chunks))
+
+
+# The prelude as the module sandq_prelude, on both kinds, and its
+# rehearse(DIR) run here, in the scratch (mounted afresh before the first
+# task: zygote_loop.c), before the fork: what it imports, fills in and
+# first-runs, each task's child then finds done instead of doing it on
+# copy-on-write pages of its own (the worker's workspace.py:
+# docs/jail-performance.md). A failure raises: this zygote does not
+# start, and the pool says so.
+if PRELUDE:
+    prelude = type(sys)('sandq_prelude')
+    exec(compiled(PRELUDE, '<sandq-prelude>'), prelude.__dict__)
+    sys.modules['sandq_prelude'] = prelude
+    if hasattr(prelude, 'rehearse'):
+        prelude.rehearse(os.path.dirname(MAIN))
+    del prelude
+del PRELUDE
 
 
 # A rehearsal of a task, here, once: every child then finds the attribute

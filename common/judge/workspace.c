@@ -75,11 +75,19 @@ static int append_spec(sq_buf *b, const sq_language *l, const sq_jail_limits *ru
   return rc ? rc : sq_buf_append(b, "}", 1);
 }
 
+extern const char sq__workspace_py[]; /* workspace.py, by common/embed.cmake */
+
+const char *sq_workspace_source(void) { return sq__workspace_py; }
+
+/* The prelude's copy (sq_workspace_source loaded by the zygote), as main. */
+static const char from_prelude[] = "import sys\nmain = sys.modules['sandq_prelude'].main\n";
+
 int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run,
-                         const sq_workspace_build_use *build, char **out) {
+                         const sq_workspace_build_use *build, bool prelude, char **out) {
   *out = NULL;
   sq_buf b = {0};
-  int rc = sq_compiled_append(&b, SQ_COMPILED_WORKSPACE);
+  int rc = prelude ? sq_buf_append(&b, from_prelude, sizeof from_prelude - 1)
+                   : sq_compiled_append(&b, SQ_COMPILED_WORKSPACE);
   if (!rc) rc = sq_buf_appendf(&b, "main('%s', ", sq_language_get(t->language)->name);
   if (!rc) rc = append_b64_str(&b, inner ? inner : "");
   if (!rc) rc = sq_buf_append(&b, ", {", 3);

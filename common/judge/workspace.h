@@ -69,10 +69,17 @@ bool sq_workspace_applies(const sq_task *t);
  * listing, code then tests). run: the program's own limits (a compiled
  * language's run is held to them after the compiler's step; NULL: only the
  * jail's). build: a compiled language's cached build or the request to
- * send one back (NULL: compile, send nothing). Returns 0 and a malloc'd
+ * send one back (NULL: compile, send nothing). prelude: the run finds
+ * sq_workspace_source() loaded as the jail's prelude
+ * (sq_jail_prelude_in_force), so the program calls that copy instead of
+ * carrying workspace.py (compiled.h). Returns 0 and a malloc'd
  * NUL-terminated string in *out (caller frees), or SQ_ENOMEM. */
 int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run,
-                         const sq_workspace_build_use *build, char **out);
+                         const sq_workspace_build_use *build, bool prelude, char **out);
+
+/* workspace.py's source: the jail's prelude on a warm worker
+ * (sq_jail_config.prelude; its rehearse() runs in each full zygote). Static. */
+const char *sq_workspace_source(void);
 
 /* The first diagnostic of a compile_error run's stderr (the first line
  * naming an error, else the first line that is not blank), at most len - 1

@@ -139,6 +139,7 @@ class Client:
         self._redis = _cluster(url) if url.startswith("redis-cluster://") else redis.Redis.from_url(url)
         self._p = "sq:{%s}:" % queue
         self._next_shard = 0
+        self._shards = None  # the recorded count, once read (shards())
 
     def close(self):
         self._redis.close()
@@ -202,7 +203,11 @@ class Client:
 
     def shards(self):
         """The queue's shard count, as recorded in sq:{Q}:shards by the first
-        sandq program that opened it (1 when none has)."""
+        sandq program that opened it (1 when none has). A recorded count is
+        read once: it changes only with every handle stopped
+        (docs/operations.md, "Sharded queues")."""
+        if self._shards is not None:
+            return self._shards
         v = self._redis.get(self._p + "shards")
         if v is None:
             return 1
@@ -213,6 +218,7 @@ class Client:
         if not 1 <= n <= _MAX_SHARDS:
             raise SandqError("%sshards: %r is not a shard count 1-%d (docs/operations.md, \"Sharded queues\")" %
                              (self._p, v, _MAX_SHARDS))
+        self._shards = n
         return n
 
     def _tag(self, shard, shards):

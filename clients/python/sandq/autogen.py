@@ -111,11 +111,13 @@ class _Runner:
     def _task(self, block):
         lang = (block.language or "python").strip().lower()
         task = {"id": "b-" + uuid.uuid4().hex[:12], "code": block.code,
-                "language": _LANGUAGES.get(lang, lang),
-                "files": self._work_files(), "fetch_files": ["*"],
+                "language": _LANGUAGES.get(lang, lang), "fetch_files": ["*"],
                 "limits": dict(self.limits, wall_ms=int(self.timeout * 1000))}
-        if self.profile:
-            task["metadata"] = {"profile": self.profile}
+        files = self._work_files()
+        if files:  # an empty work_dir sends none
+            task["files"] = files
+        if self.profile:  # the worker's interpreter profile (docs/configuration.md, "Profiles")
+            task["profile"] = self.profile
         return task
 
     def push(self, block):
@@ -189,7 +191,9 @@ class SandqCodeExecutor(_Base):
     block may run (its wall_ms; 124 past it); work_dir: the workspace kept
     across calls (None: a temporary directory, removed by stop());
     limits: other task limits (cpu_ms, memory_mib, output_kib); profile:
-    recorded in each task's metadata. Needs a sandq worker on the queue."""
+    the interpreter profile the blocks run in (each task's "profile", e.g.
+    "data" for numpy and pandas; None: the worker's default). Needs a
+    sandq worker on the queue."""
 
     def __init__(self, redis_url=None, queue="default", timeout=60, work_dir=None, limits=None, profile=None,
                  work_dir_max_bytes=160 * 1024):

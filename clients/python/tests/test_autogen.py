@@ -146,6 +146,21 @@ class AsyncExecutorTest(unittest.IsolatedAsyncioTestCase):
         self.assertIn("Cancelled", r.output)
         self.assertNotIn("done", r.output)
 
+    async def test_profile(self):
+        """profile= is the task's interpreter profile: the worker names one it lacks, and "data" runs
+        numpy and pandas where the worker has it (Debian's python3-numpy and python3-pandas)."""
+        async with SandqCodeExecutor(URL, timeout=20, work_dir=self.dir, profile="no-such") as ex:
+            r = await ex.execute_code_blocks([CodeBlock(code="print(1)", language="python")], Token())
+        self.assertEqual(r.exit_code, 1)
+        self.assertIn("invalid_task: profile: 'no-such' is not a profile of this worker", r.output)
+        async with SandqCodeExecutor(URL, timeout=60, work_dir=self.dir, profile="data") as ex:
+            r = await ex.execute_code_blocks([CodeBlock(
+                code="import numpy, pandas\nprint(int(pandas.DataFrame({'a': numpy.arange(4)})['a'].sum()))",
+                language="python")], Token())
+        if "'data' is not a profile of this worker" in r.output:
+            self.skipTest("the worker has no data profile: Debian's python3-numpy and python3-pandas are not installed")
+        self.assertEqual((r.exit_code, r.output), (0, "6\n"))
+
     async def test_restart_keeps_work_dir(self):
         await self.run_blocks(("bash", "echo x > kept.txt"))
         await self.ex.restart()

@@ -818,6 +818,46 @@ static void test_one_run(void) {
   sq_jail_free(j);
 }
 
+/* The prelude (sq_jail_config.prelude): loaded once per zygote, of either
+ * kind, as the module sandq_prelude, its rehearse() run in the scratch
+ * before the first fork; each task finds both as the zygote left them,
+ * whatever the task before did to the module or left in the scratch. A
+ * prelude that fails keeps its zygotes from starting: the jail says so
+ * and is not made. */
+static void test_prelude(void) {
+  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root, .mode = SQ_JAIL_MODE_WARM,
+                        .pool_size = 1,
+                        .prelude = "X = 40\ndef rehearse(d):\n    global X\n    X += 2\n    open(d + '/rehearsed', 'w')\n"};
+  sq_jail *j = NULL;
+  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  if (!j) return;
+  CHECK(sq_jail_prelude_in_force(j));
+  static const char prog[] = "import os, sys\nm = sys.modules['sandq_prelude']\n"
+                             "print(m.X, os.listdir('.'))\nm.X = 0\nopen('left', 'w')\n";
+  for (int i = 0; i < 4; i++) { /* the first on a lean zygote (the full ones start), then full ones */
+    sq_jail_outcome o;
+    CHECK_EQ(sq_jail_run(j, prog, strlen(prog), &base, "prelude", &o), 0);
+    CHECK_STR(sq_jail_end_name(o.end), "exited_ok");
+    CHECK_STR(o.stdout_buf, "42 ['main.py']\n");
+    sq_jail_outcome_clear(&o);
+  }
+  sq_jail_free(j);
+  cfg.prelude = "raise RuntimeError('a broken prelude')\n";
+  j = NULL;
+  CHECK(sq_jail_new(&cfg, &j) != 0);
+  CHECK(j == NULL);
+  sq_jail_free(j);
+  cfg.prelude = NULL; /* none: nothing loaded, and runs say so */
+  CHECK_EQ(sq_jail_new(&cfg, &j), 0);
+  CHECK(!sq_jail_prelude_in_force(j));
+  static const char none[] = "import sys\nprint('sandq_prelude' in sys.modules)\n";
+  sq_jail_outcome o;
+  CHECK_EQ(sq_jail_run(j, none, strlen(none), &base, "no prelude", &o), 0);
+  CHECK_STR(o.stdout_buf, "False\n");
+  sq_jail_outcome_clear(&o);
+  sq_jail_free(j);
+}
+
 /* An interpreter that cannot start the full kind (here a wrapper that
  * fails for it, as a python lacking one of its modules would): programs
  * that import run on a lean zygote instead, rather than failing as a host
@@ -918,6 +958,8 @@ int main(int argc, char **argv) {
   test_late_supervisor();
   fprintf(stderr, "one run\n");
   test_one_run();
+  fprintf(stderr, "prelude\n");
+  test_prelude();
   fprintf(stderr, "full kind broken\n");
   test_full_broken();
   fprintf(stderr, "memory per task\n");

@@ -34,7 +34,8 @@ static void run_task_with(const char *json, const sq_workspace_build_use *use, s
   CHECK(sq_workspace_applies(t));
   char *inner = NULL, *prog = NULL;
   if (t->language == SQ_TASK_PYTHON) CHECK_EQ(sq_harness_program(t, t->code, &inner), 0);
-  CHECK_EQ(sq_workspace_program(t, inner ? inner : t->code, NULL, use, &prog), 0);
+  CHECK_EQ(sq_workspace_program(t, inner ? inner : t->code, NULL, use,
+                                sq_jail_prelude_in_force(jail) && mode == SQ_JAIL_MODE_WARM, &prog), 0);
   sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 256,
                         .output_kib = 64 + (t->n_fetch ? SQ_WORKSPACE_OUTPUT_KIB : 0) + (use ? 1024 : 0)};
   sq_language_limits(t->language, &lim);
@@ -197,7 +198,7 @@ static void precompile(void) {
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_WORKSPACE, o.stdout_buf, o.stdout_len), 0);
   sq_task t = {.id = "c", .code = "print(1)", .n_fetch = 0};
   char *out = NULL;
-  CHECK_EQ(sq_workspace_program(&t, "print(1)", NULL, NULL, &out), 0);
+  CHECK_EQ(sq_workspace_program(&t, "print(1)", NULL, NULL, false, &out), 0);
   CHECK_CONTAINS(out, "exec(marshal.loads(binascii.a2b_base64(b'");
   CHECK(out && strstr(out, "def send_files") == NULL);
   free(out);
@@ -252,6 +253,31 @@ static void test_build(void) {
   sq_jail_outcome_clear(&o);
 }
 
+/* On zygotes that loaded workspace.py as the jail's prelude (a warm
+ * worker's): the program only calls it, and what a task does to the
+ * loaded module (or to the zygote's scratch) stays with that task. */
+static void test_prelude(void) {
+  sq_task t = {.id = "p", .code = "print(1)", .n_fetch = 0};
+  char *out = NULL;
+  CHECK_EQ(sq_workspace_program(&t, "print(1)", NULL, NULL, true, &out), 0);
+  CHECK_CONTAINS(out, "sys.modules['sandq_prelude'].main");
+  CHECK(out && strstr(out, "marshal") == NULL && strstr(out, "def send_files") == NULL);
+  free(out);
+  sq_jail_outcome o;
+  sq_workspace_files f;
+  for (int i = 0; i < 3; i++) { /* the same task thrice: each finds what the rehearsal left, not the last task */
+    run_task("{\"id\":\"spoil\",\"code\":\"import sys, os\\nws = sys.modules['sandq_prelude']\\n"
+             "print(hasattr(ws, 'spoiled'), sorted(os.listdir('.')))\\nws.spoiled = True\\n"
+             "open('left','w').write('x')\\n\",\"files\":{\"in.txt\":\"eA==\"},\"fetch_files\":[\"*\"]}", &o, &f);
+    CHECK_EQ(o.end, SQ_JAIL_EXITED_OK);
+    CHECK_STR(o.stdout_buf, "False ['in.txt', 'main.py']\n");
+    CHECK_STR(o.stderr_buf, "");
+    CHECK(f.sent && f.n == 1 && file_named(&f, "left"));
+    sq_workspace_files_clear(&f);
+    sq_jail_outcome_clear(&o);
+  }
+}
+
 int main(int argc, char **argv) {
   sq_check_args(argc, argv);
   if (access(python, X_OK) != 0 || access("/bin/bash", X_OK) != 0) {
@@ -278,6 +304,23 @@ int main(int argc, char **argv) {
     }
   }
   sq_compiled_clear();
+  sq_jail_free(jail);
+  /* A warm worker's jail: workspace.py as its prelude, rehearsed in each zygote. */
+  cfg.mode = SQ_JAIL_MODE_WARM;
+  cfg.prelude = sq_workspace_source();
+  CHECK_EQ(sq_jail_new(&cfg, &jail), 0);
+  if (jail && sq_jail_prelude_in_force(jail)) {
+    mode = SQ_JAIL_MODE_WARM;
+    test_prelude();
+    test_python_files();
+    test_bash();
+    test_caps_and_forgery();
+    test_compiled();
+    test_build();
+  } else if (jail) {
+    fprintf(stderr, "test_workspace: no warm mode on this host (%s): the prelude left out\n",
+                    sq_jail_ns_missing_reason() ? sq_jail_ns_missing_reason() : "?");
+  }
   sq_jail_free(jail);
   rmdir(root);
   return sq_check_done("test_workspace");
