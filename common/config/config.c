@@ -107,6 +107,7 @@ static const field fields[] = {
     I64("jail_pool_size", jail_pool_size, 1, 64),
     STR("system_prompt", system_prompt),
     {"store_llm_reply", F_BOOL, offsetof(sq_config, store_llm_reply), 0, 0, 0},
+    {"warm_prelude", F_BOOL, offsetof(sq_config, warm_prelude), 0, 0, 0},
     I64("default_limits.wall_ms", default_limits.wall_ms, 1, 24 * 3600 * 1000),
     I64("default_limits.cpu_ms", default_limits.cpu_ms, 1, 24 * 3600 * 1000),
     I64("default_limits.memory_mib", default_limits.memory_mib, 16, 1024 * 1024),
@@ -485,7 +486,7 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_JAIL_THREADS", "jail_threads"}, {"SANDQ_JAIL_POOL_SIZE", "jail_pool_size"},
       {"SANDQ_MAX_TASKS_IN_FLIGHT", "max_tasks_in_flight"}, {"SANDQ_CLAIM_BATCH", "claim_batch"},
       {"SANDQ_CLAIM_PREFETCH", "claim_prefetch"}, {"SANDQ_STORE_LLM_REPLY", "store_llm_reply"},
-      {"SANDQ_COMPILE_CACHE_MIB", "compile_cache_mib"},
+      {"SANDQ_COMPILE_CACHE_MIB", "compile_cache_mib"}, {"SANDQ_WARM_PRELUDE", "warm_prelude"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);
