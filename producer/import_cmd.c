@@ -191,7 +191,7 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   if (ps.ds == DS_MULTIPLE && o.mode != MODE_COMPLETIONS) {
     fprintf(stderr,
             "sandq-producer: import: multipl-e takes --completions only (it has no reference solutions, and "
-            "the workers' LLM writes Python)\n");
+            "its programs continue the prompt, which a generated whole program does not)\n");
     return SQ_EXIT_USAGE;
   }
   if ((v = sq_cli_get(cli, "max-cases"))) {

@@ -38,8 +38,10 @@ grep -q 'console.log(add(2, 2))' "$SQ_TMP/tasks.jsonl" && sq_fail "a completion 
 "$P" import multipl-e "$SQ_TMP/mpe-bad.jsonl" --completions "$SQ_TMP/mpe-c.jsonl" >/dev/null 2>"$SQ_TMP/bad.err" &&
   sq_fail "a language sandq does not run was imported"
 grep -q "mpe-bad.jsonl:1: language: 'jl' is not one sandq runs" "$SQ_TMP/bad.err" || sq_fail "import said: $(cat "$SQ_TMP/bad.err")"
-rc=0; "$P" import multipl-e "$SQ_TMP/mpe.jsonl" --samples 2 >/dev/null 2>&1 || rc=$?
+rc=0; "$P" import multipl-e "$SQ_TMP/mpe.jsonl" --samples 2 >/dev/null 2>"$SQ_TMP/mpe-samples.err" || rc=$?
 [ "$rc" -eq 2 ] || sq_fail "multipl-e --samples is not a usage error (exit $rc)"
+grep -q "multipl-e takes --completions only (it has no reference solutions, and its programs continue" \
+  "$SQ_TMP/mpe-samples.err" || sq_fail "multipl-e --samples: the refusal does not say why: $(cat "$SQ_TMP/mpe-samples.err")"
 
 sq_start_redis
 unset SANDQ_LLM_BASE_URL
