@@ -18,13 +18,9 @@ set -u
 . "$SQ_SRC/tests/lib/env.sh"
 . "$SQ_SRC/tests/lib/queue_env.sh"
 sq_env_init
-PY=/usr/bin/python3
-[ -x $PY ] || sq_skip "$PY is not installed"
-[ "$(id -u)" -eq 0 ] || sq_skip "the worker attacks need root (warm pool, namespaces)"
+sq_need_worker_host
 $PY -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson) is not installed"
 sq_start_redis
-P="$SQ_BIN/sandq-producer"
-W="$SQ_BIN/sandq-worker"
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_LOG_LEVEL=info
 echo '{"max_task_kib": 20480}' >"$SQ_TMP/producer.json" # room for the 17 MiB program
 failures=0

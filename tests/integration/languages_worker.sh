@@ -9,9 +9,7 @@ set -u
 . "$SQ_SRC/tests/lib/env.sh"
 . "$SQ_SRC/tests/lib/queue_env.sh"
 sq_env_init
-PY=/usr/bin/python3
-[ -x $PY ] || sq_skip "$PY is not installed"
-[ "$(id -u)" -eq 0 ] || sq_skip "needs root (the jail's namespaces)"
+sq_need_worker_host
 $PY -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson) is not installed"
 sq_start_redis
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
