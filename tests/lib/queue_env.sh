@@ -5,6 +5,10 @@
 #   sq_worker ID                  start `sandq-worker serve --worker-id ID`
 #   sq_batch_field BATCH FIELD    a field of the batch hash (0 when absent)
 #   sq_stat NAME                  a queue counter from sq:{Q}:stats (0 when absent)
+#   sq_wait_batch BATCH S         up to S s for the batch to finish
+#   sq_wait_progress BATCH S PID  until PID (its push --wait) exits; fails
+#                                 once no task has finished for S s (a busy
+#                                 host is slower, never a failure)
 
 SQ_Q=${SANDQ_QUEUE:-default}
 
@@ -34,4 +38,23 @@ sq_stat() {
 # Waits up to $2 s for batch $1 to finish (done + dead >= total).
 sq_wait_batch() {
   sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HEXISTS 'sq:{$SQ_Q}:batch:$1' finished_at_ms)\" = 1" "$2"
+}
+
+# Waits for process $3 (a `push --wait` of batch $1) to exit for as long as
+# the batch makes progress: fails when its done count has not grown for $2 s.
+# Returns the process's exit code.
+sq_wait_progress() {
+  last_done=-1
+  last_t=$(date +%s)
+  while kill -0 "$3" 2>/dev/null; do
+    now=$(date +%s)
+    d=$(sq_batch_field "$1" done)
+    if [ "$d" != "$last_done" ]; then
+      last_done=$d
+      last_t=$now
+    fi
+    [ $((now - last_t)) -lt "$2" ] || sq_fail "batch $1: no task finished in $2 s ($last_done done)"
+    sleep 0.5
+  done
+  wait "$3"
 }
