@@ -9,7 +9,9 @@
 # one `sandq-worker serve` (one task at a time, a real redis-server): the
 # first compiles, the rest take the cached build (compile_cached); the
 # median exec_ms of those hits against the bare compile+run and the bare
-# run alone. Left out without redis-server.
+# run alone. And the interpreted languages through the same worker: the
+# median exec_ms of N tasks after a first one, against the bare run. Left
+# out without redis-server.
 #   sh bench/languages.sh [BUILD_DIR] [ROUNDS]    (root: the jail's namespaces)
 set -eu
 . "$(dirname "$0")/lib/init.sh"
@@ -47,6 +49,7 @@ L = {
 }
 only = os.environ.get('SQ_LANGUAGES', '').split()
 kept, bare_run = {}, {}  # the compiled languages' sources and bare figures, for the cache's table
+interp = {}  # the interpreted ones', for the serving worker's table
 env = dict(os.environ, GO111MODULE='off', CGO_ENABLED='0')
 print('| language | jailed (median ms) | bare (median ms) | ratio |')
 print('|---|---|---|---|')
@@ -90,7 +93,9 @@ for lang, (name, src, comp, run) in L.items():
     print('| %s | %.0f | %.0f | %.2fx |' % (lang, j, b, j / b), flush=True)
     if comp:
         kept[lang] = {'source': src, 'bare_ms': b, 'bare_run_ms': statistics.median(bare_run[lang])}
-json.dump(kept, open(os.path.join(tmp, 'bare.json'), 'w'))
+    else:
+        interp[lang] = {'source': src, 'bare_ms': b}
+json.dump({'compiled': kept, 'interpreted': interp}, open(os.path.join(tmp, 'bare.json'), 'w'))
 PY
 
 command -v redis-server >/dev/null || { echo "(no redis-server: the compile cache's table is left out)"; exit 0; }
@@ -104,20 +109,28 @@ echo
 import bson, json, os, statistics, subprocess, sys
 
 producer, tmp, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-kept = json.load(open(os.path.join(tmp, 'bare.json')))
+bare = json.load(open(os.path.join(tmp, 'bare.json')))
+kept = bare['compiled']
+
+
+def through_worker(lang, source, n):
+    """n identical tasks in lang through the serving worker, one at a time: their result documents."""
+    tasks = os.path.join(tmp, 'serve-%s.jsonl' % lang)
+    with open(tasks, 'w') as f:
+        for i in range(n):
+            f.write(json.dumps({'id': '%s-%d' % (lang, i), 'language': lang, 'code': source,
+                                'limits': {'wall_ms': 60000, 'cpu_ms': 30000}}) + '\n')
+    out = os.path.join(tmp, 'serve-%s.bson' % lang)
+    p = subprocess.run([producer, 'push', '--batch', 'serve-' + lang, '--wait', '--timeout-s', '600', '--out', out, tasks],
+                       capture_output=True, text=True)
+    return bson.decode_all(open(out, 'rb').read()) if p.returncode == 0 else []
+
+
 print('| language | jailed, compiled (ms) | jailed, cache hit (ms) | bare compile+run (ms) | bare run (ms) '
       '| hit / bare compile+run | hit / bare run |')
 print('|---|---|---|---|---|---|---|')
 for lang, k in kept.items():
-    tasks = os.path.join(tmp, 'cache-%s.jsonl' % lang)
-    with open(tasks, 'w') as f:
-        for i in range(rounds + 1):
-            f.write(json.dumps({'id': '%s-%d' % (lang, i), 'language': lang, 'code': k['source'],
-                                'limits': {'wall_ms': 60000, 'cpu_ms': 30000}}) + '\n')
-    out = os.path.join(tmp, 'cache-%s.bson' % lang)
-    p = subprocess.run([producer, 'push', '--batch', 'cache-' + lang, '--wait', '--timeout-s', '600', '--out', out, tasks],
-                       capture_output=True, text=True)
-    docs = bson.decode_all(open(out, 'rb').read()) if p.returncode == 0 else []
+    docs = through_worker(lang, k['source'], rounds + 1)
     miss = [d['timings']['exec_ms'] for d in docs if d['status'] == 'ok' and d.get('compile_cached') is False]
     hits = [d['timings']['exec_ms'] for d in docs if d['status'] == 'ok' and d.get('compile_cached') is True]
     if not miss or len(hits) < rounds:
@@ -126,4 +139,19 @@ for lang, k in kept.items():
     h = statistics.median(hits)
     print('| %s | %.0f | %.0f | %.0f | %.0f | %.2fx | %.2fx |' % (lang, miss[0], h, k['bare_ms'], k['bare_run_ms'],
                                                               h / k['bare_ms'], h / k['bare_run_ms']), flush=True)
+
+# The interpreted languages through the same serving worker: what a batch
+# pays per task (a warm zygote's fork, workspace.py, the runtime's start),
+# the median exec_ms of the tasks after the first, against the bare run.
+print()
+print('| language | serving worker (median exec_ms) | bare run (ms) | ratio |')
+print('|---|---|---|---|')
+for lang, k in bare['interpreted'].items():
+    docs = through_worker(lang, k['source'], rounds + 1)
+    ms = [d['timings']['exec_ms'] for d in docs if d['status'] == 'ok' and d['_id'] != lang + '-0']
+    if len(ms) < rounds:
+        print('| %s | failed (%d of %d ok) | | |' % (lang, len(ms), rounds))
+        continue
+    m = statistics.median(ms)
+    print('| %s | %.0f | %.0f | %.2fx |' % (lang, m, k['bare_ms'], m / k['bare_ms']), flush=True)
 PY

@@ -57,6 +57,7 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->risk_cache_ttl_s = 7 * 24 * 3600;
   cfg->max_repairs = 0;
   cfg->compile_cache_mib = 64;
+  cfg->warm_prelude = true;
   cfg->repair_error_kib = 2;
   cfg->metrics_flush_ms = 1000;
   cfg->metrics = (sq_metrics_options){.window_s = 10, .retention_s = 900};

@@ -62,8 +62,8 @@ typedef struct {
 
   char system_prompt[1024];   /* sent before a task's prompt */
   bool store_llm_reply;       /* keep the code request's raw reply in the result (llm.reply, capped) */
-  bool warm_prelude;          /* each warm zygote loads and rehearses workspace.py (faster file-carrying
-                                 runs, a little more CPU for every other: docs/jail-performance.md) */
+  bool warm_prelude;          /* each full warm zygote loads and rehearses workspace.py (faster runs
+                                 with files or in another language: docs/jail-performance.md) */
   int n_providers;
   sq_llm_provider providers[SQ_CONFIG_MAX_PROVIDERS];
 

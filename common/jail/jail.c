@@ -530,6 +530,13 @@ out:
  * one with the common modules loaded. Only the cost differs. */
 static bool imports_nothing(const char *text, size_t len) { return !memmem(text, len, "import", 6); }
 
+/* A program that calls the prelude (the runner's, sq_jail_config.prelude)
+ * goes where it is loaded, the full kind (zygote.py); on a lean one it
+ * carries its own copy (workspace.c), slower. */
+static bool calls_prelude(const sq_jail *j, const char *program, size_t len) {
+  return j->c.prelude && memmem(program, len, "sandq_prelude", 13) != NULL;
+}
+
 static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len, const char *source,
                size_t source_len, const char *input, size_t input_len, const sq_jail_limits *lim_in,
                const char *task_id, sq_jail_outcome *o) {
@@ -558,6 +565,7 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
       ret = SQ_EINVAL;
     } else {
       bool lean = source ? imports_nothing(source, source_len) : imports_nothing(program, program_len);
+      if (calls_prelude(j, program, program_len)) lean = false;
       ret = sq__jail_pool_run(j->pool, program, program_len, input, input_len, lean, &lim, task_id, o);
     }
   } else {

@@ -43,12 +43,13 @@ typedef struct {
   bool one_run;             /* the runner serves one run (a command line's): no zygote is started
                                for runs to come, so a program that imports runs on a lean one and
                                freeing the runner waits for no start */
-  const char *prelude;      /* or NULL. Python source each warm zygote (of either kind) runs once,
-                               before its first fork, as the module sandq_prelude; on the full kind
-                               its rehearse(DIR), when defined, is called then with a scratch
-                               directory of its own. Every warm run finds the module in sys.modules
-                               as the fork left it (zygote.py); a zygote whose prelude fails does
-                               not start. Copied. */
+  const char *prelude;      /* or NULL. Python source each full warm zygote runs once, before its
+                               first fork, as the module sandq_prelude, then its rehearse(DIR),
+                               when defined, with a scratch directory of its own. A run whose
+                               program names sandq_prelude goes to a full zygote, where it finds
+                               the module in sys.modules as the fork left it (zygote.py); on a lean
+                               one (the full ones starting or down) it does not, and must carry
+                               its own. A zygote whose prelude fails does not start. Copied. */
 } sq_jail_config;
 
 typedef struct sq_jail sq_jail;
@@ -116,8 +117,9 @@ uint32_t sq_jail_layers(const sq_jail *j);
  * *why (when not NULL) says so; else it is set to NULL. */
 sq_jail_mode sq_jail_mode_in_force(const sq_jail *j, const char **why);
 
-/* Whether runs (sq_jail_run, sq_jail_run_task) find cfg->prelude loaded:
- * a prelude was given and runs take warm zygotes. */
+/* Whether runs (sq_jail_run, sq_jail_run_task) that name sandq_prelude
+ * may find cfg->prelude loaded: a prelude was given and runs take warm
+ * zygotes (see sq_jail_config.prelude for when they do not). */
 bool sq_jail_prelude_in_force(const sq_jail *j);
 
 /* Why this host gives no namespaces, for messages: "not root", "root

@@ -44,8 +44,12 @@ LOOP_SO = sys.argv[0][:-len('.py')] + '.so'
 # the full kind only; gone from the environment tasks see.
 PRELOAD = [m for m in os.environ.pop('SANDQ_PRELOAD', '').split(',') if m]
 # The runner's prelude (SANDQ_PRELUDE: jail.h, sq_jail_config.prelude), on
-# both kinds; gone from the environment tasks see.
+# the full kind only, where the runs that need it go (jail.c): a lean
+# zygote stays as small as the tasks that import nothing want it; gone from
+# the environment tasks see.
 PRELUDE = os.environ.pop('SANDQ_PRELUDE', '')
+if KIND == 'lean':
+    PRELUDE = ''
 if KIND != 'lean':
     import json, re, math, collections, itertools, functools, heapq, bisect, string, random
     import typing, copy, operator, time
@@ -149,7 +153,7 @@ def compiled(source, name):
     return marshal.loads(b''.join(chunks))
 
 
-# The prelude as the module sandq_prelude, on both kinds, and its
+# The prelude as the module sandq_prelude, on the full kind, and its
 # rehearse(DIR) run here, in the scratch (mounted afresh before the first
 # task: zygote_loop.c), before the fork: what it imports, fills in and
 # first-runs, each task's child then finds done instead of doing it on

@@ -79,15 +79,29 @@ extern const char sq__workspace_py[]; /* workspace.py, by common/embed.cmake */
 
 const char *sq_workspace_source(void) { return sq__workspace_py; }
 
-/* The prelude's copy (sq_workspace_source loaded by the zygote), as main. */
-static const char from_prelude[] = "import sys\nmain = sys.modules['sandq_prelude'].main\n";
+/* main: the prelude's copy of workspace.py when the zygote loaded it (a
+ * full one), else the program's own, carried in base64 (a lean zygote,
+ * while the full ones start or when they are down: sq_jail_config). */
+static const char from_prelude[] = "import sys\nif 'sandq_prelude' in sys.modules:\n"
+                                   "    main = sys.modules['sandq_prelude'].main\n"
+                                   "else:\n    import binascii\n    exec(binascii.a2b_base64(b'";
+
+static int append_main(sq_buf *b, bool prelude) {
+  if (!prelude) return sq_compiled_append(b, SQ_COMPILED_WORKSPACE);
+  sq_buf own = {0};
+  int rc = sq_compiled_append(&own, SQ_COMPILED_WORKSPACE);
+  if (!rc) rc = sq_buf_append(b, from_prelude, sizeof from_prelude - 1);
+  if (!rc) rc = sq_base64_append(b, own.data, own.len);
+  if (!rc) rc = sq_buf_append(b, "'))\n", 4);
+  sq_buf_clear(&own);
+  return rc;
+}
 
 int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run,
                          const sq_workspace_build_use *build, bool prelude, char **out) {
   *out = NULL;
   sq_buf b = {0};
-  int rc = prelude ? sq_buf_append(&b, from_prelude, sizeof from_prelude - 1)
-                   : sq_compiled_append(&b, SQ_COMPILED_WORKSPACE);
+  int rc = append_main(&b, prelude);
   if (!rc) rc = sq_buf_appendf(&b, "main('%s', ", sq_language_get(t->language)->name);
   if (!rc) rc = append_b64_str(&b, inner ? inner : "");
   if (!rc) rc = sq_buf_append(&b, ", {", 3);

@@ -69,10 +69,10 @@ bool sq_workspace_applies(const sq_task *t);
  * listing, code then tests). run: the program's own limits (a compiled
  * language's run is held to them after the compiler's step; NULL: only the
  * jail's). build: a compiled language's cached build or the request to
- * send one back (NULL: compile, send nothing). prelude: the run finds
+ * send one back (NULL: compile, send nothing). prelude: the run may find
  * sq_workspace_source() loaded as the jail's prelude
- * (sq_jail_prelude_in_force), so the program calls that copy instead of
- * carrying workspace.py (compiled.h). Returns 0 and a malloc'd
+ * (sq_jail_prelude_in_force): the program calls that copy when it is
+ * there, else loads its own (compiled.h). Returns 0 and a malloc'd
  * NUL-terminated string in *out (caller frees), or SQ_ENOMEM. */
 int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run,
                          const sq_workspace_build_use *build, bool prelude, char **out);
