@@ -21,12 +21,24 @@ typedef struct {
   int64_t address_space_mib; /* RLIMIT_AS when > 0 (else memory_mib): for a runtime that reserves
                                 far more than it uses (the JVM), held by the memory cgroup instead;
                                 never filled or clamped by sq_jail_limits_apply */
+  /* Not a limit: the system calls beyond Python's this run's filter keeps
+   * (SQ_JAIL_WIDEN_* bits, from the language table; 0: none). Never set in
+   * configuration, never filled or clamped by sq_jail_limits_apply. */
+  uint32_t widenings;
   /* Not a limit: the caller's stop flag (NULL: none). Once *stop is
    * non-zero the run's tree is killed within about 100 ms (the outcome
    * shows a kill); the flag must outlive the run. Never set in
    * configuration. */
   const atomic_int *stop;
 } sq_jail_limits;
+
+/* Widenings of the jail's seccomp filter beyond what Python needs, one bit
+ * each (jail_seccomp.c lists their calls). A run without a bit gets EPERM
+ * for those calls (docs/security.md, "Languages"). */
+typedef enum {
+  SQ_JAIL_WIDEN_TIMERS = 1u << 0, /* POSIX timers of the caller (Ruby's timer thread) */
+} sq_jail_widening;
+#define SQ_JAIL_WIDEN_ALL 0x1u
 
 /* The wall clock counts what a run could have run: the time its processes
  * were runnable but waited for a CPU (a busy host) moves its deadline by

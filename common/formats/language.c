@@ -98,7 +98,7 @@ static sq_language table[SQ_LANGUAGE__COUNT] = {
     [SQ_LANGUAGE_JAVA] = {.name = "java",
                           .source_name = "Problem.java",
                           .compile = {"/usr/bin/javac", JVM_FLAGS("-J"), "-J-XX:MaxRAM={mem}m", "-encoding", "UTF-8",
-                                      "-d", ".", "Problem.java"},
+                                      "-proc:none", "-d", ".", "Problem.java"},
                           .run = {"/usr/bin/java", JVM_FLAGS(""), "-XX:MaxRAM={mem}m", "-XX:MaxRAMPercentage=60",
                                   "-ea", "-cp", ".", "Problem"},
                           .version_flag = "-version",
@@ -106,7 +106,11 @@ static sq_language table[SQ_LANGUAGE__COUNT] = {
                           .compile_cpu_ms = 30000,
                           .compile_memory_mib = 1024,
                           .address_space_mib = JVM_AS_MIB},
-    [SQ_LANGUAGE_RUBY] = {.name = "ruby", .aliases = {"rb"}, .source_name = "main.rb", .run = {"/usr/bin/ruby", "main.rb"}},
+    [SQ_LANGUAGE_RUBY] = {.name = "ruby",
+                          .aliases = {"rb"},
+                          .source_name = "main.rb",
+                          .run = {"/usr/bin/ruby", "main.rb"},
+                          .widenings = SQ_JAIL_WIDEN_TIMERS}, /* its timer thread's timer_create */
     [SQ_LANGUAGE_PHP] = {.name = "php", .source_name = "main.php", .run = {"/usr/bin/php", "-n", "-d", "display_errors=stderr", "main.php"}},
     [SQ_LANGUAGE_LUA] = {.name = "lua", .source_name = "main.lua", .run = {"/usr/bin/lua5.4", "main.lua"}},
     [SQ_LANGUAGE_PERL] = {.name = "perl", .aliases = {"pl"}, .source_name = "main.pl", .run = {"/usr/bin/perl", "main.pl"}},
@@ -217,4 +221,5 @@ void sq_language_limits(sq_language_id id, sq_jail_limits *lim) {
     if (lim->memory_mib < l->compile_memory_mib) lim->memory_mib = l->compile_memory_mib;
   }
   if (l->address_space_mib > 0) lim->address_space_mib = l->address_space_mib;
+  lim->widenings = l->widenings;
 }

@@ -53,6 +53,8 @@ typedef struct {
   int64_t compile_memory_mib; /* the run's memory is at least this much while it compiles */
   int64_t address_space_mib;  /* RLIMIT_AS for every step (0: the memory limit); a runtime that
                                  reserves far more than it uses (the JVM) is held by the cgroup */
+  uint32_t widenings;         /* SQ_JAIL_WIDEN_*: system calls beyond Python's its runs keep
+                                 (docs/security.md, "Languages"); the others get EPERM */
 } sq_language;
 
 /* The entry for id; NULL when id is out of range. Before sq_language_probe
@@ -82,8 +84,9 @@ bool sq_language_available(sq_language_id id);
 void sq_language_found_names(char *buf, size_t len);
 
 /* The jail's limits for a run of id: lim (the program's own, already
- * filled and clamped) plus the compiler's budget when id compiles, and the
- * language's address-space rule. */
+ * filled and clamped) plus the compiler's budget when id compiles, the
+ * language's address-space rule, and its widenings (set, whatever lim
+ * held). */
 void sq_language_limits(sq_language_id id, sq_jail_limits *lim);
 
 #endif

@@ -128,6 +128,7 @@ int sq_jail_new(const sq_jail_config *cfg, sq_jail **out) {
     return rc;
   }
   rc = sq__jail_seccomp_build(&j->c.seccomp);
+  if (rc == 0) rc = sq__jail_seccomp_narrowings_build();
   if (rc != 0) {
     sq_jail_free(j);
     return rc;

@@ -188,11 +188,28 @@ void sq__jail_seccomp_free(struct sock_fprog *prog);
  * descriptor (or 0 when the kernel has no listener support and the filter
  * was installed without one), or -1 with errno. */
 int sq__jail_seccomp_install(const struct sock_fprog *prog);
-/* Reads one pending notification from listener fd. Fills name (the call,
- * resolved for its architecture) and returns 0, or -1 when nothing was read. */
-int sq__jail_seccomp_read(int fd, char *name, size_t name_len);
+/* Reads one pending notification from listener fd: the call's name
+ * (resolved for its architecture), its id, and the widening it belongs to
+ * (SQ_JAIL_WIDEN_*; 0: a call that kills). Returns 0, or -1 when nothing
+ * was read. */
+int sq__jail_seccomp_read(int fd, char *name, size_t name_len, uint64_t *id, uint32_t *widening);
+/* Answers a widening's call (notification id): it runs, or fails with
+ * EPERM. 0, or -1 with errno (ENOENT: its caller is gone). */
+int sq__jail_seccomp_answer(int fd, uint64_t id, bool run);
 /* Whether kernel and libseccomp support user notification. */
 bool sq__jail_seccomp_notify_supported(void);
+/* The narrowings, for a filter without a listener (which allows every
+ * widening's calls): for each set of widenings a run keeps
+ * (SQ_JAIL_WIDEN_*), a small filter that gives the other widenings' calls
+ * EPERM, stacked by a spawn run's payload. Built once per process
+ * (thread-safe; 0, SQ_ENOMEM or SQ_EJAIL) before any run, kept for its
+ * life. sq__jail_seccomp_narrowing returns the one for kept, NULL when the
+ * run keeps them all (or none was built); async-signal-safe. */
+int sq__jail_seccomp_narrowings_build(void);
+const struct sock_fprog *sq__jail_seccomp_narrowing(uint32_t kept);
+/* Stacks prog (no listener) on the caller's filters; NULL: nothing. Needs
+ * no_new_privs. Async-signal-safe. 0, or -1 with errno. */
+int sq__jail_seccomp_narrow(const struct sock_fprog *prog);
 /* Whether the kernel can install a filter (probe for `check`). */
 bool sq__jail_seccomp_probe(const struct sock_fprog *prog, char *detail, size_t len);
 

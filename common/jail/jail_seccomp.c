@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <pthread.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -52,9 +53,6 @@ static const char *const allowed_syscalls[] = {
     "epoll_pwait", "nanosleep", "clock_nanosleep", "clock_gettime", "clock_getres",
     "gettimeofday", "time", "times", "alarm", "setitimer", "getitimer", "timerfd_create",
     "timerfd_settime", "timerfd_gettime",
-    /* POSIX timers of the calling process (Ruby's thread timer; the JVM's
-     * and Go's runtimes): per-process, signal the caller only */
-    "timer_create", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete",
     /* signals */
     "rt_sigaction", "rt_sigprocmask", "rt_sigreturn", "rt_sigsuspend", "rt_sigtimedwait",
     "rt_sigpending", "sigaltstack", "restart_syscall", "kill", "tgkill", "tkill", "pause",
@@ -73,6 +71,22 @@ static const char *const allowed_syscalls[] = {
     "socketpair", "connect", "bind", "listen", "accept", "accept4", "sendto", "recvfrom",
     "sendmsg", "recvmsg", "sendmmsg", "recvmmsg", "shutdown", "getsockname", "getpeername",
     "setsockopt", "getsockopt",
+};
+
+/* Calls beyond Python's that a language needs (run.h, SQ_JAIL_WIDEN_*;
+ * docs/security.md, "Languages"). The filter is the same for every run (a
+ * warm zygote loads it once for all its tasks), so it sends them to the
+ * supervisor, which lets them run for a run that keeps the widening and
+ * answers EPERM to any other (jail_supervise.c). Without a listener the
+ * filter allows them, and a spawn run that does not keep them stacks a
+ * narrowing that gives them EPERM (sq__jail_seccomp_narrowing). */
+static const struct {
+  uint32_t bit;
+  const char *const calls[6];
+} widenings[] = {
+    /* POSIX timers of the calling process (Ruby's timer thread): they
+     * signal the caller only */
+    {SQ_JAIL_WIDEN_TIMERS, {"timer_create", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete"}},
 };
 
 /* Only an attack needs these: the supervisor names the call and kills the
@@ -122,6 +136,10 @@ static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned
 static int add_rules(scmp_filter_ctx ctx, uint32_t kill) {
   for (size_t i = 0; i < sizeof allowed_syscalls / sizeof *allowed_syscalls; i++)
     if (rule(ctx, SCMP_ACT_ALLOW, allowed_syscalls[i], 0, NULL) != 0) return SQ_EJAIL;
+  uint32_t widen = kill == SCMP_ACT_NOTIFY ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW;
+  for (size_t i = 0; i < sizeof widenings / sizeof *widenings; i++)
+    for (size_t k = 0; widenings[i].calls[k]; k++)
+      if (rule(ctx, widen, widenings[i].calls[k], 0, NULL) != 0) return SQ_EJAIL;
   for (size_t i = 0; i < sizeof killed_syscalls / sizeof *killed_syscalls; i++)
     if (rule(ctx, kill, killed_syscalls[i], 0, NULL) != 0) return SQ_EJAIL;
 
@@ -167,31 +185,15 @@ static int add_rules(scmp_filter_ctx ctx, uint32_t kill) {
 /* Whether this kernel and libseccomp support user notification. */
 bool sq__jail_seccomp_notify_supported(void) { return seccomp_api_get() >= 5; }
 
-int sq__jail_seccomp_build(struct sock_fprog *prog) {
-  int ret = SQ_EJAIL, fd = -1;
-  memset(prog, 0, sizeof *prog);
-  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
-  if (!ctx) return SQ_ENOMEM;
-  /* The context holds the native architecture only. A call made under any
-   * other ABI, and on x86_64 an x32 call (nr | 0x40000000, which libseccomp
-   * sends to the bad-arch action when x32 is not in the filter), kills. */
-  if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0) {
-    SQ_ERROR("seccomp: cannot set the bad-architecture action");
-    goto out;
-  }
-  if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) goto out; /* the child sets it */
-  /* A binary tree over the call numbers rather than a linear list: the
-   * kernel emulates the filter for every call number when it is loaded (its
-   * action cache), which takes 260 us for the linear filter and 65 us for
-   * the tree; same decisions either way. */
-  if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0) SQ_WARN("seccomp: no binary-tree filter layout");
-  if (add_rules(ctx, sq__jail_seccomp_notify_supported() ? SCMP_ACT_NOTIFY : SCMP_ACT_KILL_PROCESS) != 0) goto out;
-
+/* ctx exported into *prog (its instructions malloc'ed). 0, SQ_ENOMEM or
+ * SQ_EJAIL. */
+static int export_bpf(scmp_filter_ctx ctx, struct sock_fprog *prog) {
+  int ret = SQ_EJAIL;
   /* libseccomp 2.5 exports to a descriptor only: go through a memfd. */
-  fd = memfd_create("sandq-seccomp", MFD_CLOEXEC);
+  int fd = memfd_create("sandq-seccomp", MFD_CLOEXEC);
   if (fd < 0) {
     SQ_PERROR("seccomp: memfd_create");
-    goto out;
+    return SQ_EJAIL;
   }
   int rc = seccomp_export_bpf(ctx, fd);
   if (rc < 0) {
@@ -218,9 +220,77 @@ int sq__jail_seccomp_build(struct sock_fprog *prog) {
   prog->len = (unsigned short)(st.st_size / sizeof(struct sock_filter));
   ret = 0;
 out:
-  if (fd >= 0) close(fd);
+  close(fd);
+  return ret;
+}
+
+int sq__jail_seccomp_build(struct sock_fprog *prog) {
+  int ret = SQ_EJAIL;
+  memset(prog, 0, sizeof *prog);
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ERRNO(EPERM));
+  if (!ctx) return SQ_ENOMEM;
+  /* The context holds the native architecture only. A call made under any
+   * other ABI, and on x86_64 an x32 call (nr | 0x40000000, which libseccomp
+   * sends to the bad-arch action when x32 is not in the filter), kills. */
+  if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0) {
+    SQ_ERROR("seccomp: cannot set the bad-architecture action");
+    goto out;
+  }
+  if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0) goto out; /* the child sets it */
+  /* A binary tree over the call numbers rather than a linear list: the
+   * kernel emulates the filter for every call number when it is loaded (its
+   * action cache), which takes 260 us for the linear filter and 65 us for
+   * the tree; same decisions either way. */
+  if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) < 0) SQ_WARN("seccomp: no binary-tree filter layout");
+  if (add_rules(ctx, sq__jail_seccomp_notify_supported() ? SCMP_ACT_NOTIFY : SCMP_ACT_KILL_PROCESS) != 0) goto out;
+  ret = export_bpf(ctx, prog);
+out:
   seccomp_release(ctx);
   return ret;
+}
+
+/* The narrowings by the widenings a run keeps (index): built once, kept for
+ * the process's life (forked and cloned children read them). len 0: none. */
+static struct sock_fprog narrowings[SQ_JAIL_WIDEN_ALL + 1];
+static pthread_once_t narrowings_once = PTHREAD_ONCE_INIT;
+static int narrowings_rc;
+
+/* A filter that allows everything but the calls of the widenings not in
+ * kept (EPERM). Other architectures pass: the shared filter kills them. */
+static int build_narrowing(uint32_t kept, struct sock_fprog *prog) {
+  int ret = SQ_EJAIL;
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) return SQ_ENOMEM;
+  if (seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW) < 0 ||
+      seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0) < 0)
+    goto out;
+  for (size_t i = 0; i < sizeof widenings / sizeof *widenings; i++)
+    for (size_t k = 0; !(kept & widenings[i].bit) && widenings[i].calls[k]; k++)
+      if (rule(ctx, SCMP_ACT_ERRNO(EPERM), widenings[i].calls[k], 0, NULL) != 0) goto out;
+  ret = export_bpf(ctx, prog);
+out:
+  seccomp_release(ctx);
+  return ret;
+}
+
+static void build_narrowings(void) {
+  for (uint32_t kept = 0; kept < SQ_JAIL_WIDEN_ALL && narrowings_rc == 0; kept++)
+    narrowings_rc = build_narrowing(kept, &narrowings[kept]);
+}
+
+int sq__jail_seccomp_narrowings_build(void) {
+  pthread_once(&narrowings_once, build_narrowings);
+  return narrowings_rc;
+}
+
+const struct sock_fprog *sq__jail_seccomp_narrowing(uint32_t kept) {
+  const struct sock_fprog *p = &narrowings[kept & SQ_JAIL_WIDEN_ALL];
+  return p->len ? p : NULL;
+}
+
+int sq__jail_seccomp_narrow(const struct sock_fprog *prog) {
+  if (!prog) return 0;
+  return (int)syscall(SYS_seccomp, (unsigned long)SECCOMP_SET_MODE_FILTER, 0UL, prog);
 }
 
 void sq__jail_seccomp_free(struct sock_fprog *prog) {
@@ -239,7 +309,15 @@ int sq__jail_seccomp_install(const struct sock_fprog *prog) {
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) == 0 ? 0 : -1;
 }
 
-int sq__jail_seccomp_read(int fd, char *name, size_t name_len) {
+/* The widening call nr (native architecture) belongs to, or 0. */
+static uint32_t widening_of(int nr) {
+  for (size_t i = 0; i < sizeof widenings / sizeof *widenings; i++)
+    for (size_t k = 0; widenings[i].calls[k]; k++)
+      if (seccomp_syscall_resolve_name(widenings[i].calls[k]) == nr) return widenings[i].bit;
+  return 0;
+}
+
+int sq__jail_seccomp_read(int fd, char *name, size_t name_len, uint64_t *id, uint32_t *widening) {
   struct seccomp_notif req;
   memset(&req, 0, sizeof req);
   if (ioctl(fd, SECCOMP_IOCTL_NOTIF_RECV, &req) != 0) return -1;
@@ -247,7 +325,19 @@ int sq__jail_seccomp_read(int fd, char *name, size_t name_len) {
   if (s) snprintf(name, name_len, "%s", s);
   else snprintf(name, name_len, "syscall_%d", req.data.nr);
   free(s);
+  *id = req.id;
+  *widening = req.data.arch == seccomp_arch_native() ? widening_of(req.data.nr) : 0;
   return 0;
+}
+
+int sq__jail_seccomp_answer(int fd, uint64_t id, bool run) {
+  /* CONTINUE: the kernel runs the call as made. Safe here: the decision
+   * reads the call's number only, never its arguments in the caller's
+   * memory, which could change under it. */
+  struct seccomp_notif_resp resp = {.id = id};
+  if (run) resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+  else resp.error = -EPERM;
+  return ioctl(fd, SECCOMP_IOCTL_NOTIF_SEND, &resp);
 }
 
 bool sq__jail_seccomp_probe(const struct sock_fprog *prog, char *detail, size_t len) {

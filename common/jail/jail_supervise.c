@@ -37,6 +37,8 @@
 #define EARLY_RETRY_MAX_MS 320   /* doubling up to this (a look spins up to 2 ms) */
 #define CPU_CHECK_MS 20          /* how often the tree's CPU time is read while it runs */
 #define STOP_CHECK_MS 100        /* how often the caller's stop flag (lim->stop) is read */
+#define WIDEN_ANSWERS_MAX 4096   /* a run's widening calls answered; past that, killed for the call
+                                    (each costs us a round trip; Ruby makes 2 per process) */
 #define WAIT_CHECK_MS 100        /* how often its wait for a CPU is read (and at each deadline); the
                                     first read, the baseline, comes this long after the start: a
                                     short run reads nothing, and its first 100 ms earn no credit */
@@ -73,6 +75,7 @@ typedef struct {
   sq_jail_outcome *o;
   stream s[2];        /* stdout, stderr */
   int notify_fd;      /* the listener: the caller's (kept), or ours once a NEXT brings one */
+  int widen_answers;  /* widening calls answered (on_notify) */
   int kill_pidfd;     /* of the process a NEXT named, or -1 */
   int status;         /* the run's wait status, once ended */
   struct rusage ru;
@@ -262,11 +265,20 @@ static void poll_set(const sv *v, struct pollfd pfd[P_COUNT]) {
   for (int i = 0; i < P_COUNT; i++) pfd[i] = (struct pollfd){.fd = fd[i] >= 0 ? fd[i] : -1, .events = POLLIN};
 }
 
-/* A blocked call (the listener): named, and the run killed for it. The
- * listener's hang-up: every process holding the filter is gone. */
+/* A call on the listener: a widening's runs when the run keeps it, else
+ * fails with EPERM (jail_seccomp.c), up to WIDEN_ANSWERS_MAX; any other
+ * (or one past that) is named and the run killed for it. The listener's
+ * hang-up: every process holding the filter is gone. */
 static void on_notify(sv *v, short revents) {
-  if (sq__jail_seccomp_read(v->notify_fd, v->o->blocked_syscall, sizeof v->o->blocked_syscall) == 0)
+  char name[sizeof v->o->blocked_syscall];
+  uint64_t id;
+  uint32_t widening;
+  if (sq__jail_seccomp_read(v->notify_fd, name, sizeof name, &id, &widening) == 0 &&
+      (!widening || v->widen_answers++ >= WIDEN_ANSWERS_MAX ||
+       (sq__jail_seccomp_answer(v->notify_fd, id, v->w->lim->widenings & widening) != 0 && errno != ENOENT))) {
+    memcpy(v->o->blocked_syscall, name, sizeof name);
     kill_for(v, SQ_JAIL_POLICY, sq_now_mono_ms());
+  }
   if (revents & (POLLHUP | POLLERR)) {
     if (v->notify_fd != v->w->notify_fd) close(v->notify_fd);
     v->notify_fd = -1;
