@@ -6,7 +6,9 @@
 # first diagnostic; a C fork bomb ends at a limit and the next run passes;
 # the abuse payloads in C, JavaScript and Go (tests/lib/languages.py) end
 # at their status without reaching the network, the host's files or a
-# path outside scratch.
+# path outside scratch; threads and timers run under the filter's
+# per-language widenings (Ruby keeps the POSIX timer calls, the others get
+# EPERM and still run).
 # A language whose toolchain this host lacks is reported and left out; the
 # test skips when none of them is installed.
 set -u
@@ -24,7 +26,7 @@ import json, os, subprocess, sys
 worker, tmp, only = sys.argv[1], sys.argv[2], sys.argv[3].split()
 
 sys.path.insert(0, os.path.join(os.environ['SQ_SRC'], 'tests', 'lib'))
-from languages import L, WHY, DIAG, ABUSE
+from languages import L, WHY, DIAG, ABUSE, WIDEN
 
 failures, ran, missing = [], [], []
 
@@ -90,6 +92,19 @@ for lang, name, code, allowed, want_out, want_call in ABUSE:
             lang, name, o.get('status'), o.get('reason'), out[:200], o.get('blocked_syscall')))
     else:
         print('%s abuse %s: %s' % (lang, name, o['status']), flush=True)
+
+# Threads and timers: the filter's widenings go to the languages that keep
+# them; the others get EPERM and still run (bash's Ruby warns: bash keeps none).
+for lang, name, code, want_out, want_err, bad_err in WIDEN:
+    if lang not in ran or (lang == 'bash' and 'ruby' not in ran):
+        continue
+    o = run(lang, 'widen-' + name, code)
+    out, err = (o.get('stdout') or '').strip(), o.get('stderr') or ''
+    if o.get('status') != 'ok' or want_out not in out or (want_err and want_err not in err) or (bad_err and bad_err in err):
+        failures.append('%s widen %s: got %s (%s), stdout %r, stderr %r' % (
+            lang, name, o.get('status'), o.get('reason'), out[:200], err[-300:]))
+    else:
+        print('%s widen %s: ok' % (lang, name), flush=True)
 
 if missing:
     print('not installed here, left out: %s' % ', '.join(missing))

@@ -90,3 +90,33 @@ ABUSE = [
  ('go', 'socket', 'package main\n\nimport (\n\t"fmt"\n\t"net"\n)\n\nfunc main() {\n'
   '\t_, err := net.Dial("tcp", "1.1.1.1:80")\n\tfmt.Println("refused", err != nil)\n}', ('ok',), 'refused true', None),
 ]
+
+# Threads and timers, against the filter's per-language widenings
+# (docs/security.md, "Languages"): (language, name, code, text stdout must
+# hold, text stderr must hold or None, text stderr must not hold or None).
+# Ruby keeps the POSIX timer calls (its timer thread warns without them);
+# every other language gets EPERM for them, and its threads still run.
+WIDEN = [
+ ('ruby', 'threads', 'ts = 4.times.map { |i| Thread.new { (1..100000).sum + i } }\n'
+  'q = Queue.new\nt = Thread.new { q.pop }\nsleep 0.05\nq << 1\nt.join\nputs ts.map(&:value).sum',
+  '20000200006', None, 'timer_create'),
+ ('bash', 'ruby-threads', "ruby -e 'puts Thread.new { 6 * 7 }.value'", '42', 'timer_create failed', None),
+ ('c', 'timer-create', '#include <stdio.h>\n#include <errno.h>\n#include <time.h>\n#include <unistd.h>\n'
+  '#include <sys/syscall.h>\nint main(void) {\n  int id;\n  long r = syscall(SYS_timer_create, CLOCK_MONOTONIC, NULL, &id);\n'
+  '  printf("timer_create %ld %s\\n", r, r ? (errno == EPERM ? "EPERM" : "other") : "made");\n  return 0;\n}',
+  'timer_create -1 EPERM', None, None),
+ ('java', 'threads', 'class Problem {\n  public static void main(String[] a) throws Exception {\n'
+  '    long[] s = new long[4];\n    Thread[] t = new Thread[4];\n'
+  '    for (int i = 0; i < 4; i++) { final int k = i; t[i] = new Thread(() -> { for (int j = 0; j < 100000; j++) s[k] += j; }); t[i].start(); }\n'
+  '    for (Thread x : t) x.join();\n    Thread.sleep(50);\n    System.out.println(s[0] + s[1] + s[2] + s[3]);\n  }\n}',
+  '19999800000', None, None),
+ ('go', 'goroutines', 'package main\n\nimport (\n\t"fmt"\n\t"sync"\n\t"time"\n)\n\nfunc main() {\n'
+  '\tvar wg sync.WaitGroup\n\ts := make([]int, 4)\n\tfor i := 0; i < 4; i++ {\n\t\twg.Add(1)\n'
+  '\t\tgo func(k int) { defer wg.Done(); for j := 0; j < 100000; j++ { s[k] += j } }(i)\n\t}\n'
+  '\twg.Wait()\n\ttime.Sleep(50 * time.Millisecond)\n\tfmt.Println(s[0] + s[1] + s[2] + s[3])\n}',
+  '19999800000', None, None),
+ ('javascript', 'worker', "const { Worker } = require('worker_threads');\n"
+  "const w = new Worker('let s = 0; for (let i = 0; i < 100000; i++) s += i; require(\"worker_threads\").parentPort.postMessage(s);', { eval: true });\n"
+  "w.on('message', s => setTimeout(() => console.log(s), 50));",
+  '4999950000', None, None),
+]
