@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -277,6 +280,30 @@ static void test_precheck(void) {
   EXPECT_END(o, SQ_JAIL_EXITED_OK);
   CHECK_STR(o.stdout_buf, "-1 1\n");
   sq_jail_outcome_clear(&o);
+}
+
+/* A filter without a listener allows the widenings' calls; a spawn run
+ * that does not keep one stacks its narrowing (jail_contain.c). The
+ * narrowing alone, in a child: the calls it holds fail with EPERM, any
+ * other runs; a run that keeps them all has none. */
+static void test_narrowing(void) {
+  CHECK(sq__jail_seccomp_narrowing(SQ_JAIL_WIDEN_ALL) == NULL);
+  const struct sock_fprog *narrow = sq__jail_seccomp_narrowing(0);
+  CHECK(narrow != NULL);
+  if (!narrow) return;
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || sq__jail_seccomp_narrow(narrow) != 0) _exit(2);
+    int id;
+    long r = syscall(SYS_timer_create, CLOCK_MONOTONIC, NULL, &id);
+    if (r != -1 || errno != EPERM) _exit(3);
+    if (syscall(SYS_timer_delete, 0) != -1 || errno != EPERM) _exit(4);
+    _exit(getppid() > 0 && syscall(SYS_getpid) == getpid() ? 0 : 5);
+  }
+  int st = -1;
+  CHECK_EQ(waitpid(pid, &st, 0), pid);
+  CHECK(WIFEXITED(st));
+  CHECK_EQ(WEXITSTATUS(st), 0);
 }
 
 static void test_environment(void) {
@@ -636,6 +663,7 @@ int main(int argc, char **argv) {
   test_output_limit();
   test_network();
   test_precheck();
+  test_narrowing();
   test_environment();
   test_descriptors();
   test_input();

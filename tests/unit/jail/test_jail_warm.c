@@ -122,6 +122,42 @@ static void test_verdicts(void) {
   }
 }
 
+/* The filter's widenings (run.h): a run that keeps the POSIX timers makes
+ * one; any other gets EPERM and carries on, in both modes, from a process
+ * it forked too (warm: through the zygote's one listener, answered for
+ * the run at hand). A run that keeps none and calls them past the
+ * supervisor's budget is killed, the call named. */
+#define TIMER_PROG                                                                                                \
+  "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"                                              \
+  "def make():\n    t = ctypes.c_int(-1)\n    r = libc.syscall(222, 1, None, ctypes.byref(t))\n"                \
+  "    e = ctypes.get_errno()\n    return '%d %d %s' % (r, e, libc.syscall(226, t.value) if r == 0 else '-')\n" \
+  "print(make(), flush=True)\nif os.fork() == 0:\n    print(make(), flush=True)\n    os._exit(0)\nos.wait()\n"
+static void test_widenings(void) {
+  sq_jail_limits keeps = base;
+  keeps.widenings = SQ_JAIL_WIDEN_TIMERS;
+  for (int m = 0; m < 2; m++) {
+    sq_jail_mode mode = m ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN;
+    sq_jail_outcome o;
+    CHECK_EQ(run_in(mode, TIMER_PROG, NULL, &o), 0);
+    CHECK_STR(sq_jail_end_name(o.end), "exited_ok");
+    CHECK_STR(o.stdout_buf, "-1 1 -\n-1 1 -\n");
+    CHECK_STR(o.blocked_syscall, "");
+    sq_jail_outcome_clear(&o);
+    CHECK_EQ(run_in(mode, TIMER_PROG, &keeps, &o), 0);
+    CHECK_STR(sq_jail_end_name(o.end), "exited_ok");
+    CHECK_STR(o.stdout_buf, "0 0 0\n0 0 0\n");
+    sq_jail_outcome_clear(&o);
+    /* the next run on the same zygote keeps nothing again */
+    CHECK_EQ(run_in(mode, TIMER_PROG, NULL, &o), 0);
+    CHECK_STR(o.stdout_buf, "-1 1 -\n-1 1 -\n");
+    sq_jail_outcome_clear(&o);
+  }
+  expect(SQ_JAIL_MODE_WARM,
+         "import ctypes\nlibc = ctypes.CDLL(None)\nt = ctypes.c_int()\n"
+         "for _ in range(5000):\n    libc.syscall(222, 1, None, ctypes.byref(t))\nprint('survived')\n",
+         NULL, SQ_JAIL_POLICY, "timer_create");
+}
+
 /* A task's last act closes its stdout and stderr, so the run can end from
  * the kernel's view of its exit before its memory is torn down. A program
  * that closes them itself and carries on gets the verdict of what it did. */
@@ -1025,6 +1061,8 @@ int main(int argc, char **argv) {
   test_full_on_demand();
   fprintf(stderr, "verdicts\n");
   test_verdicts();
+  fprintf(stderr, "widenings\n");
+  test_widenings();
   fprintf(stderr, "thread end\n");
   test_thread_end();
   fprintf(stderr, "input\n");
