@@ -334,13 +334,11 @@ ssize_t sq__jail_recv_run(int sock, char *buf, size_t cap, int *fds) {
 
 /* The filter, its listener handed to the supervisor; the last step before
  * exec. A warm zygote loads it itself, once its modules are imported.
- * Without a listener the filter allows every widening's calls: the run's
- * narrowing, stacked first, denies those it does not keep. */
+ * Where the listener cannot answer the widenings' calls the filter allows
+ * them: the run's narrowing, stacked first, denies those it does not keep. */
 static int load_seccomp(const sq__jail_child *c) {
   if (c->warm) return 0;
-  if (!(c->layers & SQ_JAIL_LAYER_SECCOMP_NOTIFY) &&
-      sq__jail_seccomp_narrow(sq__jail_seccomp_narrowing(c->lim->widenings)) != 0)
-    return -1;
+  if (sq__jail_seccomp_narrow(sq__jail_seccomp_spawn_narrowing(c->lim->widenings)) != 0) return -1;
   int fd = sq__jail_seccomp_install(c->seccomp);
   if (fd < 0) return -1;
   if (fd > 0) {

@@ -198,15 +198,18 @@ int sq__jail_seccomp_read(int fd, char *name, size_t name_len, uint64_t *id, uin
 int sq__jail_seccomp_answer(int fd, uint64_t id, bool run);
 /* Whether kernel and libseccomp support user notification. */
 bool sq__jail_seccomp_notify_supported(void);
-/* The narrowings, for a filter without a listener (which allows every
- * widening's calls): for each set of widenings a run keeps
- * (SQ_JAIL_WIDEN_*), a small filter that gives the other widenings' calls
- * EPERM, stacked by a spawn run's payload. Built once per process
- * (thread-safe; 0, SQ_ENOMEM or SQ_EJAIL) before any run, kept for its
- * life. sq__jail_seccomp_narrowing returns the one for kept, NULL when the
- * run keeps them all (or none was built); async-signal-safe. */
+/* The narrowings, for a filter whose listener cannot let a call run (it
+ * then allows every widening's calls): for each set of widenings a run
+ * keeps (SQ_JAIL_WIDEN_*), a small filter that gives the other widenings'
+ * calls EPERM. Built once per process (thread-safe; 0, SQ_ENOMEM or
+ * SQ_EJAIL) before any run, kept for its life. sq__jail_seccomp_narrowing
+ * returns the one for kept, NULL when the run keeps them all (or none was
+ * built); sq__jail_seccomp_spawn_narrowing the same, or NULL when the
+ * listener answers those calls: what a spawn run's payload stacks. Both
+ * async-signal-safe. */
 int sq__jail_seccomp_narrowings_build(void);
 const struct sock_fprog *sq__jail_seccomp_narrowing(uint32_t kept);
+const struct sock_fprog *sq__jail_seccomp_spawn_narrowing(uint32_t kept);
 /* Stacks prog (no listener) on the caller's filters; NULL: nothing. Needs
  * no_new_privs. Async-signal-safe. 0, or -1 with errno. */
 int sq__jail_seccomp_narrow(const struct sock_fprog *prog);

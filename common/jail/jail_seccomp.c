@@ -77,9 +77,10 @@ static const char *const allowed_syscalls[] = {
  * docs/security.md, "Languages"). The filter is the same for every run (a
  * warm zygote loads it once for all its tasks), so it sends them to the
  * supervisor, which lets them run for a run that keeps the widening and
- * answers EPERM to any other (jail_supervise.c). Without a listener the
- * filter allows them, and a spawn run that does not keep them stacks a
- * narrowing that gives them EPERM (sq__jail_seccomp_narrowing). */
+ * answers EPERM to any other (jail_supervise.c). Without a listener that
+ * can let a call run, the filter allows them, and a spawn run that does
+ * not keep them stacks a narrowing that gives them EPERM
+ * (sq__jail_seccomp_spawn_narrowing). */
 static const struct {
   uint32_t bit;
   const char *const calls[6];
@@ -118,6 +119,10 @@ static const unsigned long allowed_ioctls[] = {TCGETS, TIOCGWINSZ, FIONBIO, FIOC
   (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |    \
    CLONE_NEWNET | CLONE_PARENT)
 
+/* Whether the listener can let a call run (SECCOMP_USER_NOTIF_FLAG_CONTINUE,
+ * Linux 5.5; API level 6 needs 5.7): then the widenings' calls go to it. */
+static bool widen_by_listener(void) { return seccomp_api_get() >= 6; }
+
 static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
                 const struct scmp_arg_cmp *cmp) {
   int nr = seccomp_syscall_resolve_name(name);
@@ -136,7 +141,7 @@ static int rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned
 static int add_rules(scmp_filter_ctx ctx, uint32_t kill) {
   for (size_t i = 0; i < sizeof allowed_syscalls / sizeof *allowed_syscalls; i++)
     if (rule(ctx, SCMP_ACT_ALLOW, allowed_syscalls[i], 0, NULL) != 0) return SQ_EJAIL;
-  uint32_t widen = kill == SCMP_ACT_NOTIFY ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW;
+  uint32_t widen = kill == SCMP_ACT_NOTIFY && widen_by_listener() ? SCMP_ACT_NOTIFY : SCMP_ACT_ALLOW;
   for (size_t i = 0; i < sizeof widenings / sizeof *widenings; i++)
     for (size_t k = 0; widenings[i].calls[k]; k++)
       if (rule(ctx, widen, widenings[i].calls[k], 0, NULL) != 0) return SQ_EJAIL;
@@ -254,6 +259,7 @@ out:
 static struct sock_fprog narrowings[SQ_JAIL_WIDEN_ALL + 1];
 static pthread_once_t narrowings_once = PTHREAD_ONCE_INIT;
 static int narrowings_rc;
+static bool narrow_spawn; /* the filter allows the widenings' calls: spawn runs stack their narrowing */
 
 /* A filter that allows everything but the calls of the widenings not in
  * kept (EPERM). Other architectures pass: the shared filter kills them. */
@@ -274,6 +280,7 @@ out:
 }
 
 static void build_narrowings(void) {
+  narrow_spawn = !(sq__jail_seccomp_notify_supported() && widen_by_listener());
   for (uint32_t kept = 0; kept < SQ_JAIL_WIDEN_ALL && narrowings_rc == 0; kept++)
     narrowings_rc = build_narrowing(kept, &narrowings[kept]);
 }
@@ -286,6 +293,10 @@ int sq__jail_seccomp_narrowings_build(void) {
 const struct sock_fprog *sq__jail_seccomp_narrowing(uint32_t kept) {
   const struct sock_fprog *p = &narrowings[kept & SQ_JAIL_WIDEN_ALL];
   return p->len ? p : NULL;
+}
+
+const struct sock_fprog *sq__jail_seccomp_spawn_narrowing(uint32_t kept) {
+  return narrow_spawn ? sq__jail_seccomp_narrowing(kept) : NULL;
 }
 
 int sq__jail_seccomp_narrow(const struct sock_fprog *prog) {
