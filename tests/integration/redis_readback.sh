@@ -57,7 +57,9 @@ start_worker() {
 R HSET 'sq:{default}:rollout' state running candidate cand baseline base stages 10,30,70,100 pct 10 stage 0 \
   window_s -100 hold_s 1 min_requests 1 min_samples 1 version 3 >/dev/null
 start_worker
-sleep 3
+# The worker reads the rollout once it is ready (seconds on a busy host).
+sq_wait_for "grep -q 'rollout state is damaged.*window_s' '$SQ_TMP/w1.log' || ! kill -0 $SQ_PID_w1" 60 || true
+sleep 1 # and uses it
 kill -0 "$SQ_PID_w1" 2>/dev/null || { tail -20 "$SQ_TMP/w1.log" >&2; sq_fail "worker died on window_s -100"; }
 grep -q "rollout state is damaged.*window_s" "$SQ_TMP/w1.log" || { tail -20 "$SQ_TMP/w1.log" >&2; sq_fail "worker did not name window_s"; }
 run st1 "$P" rollout $cfg status
