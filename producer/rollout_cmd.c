@@ -20,7 +20,7 @@ static void usage(void) {
 
 static void show_window(sq_queue *q, const sq_config *cfg, const sq_rollout *r, const char *role, const char *name,
                         sq_metrics_window *w) {
-  if (sq_metrics_read_window(q, &cfg->metrics, name, r->plan.window_s, sq_now_wall_ms(), w) != 0) return;
+  if (sq_metrics_read_window(q, &cfg->metrics, name, r->plan.window_s, 0, sq_now_wall_ms(), w) != 0) return;
   printf("%-9s %s: %.0f requests in the last %lld s, error rate %.1f%%, p95 %.0f ms\n", role, name, w->requests,
          (long long)r->plan.window_s, w->requests > 0 ? 100.0 * w->errors / w->requests : 0.0, w->p95_ms);
 }

@@ -335,10 +335,15 @@ double sq_metrics_quantile_ms(const double *cum, double q) {
 }
 
 int sq_metrics_read_window(sq_queue *q, const sq_metrics_options *o, const char *provider, int64_t span_s,
-                           int64_t now_wall_ms, sq_metrics_window *out) {
+                           int64_t from_wall_ms, int64_t now_wall_ms, sq_metrics_window *out) {
   memset(out, 0, sizeof *out);
   int64_t last = now_wall_ms / 1000 / o->window_s, n_win = span_s / o->window_s + 1;
   if (n_win > MAX_WINDOWS) n_win = MAX_WINDOWS;
+  if (from_wall_ms > 0) { /* windows that began at or after it: index >= ceil(from / window) */
+    int64_t window_ms = 1000 * o->window_s, first = (from_wall_ms + window_ms - 1) / window_ms;
+    if (last - first + 1 < n_win) n_win = last - first + 1;
+    if (n_win <= 0) return 0;
+  }
   char names_buf[MAX_WINDOWS][48];
   const char *names[MAX_WINDOWS];
   for (int64_t k = 0; k < n_win; k++) {

@@ -115,9 +115,11 @@ typedef struct {
 } sq_metrics_window;
 
 /* Reads provider's figures over the windows covering the last span_s
- * seconds before now_wall_ms. Returns 0 or SQ_EREDIS*. */
+ * seconds before now_wall_ms, leaving out any window that began before
+ * from_wall_ms (0: none left out; all left out: zeros). Returns 0 or
+ * SQ_EREDIS*. */
 int sq_metrics_read_window(sq_queue *q, const sq_metrics_options *o, const char *provider, int64_t span_s,
-                           int64_t now_wall_ms, sq_metrics_window *out);
+                           int64_t from_wall_ms, int64_t now_wall_ms, sq_metrics_window *out);
 /* The provider's cumulative exchange count (all time, fleet-wide). */
 int sq_metrics_read_requests(sq_queue *q, const char *provider, double *out);
 

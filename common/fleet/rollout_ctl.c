@@ -217,8 +217,11 @@ int sq_rollout_step(sq_queue *q, const sq_metrics_options *mo, const char *owner
   bool got = false;
   if ((rc = sq_queue_lock(q, SQ_ROLLOUT_LOCK, owner, LOCK_MS, &got)) || !got) return rc;
   sq_rollout_input in = {.now_ms = now_ms};
-  if ((rc = sq_metrics_read_window(q, mo, r->candidate, r->plan.window_s, now_ms, &in.cand)) ||
-      (rc = sq_metrics_read_window(q, mo, r->baseline, r->plan.window_s, now_ms, &in.base)) ||
+  /* Judged on this rollout's traffic only: what the candidate did before
+   * it started (an earlier rollout's, at another share) is not its. */
+  int64_t from = r->started_ms;
+  if ((rc = sq_metrics_read_window(q, mo, r->candidate, r->plan.window_s, from, now_ms, &in.cand)) ||
+      (rc = sq_metrics_read_window(q, mo, r->baseline, r->plan.window_s, from, now_ms, &in.base)) ||
       (rc = sq_metrics_read_requests(q, r->candidate, &in.cand_requests_total)))
     return rc;
   char why[256];
