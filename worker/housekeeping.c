@@ -30,6 +30,8 @@ struct sq__housekeeping {
   int64_t next_flush_ms, next_rollout_ms, next_kill_ms; /* monotonic */
   int64_t started_ms, last_claim_ms;      /* wall clock; 0: never */
   int64_t rollout_version;                /* the rollout state the weights follow; -1: none yet */
+  int64_t rollout_started_ms;             /* and its start (wall clock): a cleared rollout's
+                                             successor starts again at version 1 */
   int rollout_pct;                        /* the candidate's share in force (-1: configured weights) */
 };
 
@@ -122,8 +124,10 @@ static void health_fill(worker *w, int64_t now_ms, sq_health *h) {
  * pct, baseline 100 - pct, every other provider 0; with no rollout (or one
  * naming a provider this worker does not have) the configured weights. */
 static void follow(worker *w, const sq_rollout *r) {
-  if (!w->llm || r->version == w->housekeeping->rollout_version) return;
-  w->housekeeping->rollout_version = r->version;
+  sq__housekeeping *h = w->housekeeping;
+  if (!w->llm || (r->version == h->rollout_version && r->started_ms == h->rollout_started_ms)) return;
+  h->rollout_version = r->version;
+  h->rollout_started_ms = r->started_ms;
   sq_llm_reset_weights(w->llm);
   w->housekeeping->rollout_pct = -1;
   if (r->damage[0])

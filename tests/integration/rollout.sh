@@ -76,7 +76,12 @@ rc=0; $P rollout $cfg start cand old-model 2>"$SQ_TMP/err" || rc=$?
 [ $rc = 1 ] && grep -q "old-model" "$SQ_TMP/err" || sq_fail "a rollout against an unknown baseline: exit $rc: $(cat "$SQ_TMP/err")"
 $P rollout $cfg start --force new-model old-model >"$SQ_TMP/forced" || sq_fail "rollout start --force refused"
 [ "$(state state)" = running ] && [ "$(state candidate)" = new-model ] || sq_fail "--force did not start the rollout"
-$P rollout $cfg abort >/dev/null && $P rollout $cfg clear >/dev/null
+# Both workers follow it (keeping their weights); then it is cleared and
+# the next rollout starts at version 1 again, as this one did: the workers
+# must still take it for a new one (it is told apart by its start).
+sq_wait_for "grep -q \"rollout of 'new-model'\" $SQ_TMP/w1.log && grep -q \"rollout of 'new-model'\" $SQ_TMP/w2.log" 30 ||
+  sq_fail "the workers did not see the forced rollout"
+$P rollout $cfg clear >/dev/null
 
 # A plan that cannot work is refused, naming the key.
 if $P rollout $cfg start cand cand 2>"$SQ_TMP/err"; then sq_fail "rollout of a provider against itself accepted"; fi
