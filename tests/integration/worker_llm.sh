@@ -109,9 +109,12 @@ i=0; : >"$SQ_TMP/spend.in"
 while [ $i -lt 40 ]; do echo "{\"id\": \"s$i\", \"prompt\": \"[w:safe] task $i\"}" >>"$SQ_TMP/spend.in"; i=$((i + 1)); done
 redis-cli -p "$SQ_REDIS_PORT" MONITOR >"$SQ_TMP/monitor.txt" 2>/dev/null &
 mon=$!
-sleep 0.2
+# MONITOR says OK once it watches; a marker after the batch, once seen,
+# means every command before it was written out.
+sq_wait_for "grep -q '^OK' '$SQ_TMP/monitor.txt'" 60 || sq_fail "redis-cli MONITOR did not start"
 push spend --budget-usd 100 <"$SQ_TMP/spend.in"
-sleep 0.2
+sq_redis_cli ECHO spend-monitor-end >/dev/null
+sq_wait_for "grep -q spend-monitor-end '$SQ_TMP/monitor.txt'" 60 || sq_fail "MONITOR did not show the end marker"
 kill $mon 2>/dev/null || true
 wait $mon 2>/dev/null || true
 reads=$(grep -c '"HMGET" "sq:{default}:batch:spend" "cost_usd" "budget_usd"' "$SQ_TMP/monitor.txt" || true)
