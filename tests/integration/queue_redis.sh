@@ -18,7 +18,7 @@ N=400
 sq_tasks "$SQ_TMP/tasks.jsonl" $N
 sq_worker r-1
 sq_worker r-2
-"$P" push --batch aof --wait --timeout-s 120 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>"$SQ_TMP/push.err" &
+"$P" push --batch aof --wait --timeout-s 3600 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>"$SQ_TMP/push.err" &
 push_pid=$!
 sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HGET 'sq:{default}:batch:aof' done)\" -ge 50" 60 ||
   sq_fail "the batch did not start"
@@ -26,8 +26,8 @@ kill -KILL "$SQ_PID_redis"
 sleep 1
 sq_bg redis2 redis-server --port "$SQ_REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly yes \
   --appendfsync always --dir "$SQ_TMP/redis" --daemonize no
-sq_wait_for "redis-cli -p $SQ_REDIS_PORT ping | grep -q PONG" 10 || sq_fail "redis did not restart"
-set +e; wait $push_pid; rc=$?; set -e
+sq_wait_for "redis-cli -p $SQ_REDIS_PORT ping | grep -q PONG" 30 || sq_fail "redis did not restart"
+rc=0; sq_wait_progress aof 60 $push_pid || rc=$?
 [ $rc -eq 0 ] || { cat "$SQ_TMP/push.err"; sq_fail "push --wait exited $rc across the restart"; }
 [ "$(sq_redis_cli HLEN 'sq:{default}:results:aof')" = $N ] || sq_fail "results: $(sq_redis_cli HLEN 'sq:{default}:results:aof')"
 [ "$(sq_batch_field aof done)" = $N ] || sq_fail "done=$(sq_batch_field aof done)"
@@ -52,8 +52,9 @@ echo "redis: 50k batch finished in $(($(date +%s) - t0)) s"
 # The peak since FLUSHALL (the first part's 400 results are far below the
 # 2 MB this checks for), so a slow poll after the batch cannot miss it.
 peak=$(sq_redis_cli INFO memory | awk -F: '/^used_memory_peak:/ {print $2+0}')
-sleep 5
-sq_redis_cli DEBUG SLEEP 0 >/dev/null
+# Retention is 3 s; expiry and freeing come later on a busy host.
+sq_wait_for "[ \$(redis-cli -p $SQ_REDIS_PORT INFO memory | awk -F: '/^used_memory:/ {print \$2+0}') -lt $((base + 1000000)) ]" 60 ||
+  true
 after=$(sq_redis_cli INFO memory | awk -F: '/^used_memory:/ {print $2+0}')
 echo "redis: memory base=$base peak=$peak after retention=$after bytes"
 [ "$peak" -gt $((base + 2000000)) ] || sq_fail "the 50k batch did not grow memory; the test proves nothing"
@@ -76,7 +77,7 @@ sq_bg outage "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/outage.json" --worke
 i=0; : >"$SQ_TMP/outage.jsonl"
 while [ $i -lt 20 ]; do echo "{\"id\": \"o$i\", \"prompt\": \"[w:safe] $i\"}" >>"$SQ_TMP/outage.jsonl"; i=$((i + 1)); done
 "$P" push --batch outage "$SQ_TMP/outage.jsonl" >/dev/null
-sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:processing:o-1')\" = 20" 20 ||
+sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:processing:o-1')\" = 20" 60 ||
   sq_fail "the worker did not claim the 20 tasks"
 kill -KILL "$SQ_PID_redis2"
 # The replies come 1.5 s after the requests; redis stays down until every
@@ -87,9 +88,9 @@ sq_wait_for "[ \$($ran) -ge 20 ]" 60 || true
 runs=$(sh -c "$ran" || true)
 sq_bg redis3 redis-server --port "$SQ_REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly yes \
   --appendfsync always --dir "$SQ_TMP/redis" --daemonize no
-sq_wait_for "redis-cli -p $SQ_REDIS_PORT ping | grep -q PONG" 10 || sq_fail "redis did not restart"
+sq_wait_for "redis-cli -p $SQ_REDIS_PORT ping | grep -q PONG" 30 || sq_fail "redis did not restart"
 echo "redis: $runs of 20 programs ran while redis was down"
 [ "$runs" -eq 20 ] || { tail -20 "$SQ_TMP/outage.log" >&2; sq_fail "only $runs of 20 programs ran during the outage"; }
-sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HLEN 'sq:{default}:results:outage')\" = 20" 30 ||
+sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HLEN 'sq:{default}:results:outage')\" = 20" 60 ||
   sq_fail "results after the outage: $(sq_redis_cli HLEN 'sq:{default}:results:outage') of 20"
 [ "$(sq_batch_field outage done)" = 20 ] || sq_fail "outage batch done=$(sq_batch_field outage done)"
