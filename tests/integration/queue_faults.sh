@@ -24,14 +24,14 @@ export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_TEST_HOOKS=1 SANDQ_LOG_LEVEL=i
 echo '{"id":"slow","code":"import time; time.sleep(1.5); print(1)"}' >"$SQ_TMP/slow.jsonl"
 sq_worker stop-a
 "$P" push --batch stop "$SQ_TMP/slow.jsonl" >/dev/null
-sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:processing:stop-a')\" = 1" 10 ||
+sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:processing:stop-a')\" = 1" 60 ||
   sq_fail "stop-a did not claim the task"
 kill -STOP "$(sq_wpid stop-a)"
 sq_worker stop-b
-sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HEXISTS 'sq:{default}:results:stop' slow)\" = 1" 20 ||
+sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HEXISTS 'sq:{default}:results:stop' slow)\" = 1" 60 ||
   sq_fail "the task was not reclaimed while stop-a was stopped"
 kill -CONT "$(sq_wpid stop-a)"
-sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HGET 'sq:{default}:stats' fenced)\" = 1" 15 ||
+sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT HGET 'sq:{default}:stats' fenced)\" = 1" 60 ||
   sq_fail "stop-a's late result was not refused (fenced=$(sq_stat fenced))"
 /usr/bin/python3 - "$SQ_REDIS_PORT" <<'PY'
 import sys, redis, bson
@@ -52,7 +52,7 @@ echo '{"id":"pill","code":"print(2)","metadata":{"sandq_test":"die"}}' >>"$SQ_TM
 sq_worker pill-1
 sq_worker pill-2
 set +e
-"$P" push --batch pill --wait --timeout-s 60 "$SQ_TMP/pill.jsonl" >"$SQ_TMP/pill.out" 2>"$SQ_TMP/pill.err" &
+"$P" push --batch pill --wait --timeout-s 300 "$SQ_TMP/pill.jsonl" >"$SQ_TMP/pill.out" 2>"$SQ_TMP/pill.err" &
 push_pid=$!
 set -e
 restarts=0
@@ -94,7 +94,7 @@ sq_redis_cli LPUSH 'sq:{default}:tasks' 'not json at all' '[1,2,3]' '{"id":5}' '
   sq_redis_cli -x LPUSH 'sq:{default}:tasks' >/dev/null
 printf '\377\376\000binary' | sq_redis_cli -x LPUSH 'sq:{default}:tasks' >/dev/null
 sq_tasks "$SQ_TMP/after.jsonl" 5
-"$P" push --batch after --wait --timeout-s 60 "$SQ_TMP/after.jsonl" >/dev/null 2>&1 ||
+"$P" push --batch after --wait --timeout-s 300 "$SQ_TMP/after.jsonl" >/dev/null 2>&1 ||
   sq_fail "the workers did not keep going after the garbage"
 sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:tasks')\" = 0" 10 ||
   sq_fail "the garbage was not all taken off the list"
@@ -123,7 +123,7 @@ PY
 kill -TERM "$(sq_wpid garb-1)" "$(sq_wpid garb-2)"
 SANDQ_LLM_BASE_URL="http://127.0.0.1:$(sq_free_port)/v1" SANDQ_LLM_MODEL=m SANDQ_MAX_ATTEMPTS=3 sq_worker llm-1
 echo '{"id":"gen","prompt":"write hello world"}' >"$SQ_TMP/gen.jsonl"
-"$P" push --batch gen --wait --timeout-s 60 "$SQ_TMP/gen.jsonl" >"$SQ_TMP/gen.out" 2>&1 ||
+"$P" push --batch gen --wait --timeout-s 300 "$SQ_TMP/gen.jsonl" >"$SQ_TMP/gen.out" 2>&1 ||
   { cat "$SQ_TMP/gen.out" >&2; sq_fail "push --wait of gen exited $? (an llm_error result is still a result: 0)"; }
 /usr/bin/python3 - "$SQ_REDIS_PORT" <<'PY'
 import sys, redis, bson
