@@ -15,6 +15,7 @@
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 . "$SQ_SRC/tests/lib/ha_env.sh"
+. "$SQ_SRC/tests/lib/queue_env.sh"
 sq_env_init
 command -v redis-cli >/dev/null || sq_skip "redis-cli is not installed (redis-tools)"
 N=${SQ_CLUSTER_FO_TASKS:-600}
@@ -55,7 +56,7 @@ for w in w1 w2; do
   "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/slow.json" --queue "$Q" --worker-id "$w" >"$SQ_TMP/worker-$w.log" 2>&1 &
   SQ_PIDS="$SQ_PIDS $!"
 done
-sq_push_midway "$mport" "$Q" fo "$SQ_TMP/tasks.jsonl" $((N / 6)) --timeout-s 240
+sq_push_midway "$mport" "$Q" fo "$SQ_TMP/tasks.jsonl" $((N / 6))
 # The replica is cut off; then the master dies.
 sq_cut_replica "$mport" "$rpid"
 sleep 0.7

@@ -15,6 +15,7 @@
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 . "$SQ_SRC/tests/lib/ha_env.sh"
+. "$SQ_SRC/tests/lib/queue_env.sh"
 sq_env_init
 command -v redis-cli >/dev/null || sq_skip "redis-cli is not installed (redis-tools)"
 N=${SQ_SENTINEL_TASKS:-3000}
@@ -38,7 +39,7 @@ for w in w1 w2; do
   "$SQ_BIN/sandq-worker" serve --worker-id "$w" >"$SQ_TMP/worker-$w.log" 2>&1 &
   SQ_PIDS="$SQ_PIDS $!"
 done
-sq_push_midway "$mport" default fo "$SQ_TMP/tasks.jsonl" $((N / 5)) --timeout-s 150
+sq_push_midway "$mport" default fo "$SQ_TMP/tasks.jsonl" $((N / 5))
 # The replica is cut off; then the master dies.
 sq_cut_replica "$mport" "$SQ_PID_replica"
 before=$(redis-cli -p "$mport" HLEN 'sq:{default}:results:fo')

@@ -26,7 +26,9 @@
 #                                  network would: nothing written from now
 #                                  on reaches it
 #   sq_push_ended N                fails unless that push --wait exited 0
-#                                  with N tasks ok
+#                                  with N tasks ok; waits as long as its
+#                                  progress lines move (queue_env.sh's
+#                                  sq_wait_progress)
 #   sq_batch_once PORT QUEUE BATCH N  fails unless batch BATCH of QUEUE, on
 #                                  the master on PORT, has exactly one result
 #                                  per task and nothing left queued or leased
@@ -142,7 +144,7 @@ sq_restart_cluster_node() {
 sq_push_midway() {
   mp=$1 pq=$2 pb=$3 pf=$4 at=$5; shift 5
   "$SQ_BIN/sandq-producer" push --queue "$pq" --batch "$pb" --wait "$@" "$pf" >"$SQ_TMP/push.out" 2>"$SQ_TMP/push.err" &
-  SQ_PUSH_PID=$!
+  SQ_PUSH_PID=$! SQ_PUSH_BATCH=$pb
   SQ_PIDS="$SQ_PIDS $SQ_PUSH_PID"
   sq_wait_for "test \"\$(redis-cli -p $mp HLEN 'sq:{$pq}:results:$pb')\" -ge $at" 120 ||
     { cat "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "the batch did not get going"; }
@@ -153,8 +155,13 @@ sq_cut_replica() {
   redis-cli -p "$1" CLIENT KILL TYPE replica >/dev/null
 }
 
+# The settled count of the last progress line of sq_push_midway's push.
+sq__push_settled() {
+  sed -n 's/^batch [^:]*: \([0-9]*\)\/.*/\1/p' "$SQ_TMP/push.err" | tail -n 1
+}
+
 sq_push_ended() {
-  set +e; wait "$SQ_PUSH_PID"; rc=$?; set -e
+  set +e; sq_wait_progress "$SQ_PUSH_BATCH" 120 "$SQ_PUSH_PID" sq__push_settled; rc=$?; set -e
   [ $rc -eq 0 ] || { tail -n 20 "$SQ_TMP/push.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "push --wait exited $rc across the failover"; }
   grep -q "ok *$1" "$SQ_TMP/push.out" || sq_fail "push --wait summary: $(cat "$SQ_TMP/push.out")"
 }

@@ -6,9 +6,11 @@
 #   sq_batch_field BATCH FIELD    a field of the batch hash (0 when absent)
 #   sq_stat NAME                  a queue counter from sq:{Q}:stats (0 when absent)
 #   sq_wait_batch BATCH S         up to S s for the batch to finish
-#   sq_wait_progress BATCH S PID  until PID (its push --wait) exits; fails
-#                                 once no task has finished for S s (a busy
-#                                 host is slower, never a failure)
+#   sq_wait_progress BATCH S PID [COUNT]  until PID (its push --wait)
+#                                 exits; fails once no task has finished for
+#                                 S s (a busy host is slower, never a
+#                                 failure); COUNT: a command printing the
+#                                 count (default: the batch's done field)
 
 SQ_Q=${SANDQ_QUEUE:-default}
 
@@ -48,7 +50,7 @@ sq_wait_progress() {
   last_t=$(date +%s)
   while kill -0 "$3" 2>/dev/null; do
     now=$(date +%s)
-    d=$(sq_batch_field "$1" done)
+    if [ -n "${4:-}" ]; then d=$($4); else d=$(sq_batch_field "$1" done); fi
     if [ "$d" != "$last_done" ]; then
       last_done=$d
       last_t=$now
