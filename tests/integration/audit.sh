@@ -43,7 +43,7 @@ T
 $P push $cfg --batch a1 --wait --timeout-s 60 --out "$SQ_TMP/a1.bson" "$SQ_TMP/a1.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
   { cat "$SQ_TMP/push.out" "$SQ_TMP/w1.log" >&2; sq_fail "batch a1 did not complete"; }
 runs=9 # 7 tasks with one run, one repaired with two
-sq_wait_for "[ \$($P audit $cfg --batch a1 --json | wc -l) -ge $runs ]" 10 ||
+sq_wait_for "[ \$($P audit $cfg --batch a1 --json | wc -l) -ge $runs ]" 60 ||
   sq_fail "the audit trail holds $($P audit $cfg --batch a1 --json | wc -l) entries for a1, want $runs"
 $P audit $cfg --batch a1 --json >"$SQ_TMP/a1.audit"
 $PY - "$SQ_TMP/a1.bson" "$SQ_TMP/a1.audit" $runs <<'PY' || sq_fail "audit entries do not match the results"
@@ -100,7 +100,7 @@ i=0; : >"$SQ_TMP/a2.jsonl"
 while [ $i -lt 100 ]; do echo "{\"id\": \"c$i\", \"code\": \"print($i)\"}" >>"$SQ_TMP/a2.jsonl"; i=$((i + 1)); done
 $P push $cfg --batch a2 --wait --timeout-s 120 "$SQ_TMP/a2.jsonl" >"$SQ_TMP/push2.out" 2>&1 ||
   { cat "$SQ_TMP/push2.out" >&2; sq_fail "batch a2 did not complete"; }
-sq_wait_for "$P audit $cfg --batch a2 --json | grep -q '\"task\":\"c99\"'" 10 || sq_fail "the last run of a2 is not in the trail"
+sq_wait_for "$P audit $cfg --batch a2 --json | grep -q '\"task\":\"c99\"'" 60 || sq_fail "the last run of a2 is not in the trail"
 len=$(sq_redis_cli XLEN "$KEY")
 [ "$len" -ge $CAP ] && [ "$len" -le $((CAP + 10)) ] || sq_fail "the audit stream holds $len entries, want $CAP..$((CAP + 10))"
 echo "audit: all checks passed ($len entries kept under audit_max_len $CAP)"

@@ -23,7 +23,7 @@ export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
 '; exec "$W" serve $(cat "$SQ_TMP/args") --log-level info) >"$SQ_TMP/serve.log" 2>&1 &
 pid=$!
 SQ_PIDS="$SQ_PIDS $pid"
-sq_wait_for "grep -q 'serving queue' '$SQ_TMP/serve.log'" 20 || {
+sq_wait_for "grep -q 'serving queue' '$SQ_TMP/serve.log'" 60 || {
   set +e; wait $pid; rc=$?; set -e
   cat "$SQ_TMP/serve.log" >&2
   sq_fail "serve with 300 repeated flags did not start (exit $rc)"

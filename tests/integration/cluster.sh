@@ -91,7 +91,7 @@ worker w-a1 "$A" SANDQ_SHARDS=3 SANDQ_TEST_EXEC=real
 SANDQ_SHARDS=3 "$P" push --queue "$A" --batch ba --wait --timeout-s 120 "$SQ_TMP/t30.jsonl" >"$SQ_TMP/push-a.out" \
   2>"$SQ_TMP/push-a.err" || { cat "$SQ_TMP/push-a.err" "$SQ_TMP/worker-w-a1.log" >&2; sq_fail "push --wait (real runs) failed"; }
 home=$(sq_cluster_owner "sq:{$A}:audit")
-sq_wait_for "[ \$(redis-cli -p $home XLEN 'sq:{$A}:audit') -ge 30 ]" 10 || true
+sq_wait_for "[ \$(redis-cli -p $home XLEN 'sq:{$A}:audit') -ge 30 ]" 60 || true
 audit=$(redis-cli -p "$home" XLEN "sq:{$A}:audit")
 [ "$audit" = 30 ] || sq_fail "sharded queue $A: $audit audit entries under sq:{$A}:audit on $home, want 30"
 echo "cluster: sharded queue $A: 30 programs run, 30 audit entries on the home tag's master $home"

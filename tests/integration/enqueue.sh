@@ -17,7 +17,7 @@ sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' b 60 0 '{"id":"x"}' 2>&1 |
 
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
 sq_bg worker "$W" serve --worker-id enq-w1 --log-level warn
-sq_wait_for "[ \"\$(redis-cli -p $SQ_REDIS_PORT FUNCTION LIST LIBRARYNAME sandq_v1 | grep -c sq1_enqueue)\" -ge 1 ]" 20 ||
+sq_wait_for "[ \"\$(redis-cli -p $SQ_REDIS_PORT FUNCTION LIST LIBRARYNAME sandq_v1 | grep -c sq1_enqueue)\" -ge 1 ]" 60 ||
   { cat "$SQ_TMP/worker.log" >&2; sq_fail "the worker did not load the functions"; }
 
 # 1. The docs example, as written (redis-cli pointed at this Redis).

@@ -56,7 +56,7 @@ $PY -c "import bson,sys; d=bson.decode_all(open('$SQ_TMP/m1.bson','rb').read());
   { cat "$SQ_TMP/push.out" >&2; sq_fail "not every task of m1 has a result"; }
 
 # Wait for the workers' flushes to land, then compare with the results.
-sq_wait_for "$P metrics $cfg | awk '/^sandq_tasks_total/ {s += \$2} END {exit !(s >= $n)}'" 20 ||
+sq_wait_for "$P metrics $cfg | awk '/^sandq_tasks_total/ {s += \$2} END {exit !(s >= $n)}'" 60 ||
   sq_fail "metrics never counted $n tasks: $($P metrics $cfg | grep tasks_total)"
 $P metrics $cfg >"$SQ_TMP/m.txt"
 promtool check metrics <"$SQ_TMP/m.txt" || sq_fail "promtool rejects the exposition"
@@ -142,7 +142,7 @@ $P health $cfg w2 >/dev/null || sq_fail "health w2 failed"
 if $P health $cfg nobody >/dev/null; then sq_fail "health of an unknown worker passed"; fi
 # A worker killed outright goes stale; the other keeps the fleet healthy.
 kill -KILL "$SQ_PID_w2"
-sq_wait_for "! $P health $cfg w2" 10 || sq_fail "a killed worker stayed healthy"
+sq_wait_for "! $P health $cfg w2" 60 || sq_fail "a killed worker stayed healthy"
 $P health $cfg w2 | grep -q "stale" || sq_fail "killed worker not reported stale"
 $P health $cfg >/dev/null || sq_fail "one live worker left, yet the fleet is unhealthy"
 # A worker stopped cleanly removes itself; with none left the fleet is unhealthy.

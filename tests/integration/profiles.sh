@@ -225,7 +225,7 @@ u = docs["unknown"]
 assert u["status"] == "invalid_task" and "'nope' is not a profile of this worker (it has: default, data)" in u["reason"], u
 print("serve: 10 data tasks passed warm, default and unknown profiles as they should")
 PY
-sq_wait_for "[ \$($P audit --config $SQ_TMP/w.json --batch pr --json | wc -l) -ge 12 ]" 10 || fail "audit: fewer than 12 entries"
+sq_wait_for "[ \$($P audit --config $SQ_TMP/w.json --batch pr --json | wc -l) -ge 12 ]" 60 || fail "audit: fewer than 12 entries"
 "$P" audit --config "$SQ_TMP/w.json" --batch pr --json >"$SQ_TMP/pr.audit"
 grep '"task":"pd-0"' "$SQ_TMP/pr.audit" | grep -q '"profile":"data"' || fail "audit: no profile data for pd-0: $(cat "$SQ_TMP/pr.audit")"
 grep '"task":"plain"' "$SQ_TMP/pr.audit" | grep -q '"profile":"default"' || fail "audit: no profile default for plain"

@@ -150,7 +150,7 @@ done
 $P rollout $cfg status
 [ "$(state state)" = rolled_back ] && [ "$(state pct)" = 0 ] || sq_fail "failing candidate ended $(state state) at $(state pct)%"
 state reason | grep -q "error rate" || sq_fail "rollback reason does not name the error rate: $(state reason)"
-sq_wait_for "grep -q 'cand gets 0%' $SQ_TMP/w1.log && grep -q 'cand gets 0%' $SQ_TMP/w2.log" 10 ||
+sq_wait_for "grep -q 'cand gets 0%' $SQ_TMP/w1.log && grep -q 'cand gets 0%' $SQ_TMP/w2.log" 60 ||
   sq_fail "a worker did not follow the rollback"
 c0=$(served "$cand_port")
 batch after

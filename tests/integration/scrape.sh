@@ -137,6 +137,6 @@ sq_wait_for "[ \"\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$p1/
   sq_fail "worker /healthz stayed $(curl -s "http://127.0.0.1:$p1/healthz") without redis"
 curl -s "http://127.0.0.1:$p1/healthz" | grep -q "^not claiming: .*redis" || sq_fail "503 without a reason: $(curl -s "http://127.0.0.1:$p1/healthz")"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$pf/healthz")" = 503 ] || sq_fail "fleet /healthz is not 503 without redis"
-sq_wait_for "curl -sf http://127.0.0.1:$p1/metrics | grep -q '^sandq_worker_claiming{worker=\"w1\",queue=\"default\"} 0'" 5 ||
+sq_wait_for "curl -sf http://127.0.0.1:$p1/metrics | grep -q '^sandq_worker_claiming{worker=\"w1\",queue=\"default\"} 0'" 30 ||
   sq_fail "the worker's metrics do not say it stopped claiming"
 echo "scrape: all checks passed ($n tasks counted through Prometheus)"

@@ -20,7 +20,7 @@ sq_redis_cli SET "$R" x >/dev/null
 sq_tasks "$SQ_TMP/tasks.jsonl" $N
 "$SQ_BIN/sandq-producer" push --batch bad "$SQ_TMP/tasks.jsonl" >/dev/null 2>&1 || sq_fail "push"
 sq_worker w1
-sq_wait_for "grep -qE 'WRONGTYPE|CORRUPT' '$SQ_TMP/worker-w1.log'" 20 || sq_fail "no store failure logged"
+sq_wait_for "grep -qE 'WRONGTYPE|CORRUPT' '$SQ_TMP/worker-w1.log'" 60 || sq_fail "no store failure logged"
 
 # Over 5 s of a store error that does not pass: about one line per backoff
 # step (100 ms doubling to 5 s: 7 steps) and no reconnects (the connection
@@ -46,7 +46,7 @@ held=$(sq_redis_cli LLEN 'sq:{default}:processing:w1') waiting=$(sq_redis_cli LL
 
 # Repaired: every task gets its result, each exactly once.
 sq_redis_cli DEL "$R" >/dev/null
-sq_wait_batch bad 20 || sq_fail "the batch did not finish after the repair: $(sq_redis_cli HLEN "$R") of $N results"
+sq_wait_batch bad 60 || sq_fail "the batch did not finish after the repair: $(sq_redis_cli HLEN "$R") of $N results"
 [ "$(sq_redis_cli HLEN "$R")" = $N ] || sq_fail "results: $(sq_redis_cli HLEN "$R") of $N"
 [ "$(sq_batch_field bad done)" = $N ] || sq_fail "done=$(sq_batch_field bad done)"
 [ "$(sq_redis_cli LLEN 'sq:{default}:processing:w1')" = 0 ] || sq_fail "claims left after the repair"

@@ -44,7 +44,7 @@ for round in 1 2 3; do
     [ "$n" -ge 10 ] || sq_fail "only $n threads and processes found under the worker"
     echo "round 1: $n threads and processes under the worker, every one SCHED_BATCH"
   fi
-  sq_wait_for "\"$SQ_BIN/sandq-producer\" results prompt$round --format jsonl 2>/dev/null | grep -q '\"slow'" 20 ||
+  sq_wait_for "\"$SQ_BIN/sandq-producer\" results prompt$round --format jsonl 2>/dev/null | grep -q '\"slow'" 60 ||
     sq_fail "round $round: the slow result was not stored"
   "$SQ_BIN/sandq-producer" results "prompt$round" --format jsonl | grep '"slow"' | grep -q 'policy 3' ||
     sq_fail "round $round: the task did not run SCHED_BATCH: $("$SQ_BIN/sandq-producer" results "prompt$round" --format jsonl | grep '"slow"')"

@@ -22,7 +22,7 @@ sq_client_servers() {
   sq_bg w1 "$SQ_BIN/sandq-worker" serve --worker-id "$1-w1" --log-level warn
   sq_bg w2 "$SQ_BIN/sandq-worker" serve --worker-id "$1-w2" --log-level warn
   sq_bg w3 "$SQ_BIN/sandq-worker" serve --worker-id "$1-w3" --queue "$SANDQ_TEST_SHARDED_QUEUE" --log-level warn
-  sq_wait_for "redis-cli -p $SQ_REDIS_PORT FUNCTION LIST | grep -q sq1_batch_get" 20 ||
+  sq_wait_for "redis-cli -p $SQ_REDIS_PORT FUNCTION LIST | grep -q sq1_batch_get" 60 ||
     { cat "$SQ_TMP/w1.log" >&2; sq_fail "the workers did not load the functions"; }
   command -v redis-cli >/dev/null || sq_skip "redis-cli is not installed (redis-tools)"
   plain=$SANDQ_REDIS_URL
