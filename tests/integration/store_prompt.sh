@@ -21,7 +21,7 @@ for round in 1 2 3; do
   } >"$SQ_TMP/tasks.jsonl"
   t0=$(date +%s%N)
   "$SQ_BIN/sandq-producer" push --batch "prompt$round" "$SQ_TMP/tasks.jsonl" >/dev/null
-  sq_wait_for "\"$SQ_BIN/sandq-producer\" results prompt$round --format jsonl 2>/dev/null | grep -c '\"fast' | grep -qx 2" 20 ||
+  sq_wait_for "\"$SQ_BIN/sandq-producer\" results prompt$round --format jsonl 2>/dev/null | grep -c '\"fast' | grep -qx 2" 60 ||
     sq_fail "round $round: the fast results were not stored"
   ms=$(( ($(date +%s%N) - t0) / 1000000 ))
   "$SQ_BIN/sandq-producer" results "prompt$round" --format jsonl >"$SQ_TMP/r.jsonl"
