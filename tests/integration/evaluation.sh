@@ -10,6 +10,7 @@
 # with the line and field named and nothing written.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/tests/lib/queue_env.sh"
 data=${SANDQ_HUMANEVAL:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/HumanEval.jsonl.gz}}
 [ -n "$data" ] && [ -r "$data" ] || sq_skip "HumanEval data not found (SANDQ_DATA_DIR or SANDQ_HUMANEVAL)"
 PY=/usr/bin/python3
@@ -183,7 +184,7 @@ grep -q "cannot write" "$SQ_TMP/never.out" || { cat "$SQ_TMP/never.out"; sq_fail
 grep -q "batch never has no results" "$SQ_TMP/never.err" || { cat "$SQ_TMP/never.err"; sq_fail "unknown batch not explained"; }
 
 t0=$(date +%s)
-"$P" push --batch sampled --wait --timeout-s 300 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
+sq_push_wait sampled "$SQ_TMP/push.out" "$SQ_TMP/tasks.jsonl" ||
   { cat "$SQ_TMP/push.out"; tail -20 "$SQ_TMP/w1.log"; sq_fail "the sampled batch did not finish"; }
 echo "evaluation: 820 sampled tasks in $(( $(date +%s) - t0 ))s"
 "$P" report sampled --json --k 1,2,5,10 >"$SQ_TMP/report.json"

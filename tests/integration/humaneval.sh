@@ -9,6 +9,7 @@
 # (pass@1 = 0), each with a reason.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/tests/lib/queue_env.sh"
 data=${SANDQ_HUMANEVAL:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/HumanEval.jsonl.gz}}
 [ -n "$data" ] && [ -r "$data" ] || sq_skip "HumanEval data not found (SANDQ_DATA_DIR or SANDQ_HUMANEVAL)"
 /usr/bin/python3 -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson module) is not installed"
@@ -32,7 +33,7 @@ for mode in warm spawn; do
   sq_bg "w1$mode" "$SQ_BIN/sandq-worker" serve --worker-id "he-1-$mode"
   sq_bg "w2$mode" "$SQ_BIN/sandq-worker" serve --worker-id "he-2-$mode"
   for set in canonical broken; do
-    "$P" push --batch "he-$set-$mode" --wait --timeout-s 400 "$SQ_TMP/$set.jsonl" >"$SQ_TMP/push-$set-$mode.out" 2>&1 ||
+    sq_push_wait "he-$set-$mode" "$SQ_TMP/push-$set-$mode.out" "$SQ_TMP/$set.jsonl" ||
       { cat "$SQ_TMP/push-$set-$mode.out"; sq_fail "push of $set exited non-zero in mode $mode"; }
     "$P" report "he-$set-$mode" --json --k 1 >"$SQ_TMP/report-$set-$mode.json"
     "$P" results "he-$set-$mode" --out "$SQ_TMP/$set-$mode.bson" 2>/dev/null

@@ -46,8 +46,7 @@ printf '%s\n' '{"id":"cobol","language":"cobol","code":"x"}' >"$SQ_TMP/cobol.jso
   sq_fail "push took a task in an unknown language"
 grep -q "'cobol' is not a language sandq runs (it knows: python, bash" "$SQ_TMP/cobol.out" ||
   sq_fail "push's refusal does not name the languages: $(cat "$SQ_TMP/cobol.out")"
-"$SQ_BIN/sandq-producer" push --batch langs --wait --timeout-s 800 --out "$SQ_TMP/langs.bson" "$SQ_TMP/tasks.jsonl" \
-  >"$SQ_TMP/push.out" 2>&1 || sq_fail "push --wait exited $?: $(tail -3 "$SQ_TMP/push.out")"
+sq_push_wait langs "$SQ_TMP/push.out" --out "$SQ_TMP/langs.bson" "$SQ_TMP/tasks.jsonl" || sq_fail "push --wait exited $?: $(tail -3 "$SQ_TMP/push.out")"
 
 $PY - "$SQ_TMP/langs.bson" "$SQ_TMP/tasks.jsonl" <<'PY' || sq_fail "results: see above"
 import bson, json, sys

@@ -8,6 +8,7 @@
 # the {"task_id", "completion"} samples format, gives pass@1 = 0.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/tests/lib/queue_env.sh"
 data=${SANDQ_MBPP:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/mbpp.jsonl}}
 [ -n "$data" ] && [ -r "$data" ] || sq_skip "MBPP data not found (SANDQ_DATA_DIR or SANDQ_MBPP)"
 sq_env_init
@@ -41,7 +42,7 @@ sq_bg w1 "$SQ_BIN/sandq-worker" serve --worker-id mbpp-1
 sq_bg w2 "$SQ_BIN/sandq-worker" serve --worker-id mbpp-2
 for set in canonical broken; do
   t0=$(date +%s)
-  "$P" push --batch "mbpp-$set" --wait --timeout-s 500 "$SQ_TMP/$set.jsonl" >"$SQ_TMP/push-$set.out" 2>&1 ||
+  sq_push_wait "mbpp-$set" "$SQ_TMP/push-$set.out" "$SQ_TMP/$set.jsonl" ||
     { cat "$SQ_TMP/push-$set.out"; sq_fail "push of $set exited non-zero"; }
   echo "mbpp: $set: 974 tasks in $(( $(date +%s) - t0 ))s"
   "$P" report "mbpp-$set" --json --k 1 >"$SQ_TMP/report-$set.json"

@@ -12,6 +12,7 @@
 # page shows it under the task.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/tests/lib/queue_env.sh"
 data=${SANDQ_HUMANEVAL:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/HumanEval.jsonl.gz}}
 [ -n "$data" ] && [ -r "$data" ] || sq_skip "HumanEval data not found (SANDQ_DATA_DIR or SANDQ_HUMANEVAL)"
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
@@ -54,7 +55,7 @@ cat >"$SQ_TMP/worker.json" <<JSON
 JSON
 unset SANDQ_LLM_BASE_URL
 sq_bg w1 "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id html-1
-"$P" push --batch nightly-eval --wait --timeout-s 200 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
+sq_push_wait nightly-eval "$SQ_TMP/push.out" "$SQ_TMP/tasks.jsonl" ||
   { cat "$SQ_TMP/push.out"; sq_fail "the batch did not finish"; }
 "$P" report nightly-eval --k 1,2,5 --html "$SQ_TMP/report.html" >"$SQ_TMP/report.txt"
 

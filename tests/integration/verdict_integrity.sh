@@ -14,6 +14,7 @@
 # run the same sets as a user would, through import and report.)
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
+. "$SQ_SRC/tests/lib/queue_env.sh"
 data=${SANDQ_HUMANEVAL:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/HumanEval.jsonl.gz}}
 [ -n "$data" ] && [ -r "$data" ] || sq_skip "HumanEval data not found (SANDQ_DATA_DIR or SANDQ_HUMANEVAL)"
 /usr/bin/python3 -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson module) is not installed"
@@ -82,8 +83,7 @@ for mode in warm spawn; do
   sq_bg "w1$mode" "$SQ_BIN/sandq-worker" serve --worker-id "he-1-$mode"
   sq_bg "w2$mode" "$SQ_BIN/sandq-worker" serve --worker-id "he-2-$mode"
   set +e
-  "$SQ_BIN/sandq-producer" push --batch "he-$mode" --wait --timeout-s 600 --out "$SQ_TMP/$mode.bson" \
-    "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push-$mode.out" 2>&1
+  sq_push_wait "he-$mode" "$SQ_TMP/push-$mode.out" --out "$SQ_TMP/$mode.bson" "$SQ_TMP/tasks.jsonl"
   rc=$?
   set -e
   /usr/bin/python3 - "$SQ_TMP/$mode.bson" "$mode" "$(cat "$SQ_TMP/tasks.jsonl.count")" <<'PY'

@@ -11,6 +11,9 @@
 #                                 S s (a busy host is slower, never a
 #                                 failure); COUNT: a command printing the
 #                                 count (default: the batch's done field)
+#   sq_push_wait BATCH OUT ARGS   `push --batch BATCH --wait ARGS` (output in
+#                                 OUT) while the batch makes progress; its
+#                                 exit code (120 s without a result fails)
 
 SQ_Q=${SANDQ_QUEUE:-default}
 
@@ -59,4 +62,14 @@ sq_wait_progress() {
     sleep 0.5
   done
   wait "$3"
+}
+
+# A big batch's `push --wait` has no fixed budget: it may take as long as
+# tasks keep finishing (a busy host is slower, never a failure).
+sq_push_wait() {
+  sq__pw_batch=$1 sq__pw_out=$2
+  shift 2
+  "$SQ_BIN/sandq-producer" push --batch "$sq__pw_batch" --wait "$@" >"$sq__pw_out" 2>&1 &
+  SQ_PIDS="$SQ_PIDS $!"
+  sq_wait_progress "$sq__pw_batch" 120 $!
 }
