@@ -171,9 +171,8 @@ sq_wait_for "[ \$(redis-cli -p $SQ_REDIS_PORT HLEN 'sq:{default}:claims') -ge 2 
 # The check below wants one run stopped mid-run: wait until a task's program
 # sleeps below a worker (its wchan; where the kernel hides it, the check
 # decides alone).
-asleep() { for p in $(sq_tree_pids "$1"); do grep -q nanosleep "/proc/$p/wchan" 2>/dev/null && return 0; done; return 1; }
 until_s=$(($(date +%s) + 60))
-until asleep "$SQ_PID_w1" || asleep "$SQ_PID_w2"; do [ "$(date +%s)" -lt $until_s ] || break; sleep 0.1; done
+until sq_tree_asleep "$SQ_PID_w1" || sq_tree_asleep "$SQ_PID_w2"; do [ "$(date +%s)" -lt $until_s ] || break; sleep 0.1; done
 "$P" cancel --kill lc-kill >"$SQ_TMP/kill.out" 2>&1 || sq_fail "cancel --kill: $(cat "$SQ_TMP/kill.out")"
 grep -q "running (their workers stop them)" "$SQ_TMP/kill.out" || sq_fail "cancel --kill said: $(cat "$SQ_TMP/kill.out")"
 # Without the kill the runs take their full minute: 45 s is a bound only a stop meets.

@@ -87,6 +87,13 @@ sq_tree_pids() {
   for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do sq_tree_pids "$c"; done
 }
 
+# sq_tree_asleep PID: whether a process of PID's tree sleeps in the kernel
+# (time.sleep: its wchan says nanosleep), i.e. a task's program is running.
+sq_tree_asleep() {
+  for p in $(sq_tree_pids "$1"); do grep -q nanosleep "/proc/$p/wchan" 2>/dev/null && return 0; done
+  return 1
+}
+
 # sq_need_worker_host: skips unless a real worker's jail can run here
 # (/usr/bin/python3, root for its namespaces and cgroups); then sets PY, P
 # and W to the interpreter, the producer and the worker.
