@@ -210,6 +210,21 @@ static void test_llm_settings(void) {
   CHECK(sq_config_load_env(&c, err, sizeof err) != 0);
   CHECK_CONTAINS(err, "SANDQ_STORE_LLM_REPLY: store_llm_reply: '1' must be true or false");
   unsetenv("SANDQ_STORE_LLM_REPLY");
+  /* warm_prelude: on by default; off from a file or the environment */
+  sq_config c2;
+  sq_config_defaults(&c2);
+  CHECK(c2.warm_prelude);
+  write_file("{\"warm_prelude\": false}");
+  CHECK_EQ(sq_config_load_file(&c2, path, err, sizeof err), 0);
+  CHECK(!c2.warm_prelude);
+  bad_value("{\"warm_prelude\": \"no\"}", "warm_prelude: must be true or false");
+  setenv("SANDQ_WARM_PRELUDE", "true", 1);
+  CHECK_EQ(sq_config_load_env(&c2, err, sizeof err), 0);
+  CHECK(c2.warm_prelude);
+  setenv("SANDQ_WARM_PRELUDE", "1", 1);
+  CHECK(sq_config_load_env(&c2, err, sizeof err) != 0);
+  CHECK_CONTAINS(err, "SANDQ_WARM_PRELUDE: warm_prelude: '1' must be true or false");
+  unsetenv("SANDQ_WARM_PRELUDE");
 }
 
 /* The risk settings are enums parsed once, by sq_config_set: every name of
