@@ -1,4 +1,6 @@
 /* test_config.c: defaults -> file -> env -> flags, and errors naming the field. */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,35 @@ static void bad_file(const char *text, const char *needle) {
   write_file(text);
   CHECK(sq_config_load_file(&c, path, err, sizeof err) != 0);
   CHECK_CONTAINS(err, needle);
+}
+
+/* A boolean key: its default, both values from a file and from the
+ * environment variable env, and a non-boolean refused in each. */
+static void check_bool(const char *key, const char *env, bool def, size_t off) {
+  sq_config c;
+  char err[512] = "", text[128], needle[128];
+  sq_config_defaults(&c);
+  bool *v = (bool *)((char *)&c + off);
+  CHECK(*v == def);
+  for (int want = 0; want < 2; want++) {
+    snprintf(text, sizeof text, "{\"%s\": %s}", key, want ? "true" : "false");
+    write_file(text);
+    CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+    CHECK(*v == (bool)want);
+    setenv(env, want ? "false" : "true", 1);
+    CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
+    CHECK(*v == !want);
+  }
+  snprintf(needle, sizeof needle, "%s: must be true or false", key);
+  snprintf(text, sizeof text, "{\"%s\": 1}", key);
+  bad_file(text, needle);
+  snprintf(text, sizeof text, "{\"%s\": \"yes\"}", key);
+  bad_file(text, needle);
+  setenv(env, "1", 1);
+  CHECK(sq_config_load_env(&c, err, sizeof err) != 0);
+  snprintf(needle, sizeof needle, "%s: %s: '1' must be true or false", env, key);
+  CHECK_CONTAINS(err, needle);
+  unsetenv(env);
 }
 
 /* The static pre-check's settings: defaults, file (string or array), flags, errors. */
@@ -192,39 +223,10 @@ static void test_llm_settings(void) {
   bad_value("{\"max_repairs\": 11}", "max_repairs");
   bad_value("{\"breaker_error_pct\": 101}", "breaker_error_pct");
   bad_value("{\"llm_backoff_base_ms\": 9000}", "llm_backoff_base_ms: above llm_backoff_cap_ms");
-  /* store_llm_reply: a JSON boolean in a file, true or false in the environment */
-  CHECK(!c.store_llm_reply);
-  write_file("{\"store_llm_reply\": true}");
-  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
-  CHECK(c.store_llm_reply);
-  write_file("{\"store_llm_reply\": false}");
-  CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
-  CHECK(!c.store_llm_reply);
-  bad_value("{\"store_llm_reply\": 1}", "store_llm_reply: must be true or false");
-  bad_value("{\"store_llm_reply\": \"yes\"}", "store_llm_reply: must be true or false");
   bad_value("{\"queue\": true}", "queue: must be a string or a number");
-  setenv("SANDQ_STORE_LLM_REPLY", "true", 1);
-  CHECK_EQ(sq_config_load_env(&c, err, sizeof err), 0);
-  CHECK(c.store_llm_reply);
-  setenv("SANDQ_STORE_LLM_REPLY", "1", 1);
-  CHECK(sq_config_load_env(&c, err, sizeof err) != 0);
-  CHECK_CONTAINS(err, "SANDQ_STORE_LLM_REPLY: store_llm_reply: '1' must be true or false");
-  unsetenv("SANDQ_STORE_LLM_REPLY");
-  /* warm_prelude: on by default; off from a file or the environment */
-  sq_config c2;
-  sq_config_defaults(&c2);
-  CHECK(c2.warm_prelude);
-  write_file("{\"warm_prelude\": false}");
-  CHECK_EQ(sq_config_load_file(&c2, path, err, sizeof err), 0);
-  CHECK(!c2.warm_prelude);
-  bad_value("{\"warm_prelude\": \"no\"}", "warm_prelude: must be true or false");
-  setenv("SANDQ_WARM_PRELUDE", "true", 1);
-  CHECK_EQ(sq_config_load_env(&c2, err, sizeof err), 0);
-  CHECK(c2.warm_prelude);
-  setenv("SANDQ_WARM_PRELUDE", "1", 1);
-  CHECK(sq_config_load_env(&c2, err, sizeof err) != 0);
-  CHECK_CONTAINS(err, "SANDQ_WARM_PRELUDE: warm_prelude: '1' must be true or false");
-  unsetenv("SANDQ_WARM_PRELUDE");
+  /* The booleans: a JSON boolean in a file, true or false in the environment. */
+  check_bool("store_llm_reply", "SANDQ_STORE_LLM_REPLY", false, offsetof(sq_config, store_llm_reply));
+  check_bool("warm_prelude", "SANDQ_WARM_PRELUDE", true, offsetof(sq_config, warm_prelude));
 }
 
 /* The risk settings are enums parsed once, by sq_config_set: every name of
