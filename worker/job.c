@@ -294,6 +294,7 @@ static int wrap_workspace(job *j, const sq_jail_limits *run) {
     if (!use.cached) use.emit_max_bytes = sq__compile_cache_build_max(cc);
   }
   char *wrapped = NULL;
+  if (sq_workspace_standby(j->task, run, j->standby, sizeof j->standby) < 0) return SQ_ENOMEM;
   sq_jail *jail = j->jail ? j->jail : j->w->jail; /* the profile's, else the worker's (pool.c) */
   int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, run, &use,
                                 sq_jail_prelude_in_force(jail), &wrapped);
@@ -411,6 +412,7 @@ void sq__job_submit(job *j) {
   j->lim.output_kib += j->extra_output_kib;
   if (j->expected_run && j->lim.output_kib < SQ__EXPECTED_OUTPUT_KIB) j->lim.output_kib = SQ__EXPECTED_OUTPUT_KIB;
   j->lim.stop = &j->kill;
+  j->lim.standby = j->standby[0] && sq_workspace_applies(j->task) ? j->standby : NULL;
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
   w->in_jail++;
@@ -460,7 +462,8 @@ static void take_outcome(job *j) {
   r->memory_kib = o->memory_kib;
   r->exec_ms += o->wall_ms;
   r->blocked_syscall = o->blocked_syscall;
-  r->jail = (sq_result_jail){.ran = true, .mode = sq_jail_mode_name(o->mode), .oom_killed = o->oom_killed};
+  r->jail = (sq_result_jail){
+      .ran = true, .mode = sq_jail_mode_name(o->mode), .oom_killed = o->oom_killed, .standby = j->files.standby};
   sq_jail_layers_names(o->layers, r->jail.layers, SQ_RESULT_MAX_LAYERS);
   /* Why a failing status failed: the harness's own finding (a shortcut
    * around the tests) when there is one, else reason.c from the run. */

@@ -60,6 +60,7 @@ struct job {
   sq_jail_limits run_lim; /* the program's own limits its workspace was assembled with */
   int64_t extra_output_kib; /* added to lim.output_kib for workspace.py's blocks; held back after */
   unsigned char compile_key[32]; /* compile_cache.h: the build's key, when compile_keyed */
+  char standby[SQ_WORKSPACE_STANDBY_MAX + 1]; /* the run's standby request (workspace.h; "": none) */
   bool compile_keyed;     /* a compiled language whose build the cache may hold */
   bool compile_hit;       /* the run places the cached build instead of compiling */
   bool expected_run;      /* the run is the reference's alone (expected.h) */

@@ -25,6 +25,13 @@ typedef struct {
    * (SQ_JAIL_WIDEN_* bits, from the language table; 0: none). Never set in
    * configuration, never filled or clamped by sq_jail_limits_apply. */
   uint32_t widenings;
+  /* Not a limit: the run's standby request (NUL-terminated, at most 2 KiB;
+   * NULL: none), from its language (sq_workspace_standby): on a warm pool,
+   * the slot's next child starts that runtime before its task is known,
+   * and a later run with the same request takes it instead of starting
+   * its own (docs/jail-performance.md, "Standby runtimes"). Owned by the
+   * caller for the run; never set in configuration. */
+  const char *standby;
   /* Not a limit: the caller's stop flag (NULL: none). Once *stop is
    * non-zero the run's tree is killed within about 100 ms (the outcome
    * shows a kill); the flag must outlive the run. Never set in

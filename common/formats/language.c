@@ -36,6 +36,18 @@
 #define GO_AS_MIB 16384
 #define JVM_AS_MIB 16384
 
+/* node's standby: waits for the source's name on descriptor 3, closes it,
+ * and runs the file as `node FILE` does (its own runMain, the same
+ * argv and execArgv), so the program finds what a cold start gives it. */
+#define NODE_STANDBY_JS                                                                                      \
+  "const fs = require('fs'), b = Buffer.alloc(4096); let s = '';\n"                                      \
+  "for (;;) { const k = fs.readSync(3, b, 0, b.length, null); if (!k) process.exit(0);\n"                 \
+  "  s += b.toString('latin1', 0, k); if (s.endsWith('\\n')) break; }\n"                                \
+  "fs.closeSync(3);\n"                                                                                     \
+  "process.argv[1] = require('path').resolve(s.slice(0, -1));\n"                                          \
+  "process.execArgv.splice(-2, 2);\n"                                                                      \
+  "require('module').runMain();\n"
+
 static sq_language table[SQ_LANGUAGE__COUNT] = {
     [SQ_LANGUAGE_PYTHON] = {.name = "python", .source_name = "main.py", .run = {"/usr/bin/python3"}},
     [SQ_LANGUAGE_BASH] = {.name = "bash", .aliases = {"sh"}, .source_name = "main.sh", .run = {"/bin/bash", "main.sh"}},
@@ -43,6 +55,7 @@ static sq_language table[SQ_LANGUAGE__COUNT] = {
                                 .aliases = {"js", "node"},
                                 .source_name = "main.js",
                                 .run = {"/usr/bin/node", "--max-old-space-size={mem}", "main.js"},
+                                .standby = {"/usr/bin/node", "--max-old-space-size={mem}", "-e", NODE_STANDBY_JS},
                                 .address_space_mib = V8_AS_MIB},
     [SQ_LANGUAGE_TYPESCRIPT] = {.name = "typescript",
                                 .aliases = {"ts"},
@@ -196,6 +209,7 @@ int sq_language_probe(void) {
       if (ok) set_home_env((sq_language_id)i, "LD_LIBRARY_PATH", "/lib", real_paths[i][0]);
     }
     if (ok && i == SQ_LANGUAGE_GO) set_home_env((sq_language_id)i, "GOROOT", "", real_paths[i][1]);
+    if (ok && l->standby[0]) l->standby[0] = l->run[0];
     found[i] = ok;
     n += ok;
   }

@@ -45,6 +45,11 @@ typedef struct {
   const char *source_name; /* the file the program is written to, "main.js" */
   const char *compile[SQ_LANGUAGE_ARGV_MAX]; /* empty ({NULL}): interpreted */
   const char *run[SQ_LANGUAGE_ARGV_MAX];
+  /* The runtime started ahead of its task, the run's standby (empty: none;
+   * argv[0] is run's after the probe): it starts as run would, then reads
+   * the source file's name from descriptor 3 and runs that file as run
+   * runs it (docs/jail-performance.md, "Standby runtimes"). */
+  const char *standby[SQ_LANGUAGE_ARGV_MAX];
   const char *env[SQ_LANGUAGE_ENV_MAX];     /* added to the steps' environment */
   const char *version_flag;   /* the compiler prints its version with this (its identity in the
                                  worker's compile cache); NULL: interpreted */

@@ -136,7 +136,7 @@ static bool append_layer_names(bson_t *doc, uint32_t mask) {
   return ok && bson_append_array_end(doc, &arr);
 }
 
-/* jail: {mode, layers: [...], oom_killed}; compact: layers as its bit mask. */
+/* jail: {mode, layers: [...], oom_killed[, standby]}; compact: layers as its bit mask. */
 static bool append_jail(bson_t *doc, const sq_result_jail *jl, bool compact) {
   bson_t sub, arr;
   bool ok = BSON_APPEND_DOCUMENT_BEGIN(doc, "jail", &sub) && append_cstr(&sub, "mode", jl->mode);
@@ -152,7 +152,9 @@ static bool append_jail(bson_t *doc, const sq_result_jail *jl, bool compact) {
     }
     ok = ok && bson_append_array_end(&sub, &arr);
   }
-  return ok && BSON_APPEND_BOOL(&sub, "oom_killed", jl->oom_killed) && bson_append_document_end(doc, &sub);
+  ok = ok && BSON_APPEND_BOOL(&sub, "oom_killed", jl->oom_killed);
+  if (jl->standby) ok = ok && BSON_APPEND_BOOL(&sub, "standby", true);
+  return ok && bson_append_document_end(doc, &sub);
 }
 
 static int build(const sq_result *r, bool compact, bson_t *doc, char *note, size_t notelen);

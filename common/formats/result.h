@@ -53,6 +53,7 @@ typedef struct {
   const char *mode;          /* "spawn" or "warm" */
   const char *layers[SQ_RESULT_MAX_LAYERS + 1]; /* names of the layers in force, NULL-terminated */
   bool oom_killed;           /* the memory cgroup's OOM killer fired */
+  bool standby;              /* the program ran in a runtime started before its task (written only when true) */
 } sq_result_jail;
 
 /* One file a program left in scratch that the task fetched (fetch_files). */

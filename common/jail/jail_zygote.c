@@ -68,6 +68,10 @@ typedef struct {
   bool look_early;   /* this run: the pool's runs fit the cores, so its early end is looked for (warm_early) */
   bool lean;         /* without the common modules imported (zygote.py) */
   uint64_t taken;    /* when a run last took it (the pool's count of takes) */
+  /* The standby request of the last run sent (empty: none): the child for
+   * the next run has that runtime started (docs/jail-performance.md,
+   * "Standby runtimes"). */
+  char standby[SQ__ZYGOTE_STANDBY_MAX + 1];
 } zygote;
 
 /* Two kinds of zygote: size with the common modules imported, for programs
@@ -107,6 +111,7 @@ static void zygote_stop(zygote *z) {
   z->init = 0;
   z->zpid = 0;
   z->reap_pending = false;
+  z->standby[0] = '\0';
   int fds[] = {z->pidfd, z->ctl, z->result_fd, z->notify};
   for (size_t i = 0; i < 4; i++)
     if (fds[i] >= 0) close(fds[i]);
@@ -583,20 +588,27 @@ static void warm_kill_zygote(void *arg) {
 /* Sends the TASK: its header, then the program inline, or in prog_fd
  * (>= 0) passed after the two pipe ends; in_fd (>= 0), the task's stdin,
  * after those. 0 or -1 with errno. */
-static int send_task(zygote *z, const char *program, size_t len, int prog_fd, int in_fd, const sq_jail_limits *lim,
-                     int out_w, int err_w) {
+static int send_task(zygote *z, bool prelude_loaded, const char *program, size_t len, int prog_fd, int in_fd,
+                     const sq_jail_limits *lim, int out_w, int err_w) {
   char head[SQ__ZYGOTE_TASK_HEAD_MAX];
   long long cpu_s = (lim->cpu_ms + 999) / 1000;
   if (cpu_s < 1) cpu_s = 1;
   int64_t as_mib = lim->address_space_mib > 0 ? lim->address_space_mib : lim->memory_mib;
+  /* Only where workspace.py, which starts a standby, is loaded. */
+  const char *sb = lim->standby && !z->lean && prelude_loaded ? lim->standby : "";
+  size_t sb_len = strlen(sb);
+  if (sb_len > SQ__ZYGOTE_STANDBY_MAX) sb = "", sb_len = 0; /* none rather than a cut one */
   size_t hl = sq__zygote_encode_task_head(head, sizeof head, cpu_s, as_mib << 20, prog_fd >= 0,
-                                          in_fd >= 0);
-  struct iovec iov[2] = {{.iov_base = head, .iov_len = hl},
+                                          in_fd >= 0, sb_len);
+  struct iovec iov[3] = {{.iov_base = head, .iov_len = hl},
+                         {.iov_base = (void *)sb, .iov_len = sb_len},
                          {.iov_base = (void *)program, .iov_len = prog_fd >= 0 ? 0 : len}};
   int fds[4] = {out_w, err_w}, nfds = 2;
   if (prog_fd >= 0) fds[nfds++] = prog_fd;
   if (in_fd >= 0) fds[nfds++] = in_fd;
-  return sq__jail_send_fdsv(z->ctl, iov, 2, fds, nfds);
+  if (sq__jail_send_fdsv(z->ctl, iov, 3, fds, nfds) != 0) return -1;
+  memcpy(z->standby, sb, sb_len + 1);
+  return 0;
 }
 
 /* Makes z ready for a task: alive (else started anew) and its last task
@@ -637,10 +649,26 @@ static bool next_ready(zygote *z) {
   return n > 0 && (p[0].revents & POLLIN) && !p[1].revents;
 }
 
+/* z's child for the next run started a standby runtime for another kind of
+ * run: child and standby are replaced before the cgroup's limit and peak
+ * are set for this one (nothing of a runtime this run never uses may count
+ * as its memory or CPU). Reads the child's NEXT, sends DROP: the child
+ * exits, the zygote kills and reaps the standby and forks a fresh child,
+ * whose NEXT is left for sq__jail_supervise. false when that did not
+ * happen in time. */
+static bool drop_standby(zygote *z) {
+  char msg[SQ__ZYGOTE_NEXT_MAX], d[SQ__ZYGOTE_SHORT_MAX];
+  sq__zygote_msg m;
+  z->standby[0] = '\0';
+  if (recv_timed(z->ctl, msg, sizeof msg, TAKE_TIMEOUT_MS, &m, NULL, NULL) != SQ__ZYGOTE_NEXT) return false;
+  size_t n = sq__zygote_encode_short(SQ__ZYGOTE_DROP, d, sizeof d);
+  return sq__jail_send_fds(z->ctl, d, n, NULL, 0) == 0 && next_ready(z);
+}
+
 /* One try of the task on z. Returns 0 (it ran, whatever its end), TRY_AGAIN
  * (why says why), or SQ_ENOMEM / SQ_EJAIL (a host failure). */
-static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd, int in_fd, const sq_jail_limits *lim,
-                        sq_jail_outcome *o, char *why, size_t why_len) {
+static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, size_t len, int prog_fd, int in_fd,
+                        const sq_jail_limits *lim, sq_jail_outcome *o, char *why, size_t why_len) {
   int ret = 0;
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
   o->layers = z->layers;
@@ -651,6 +679,11 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
    * limit and peak set for this one. Usually it is there already. */
   if (!next_ready(z)) {
     snprintf(why, why_len, "no child was ready for the task");
+    zygote_stop(z);
+    return TRY_AGAIN;
+  }
+  if (z->standby[0] && !(lim->standby && strcmp(z->standby, lim->standby) == 0) && !drop_standby(z)) {
+    snprintf(why, why_len, "its child did not drop the standby runtime");
     zygote_stop(z);
     return TRY_AGAIN;
   }
@@ -667,7 +700,7 @@ static int warm_attempt(zygote *z, const char *program, size_t len, int prog_fd,
   }
   warm_run r = {.z = z};
   int64_t sent_ms = sq_now_mono_ms();
-  if (send_task(z, program, len, prog_fd, in_fd, lim, out_p[1], err_p[1]) != 0) {
+  if (send_task(z, prelude_loaded, program, len, prog_fd, in_fd, lim, out_p[1], err_p[1]) != 0) {
     int err = errno;
     zygote_stop(z);
     if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) { /* it died meanwhile */
@@ -760,7 +793,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const c
       ret = zygote_ready(p, z, task_id, o);
     }
     if (ret != 0) break;
-    ret = warm_attempt(z, program, len, prog_fd, in_fd, lim, o, why, sizeof why);
+    ret = warm_attempt(z, sq__jail_common_of(p->jail)->prelude != NULL, program, len, prog_fd, in_fd, lim, o, why, sizeof why);
     if (ret != TRY_AGAIN) break;
     sq_jail_mode mode = o->mode;
     sq_jail_outcome_clear(o);

@@ -114,6 +114,15 @@ def wait_for_threads():
 
 def child():
     compile(b'pass\n', MAIN, 'exec')  # before the task's clock: its copy-on-write faults
+    # The runtime the slot's last task asked to have ready (a standby:
+    # workspace.py starts it, and the task that asks for the same takes it),
+    # before this child says it is there. When the supervisor says the task
+    # coming is another kind (DROP), take() exits instead: the zygote kills
+    # the standby and forks a child without one.
+    prelude = sys.modules.get('sandq_prelude')
+    request = loop.standby_request()
+    if request and prelude is not None:
+        prelude.standby_start(request, loop.fsize())
     # The task (set up by take, or it never returns) in the __main__ made
     # below; its non-daemon threads are waited for, as `python3 main.py`
     # does; finish flushes both streams, closes them in one call (the

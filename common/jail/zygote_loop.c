@@ -70,7 +70,15 @@ static struct {
   uid_t uid; /* the slot's: our effective uid, each task's in all three (serve) */
   gid_t gid;
   char *msg; /* take()'s buffer for the task, TASK_CAP bytes: allocated by the zygote, untouched there */
+  /* The standby request the last task passed on (its TASK's), for the
+   * child forked next: standby_request() (docs/jail-performance.md). */
+  char standby[SQ__ZYGOTE_STANDBY_MAX];
+  size_t standby_len;
 } zl;
+
+/* What a child writes to its zygote once it took its task: "t", its own
+ * CPU time so far (user, system: int64 µs each), then the standby request. */
+#define TOOK_HEAD (1 + 2 * sizeof(int64_t))
 
 /* A TASK message at its largest: the header and an inline program. */
 #define TASK_CAP (SQ__ZYGOTE_TASK_HEAD_MAX + SQ__ZYGOTE_INLINE_MAX)
@@ -156,7 +164,7 @@ static void gone(void) {
  * This saves the init's umount and mount per task, and with them an
  * expedited RCU grace period, which stops every CPU (docs/benchmarks.md). */
 static bool scratch_as_fresh(void) {
-  if (!zl.have_fresh || unlink(ZL_MAIN_PY) != 0) return false;
+  if (!zl.have_fresh || (unlink(ZL_MAIN_PY) != 0 && errno != ENOENT)) return false; /* none: a dropped child */
   struct statfs now;
   struct stat st;
   char x;
@@ -338,21 +346,35 @@ static PyObject *zl_serve(PyObject *self, PyObject *unused) {
      * sq__jail_judge_by_reap). */
     struct timespec reaped;
     clock_gettime(CLOCK_MONOTONIC, &reaped);
-    char t;
+    /* What take() wrote in one go before any of the task's code ran (the
+     * task never has this pipe): "t", the child's own CPU time until then
+     * (its setup, a standby's start among it: never the task's), and the
+     * task's standby request. */
+    char t[TOOK_HEAD + SQ__ZYGOTE_STANDBY_MAX];
     ssize_t n;
-    do n = read(took[0], &t, 1);
+    do n = read(took[0], t, sizeof t);
     while (n < 0 && errno == EINTR);
     close(took[0]);
-    if (n != 1) { /* it died before it took a task */
+    if (n == 1 && t[0] == 'd') { /* DROP: a fresh child, no standby, its start never the task's */
+      zl.standby_len = 0;
+      gone(); /* the standby with it */
+      continue;
+    }
+    if (n < (ssize_t)TOOK_HEAD || t[0] != 't') { /* it died before it took a task */
       char x[SQ__ZYGOTE_SHORT_MAX];
       (void)sq__jail_send_fds(zl.ctl, x, sq__zygote_encode_short(SQ__ZYGOTE_EXITED, x, sizeof x), NULL, 0);
       _exit(0);
     }
+    zl.standby_len = (size_t)n - TOOK_HEAD;
+    memcpy(zl.standby, t + TOOK_HEAD, zl.standby_len);
+    int64_t setup_us[2];
+    memcpy(setup_us, t + 1, sizeof setup_us);
+    int64_t utime_us = (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec - setup_us[0];
+    int64_t stime_us = (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec - setup_us[1];
     char r[SQ__ZYGOTE_REAPED_MAX];
     ctl_send(r,
-             sq__zygote_encode_reaped(r, sizeof r, status,
-                                      (int64_t)ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec,
-                                      (int64_t)ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec, ru.ru_maxrss,
+             sq__zygote_encode_reaped(r, sizeof r, status, utime_us < 0 ? 0 : utime_us, stime_us < 0 ? 0 : stime_us,
+                                      ru.ru_maxrss,
                                       (int64_t)reaped.tv_sec * 1000 + reaped.tv_nsec / 1000000),
              NULL, 0);
     gone();
@@ -403,7 +425,8 @@ static char *read_memfd(int fd, size_t *len) {
  * pages it shares with the zygote, each a copy-on-write fault
  * (docs/benchmarks.md). */
 static PyObject *zl_take(PyObject *self, PyObject *unused) {
-  close(zl.init);
+  if (zl.init >= 0) close(zl.init);
+  zl.init = -1;
   /* The supervisor starts the task's clock at the later of this and its
    * sending of the task, not when it reads this. */
   struct timespec ts;
@@ -417,7 +440,13 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   ssize_t n = sq__jail_recv_fds(zl.ctl, msg, TASK_CAP, 0, fds, SQ__ZYGOTE_MAX_FDS, &nfds, NULL);
   if (n == 0) _exit(0); /* the supervisor let us go */
   sq__zygote_msg m;
-  if (n < 0 || sq__zygote_decode(SQ__ZYGOTE_AT_ZYGOTE, msg, (size_t)n, nfds, &m) != SQ__ZYGOTE_TASK) {
+  sq__zygote_kind kind = n < 0 ? SQ__ZYGOTE_BAD : sq__zygote_decode(SQ__ZYGOTE_AT_ZYGOTE, msg, (size_t)n, nfds, &m);
+  if (kind == SQ__ZYGOTE_DROP) { /* the standby suits no task coming: the zygote forks a child without one */
+    do n = write(zl.took_w, "d", 1);
+    while (n < 0 && errno == EINTR);
+    _exit(0);
+  }
+  if (kind != SQ__ZYGOTE_TASK) {
     errno = EPROTO;
     refuse("bad task message");
   }
@@ -449,7 +478,17 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
       setrlimit(RLIMIT_AS, &(struct rlimit){as_bytes, as_bytes}) != 0 ||
       (zl.have_fsize && setrlimit(RLIMIT_FSIZE, &zl.fsize) != 0))
     refuse("setrlimit");
-  do n = write(zl.took_w, "t", 1);
+  char took[TOOK_HEAD + SQ__ZYGOTE_STANDBY_MAX];
+  struct rusage own;
+  int64_t setup_us[2] = {0, 0};
+  if (getrusage(RUSAGE_SELF, &own) == 0) {
+    setup_us[0] = (int64_t)own.ru_utime.tv_sec * 1000000 + own.ru_utime.tv_usec;
+    setup_us[1] = (int64_t)own.ru_stime.tv_sec * 1000000 + own.ru_stime.tv_usec;
+  }
+  took[0] = 't';
+  memcpy(took + 1, setup_us, sizeof setup_us);
+  memcpy(took + TOOK_HEAD, m.u.task.standby, m.u.task.standby_len);
+  do n = write(zl.took_w, took, TOOK_HEAD + m.u.task.standby_len);
   while (n < 0 && errno == EINTR);
   close(zl.took_w);
   close(zl.ctl);
@@ -484,7 +523,29 @@ static PyObject *zl_finish(PyObject *self, PyObject *status) {
   _exit((int)(code & 0xff));
 }
 
+/* standby_request(): in a child, before take(), the standby request the
+ * slot's last task passed on (bytes), or None. */
+static PyObject *zl_standby_request(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  if (!zl.standby_len) Py_RETURN_NONE;
+  return PyBytes_FromStringAndSize(zl.standby, (Py_ssize_t)zl.standby_len);
+}
+
+/* fsize(): the tasks' RLIMIT_FSIZE as (soft, hard), -1 unlimited; None
+ * when the supervisor sent none. A standby runtime starts under it. */
+static PyObject *zl_fsize(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
+  if (!zl.have_fsize) Py_RETURN_NONE;
+  long long soft = zl.fsize.rlim_cur == RLIM_INFINITY ? -1 : (long long)zl.fsize.rlim_cur;
+  long long hard = zl.fsize.rlim_max == RLIM_INFINITY ? -1 : (long long)zl.fsize.rlim_max;
+  return Py_BuildValue("(LL)", soft, hard);
+}
+
 static PyMethodDef zl_methods[] = {
+    {"standby_request", zl_standby_request, METH_NOARGS, "standby_request(): what to start ahead, or None"},
+    {"fsize", zl_fsize, METH_NOARGS, "fsize(): the tasks' RLIMIT_FSIZE (soft, hard), or None"},
     {"serve", zl_serve, METH_NOARGS, "serve(): the zygote's loop"},
     {"take", zl_take, METH_NOARGS, "take(): the next task, set up; its program"},
     {"finish", zl_finish, METH_O, "finish(status): flush both streams, close them, exit (None: flush only)"},

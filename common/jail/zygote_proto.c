@@ -57,6 +57,7 @@ size_t sq__zygote_encode_short(sq__zygote_kind kind, char *out, size_t cap) {
   switch (kind) {
   case SQ__ZYGOTE_READY: s = "ready"; break;
   case SQ__ZYGOTE_EXITED: s = "x"; break;
+  case SQ__ZYGOTE_DROP: s = "d"; break;
   case SQ__ZYGOTE_SCRATCH: s = "w"; break;
   case SQ__ZYGOTE_SCRATCH_OK: s = "k"; break;
   case SQ__ZYGOTE_SCRATCH_FAILED: s = "e"; break;
@@ -75,7 +76,9 @@ size_t sq__zygote_encode_next(char *out, size_t cap, int64_t said_ms) {
   return put_end(&p);
 }
 
-size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t as_bytes, bool memfd, bool input) {
+size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t as_bytes, bool memfd, bool input,
+                                   size_t standby_len) {
+  if (standby_len > SQ__ZYGOTE_STANDBY_MAX) return 0;
   put p = {.out = out, .cap = cap};
   put_str(&p, "t", 1);
   put_num(&p, ' ', cpu_s);
@@ -83,6 +86,7 @@ size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t
   put_str(&p, " oe", 3);
   if (memfd) put_str(&p, "p", 1);
   if (input) put_str(&p, "i", 1);
+  if (standby_len) put_num(&p, ' ', (int64_t)standby_len);
   put_str(&p, "\n", 1);
   return put_end(&p);
 }
@@ -185,13 +189,21 @@ static sq__zygote_kind decode_task(const char *msg, size_t len, int nfds, sq__zy
   if (!get_dec(&p, nl, ' ', &cpu_s) || !get_dec(&p, nl, ' ', &as_bytes) || cpu_s < 1 || as_bytes < 1)
     return SQ__ZYGOTE_BAD;
   bool memfd, input;
-  size_t fl = (size_t)(nl - p);
+  const char *sp = memchr(p, ' ', (size_t)(nl - p));
+  size_t fl = (size_t)((sp ? sp : nl) - p);
+  int64_t sb_len = 0;
+  if (sp) {
+    const char *q = sp + 1;
+    if (!get_dec(&q, nl, 0, &sb_len) || q != nl || sb_len < 1 || sb_len > SQ__ZYGOTE_STANDBY_MAX)
+      return SQ__ZYGOTE_BAD;
+  }
   if (is(p, fl, "oe")) memfd = false, input = false;
   else if (is(p, fl, "oep")) memfd = true, input = false;
   else if (is(p, fl, "oei")) memfd = false, input = true;
   else if (is(p, fl, "oepi")) memfd = true, input = true;
   else return SQ__ZYGOTE_BAD;
-  const char *prog = nl + 1;
+  if ((size_t)(msg + len - (nl + 1)) < (size_t)sb_len) return SQ__ZYGOTE_BAD;
+  const char *prog = nl + 1 + sb_len;
   size_t prog_len = (size_t)(msg + len - prog);
   if (nfds != 2 + memfd + input || (memfd && prog_len) || (!memfd && prog_len > SQ__ZYGOTE_INLINE_MAX))
     return SQ__ZYGOTE_BAD;
@@ -201,6 +213,8 @@ static sq__zygote_kind decode_task(const char *msg, size_t len, int nfds, sq__zy
   out->u.task.input = input;
   out->u.task.program = prog;
   out->u.task.program_len = prog_len;
+  out->u.task.standby = nl + 1;
+  out->u.task.standby_len = (size_t)sb_len;
   return SQ__ZYGOTE_TASK;
 }
 
@@ -244,6 +258,7 @@ static sq__zygote_kind decode(sq__zygote_at at, const char *msg, size_t len, int
   case SQ__ZYGOTE_AT_ZYGOTE:
     if (msg[0] == 't') return decode_task(msg, len, nfds, out);
     if (nfds != 0) return SQ__ZYGOTE_BAD;
+    if (is(msg, len, "d")) return SQ__ZYGOTE_DROP;
     if (msg[0] == 'l') return decode_limits(msg, len, out);
     if (msg[0] == 'f') {
       size_t body = len - 1, one = sizeof(struct sock_filter);

@@ -33,20 +33,31 @@
  *            the task's sending. The sender's pid (SO_PASSCRED) is the
  *            task's process. A spawn run's payload sends a bare "n" with
  *            its seccomp listener on the same kind of socket.
- *   TASK     supervisor -> child: "t CPU_S AS_BYTES FDS\n" + the program.
+ *   TASK     supervisor -> child: "t CPU_S AS_BYTES FDS[ SB_LEN]\n" + the
+ *            standby request (SB_LEN bytes) + the program.
  *            CPU_S: RLIMIT_CPU, s (>= 1); AS_BYTES: RLIMIT_AS, bytes
  *            (>= 1); FDS names the descriptors passed with it, in order:
  *            "oe" (stdout, stderr) and the program inline (at most
  *            SQ__ZYGOTE_INLINE_MAX bytes), or "oep", the program in a
- *            memfd (p) and nothing after the header; either may end in
- *            "i", a memfd the task reads as its stdin (else /dev/null:
- *            the isolated judge's tests travel so, never in a file).
+ *            memfd (p) and nothing after the standby request; either may
+ *            end in "i", a memfd the task reads as its stdin (else
+ *            /dev/null: the isolated judge's tests travel so, never in a
+ *            file). SB_LEN (1 to SQ__ZYGOTE_STANDBY_MAX, absent: none): the
+ *            runtime the slot's next child starts ahead, before its task
+ *            is known (jail.h, sq_jail_limits.standby); the child passes
+ *            it to its zygote before the task's code runs.
+ *   DROP     supervisor -> child: "d", instead of a TASK: the runtime it
+ *            started ahead does not suit the task coming. The child exits;
+ *            its zygote kills and reaps what it left (the standby), forks
+ *            a child without one, which says NEXT.
  *   ERROR    child -> supervisor: "e MESSAGE": the child could not set the
  *            task up; none of its code ran (the supervisor replaces the
  *            zygote and tries the task once more).
  *   REAPED   zygote -> supervisor: "r STATUS UTIME_US STIME_US MAXRSS_KIB
  *            REAPED_MS": the task's child was reaped: its wait status, its
- *            CPU times in µs, its peak RSS in KiB, and when it was reaped
+ *            CPU times in µs (its children's included, its own before it
+ *            took the task left out: its setup, a standby's start among
+ *            it, is not the task's), its peak RSS in KiB, and when it was reaped
  *            (CLOCK_MONOTONIC, ms: the task is judged by that,
  *            sq__jail_judge_by_reap).
  *   EXITED   zygote -> supervisor: "x": a child died before it took a
@@ -79,6 +90,8 @@
 #define SQ__ZYGOTE_INLINE_MAX (256 << 10)
 #define SQ__ZYGOTE_MAX_FILTER 4096 /* instructions: the kernel's own BPF_MAXINSNS */
 #define SQ__ZYGOTE_MAX_FDS 4       /* descriptors with one message, at most */
+/* A standby request, at most: it crosses a pipe in one write (PIPE_BUF). */
+#define SQ__ZYGOTE_STANDBY_MAX 2048
 
 /* Every message. SQ__ZYGOTE_BAD: none of them, or one of them malformed. */
 typedef enum {
@@ -88,6 +101,7 @@ typedef enum {
   SQ__ZYGOTE_READY,
   SQ__ZYGOTE_NEXT,
   SQ__ZYGOTE_TASK,
+  SQ__ZYGOTE_DROP,
   SQ__ZYGOTE_ERROR,
   SQ__ZYGOTE_REAPED,
   SQ__ZYGOTE_EXITED,
@@ -99,7 +113,7 @@ typedef enum {
 /* Who receives a message (a letter means different things on each). */
 typedef enum {
   SQ__ZYGOTE_AT_SUPERVISOR, /* READY NEXT ERROR REAPED EXITED */
-  SQ__ZYGOTE_AT_ZYGOTE,     /* LIMITS FILTER TASK */
+  SQ__ZYGOTE_AT_ZYGOTE,     /* LIMITS FILTER TASK DROP */
   SQ__ZYGOTE_AT_INIT,       /* SCRATCH */
   SQ__ZYGOTE_AT_ZYGOTE_INIT /* SCRATCH_OK SCRATCH_FAILED: the init's answer */
 } sq__zygote_at;
@@ -130,6 +144,8 @@ typedef struct {
       bool input;          /* FDS ends in "i": the last descriptor is the task's stdin */
       const char *program; /* inline (memfd false) */
       size_t program_len;
+      const char *standby; /* the standby request (standby_len bytes; 0: none) */
+      size_t standby_len;
     } task;
     struct {
       const char *text;
@@ -155,13 +171,15 @@ sq__zygote_kind sq__zygote_decode(sq__zygote_at at, const char *msg, size_t len,
 #define SQ__ZYGOTE_TASK_HEAD_MAX 64
 #define SQ__ZYGOTE_REAPED_MAX 128
 #define SQ__ZYGOTE_LIMIT_MAX 64 /* one RES:SOFT:HARD, with its comma */
-/* READY, EXITED, SCRATCH, SCRATCH_OK, SCRATCH_FAILED (fixed text), and
+/* READY, EXITED, DROP, SCRATCH, SCRATCH_OK, SCRATCH_FAILED (fixed text), and
  * FILTER's one-letter header (the BPF program follows it). */
 size_t sq__zygote_encode_short(sq__zygote_kind kind, char *out, size_t cap);
 /* NEXT; said_ms < 0: the bare "n" (a spawn payload's). */
 size_t sq__zygote_encode_next(char *out, size_t cap, int64_t said_ms);
-/* TASK's header (the inline program follows it; with memfd, nothing). */
-size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t as_bytes, bool memfd, bool input);
+/* TASK's header (the standby request, standby_len bytes, follows it, then
+ * the inline program; with memfd, no program). */
+size_t sq__zygote_encode_task_head(char *out, size_t cap, int64_t cpu_s, int64_t as_bytes, bool memfd, bool input,
+                                   size_t standby_len);
 /* ERROR: "e " + what + ": " + why (why may be NULL), truncated to fit. */
 size_t sq__zygote_encode_error(char *out, size_t cap, const char *what, const char *why);
 size_t sq__zygote_encode_reaped(char *out, size_t cap, int status, int64_t utime_us, int64_t stime_us,

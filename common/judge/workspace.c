@@ -54,8 +54,33 @@ static int append_build(sq_buf *b, const sq_workspace_build *build) {
   return rc ? rc : sq_buf_append(b, "]", 1);
 }
 
+int sq_workspace_standby(const sq_task *t, const sq_jail_limits *run, char *buf, size_t len) {
+  const sq_language *l = t ? sq_language_get(t->language) : NULL;
+  if (len) buf[0] = '\0';
+  if (!l || !l->standby[0]) return 0;
+  long long cpu_s = run && run->cpu_ms > 0 ? (run->cpu_ms + 999) / 1000 : 0;
+  long long mem = run && run->memory_mib > 0 ? run->memory_mib : 512;
+  long long as_mib = l->address_space_mib > 0 ? l->address_space_mib : mem;
+  sq_buf b = {0};
+  int rc = sq_buf_appendf(&b, "sandq-standby 1\n%lld %lld %lld\n", cpu_s, as_mib, mem);
+  const char *const *lists[] = {l->standby, l->env};
+  for (size_t k = 0; !rc && k < 2; k++) {
+    for (size_t i = 0; !rc && lists[k][i]; i++) {
+      if (i) rc = sq_buf_append(&b, " ", 1);
+      if (!rc) rc = sq_base64_append(&b, lists[k][i], strlen(lists[k][i]));
+    }
+    if (!rc) rc = sq_buf_append(&b, "\n", 1);
+  }
+  size_t n = rc ? 0 : b.len;
+  if (n && n < len && n <= SQ_WORKSPACE_STANDBY_MAX) memcpy(buf, b.data, n + 1);
+  else n = 0;
+  sq_buf_clear(&b);
+  return rc ? SQ_ENOMEM : (int)n;
+}
+
 /* The language's steps for workspace.py's run_steps, as a dict literal. */
-static int append_spec(sq_buf *b, const sq_language *l, const sq_jail_limits *run, const sq_workspace_build_use *use) {
+static int append_spec(sq_buf *b, const sq_task *t, const sq_jail_limits *run, const sq_workspace_build_use *use) {
+  const sq_language *l = sq_language_get(t->language);
   long long cpu_s = run && run->cpu_ms > 0 ? (run->cpu_ms + 999) / 1000 : 0;
   long long mem = run && run->memory_mib > 0 ? run->memory_mib : 512;
   /* The run's address space: the program's memory limit, unless the
@@ -70,6 +95,14 @@ static int append_spec(sq_buf *b, const sq_language *l, const sq_jail_limits *ru
   if (!rc) rc = sq_buf_append(b, ", 'env': ", 9);
   if (!rc) rc = append_b64_list(b, l->env);
   if (!rc) rc = sq_buf_appendf(b, ", 'mem': %lld, 'cpu_s': %lld, 'run_as_mib': %lld", mem, cpu_s, as_mib);
+  char standby[SQ_WORKSPACE_STANDBY_MAX + 1];
+  int sn = rc ? 0 : sq_workspace_standby(t, run, standby, sizeof standby);
+  if (sn < 0) rc = sn;
+  if (!rc && sn > 0) {
+    rc = sq_buf_append(b, ", 'standby': '", 14);
+    if (!rc) rc = sq_base64_append(b, standby, (size_t)sn);
+    if (!rc) rc = sq_buf_append(b, "'", 1);
+  }
   if (!rc && use && use->cached) rc = append_build(b, use->cached);
   else if (!rc && use && use->emit_max_bytes) rc = sq_buf_appendf(b, ", 'emit': %zu", use->emit_max_bytes);
   return rc ? rc : sq_buf_append(b, "}", 1);
@@ -116,7 +149,7 @@ int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limi
   }
   if (!rc) rc = sq_buf_appendf(&b, "], %u, %d", SQ_TASK_FETCH_BYTES_MAX, SQ_TASK_FETCH_FILES_MAX);
   if (!rc && t->language != SQ_TASK_PYTHON && t->language != SQ_TASK_BASH)
-    rc = append_spec(&b, sq_language_get(t->language), run, build);
+    rc = append_spec(&b, t, run, build);
   if (!rc) rc = sq_buf_append(&b, ")\n", 2);
   if (rc) {
     sq_buf_clear(&b);
@@ -219,6 +252,17 @@ static int take_build(char *err, size_t *len, const char *nonce_mark, sq_workspa
   return rc;
 }
 
+/* Takes the nonce's line with suffix off the start of err, where only
+ * workspace.py writes (before the program runs); whether it was there. */
+static bool take_first_mark(char *err, size_t *len, const char *nonce_mark, const char *suffix) {
+  char mark[64];
+  int n = snprintf(mark, sizeof mark, "%.*s%s", (int)(strlen(MARK_PREFIX) + NONCE_HEX), nonce_mark, suffix);
+  if (n <= 0 || *len < (size_t)n || memcmp(err, mark, (size_t)n) != 0) return false;
+  memmove(err, err + n, *len - (size_t)n);
+  *len -= (size_t)n;
+  return true;
+}
+
 /* Takes the compile mark (the nonce's ":compile" line, which workspace.py
  * writes only after a compiler's refusal, before anything of the program
  * ran) off stderr; out_mark gives the nonce. */
@@ -277,6 +321,7 @@ int sq_workspace_take_files(sq_jail_outcome *o, int64_t output_kib, sq_workspace
     memmove(err, err + begin_len, o->stderr_len - begin_len);
     o->stderr_len -= begin_len;
     brc = take_build(err, &o->stderr_len, out_mark, &build);
+    f->standby = take_first_mark(err, &o->stderr_len, out_mark, ":standby\n");
     take_compile_mark(err, &o->stderr_len, out_mark, f);
     char *at = memmem(err, o->stderr_len, out_mark, strlen(out_mark));
     if (at) {

@@ -56,6 +56,7 @@ typedef struct {
 typedef struct {
   bool sent;              /* the block arrived whole (false: the program ended before it) */
   bool compile_error;     /* the compiler refused the program (its mark was on stderr): it never ran */
+  bool standby;           /* the program ran in a standby runtime started before its task (its mark) */
   sq_workspace_file *files;
   size_t n;
   sq_workspace_build build; /* the compile step's products, when it sent them (n == 0: it did not) */
@@ -76,6 +77,17 @@ bool sq_workspace_applies(const sq_task *t);
  * NUL-terminated string in *out (caller frees), or SQ_ENOMEM. */
 int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run,
                          const sq_workspace_build_use *build, bool prelude, char **out);
+
+/* The standby request of t's run (sq_jail_limits.standby): the runtime a
+ * warm slot starts ahead for the next such run, with its limits, for
+ * languages whose table entry has a standby command; the same text goes
+ * into the program, which takes a standby only
+ * when its request is this one (docs/jail-performance.md, "Standby
+ * runtimes"). run: as for sq_workspace_program. Writes it NUL-terminated
+ * into buf (len bytes) and returns its length, 0 when there is none (or
+ * it does not fit), or SQ_ENOMEM. */
+#define SQ_WORKSPACE_STANDBY_MAX 2048
+int sq_workspace_standby(const sq_task *t, const sq_jail_limits *run, char *buf, size_t len);
 
 /* workspace.py's source: the jail's prelude on a warm worker
  * (sq_jail_config.prelude; its rehearse() runs in each full zygote). Static. */

@@ -154,11 +154,7 @@ def run_steps(program, spec, nonce):
     cwd = posix.getcwd()
     mem = str(spec['mem'])
     source = a2b(spec['source']).decode()
-    env = dict(posix.environ)
-    env.update({b'PATH': b'/usr/bin:/bin', b'HOME': cwd.encode(), b'TMPDIR': cwd.encode(), b'LANG': b'C.UTF-8'})
-    for e in spec['env']:
-        k, _, v = a2b(e).decode().replace('{scratch}', cwd).replace('{mem}', mem).partition('=')
-        env[k.encode()] = v.encode()
+    env = step_env([a2b(e) for e in spec['env']], mem, cwd)
     fd = posix.open(source, posix.O_WRONLY | posix.O_CREAT | posix.O_TRUNC | posix.O_NOFOLLOW, 0o644)
     try:
         write_all(fd, program)
@@ -182,10 +178,177 @@ def run_steps(program, spec, nonce):
             send_build(nonce, [n for n in sorted(built - before) if '/' not in n], spec['emit'])
     else:
         built = {source}
-    _, st = child(words('run'), env, (spec['cpu_s'], spec['run_as_mib']) if spec['cpu_s'] > 0 else None)
+    standby = standby_claim(a2b(spec['standby']) if spec.get('standby') else None)
+    if standby is not None:
+        write_all(2, b'sandq-files:' + nonce + b':standby\n')
+        st = standby_run(standby, source)
+    else:
+        _, st = child(words('run'), env, (spec['cpu_s'], spec['run_as_mib']) if spec['cpu_s'] > 0 else None)
     if posix.WIFSIGNALED(st):
         return 128 + posix.WTERMSIG(st), posix.WTERMSIG(st), built
     return posix.WEXITSTATUS(st), 0, built
+
+
+def step_env(entries, mem, cwd):
+    """The environment of a language's steps: ours, the fixed entries, then
+    the language's own (NAME=VALUE bytes, {mem} and {scratch} filled in)."""
+    import posix
+    env = dict(posix.environ)
+    env.update({b'PATH': b'/usr/bin:/bin', b'HOME': cwd.encode(), b'TMPDIR': cwd.encode(), b'LANG': b'C.UTF-8'})
+    for e in entries:
+        k, _, v = e.decode().replace('{scratch}', cwd).replace('{mem}', mem).partition('=')
+        env[k.encode()] = v.encode()
+    return env
+
+
+# The standby: a runtime started before its task is known, by the slot's
+# child for the next task, when the last task asked for it (its request,
+# common/judge/workspace.c: sq_workspace_standby). It runs in the jail as
+# that task's own child would, with the request's limits, its stdin,
+# stdout and stderr pipes of ours and the source's name to come on its
+# descriptor 3. A run whose request is the same takes it (standby_claim);
+# any other kind of task has it dropped first (zygote.py: DROP).
+# (request, pid, name_w, in_w, out_r, err_r) or None.
+_standby = None
+
+
+def standby_start(request, fsize):
+    """Starts the runtime request names, in scratch; never raises (no
+    standby then: the run starts its own). posix_spawn (a vfork): this
+    process's pages are not copied, so nothing of the start is charged to
+    the task it takes next; prlimit sets the run's limits, as child() does
+    for a cold start, then execs the runtime."""
+    global _standby
+    import posix, binascii
+    a2b = binascii.a2b_base64
+    fds = []
+    try:
+        lines = request.split(b'\n')
+        if lines[0] != b'sandq-standby 1':
+            return
+        cpu_s, as_mib, mem = (int(x) for x in lines[1].split())
+        argv = [a2b(w).decode().replace('{mem}', str(mem)) for w in lines[2].split()]
+        cwd = '/scratch'
+        env = step_env([a2b(e) for e in lines[3].split()], str(mem), cwd)
+        for _ in range(4):
+            fds.extend(posix.pipe())
+        name_r, name_w, in_r, in_w, out_r, out_w, err_r, err_w = fds
+        for fd in range(3, 256):  # nothing of ours but the four ends: the control socket is ours alone
+            if fd not in fds:
+                try:
+                    posix.set_inheritable(fd, False)
+                except OSError:
+                    pass
+        limits = ['--as=%d:%d' % (as_mib << 20, as_mib << 20)]
+        if cpu_s > 0:
+            limits.append('--cpu=%d:%d' % (cpu_s, cpu_s + 1))
+        if fsize is not None:
+            limits.append('--fsize=%s:%s' % tuple('unlimited' if v < 0 else str(v) for v in fsize))
+        posix.chdir(cwd)  # where take() puts this process anyway
+        d = posix.POSIX_SPAWN_DUP2
+        pid = posix.posix_spawn('/usr/bin/prlimit', ['prlimit'] + limits + ['--'] + argv, env,
+                                file_actions=[(d, in_r, 0), (d, out_w, 1), (d, err_w, 2), (d, name_r, 3)])
+        for fd in (name_r, in_r, out_w, err_w):
+            posix.close(fd)
+        _standby = (request, pid, name_w, in_w, out_r, err_r)
+    except Exception:
+        for fd in fds:
+            try:
+                posix.close(fd)
+            except OSError:
+                pass
+
+
+def standby_drop():
+    """Kills the standby and waits until it has exited (its memory freed),
+    leaving it unreaped: its CPU time is never counted as the task's; the
+    zygote reaps it once this child has ended."""
+    global _standby
+    import posix
+    if _standby is None:
+        return
+    _, pid, *fds = _standby
+    _standby = None
+    for fd in fds:
+        if fd >= 0:
+            posix.close(fd)
+    try:
+        posix.kill(pid, 9)
+        while True:
+            try:
+                posix.waitid(posix.P_PID, pid, posix.WEXITED | posix.WNOWAIT)
+                break
+            except InterruptedError:
+                continue
+    except OSError:
+        pass
+
+
+def standby_claim(request):
+    """The standby, when it was started for request (taken: no one else
+    gets it); else None, any other one dropped."""
+    global _standby
+    sb = _standby
+    if sb is None or request is None or sb[0] != request or sb[2] < 0:
+        standby_drop()
+        return None
+    _standby = None
+    return sb
+
+
+def standby_run(sb, source):
+    """Runs source in the claimed standby: its name on descriptor 3, our
+    stdin copied to its stdin, its stdout and stderr to ours, until both
+    end; returns its wait status."""
+    import posix, select
+    _, pid, name_w, in_w, out_r, err_r = sb
+    try:
+        write_all(name_w, source.encode() + b'\n')
+    except OSError:
+        pass
+    posix.close(name_w)
+    posix.set_blocking(in_w, False)
+    poll = select.poll()
+    for fd in (out_r, err_r):
+        poll.register(fd, select.POLLIN)
+    poll.register(in_w, select.POLLOUT)
+    pending, stdin_open = b'', True
+    open_fds = {out_r: 1, err_r: 2}
+    while open_fds:
+        for fd, ev in poll.poll():
+            if fd == in_w:
+                try:
+                    if not pending and stdin_open:
+                        pending = posix.read(0, 1 << 16)
+                        stdin_open = bool(pending)
+                    if pending:
+                        pending = pending[posix.write(in_w, pending):]
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    pending, stdin_open = b'', False
+                if not pending and not stdin_open:
+                    poll.unregister(in_w)
+                    posix.close(in_w)
+                    in_w = -1
+                continue
+            try:
+                chunk = posix.read(fd, 1 << 16)
+            except InterruptedError:
+                continue
+            if chunk:
+                write_all(open_fds[fd], chunk)
+            else:
+                poll.unregister(fd)
+                posix.close(fd)
+                del open_fds[fd]
+    if in_w >= 0:
+        posix.close(in_w)
+    while True:
+        try:
+            return posix.waitpid(pid, 0)[1]
+        except InterruptedError:
+            continue
 
 
 def send_build(nonce, names, max_bytes):

@@ -92,7 +92,7 @@ static void test_next(void) {
 static void test_task(void) {
   char b[SQ__ZYGOTE_TASK_HEAD_MAX + 32];
   sq__zygote_msg m;
-  size_t n = sq__zygote_encode_task_head(b, sizeof b, 3, 268435456, false, false);
+  size_t n = sq__zygote_encode_task_head(b, sizeof b, 3, 268435456, false, false, 0);
   CHECK(n > 0);
   memcpy(b + n, "print(1)\n", 9);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 9, 2, &m), SQ__ZYGOTE_TASK);
@@ -105,7 +105,7 @@ static void test_task(void) {
   CHECK_EQ(m.u.task.program_len, 0);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 9, 3, &m), SQ__ZYGOTE_BAD); /* "oe" names two descriptors */
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 9, 1, &m), SQ__ZYGOTE_BAD);
-  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, true, false);
+  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, true, false, 0);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 3, &m), SQ__ZYGOTE_TASK);
   CHECK(m.u.task.memfd);
   CHECK_EQ(m.u.task.cpu_s, 1);
@@ -114,16 +114,16 @@ static void test_task(void) {
   b[n] = 'x'; /* a program inline as well as in the memfd */
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 1, 3, &m), SQ__ZYGOTE_BAD);
   /* the task's stdin last, after the program's memfd when there is one */
-  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, true, true);
+  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, true, true, 0);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 4, &m), SQ__ZYGOTE_TASK);
   CHECK(m.u.task.memfd && m.u.task.input);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 3, &m), SQ__ZYGOTE_BAD);
-  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, false, true);
+  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, false, true, 0);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 3, &m), SQ__ZYGOTE_TASK);
   CHECK(!m.u.task.memfd && m.u.task.input);
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oeip\n", 4);
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oeii\n", 4);
-  CHECK_EQ(sq__zygote_encode_task_head(b, 8, 3, 268435456, false, false), 0);
+  CHECK_EQ(sq__zygote_encode_task_head(b, 8, 3, 268435456, false, false, 0), 0);
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oe", 2); /* no newline */
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t 0 1 oe\n", 2);
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 0 oe\n", 2);
@@ -136,10 +136,41 @@ static void test_task(void) {
   bad(SQ__ZYGOTE_AT_ZYGOTE, "t", 2);
   /* An inline program past SQ__ZYGOTE_INLINE_MAX (it goes in a memfd). */
   static char big[SQ__ZYGOTE_TASK_HEAD_MAX + SQ__ZYGOTE_INLINE_MAX + 2];
-  n = sq__zygote_encode_task_head(big, sizeof big, 1, 1, false, false);
+  n = sq__zygote_encode_task_head(big, sizeof big, 1, 1, false, false, 0);
   memset(big + n, 'x', SQ__ZYGOTE_INLINE_MAX + 1);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, big, n + SQ__ZYGOTE_INLINE_MAX + 1, 2, &m), SQ__ZYGOTE_BAD);
   CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, big, n + SQ__ZYGOTE_INLINE_MAX, 2, &m), SQ__ZYGOTE_TASK);
+  /* The standby request rides between the header and the program. */
+  n = sq__zygote_encode_task_head(b, sizeof b, 2, 4096, false, false, 5);
+  memcpy(b + n, "node\nprint(1)\n", 14);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 14, 2, &m), SQ__ZYGOTE_TASK);
+  CHECK_EQ(m.u.task.standby_len, 5);
+  CHECK(memcmp(m.u.task.standby, "node\n", 5) == 0);
+  CHECK_EQ(m.u.task.program_len, 9);
+  CHECK(memcmp(m.u.task.program, "print(1)\n", 9) == 0);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 4, 2, &m), SQ__ZYGOTE_BAD); /* the request cut short */
+  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, true, true, 3); /* memfd: nothing after the request */
+  memcpy(b + n, "abc", 3);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 3, 4, &m), SQ__ZYGOTE_TASK);
+  CHECK(m.u.task.memfd && m.u.task.input && m.u.task.standby_len == 3 && m.u.task.program_len == 0);
+  b[n + 3] = 'x';
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n + 4, 4, &m), SQ__ZYGOTE_BAD);
+  CHECK_EQ(sq__zygote_encode_task_head(b, sizeof b, 1, 1, false, false, SQ__ZYGOTE_STANDBY_MAX + 1), 0);
+  bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oe 0\n", 2);
+  bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oe 2049\nxx", 2);
+  bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oe -1\n", 2);
+  bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oe 1 \nx", 2);
+  bad(SQ__ZYGOTE_AT_ZYGOTE, "t 1 1 oe  1\nx", 2);
+  /* Without a request the task has none. */
+  n = sq__zygote_encode_task_head(b, sizeof b, 1, 1, false, false, 0);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 2, &m), SQ__ZYGOTE_TASK);
+  CHECK_EQ(m.u.task.standby_len, 0);
+  /* DROP: only to the child, only bare. */
+  n = sq__zygote_encode_short(SQ__ZYGOTE_DROP, b, sizeof b);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 0, &m), SQ__ZYGOTE_DROP);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_ZYGOTE, b, n, 1, &m), SQ__ZYGOTE_BAD);
+  CHECK_EQ(dec(SQ__ZYGOTE_AT_SUPERVISOR, b, n, 0, &m), SQ__ZYGOTE_BAD);
+  bad(SQ__ZYGOTE_AT_ZYGOTE, "dd", 0);
 }
 
 static void test_error(void) {
@@ -236,7 +267,7 @@ static void test_transport(void) {
   int p[2];
   CHECK_EQ(pipe(p), 0);
   char head[SQ__ZYGOTE_TASK_HEAD_MAX];
-  size_t hl = sq__zygote_encode_task_head(head, sizeof head, 2, 4096, false, false);
+  size_t hl = sq__zygote_encode_task_head(head, sizeof head, 2, 4096, false, false, 0);
   struct iovec iov[2] = {{.iov_base = head, .iov_len = hl}, {.iov_base = "pass\n", .iov_len = 5}};
   int fds[2] = {p[1], p[0]};
   CHECK_EQ(sq__jail_send_fdsv(sp[0], iov, 2, fds, 2), 0);
