@@ -10,8 +10,9 @@
 # first compiles, the rest take the cached build (compile_cached); the
 # median exec_ms of those hits against the bare compile+run and the bare
 # run alone. And the interpreted languages through the same worker: the
-# median exec_ms of N tasks after a first one, against the bare run. Left
-# out without redis-server.
+# median exec_ms of N tasks after a first one, against the bare run; and
+# node's standby one task at a time (cold against standby). Left out
+# without redis-server.
 #   sh bench/languages.sh [BUILD_DIR] [ROUNDS]    (root: the jail's namespaces)
 set -eu
 . "$(dirname "$0")/lib/init.sh"
@@ -154,4 +155,38 @@ for lang, k in bare['interpreted'].items():
         continue
     m = statistics.median(ms)
     print('| %s | %.0f | %.0f | %.2fx |' % (lang, m, k['bare_ms'], m / k['bare_ms']), flush=True)
+
+# node's standby (docs/jail-performance.md, "Standby runtimes"), one task
+# at a time as an agent sends them (each pushed once the last one's result
+# is in): JavaScript, JavaScript again (it takes the standby the first
+# left), then a Python task (the standby is dropped, so the next
+# JavaScript starts cold), ROUNDS times; exec_ms and cpu_ms of the cold
+# and the standby runs, side by side, against the bare run.
+def one(tid, lang, code):
+    tasks, out = os.path.join(tmp, 'one.jsonl'), os.path.join(tmp, 'one.bson')
+    with open(tasks, 'w') as f:
+        f.write(json.dumps({'id': tid, 'language': lang, 'code': code}) + '\n')
+    p = subprocess.run([producer, 'push', '--batch', 'one-' + tid, '--wait', '--timeout-s', '600', '--out', out, tasks],
+                       capture_output=True, text=True)
+    return bson.decode_all(open(out, 'rb').read())[0] if p.returncode == 0 else {}
+if 'javascript' in bare['interpreted']:
+    src = bare['interpreted']['javascript']['source']
+    cold, warm = [], []
+    for r in range(rounds):
+        for kind in ('cold', 'warm'):
+            d = one('js-%s-%d' % (kind, r), 'javascript', src)
+            if d.get('status') == 'ok' and bool(d.get('jail', {}).get('standby')) == (kind == 'warm'):
+                (warm if kind == 'warm' else cold).append(d)
+        one('py-%d' % r, 'python', 'import json\nprint(json.dumps(1))')  # a full zygote's, as node's
+    if len(cold) < rounds or len(warm) < rounds:
+        print('node standby: failed (%d cold, %d standby of %d)' % (len(cold), len(warm), rounds))
+    else:
+        med = lambda ds, f: statistics.median(d[f[0]][f[1]] for d in ds)
+        ce, we = med(cold, ('timings', 'exec_ms')), med(warm, ('timings', 'exec_ms'))
+        print()
+        print('node, one task at a time: cold exec_ms %.0f (cpu_ms %.0f), standby %.0f (cpu_ms %.0f): %.2fx cold, '
+              '%.2fx the bare run (%.0f ms)' % (ce, med(cold, ('resources', 'cpu_ms')), we,
+                                                med(warm, ('resources', 'cpu_ms')), we / ce,
+                                                we / bare['interpreted']['javascript']['bare_ms'],
+                                                bare['interpreted']['javascript']['bare_ms']), flush=True)
 PY
