@@ -156,7 +156,10 @@ SQ_PIDS="$SQ_PIDS $sim_pid"
 sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{sim}:batch:sim-1' total | grep -qx 4" 10 || sq_fail "sim batch not pushed"
 put_result hello passed passed 120
 put_result add passed passed 340
-sleep 0.5
+# Two progress lines at 2 of 4 (2 s apart): it looked at the half-done
+# batch, twice, and kept waiting.
+sq_wait_for "test \$(grep -c 'batch sim-1: 2/4' $SQ_TMP/sim.err) -ge 2 || ! kill -0 $sim_pid 2>/dev/null" 60 ||
+  sq_fail "the producer never showed 2 of 4 results: $(tail -3 "$SQ_TMP/sim.err")"
 kill -0 $sim_pid 2>/dev/null || sq_fail "--wait returned before every task had a result"
 # a report of the batch meanwhile says it is not final (text, JSON, HTML)
 run part "$P" report --queue sim sim-1 --html "$SQ_TMP/part.html"
@@ -222,7 +225,9 @@ flag_pid=$!
 SQ_PIDS="$SQ_PIDS $flag_pid"
 sq_wait_for "redis-cli -p $SQ_REDIS_PORT HGET 'sq:{sim}:batch:sim-3' total | grep -qx 1" 10 || sq_fail "sim-3 not pushed"
 eq "$(store_result sim-3 add passed "$SQ_TMP/r2.bson" noflag)" 1 "result add stored without the flag"
-sleep 1
+# Two progress lines at 1 of 1 (2 s apart): it saw done = total, twice, and kept waiting.
+sq_wait_for "test \$(grep -c 'batch sim-3: 1/1' $SQ_TMP/flag.err) -ge 2 || ! kill -0 $flag_pid 2>/dev/null" 60 ||
+  sq_fail "the producer never showed 1 of 1 results: $(tail -3 "$SQ_TMP/flag.err")"
 kill -0 $flag_pid 2>/dev/null || sq_fail "--wait decided 'finished' from the counts, not the server's flag"
 sq_redis_cli HSET 'sq:{sim}:batch:sim-3' finished 1 finished_at_ms 1 >/dev/null
 wait $flag_pid

@@ -67,9 +67,13 @@ expect_rc 1 st1
 has st1.err "window_s"
 has st1.err "rollout abort"
 eq "$(R HGET 'sq:{default}:rollout' pct)" 10 "pct after a damaged window (nothing written)"
-R HSET 'sq:{default}:rollout' window_s 5 stage -3 >/dev/null
-sleep 2
+# A new version, so the worker reads it again (and says so) rather than
+# passing the check before it looked.
+R HSET 'sq:{default}:rollout' window_s 5 stage -3 version 4 >/dev/null
+sq_wait_for "grep -q \"rollout state is damaged.*'stage' = '-3'\" '$SQ_TMP/w1.log' || ! kill -0 $SQ_PID_w1" 60 || true
 kill -0 "$SQ_PID_w1" 2>/dev/null || sq_fail "worker died on stage -3"
+grep -q "rollout state is damaged.*'stage' = '-3'" "$SQ_TMP/w1.log" ||
+  { tail -20 "$SQ_TMP/w1.log" >&2; sq_fail "worker did not read stage -3"; }
 run st2 "$P" rollout $cfg status
 expect_rc 1 st2
 has st2.err "'stage' = '-3'"
