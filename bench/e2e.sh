@@ -122,11 +122,13 @@ print("%.4f" % ((cpu() - t0) * 1000 / n))'
 floor_ms=$($PY -I -S -c "$floor_py" "$FN") || sq_fail "the warm-fork floor loop failed"
 echo "warm-fork floor: $floor_ms ms of CPU per task"
 # floor_rate LOOPS: the floor's tasks/s by the clock, LOOPS loops side by
-# side, loop k pinned to core k (FN tasks in all).
+# side, loop k pinned to the k-th core this process may use (FN tasks in all).
+cpus=$($PY -I -S -c 'import os; print(*sorted(os.sched_getaffinity(0)))')
 floor_rate() {
   t0=$(date +%s.%N); k=0; fpids=""
-  while [ $k -lt "$1" ]; do
-    taskset -c $k $PY -I -S -c "$floor_py" $((FN / $1)) >/dev/null & fpids="$fpids $!"
+  for cpu in $cpus; do
+    [ $k -lt "$1" ] || break
+    taskset -c "$cpu" $PY -I -S -c "$floor_py" $((FN / $1)) >/dev/null & fpids="$fpids $!"
     k=$((k + 1))
   done
   wait $fpids || sq_fail "the warm-fork floor loops failed"
