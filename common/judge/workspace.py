@@ -207,7 +207,8 @@ def step_env(entries, mem, cwd):
 # that task's own child would, with the request's limits, its stdin,
 # stdout and stderr pipes of ours and the source's name to come on its
 # descriptor 3. A run whose request is the same takes it (standby_claim);
-# any other kind of task has it dropped first (zygote.py: DROP).
+# for any other kind of task the supervisor replaces this child first
+# (DROP: common/jail/zygote_proto.h).
 # (request, pid, name_w, in_w, out_r, err_r) or None.
 _standby = None
 
@@ -289,7 +290,7 @@ def standby_claim(request):
     gets it); else None, any other one dropped."""
     global _standby
     sb = _standby
-    if sb is None or request is None or sb[0] != request or sb[2] < 0:
+    if sb is None or request is None or sb[0] != request:
         standby_drop()
         return None
     _standby = None
@@ -315,7 +316,7 @@ def standby_run(sb, source):
     pending, stdin_open = b'', True
     open_fds = {out_r: 1, err_r: 2}
     while open_fds:
-        for fd, ev in poll.poll():
+        for fd, _ in poll.poll():
             if fd == in_w:
                 try:
                     if not pending and stdin_open:
