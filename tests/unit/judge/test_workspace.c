@@ -150,6 +150,29 @@ static void test_caps_and_forgery(void) {
   sq_jail_outcome_clear(&o);
 }
 
+/* The standby mark (workspace.py writes it right after the begin mark,
+ * before the program runs) is taken off stderr only there and only with
+ * the run's nonce; anywhere else it is the program's text. */
+static void test_standby_mark(void) {
+  const char *nonce = "0123456789abcdef0123456789abcdef", *other = "fedcba9876543210fedcba9876543210";
+  char err[3][256], want[3][256];
+  snprintf(err[0], sizeof err[0], "sandq-files:%s:begin\nsandq-files:%s:standby\nboom\n", nonce, nonce);
+  snprintf(want[0], sizeof want[0], "boom\n");
+  snprintf(err[1], sizeof err[1], "sandq-files:%s:begin\nboom\nsandq-files:%s:standby\n", nonce, nonce);
+  snprintf(want[1], sizeof want[1], "boom\nsandq-files:%s:standby\n", nonce); /* not first: the program's */
+  snprintf(err[2], sizeof err[2], "sandq-files:%s:begin\nsandq-files:%s:standby\n", nonce, other);
+  snprintf(want[2], sizeof want[2], "sandq-files:%s:standby\n", other); /* another nonce */
+  for (int i = 0; i < 3; i++) {
+    sq_jail_outcome o = {.end = SQ_JAIL_EXITED_OK, .stderr_buf = strdup(err[i]), .stderr_len = strlen(err[i])};
+    sq_workspace_files f;
+    CHECK_EQ(sq_workspace_take_files(&o, 64, &f), 0);
+    CHECK_EQ(f.standby, i == 0);
+    CHECK_STR(o.stderr_buf, want[i]);
+    sq_workspace_files_clear(&f);
+    sq_jail_outcome_clear(&o);
+  }
+}
+
 /* A compiled language (C): the compiler's refusal comes back as the
  * compile mark, taken off stderr with its diagnostics left; a program that
  * prints a mark without the nonce is not a compile error; the source and
@@ -301,6 +324,7 @@ int main(int argc, char **argv) {
   char root[64];
   snprintf(root, sizeof root, "/tmp/sandq-workspace-test.%d", (int)getpid());
   sq_language_probe();
+  test_standby_mark();
   sq_jail_config cfg = {.python_path = python, .scratch_root = root, .pool_size = 1};
   int rc = sq_jail_new(&cfg, &jail);
   CHECK_EQ(rc, 0);
