@@ -129,7 +129,7 @@ static void follow(worker *w, const sq_rollout *r) {
   h->rollout_version = r->version;
   h->rollout_started_ms = r->started_ms;
   sq_llm_reset_weights(w->llm);
-  w->housekeeping->rollout_pct = -1;
+  h->rollout_pct = -1;
   if (r->damage[0])
     SQ_WARN("rollout state is damaged (%s): configured weights in force until `sandq-producer rollout abort` or "
             "`rollout clear` repairs it", r->damage);

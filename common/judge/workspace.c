@@ -54,12 +54,19 @@ static int append_build(sq_buf *b, const sq_workspace_build *build) {
   return rc ? rc : sq_buf_append(b, "]", 1);
 }
 
+/* The program's own CPU seconds (0: the jail's only) and memory (MiB) its
+ * run is held to, as the spec and the standby request both give them. */
+static void run_cpu_mem(const sq_jail_limits *run, long long *cpu_s, long long *mem) {
+  *cpu_s = run && run->cpu_ms > 0 ? (run->cpu_ms + 999) / 1000 : 0;
+  *mem = run && run->memory_mib > 0 ? run->memory_mib : 512;
+}
+
 int sq_workspace_standby(const sq_task *t, const sq_jail_limits *run, char *buf, size_t len) {
   const sq_language *l = t ? sq_language_get(t->language) : NULL;
   if (len) buf[0] = '\0';
   if (!l || !l->standby[0]) return 0;
-  long long cpu_s = run && run->cpu_ms > 0 ? (run->cpu_ms + 999) / 1000 : 0;
-  long long mem = run && run->memory_mib > 0 ? run->memory_mib : 512;
+  long long cpu_s, mem;
+  run_cpu_mem(run, &cpu_s, &mem);
   long long as_mib = l->address_space_mib > 0 ? l->address_space_mib : mem;
   sq_buf b = {0};
   int rc = sq_buf_appendf(&b, "sandq-standby 1\n%lld %lld %lld\n", cpu_s, as_mib, mem);
@@ -81,8 +88,8 @@ int sq_workspace_standby(const sq_task *t, const sq_jail_limits *run, char *buf,
 /* The language's steps for workspace.py's run_steps, as a dict literal. */
 static int append_spec(sq_buf *b, const sq_task *t, const sq_jail_limits *run, const sq_workspace_build_use *use) {
   const sq_language *l = sq_language_get(t->language);
-  long long cpu_s = run && run->cpu_ms > 0 ? (run->cpu_ms + 999) / 1000 : 0;
-  long long mem = run && run->memory_mib > 0 ? run->memory_mib : 512;
+  long long cpu_s, mem;
+  run_cpu_mem(run, &cpu_s, &mem);
   /* The run's address space: the program's memory limit, unless the
    * language is held by the cgroup alone (its jail-wide rule stays). */
   long long as_mib = l->address_space_mib > 0 ? 0 : mem;

@@ -234,7 +234,6 @@ echo '{"policy": {"actions": {"all": "record"}}}' >"$SQ_TMP/worker.json"
 sq_bg worker "$W" serve --config "$SQ_TMP/worker.json" --worker-id abuse-1
 WORKER_PID=$SQ_PID_worker
 # As long as the batch makes progress (a busy host is slower, never a failure).
-SQ_Q=${SANDQ_QUEUE:-default}
 sq_push_wait "abuse-$RUN" "$SQ_TMP/push.out" --out "$SQ_TMP/results.bson" "$SQ_TMP/tasks.jsonl" \
   || { cat "$SQ_TMP/push.out" "$SQ_TMP/worker.log" | tail -20; sq_fail "push --wait through the worker failed"; }
 kill -0 "$WORKER_PID" || { tail -20 "$SQ_TMP/worker.log"; sq_fail "the worker died during the abuse set"; }
