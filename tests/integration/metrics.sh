@@ -21,7 +21,7 @@ cat >"$SQ_TMP/w.json" <<JSON
    "api_key_env": "SQ_METRICS_LLM_KEY",
    "price_in_usd_per_mtok": 1.5, "price_out_usd_per_mtok": 4.0, "max_retries": 0, "timeout_ms": 3000}],
  "scratch_root": "$SQ_TMP/scratch", "risk": "generated", "max_attempts": 1,
- "metrics_flush_ms": 200, "metrics_window_s": 2, "metrics_retention_s": 60, "health_stale_ms": 2000}
+ "metrics_flush_ms": 200, "metrics_window_s": 2, "metrics_retention_s": 60, "health_stale_ms": 8000}
 JSON
 unset SANDQ_LLM_BASE_URL
 cfg="--config $SQ_TMP/w.json"
