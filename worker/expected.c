@@ -18,9 +18,11 @@
 typedef enum { PENDING, READY, FAILED } entry_state;
 
 typedef struct {
-  char *key;   /* the tests text; NULL: a free slot */
-  char *value; /* READY: the reference's output line (JSON text) */
+  char *key;   /* the tests text (calls: the reference program); NULL: a free slot */
+  char *value; /* READY: the reference's output line (JSON text; calls: the packed records) */
   entry_state state;
+  int runs;    /* reference runs that ended, failed ones included */
+  char why[256]; /* FAILED: how the last run ended */
   job *waiters; /* PENDING: jobs to resume, through job->next */
 } entry;
 
@@ -88,7 +90,7 @@ static char *with_values(const char *tests, const char *value) {
   return out;
 }
 
-int sq__expected_prepare(job *j, const char *tests, char **out) {
+int sq__expected_prepare(job *j, const char *tests, char **out, char *why, size_t len) {
   *out = NULL;
   if (!tests || strncmp(tests, SQ__EXPECTED_MARK, strlen(SQ__EXPECTED_MARK)) != 0) return SQ__EXPECTED_READY;
   worker *w = j->w;
@@ -101,7 +103,13 @@ int sq__expected_prepare(job *j, const char *tests, char **out) {
     x->waiters = j;
     return SQ__EXPECTED_WAIT;
   }
-  if (x || j->expected_tried || !(x = insert(c, tests))) return SQ__EXPECTED_READY; /* computed in the run */
+  if (x && (x->runs >= SQ__EXPECTED_TRIES || j->expected_tried)) { /* FAILED, and tried enough */
+    snprintf(why, len, "the tests' expected values could not be computed (a problem of the tests, not the code): %s",
+             x->why);
+    return SQ__EXPECTED_FAILED;
+  }
+  if (x) x->state = PENDING; /* FAILED: tried again */
+  else if (j->expected_tried || !(x = insert(c, tests))) return SQ__EXPECTED_READY; /* computed in the run */
   /* The reference alone: the tests define _sq_dump, which prints each
    * input's value and CPU time on the last line of stdout. */
   sq_buf b = {0};
@@ -116,10 +124,62 @@ int sq__expected_prepare(job *j, const char *tests, char **out) {
   j->expected_slot = (size_t)(x - c->e);
   j->expected_run = true;
   j->expected_tried = true;
+  j->expected_calls = 0;
   SQ_LOGT(SQ_LOG_INFO, j->r.id, "expected values: running the reference once for these tests (%zu bytes)",
           strlen(tests));
   sq__job_submit(j);
   return SQ__EXPECTED_WAIT;
+}
+
+int sq__expected_calls(job *j, const sq_calls_plan *plan, sq_calls_results *ref, char *why, size_t len) {
+  worker *w = j->w;
+  if (!w->expected && !(w->expected = calloc(1, sizeof *w->expected))) return SQ_ENOMEM;
+  sq__expected *c = w->expected;
+  entry *x = find(c, plan->reference);
+  if (x && x->state == READY) {
+    int rc = sq_calls_results_unpack(x->value, plan->n_calls, ref);
+    if (rc == SQ_EINVAL) snprintf(why, len, "the tests' reference values do not fit their calls");
+    return rc == SQ_EINVAL ? SQ__EXPECTED_FAILED : rc ? rc : SQ__EXPECTED_READY;
+  }
+  if (x && x->state == PENDING) {
+    j->next = x->waiters;
+    x->waiters = j;
+    return SQ__EXPECTED_WAIT;
+  }
+  if (x && (x->runs >= SQ__EXPECTED_TRIES || j->expected_tried)) {
+    snprintf(why, len, "the tests' expected values could not be computed (a problem of the tests, not the code): %s",
+             x->why);
+    return SQ__EXPECTED_FAILED;
+  }
+  if (x) x->state = PENDING;
+  else if (!(x = insert(c, plan->reference))) {
+    snprintf(why, len, "the tests' expected values could not be computed: the worker's reference cache is busy");
+    return SQ__EXPECTED_FAILED;
+  }
+  char *program = strdup(plan->reference);
+  if (!program) {
+    x->state = FAILED;
+    snprintf(x->why, sizeof x->why, "out of memory");
+    return SQ_ENOMEM;
+  }
+  j->expected_slot = (size_t)(x - c->e);
+  j->expected_run = true;
+  j->expected_tried = true;
+  j->expected_calls = plan->n_calls;
+  SQ_LOGT(SQ_LOG_INFO, j->r.id, "expected values: running the reference of %zu call(s) once (%zu bytes)",
+          plan->n_calls, strlen(program));
+  sq__job_run_reference(j, program);
+  return SQ__EXPECTED_WAIT;
+}
+
+/* The calls judge's reference run: its records, packed; NULL (why said)
+ * when it did not end well or missed a record. */
+static char *calls_value_of(job *j, char *why, size_t len) {
+  if (j->jail_rc) {
+    snprintf(why, len, "%s", j->out.error[0] ? j->out.error : "the jail could not run it");
+    return NULL;
+  }
+  return sq_calls_reference_take(&j->out, j->expected_calls, why, len);
 }
 
 /* The last non-empty line of the reference run's stdout, malloc'd; NULL
@@ -138,19 +198,23 @@ void sq__expected_done(job *j) {
   sq__expected *c = j->w->expected;
   j->expected_run = false;
   entry *x = &c->e[j->expected_slot]; /* a PENDING slot is never reused */
-  char *value = value_of(j);
+  char why[sizeof x->why] = "";
+  char *value = j->expected_calls ? calls_value_of(j, why, sizeof why) : value_of(j);
+  j->expected_calls = 0;
+  x->runs++;
   if (value && c->bytes + strlen(value) > SQ__EXPECTED_MAX_BYTES) { /* full: not kept, each run computes them */
     free(value);
     value = NULL;
   }
   x->value = value;
   x->state = value ? READY : FAILED;
+  if (!value) snprintf(x->why, sizeof x->why, "%s", why[0] ? why : j->jail_rc ? j->out.error : sq_jail_end_name(j->out.end));
   c->bytes += value ? strlen(value) : 0;
   job *waiters = x->waiters;
   x->waiters = NULL;
   if (!value)
-    SQ_LOGT(SQ_LOG_WARN, j->r.id, "expected values: the reference run did not end well (%s): each run computes them",
-            j->jail_rc ? j->out.error : sq_jail_end_name(j->out.end));
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "expected values: the reference run did not end well (%s), run %d of %d",
+            x->why, x->runs, SQ__EXPECTED_TRIES);
   sq_jail_outcome_clear(&j->out);
   sq__job_exec_resume(j);
   while (waiters) {

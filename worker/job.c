@@ -41,6 +41,8 @@ void sq__job_free(job *j) {
   free(j->program);
   free(j->input);
   free(j->listing);
+  free(j->calls_program);
+  sq_calls_results_clear(&j->calls_ref);
   free(j->llm_reply);
   sq_jail_outcome_clear(&j->out);
   sq_workspace_files_clear(&j->files);
@@ -285,8 +287,9 @@ static int wrap_workspace(job *j, const sq_jail_limits *run) {
   sq_workspace_build_use use = {0};
   j->run_lim = *run;
   j->compile_keyed = j->compile_hit = false;
+  const char *inner = j->program ? j->program : j->calls_program ? j->calls_program : j->listing;
   if (cc && !j->program && j->task->n_files == 0 &&
-      sq__compile_cache_key(j->task->language, j->listing, strlen(j->listing), run->memory_mib, j->compile_key)) {
+      sq__compile_cache_key(j->task->language, inner, strlen(inner), run->memory_mib, j->compile_key)) {
     j->compile_keyed = true;
     use.cached = sq__compile_cache_get(cc, j->compile_key);
     j->compile_hit = use.cached != NULL;
@@ -296,8 +299,7 @@ static int wrap_workspace(job *j, const sq_jail_limits *run) {
   char *wrapped = NULL;
   if (sq_workspace_standby(j->task, run, j->standby, sizeof j->standby) < 0) return SQ_ENOMEM;
   sq_jail *jail = j->jail ? j->jail : j->w->jail; /* the profile's, else the worker's (pool.c) */
-  int rc = sq_workspace_program(j->task, j->program ? j->program : j->listing, run, &use,
-                                sq_jail_prelude_in_force(jail), &wrapped);
+  int rc = sq_workspace_program(j->task, inner, run, &use, sq_jail_prelude_in_force(jail), &wrapped);
   free(j->program);
   j->program = wrapped;
   return rc;
@@ -327,12 +329,56 @@ static bool language_missing(job *j) {
   return true;
 }
 
+/* Another language's tests (calls.h): the candidate's program into
+ * j->calls_program and the reference's values into j->calls_ref. Returns
+ * 0 when the run can start, 1 when the job waits for or runs the
+ * reference, or ended (tests of no form the judge takes: invalid_task),
+ * SQ_ENOMEM. */
+static int calls_prepare(job *j) {
+  sq_calls_plan plan;
+  char err[sizeof j->reason];
+  int rc = sq_calls_plan_build(j->task->language, j->code, j->task->tests, &plan, err, sizeof err);
+  if (rc == SQ_EINVAL) {
+    end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);
+    return 1;
+  }
+  if (rc) return rc;
+  rc = sq__expected_calls(j, &plan, &j->calls_ref, err, sizeof err);
+  if (rc == SQ__EXPECTED_READY) {
+    j->calls_program = plan.candidate;
+    plan.candidate = NULL;
+  }
+  sq_calls_plan_clear(&plan);
+  if (rc == SQ__EXPECTED_FAILED) {
+    end_with(j, SQ_STATUS_INVALID_TASK, "%s", err);
+    return 1;
+  }
+  return rc == SQ__EXPECTED_WAIT ? 1 : rc;
+}
+
+void sq__job_run_reference(job *j, char *program) {
+  free(j->program);
+  free(j->listing);
+  j->program = program;
+  j->listing = strdup(program);
+  j->input_len = 0;
+  sq_jail_limits run = j->w->cfg.default_limits;
+  sq_jail_limits_apply(&run, &j->w->cfg.default_limits, &j->w->cfg.max_limits);
+  if (!j->listing || (sq_workspace_applies(j->task) && wrap_workspace(j, &run) != 0)) {
+    sq__expected_done(j); /* as a reference run that failed */
+    return;
+  }
+  sq__job_submit(j);
+}
+
 static void exec_start(job *j) {
   worker *w = j->w;
   free(j->program);
   free(j->input);
   free(j->listing);
-  j->program = j->listing = j->input = NULL;
+  free(j->calls_program);
+  j->program = j->listing = j->input = j->calls_program = NULL;
+  sq_calls_results_clear(&j->calls_ref);
   j->r.language = sq_language_get(j->task->language)->name;
   if (language_missing(j)) return;
   j->lim = j->task->limits;
@@ -344,14 +390,21 @@ static void exec_start(job *j) {
   char *base_tests = j->task->tests, *judged_tests = NULL;
   if (j->in_plus) j->task->tests = j->task->plus_tests; /* the plus tier: the same program, its own tests */
   /* evalplus's expected values: the worker's, or a reference run first (the job comes back) */
-  int rc = python ? sq__expected_prepare(j, j->task->tests, &judged_tests) : 0;
-  if (rc == SQ__EXPECTED_WAIT) {
+  char ref_why[sizeof j->reason];
+  int rc = python ? sq__expected_prepare(j, j->task->tests, &judged_tests, ref_why, sizeof ref_why) : 0;
+  if (rc == SQ__EXPECTED_WAIT || rc == SQ__EXPECTED_FAILED) {
     j->task->tests = base_tests;
+    if (rc == SQ__EXPECTED_FAILED) end_with(j, SQ_STATUS_INVALID_TASK, "%s", ref_why);
     return;
   }
   if (!rc) rc = sq_task_program(j->task, j->code, &j->listing); /* shown without the values */
   if (judged_tests) j->task->tests = judged_tests;
   if (!rc && python) rc = sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len);
+  if (!rc && !python && j->task->tests) {
+    int c = calls_prepare(j);
+    if (c > 0) return; /* waits for the reference, runs it, or ended */
+    rc = c;
+  }
   if (!rc && sq_workspace_applies(j->task)) rc = wrap_workspace(j, &j->lim);
   j->task->tests = base_tests;
   free(judged_tests);
@@ -390,7 +443,9 @@ void sq__job_submit(job *j) {
   worker *w = j->w;
   sq_jail_limits def, max;
   sq__profiles_find(w->profiles, j->task->profile, &j->jail, &def, &max, NULL, 0); /* known: sq__job_begin */
-  j->lim = j->task->limits;
+  /* a reference run (expected.h) is the worker's, under the profile's
+   * defaults: nothing of the task's limits reaches it */
+  j->lim = j->expected_run ? def : j->task->limits;
   sq_jail_limits_apply(&j->lim, &def, &max);
   sq_language_limits(j->task->language, &j->lim); /* a compiler's budget on top */
   /* A later case of a program compiled by an earlier one takes its build. */
@@ -441,8 +496,17 @@ static void take_outcome(job *j) {
     r->n_files = j->files.n;
   }
   if (in.has_tests) sq_harness_take_marks(o, &in.marks);
-  in.plain_tests = j->task->language != SQ_TASK_PYTHON && j->task->tests;
   in.compile_error = j->files.compile_error;
+  sq_calls_results got = {0};
+  char calls_why[sizeof j->reason] = "";
+  if (j->calls_program) {
+    in.calls = true;
+    if (sq_calls_take(o->stdout_buf, &o->stdout_len, j->calls_ref.n, &got) != 0)
+      snprintf(calls_why, sizeof calls_why, "out of memory reading the calls' results");
+    else in.calls_passed = sq_calls_judge(&got, &j->calls_ref, calls_why, sizeof calls_why);
+    in.calls_why = calls_why;
+    sq_calls_results_clear(&got);
+  }
   const char *why = NULL;
   r->status = sq_verdict_decide(o, &in, &why);
   snprintf(j->judge, sizeof j->judge, "%s", in.marks.judge);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "calls.h"
 #include "jail.h"
 #include "precheck.h"
 #include "queue.h"
@@ -66,6 +67,9 @@ struct job {
   bool expected_run;      /* the run is the reference's alone (expected.h) */
   bool expected_tried;    /* this job started a reference run already */
   size_t expected_slot;   /* the cache slot that run fills */
+  size_t expected_calls;  /* the reference run is the calls judge's, writing this many records */
+  char *calls_program;    /* another language's tests: the candidate's program (calls.h), or NULL */
+  sq_calls_results calls_ref; /* ... and the reference's values its records must equal */
 };
 
 /* Starts a claimed task (ownership of the claim moves to the job); it
@@ -77,6 +81,9 @@ void sq__job_executed(job *j);
 void sq__job_free(job *j);
 /* Hands the job's program to the pool under the task's limits. */
 void sq__job_submit(job *j);
+/* Runs program (taken) as the reference of the job's tests, alone, under
+ * the profile's default limits rather than the task's (expected.h). */
+void sq__job_run_reference(job *j, char *program);
 /* Starts (again) the job's run of its code: after the reference run it
  * waited for (expected.h). */
 void sq__job_exec_resume(job *j);

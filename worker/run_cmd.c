@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "cli.h"
 #include "cmds.h"
 #include "config.h"
@@ -155,7 +156,7 @@ static int print_outcome(const sq_jail_outcome *o, sq_status status, const sq_pr
   bool ran = status != SQ_STATUS_BLOCKED;
   if (!cJSON_AddStringToObject(root, "status", sq_status_name(status)) ||
       (reason && add_text(root, "reason", reason, strlen(reason)) != 0) ||
-      !cJSON_AddStringToObject(root, "end", ran ? sq_jail_end_name(o->end) : "not_run") ||
+      !cJSON_AddStringToObject(root, "end", ran && status != SQ_STATUS_INVALID_TASK ? sq_jail_end_name(o->end) : "not_run") ||
       !cJSON_AddNumberToObject(root, "exit_code", o->exit_code) ||
       !cJSON_AddNumberToObject(root, "signal", o->signal))
     goto out;
@@ -231,7 +232,10 @@ static int run(const sq_cli *cli) {
   sq_jail_limits lim = a.lim;
 
   size_t max_bytes = cfg.max_task_kib > 0 ? (size_t)cfg.max_task_kib * 1024 : DEFAULT_MAX_FILE_BYTES;
-  char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL, *input = NULL;
+  char *code = NULL, *tests = NULL, *program = NULL, *listing = NULL, *input = NULL, *packed = NULL;
+  sq_calls_plan plan = {0};
+  sq_calls_results ref = {0}, got = {0};
+  const sq_precheck_report no_findings = {0};
   size_t input_len = 0;
   sq_jail *jail = NULL;
   sq__profiles *profiles = NULL;
@@ -246,12 +250,27 @@ static int run(const sq_cli *cli) {
   bool python = a.language == SQ_LANGUAGE_PYTHON;
   if (!python && language_missing(a.language)) goto out;
   ret = 1;
+  /* Another language's tests: the candidate's program and the reference
+   * (calls.h); tests of no form the judge takes end invalid_task. */
+  if (!python && tests) {
+    char err[512];
+    rc = sq_calls_plan_build(a.language, code, tests, &plan, err, sizeof err);
+    if (rc == SQ_EINVAL) {
+      o.exit_code = -1;
+      if (print_outcome(&o, SQ_STATUS_INVALID_TASK, &no_findings, err, NULL, sq_cli_get(cli, "profile")) == 0) ret = 0;
+      goto out;
+    }
+    if (rc) {
+      fprintf(stderr, "sandq-worker run: out of memory\n");
+      goto out;
+    }
+  }
   /* The pre-check reads the listing; the jail runs it through the test
    * harness when there are tests (as the worker does, harness.h); another
    * language runs through workspace.py (workspace.h). */
   if (sq_task_program(&task, code, &listing) != 0 ||
       (python ? sq_harness_judge(&task, code, &program, &input, &input_len)
-              : sq_workspace_program(&task, listing, &lim, NULL, false, &program)) != 0) {
+              : sq_workspace_program(&task, plan.candidate ? plan.candidate : listing, &lim, NULL, false, &program)) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
   }
@@ -286,6 +305,33 @@ static int run(const sq_cli *cli) {
             cfg.python_path, cfg.scratch_root, sq_strerror(rc));
     goto out;
   }
+  if (plan.reference) { /* the reference alone first, under the profile's defaults */
+    sq_jail_limits ref_lim = def;
+    sq_jail_limits_apply(&ref_lim, &def, &max);
+    char *ref_program = NULL, why[512];
+    if (sq_workspace_program(&task, plan.reference, &ref_lim, NULL, false, &ref_program) != 0) {
+      fprintf(stderr, "sandq-worker run: out of memory\n");
+      goto out;
+    }
+    sq_language_limits(a.language, &ref_lim);
+    rc = sq_jail_run_task(run_jail, ref_program, strlen(ref_program), plan.reference, strlen(plan.reference), NULL, 0,
+                          &ref_lim, NULL, &o);
+    free(ref_program);
+    if (rc != 0) {
+      fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
+      goto out;
+    }
+    packed = sq_calls_reference_take(&o, plan.n_calls, why, sizeof why);
+    sq_jail_outcome_clear(&o);
+    if (!packed || sq_calls_results_unpack(packed, plan.n_calls, &ref) != 0) {
+      char reason[640];
+      snprintf(reason, sizeof reason, "the tests' expected values could not be computed (a problem of the tests, "
+               "not the code): %s", why);
+      o.exit_code = -1;
+      if (print_outcome(&o, SQ_STATUS_INVALID_TASK, &no_findings, reason, NULL, profile) == 0) ret = 0;
+      goto out;
+    }
+  }
   sq_jail_limits jail_lim = lim;
   sq_language_limits(a.language, &jail_lim);
   rc = sq_jail_run_task(run_jail, program, strlen(program), listing, strlen(listing), input, input_len, &jail_lim, NULL,
@@ -294,8 +340,17 @@ static int run(const sq_cli *cli) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;
   }
-  sq_verdict_input in = {.has_tests = python && sq_harness_applies(&task), .expected_stdout = a.expected_stdout,
-                         .plain_tests = !python && tests};
+  sq_verdict_input in = {.has_tests = python && sq_harness_applies(&task), .expected_stdout = a.expected_stdout};
+  char calls_why[512] = "";
+  if (plan.candidate) {
+    in.calls = true;
+    if (sq_calls_take(o.stdout_buf, &o.stdout_len, plan.n_calls, &got) != 0) {
+      fprintf(stderr, "sandq-worker run: out of memory\n");
+      goto out;
+    }
+    in.calls_passed = sq_calls_judge(&got, &ref, calls_why, sizeof calls_why);
+    in.calls_why = calls_why;
+  }
   if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
   sq_workspace_files files = {0};
   if (!python && sq_workspace_take_files(&o, 0, &files) != 0) {
@@ -317,6 +372,10 @@ static int run(const sq_cli *cli) {
   }
   ret = 0;
 out:
+  sq_calls_plan_clear(&plan);
+  sq_calls_results_clear(&ref);
+  sq_calls_results_clear(&got);
+  free(packed);
   sq_jail_outcome_clear(&o);
   sq_jail_free(jail);
   sq__profiles_free(profiles);

@@ -39,19 +39,26 @@ sq_status sq_verdict_decide(const sq_jail_outcome *o, const sq_verdict_input *in
     } else if (in->has_tests && !in->marks.completed) {
       s = SQ_STATUS_FAILED;
       why = SQ_VERDICT_EARLY_EXIT;
+    } else if (in->calls) {
+      s = in->calls_passed ? SQ_STATUS_PASSED : SQ_STATUS_FAILED;
+      if (!in->calls_passed) why = in->calls_why;
     } else if (in->expected_stdout) {
       s = stdout_matches(o->stdout_buf ? o->stdout_buf : "", o->stdout_len, in->expected_stdout) ? SQ_STATUS_PASSED
                                                                                               : SQ_STATUS_FAILED;
     } else {
-      s = in->has_tests || in->plain_tests ? SQ_STATUS_PASSED : SQ_STATUS_OK;
+      s = in->has_tests ? SQ_STATUS_PASSED : SQ_STATUS_OK;
     }
     break;
   case SQ_JAIL_ASSERTION:
     s = SQ_STATUS_FAILED;
     if (cheat) why = SQ_VERDICT_EQUAL_TO_ANYTHING;
+    else if (in->calls && !in->calls_passed) why = in->calls_why;
     break;
   case SQ_JAIL_EXITED_ERROR:
-  case SQ_JAIL_SIGNALED: s = in->plain_tests ? SQ_STATUS_FAILED : SQ_STATUS_RUNTIME_ERROR; break;
+  case SQ_JAIL_SIGNALED:
+    s = in->calls ? SQ_STATUS_FAILED : SQ_STATUS_RUNTIME_ERROR;
+    if (in->calls && !in->calls_passed) why = in->calls_why;
+    break;
   case SQ_JAIL_TIMEOUT: s = SQ_STATUS_TIMEOUT; break;
   case SQ_JAIL_CPU_LIMIT: s = SQ_STATUS_CPU_LIMIT; break;
   case SQ_JAIL_MEMORY_LIMIT: s = SQ_STATUS_MEMORY_LIMIT; break;

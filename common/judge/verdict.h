@@ -18,7 +18,9 @@ typedef struct {
   bool has_tests;              /* tests or an entry_point: the run went through the harness */
   sq_harness_marks marks;      /* sq_harness_take_marks of the run (when has_tests) */
   const char *expected_stdout; /* or NULL */
-  bool plain_tests;            /* tests appended to a program in another language: exit 0 passes */
+  bool calls;                  /* another language's tests, judged by their calls (calls.h) */
+  bool calls_passed;           /* ... every call wrote the reference's value, once */
+  const char *calls_why;       /* ... else why not (sq_calls_judge) */
   bool compile_error;          /* the compiler refused the program (workspace.h): it never ran */
 } sq_verdict_input;
 
@@ -28,7 +30,9 @@ typedef struct {
  * ASCII white space (space, \t, \n, \v, \f, \r) is trimmed on both sides.
  * A "fail" mark of the judge makes it `failed` with the mark's text as the
  * reason (it points into in->marks), unless the run ended at a limit.
- * With plain_tests, a run that exits non-zero (or by a signal) is `failed`.
+ * With calls, `passed` needs exit status 0 and calls_passed; any other run
+ * that did not end at a limit is `failed`, calls_why its reason when the
+ * calls did not pass.
  * compile_error gives `compile_error` unless a limit ended the run first.
  * When reason is not NULL it is set to one of the SQ_VERDICT_* reasons (or
  * the judge's), or NULL when the status needs none. */

@@ -30,7 +30,7 @@ make_round() { # $1 round, $2 variant (same|modified)
   $PY - "$1" "$2" "$found" >"$SQ_TMP/tasks.$1.jsonl" <<'PY'
 import json, sys
 rnd, variant, found = sys.argv[1], sys.argv[2], sys.argv[3].split(', ')
-tests = '#include <assert.h>\nint main(void) { assert(add(2, 3) == 5); return 0; }'
+tests = 'int main(void) {\n    assert(add(2, 3) == 5);\n    return 0;\n}'
 # Replaces ./main (its own binary) with a script that fails, then passes.
 poison = ('#include <stdio.h>\n#include <unistd.h>\n#include <sys/stat.h>\nint main(void) {\n'
           '  unlink("main");\n  FILE *f = fopen("main", "w");\n  if (!f) return 2;\n'

@@ -25,18 +25,20 @@ static sq_status with_marks(sq_jail_end end, sq_harness_marks m, const char **wh
   return sq_verdict_decide(&o, &in, why);
 }
 
-/* Tests appended to a program in another language (plain_tests), or a
- * compiler's refusal (compile_error). */
-static sq_status plain(sq_jail_end end, bool plain_tests, bool compile_error) {
+/* Another language's tests judged by their calls (calls.h): calls_passed
+ * says whether every call wrote the reference's value; or a compiler's
+ * refusal (compile_error). */
+static sq_status plain(sq_jail_end end, bool calls, bool compile_error) {
   sq_jail_outcome o = {.end = end};
-  sq_verdict_input in = {.plain_tests = plain_tests, .compile_error = compile_error};
+  sq_verdict_input in = {.calls = calls, .calls_passed = true, .compile_error = compile_error};
   return sq_verdict_decide(&o, &in, NULL);
 }
 
 static void test_languages(void) {
   CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_OK, true, false)), "passed");
+  /* every value right, then a non-zero exit or a signal: not passed */
   CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_ERROR, true, false)), "failed");
-  CHECK_STR(sq_status_name(plain(SQ_JAIL_SIGNALED, true, false)), "failed"); /* abort() of C's assert */
+  CHECK_STR(sq_status_name(plain(SQ_JAIL_SIGNALED, true, false)), "failed");
   CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_ERROR, false, false)), "runtime_error");
   CHECK_STR(sq_status_name(plain(SQ_JAIL_TIMEOUT, true, false)), "timeout");
   CHECK_STR(sq_status_name(plain(SQ_JAIL_EXITED_ERROR, true, true)), "compile_error");
@@ -44,6 +46,15 @@ static void test_languages(void) {
   /* a limit that ended the run (the compiler's or not) is that limit */
   CHECK_STR(sq_status_name(plain(SQ_JAIL_MEMORY_LIMIT, true, true)), "memory_limit");
   CHECK_STR(sq_status_name(plain(SQ_JAIL_TIMEOUT, false, true)), "timeout");
+  /* exit 0 with a call missing or wrong (an early exit(0)): failed, the judge's reason */
+  sq_jail_outcome o = {.end = SQ_JAIL_EXITED_OK};
+  sq_verdict_input in = {.calls = true, .calls_passed = false, .calls_why = "call 2 of 3 gave no result"};
+  const char *why = NULL;
+  CHECK_STR(sq_status_name(sq_verdict_decide(&o, &in, &why)), "failed");
+  CHECK_STR(why, "call 2 of 3 gave no result");
+  o.end = SQ_JAIL_SIGNALED;
+  CHECK_STR(sq_status_name(sq_verdict_decide(&o, &in, &why)), "failed");
+  CHECK_STR(why, "call 2 of 3 gave no result");
   sq_status st;
   CHECK_EQ(sq_status_parse("compile_error", &st), 0);
   CHECK_EQ(st, SQ_STATUS_COMPILE_ERROR);
