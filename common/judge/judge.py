@@ -24,6 +24,16 @@
 #    process ended as asked, it writes "sandq-harness:NONCE:judge isolated"
 #    and "sandq-harness:NONCE:end".
 #
+# Where the judge's names come from: the tests' own imports (MBPP's
+# test_imports are lines of the tests), builtins (the judge's own), a
+# standard-library module (or, when the candidate's table says module, one
+# found outside the scratch) imported by the judge by the very name the
+# tests use, and the candidate's functions (as stand-ins) and plain values
+# (as copies). The candidate's process writes the table of its names, and
+# can forge it: nothing in it names a module or an attribute for the judge
+# to take (`isclose = max`, math reported as unittest.mock: the tests find
+# the name undefined, or the real math).
+#
 # Tests that need the candidate's own objects (they construct a class it
 # defines, or pass it a callback) cannot be judged so: decided from the
 # tests alone, before the candidate's code runs, the judge ends the
@@ -307,25 +317,15 @@ def main(code_b64, harness_b64):
 
     def describe(x):
         # How the judge can take one of the candidate's names: a plain value
-        # ('v'), a module or an attribute of one it imports itself ('m',
-        # 'a'), something to call through the pipe ('f'); anything else
-        # ('o') it cannot take (the tests then find the name undefined).
+        # ('v'), something to call through the pipe ('f'), a module ('m':
+        # only that; the judge imports the wanted name itself, never a name
+        # this process reports); anything else ('o') it cannot take (the
+        # tests then find the name undefined).
         if type_(x) is type_(sys):
-            n = getattr_(x, '__name__', None)
-            return ('m', n) if type_(n) is str_ else ('o', 'module')
+            return ('m',)
         try:
             encode(x)
             return ('v', x)
-        except BaseException_:
-            pass
-        try:
-            m, q = getattr_(x, '__module__', None), getattr_(x, '__qualname__', None)
-            if type_(m) is str_ and type_(q) is str_ and m != '__main__' and m in sys.modules:
-                o = sys.modules[m]
-                for part in q.split('.'):
-                    o = getattr_(o, part)
-                if o is x:
-                    return ('a', m, q)
         except BaseException_:
             pass
         if callable_(x):  # a class too: what it makes comes back only if plain
@@ -713,6 +713,25 @@ def main(code_b64, harness_b64):
             g.update(hg)
             return hg['main'](binascii.b2a_base64(listing, newline=False), tests_at, check_at, nonce)
 
+        def own_module(name):
+            # The top-level module `name` as the judge imports it from its
+            # own sys.path (the scratch is off it, and a module found there
+            # anyway is refused), or None when there is none.
+            try:
+                import importlib.util
+                spec = importlib.util.find_spec(name)
+                if spec is None:
+                    return None
+                where = list_(spec.submodule_search_locations or ()) + ([spec.origin] if spec.has_location else [])
+                for p in where:
+                    p = posixpath.abspath(p)
+                    if p == scratch or p.startswith(scratch + '/'):
+                        return None
+                __import__(name)
+                return sys.modules[name]
+            except BaseException_:
+                return None
+
         # ---- isolated: the candidate runs its code, the judge its tests
         write(2, mark + b'judge isolated\n')
         sys.path[:] = [p for p in sys.path if p and p not in ('.', scratch) and not p.startswith(scratch + '/')]
@@ -721,25 +740,23 @@ def main(code_b64, harness_b64):
             fail("the candidate's process broke the protocol: no names")
         state['ready'] = True
         g['__sandq_cpu_limit__'] = set_cpu_limit
+        # The names the tests use and neither define nor import. The
+        # candidate's process wrote this table and may have forged it, so it
+        # only ever gives stand-ins for its functions and copies of its plain
+        # values: a module is the judge's own, imported by the wanted name
+        # (math for `math`, whatever the table says math is), and an
+        # attribute of a module (`isclose` as math.isclose) is never taken.
         for name in wanted:
             d = m[1].get(name)
-            if type_(d) is not tuple_ or not d:
-                continue
-            k = d[0]
-            if k == 'f':
+            k = d[0] if type_(d) is tuple_ and d else None
+            if name in sys.stdlib_module_names or k == 'm':
+                o = own_module(name)
+                if o is not None:
+                    g[name] = o
+            elif k == 'f':
                 g[name] = Remote(name)
             elif k == 'v' and len_(d) == 2:
                 g[name] = d[1]
-            elif k in ('m', 'a') and type_(d[1]) is str_ and all(p.isidentifier() for p in d[1].split('.')):
-                try:
-                    __import__(d[1])
-                    o = sys.modules[d[1]]
-                    if k == 'a':
-                        for part in d[2].split('.'):
-                            o = getattr_(o, part)
-                    g[name] = o
-                except Exception:
-                    pass
         failed = False
         try:
             for t in trees:

@@ -5,16 +5,49 @@
 # reference solution passes except 367 and 927, whose setup builds a Node
 # tree before the solution defines Node (../shared/data/README.md): pass@1 is
 # 972/974, and those two say NameError. A broken completion per problem, in
-# the {"task_id", "completion"} samples format, gives pass@1 = 0.
+# the {"task_id", "completion"} samples format, gives pass@1 = 0. First,
+# without the data: MBPP-sanitized's rows (`prompt`, `test_imports`) and a
+# bad test_imports refused.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 . "$SQ_SRC/tests/lib/queue_env.sh"
-data=${SANDQ_MBPP:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/mbpp.jsonl}}
-[ -n "$data" ] && [ -r "$data" ] || sq_skip "MBPP data not found (SANDQ_DATA_DIR or SANDQ_MBPP)"
 sq_env_init
-sq_start_redis
 P=$SQ_BIN/sandq-producer
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
+# MBPP-sanitized's rows: the problem under `prompt` (`text` first when both
+# are there), and `test_imports` the first lines of the tests, so that the
+# asserts' isclose is the tests' own and not the candidate's.
+printf '%s\n' \
+  '{"task_id": 2, "prompt": "Area of a circle.", "code": "import math\ndef area(r): return math.pi * r * r", "test_imports": ["from math import isclose", "import math"], "test_list": ["assert isclose(area(1), 3.1416, rel_tol=0.001)"]}' \
+  '{"task_id": 3, "text": "From text.", "prompt": "From prompt.", "code": "def g(): return 1", "test_list": ["assert g() == 1"]}' \
+  >"$SQ_TMP/sanitized.jsonl"
+for how in --canonical "--samples 1"; do
+  # shellcheck disable=SC2086
+  "$P" import mbpp "$SQ_TMP/sanitized.jsonl" --split all $how >"$SQ_TMP/sanitized.out" 2>"$SQ_TMP/sanitized.err" ||
+    { cat "$SQ_TMP/sanitized.err"; sq_fail "import of MBPP-sanitized rows ($how)"; }
+  /usr/bin/python3 - "$SQ_TMP/sanitized.out" "$how" <<'PY'
+import json, sys
+a, b = [json.loads(l) for l in open(sys.argv[1])]
+assert a["tests"] == "from math import isclose\nimport math\nassert isclose(area(1), 3.1416, rel_tol=0.001)\n", a
+assert b["tests"] == "assert g() == 1\n", b
+if sys.argv[2] != "--canonical":
+    assert a["prompt"].startswith("Area of a circle. Your code should pass these tests:\n\nassert isclose("), a
+    assert b["prompt"].startswith("From text. "), b
+PY
+done
+# a test_imports that is not a list of strings: the line and the field, status 1, nothing written
+bad_imports() { # bad_imports VALUE-JSON WANT
+  printf '{"task_id": 2, "prompt": "p", "code": "def f(): return 1", "test_imports": %s, "test_list": ["assert f() == 1"]}\n' \
+    "$1" >"$SQ_TMP/bad-imports.jsonl"
+  rc=0; "$P" import mbpp "$SQ_TMP/bad-imports.jsonl" --canonical --split all >"$SQ_TMP/bad-imports.out" 2>"$SQ_TMP/bad-imports.err" || rc=$?
+  [ "$rc" -eq 1 ] && [ ! -s "$SQ_TMP/bad-imports.out" ] || { cat "$SQ_TMP/bad-imports.err"; sq_fail "test_imports $1: exit $rc"; }
+  grep -qF "bad-imports.jsonl:1: $2" "$SQ_TMP/bad-imports.err" || { cat "$SQ_TMP/bad-imports.err"; sq_fail "test_imports $1: no '$2'"; }
+}
+bad_imports '"from math import isclose"' "test_imports: must be an array of strings"
+bad_imports '["import math", 3]' "test_imports[1]: must be a string"
+data=${SANDQ_MBPP:-${SANDQ_DATA_DIR:+$SANDQ_DATA_DIR/mbpp.jsonl}}
+[ -n "$data" ] && [ -r "$data" ] || sq_skip "MBPP data not found (SANDQ_DATA_DIR or SANDQ_MBPP); the checks of MBPP-sanitized rows passed"
+sq_start_redis
 # every problem (--split all); the default is the test split, 11-510
 "$P" import mbpp "$data" --canonical --split all >"$SQ_TMP/canonical.jsonl"
 "$P" import mbpp "$data" --canonical >"$SQ_TMP/test-split.jsonl" 2>"$SQ_TMP/split.err" || sq_fail "import (test split)"
