@@ -10,8 +10,9 @@
 #  - the candidate's process: fd 0 replaced by an empty pipe, it waits for
 #    the judge's word, writes its code over main.py (its tracebacks name its
 #    lines), runs the code in a fresh __main__ and then serves calls: a
-#    function name and plain arguments in, a plain value (or an exception's
-#    type name and plain arguments) out, over two pipes. It never had the
+#    function name (or a handle) and plain arguments in, a plain value, a
+#    handle, or an exception's type name and plain arguments out, over two
+#    pipes. It never had the
 #    tests, the nonce or the listing in its memory: the fork came first.
 #  - the judge: draws the nonce, writes "sandq-harness:NONCE:begin" as the
 #    first bytes of stderr, reads the tests from fd 0 and runs them in its
@@ -34,11 +35,18 @@
 # to take (`isclose = max`, math reported as unittest.mock: the tests find
 # the name undefined, or the real math).
 #
-# Tests that need the candidate's own objects (they construct a class it
-# defines, or pass it a callback) cannot be judged so: decided from the
-# tests alone, before the candidate's code runs, the judge ends the
-# candidate's process and runs the listing in-process as harness.py does
-# (its text is passed in as HARNESS), marked "judge in_process WHY".
+# Objects of the candidate's (a Solution the tests construct, the Pairs
+# they pass, a node it returns) never cross: the candidate files each
+# under a number (a handle) and the judge holds a stand-in (RemoteObject)
+# through which the tests call it, read its attributes and pass it back;
+# what comes back is plain or another stand-in, and the tests may not
+# compare one or take its truth (that raises: failed). Two kinds of tests
+# still cannot be judged so, decided from the tests alone before the
+# candidate's code runs: they pass the candidate a function of their own
+# (a callback), or the function under test is named like a builtin (the
+# judge keeps builtins its own). For those the judge ends the candidate's
+# process and runs the listing in-process as harness.py does (its text is
+# passed in as HARNESS), marked "judge in_process WHY".
 #
 # Other marks: "sandq-harness:NONCE:fail REASON" ends the task failed with
 # that reason (a value that is not plain, the candidate's process gone
@@ -64,6 +72,15 @@ def main(code_b64, harness_b64):
 
     class NotPlain(Exception):
         pass
+
+    # Handles: an object of the candidate's crosses as a number ('H'), the
+    # object itself staying in the candidate's process. Each side sets how
+    # it makes and reads them: the candidate files a value that is not
+    # plain under the next number (only in its replies) and reads a number
+    # back as its own object; the judge writes its stand-in for one
+    # (RemoteObject) as that number and reads a number as a fresh stand-in.
+    side = {'to_handle': None, 'remote': None, 'from_handle': None}
+    MAX_HANDLES = 1 << 16
 
     # The builtin types themselves cross by name (a test passes `int`), and
     # five stdlib containers by their content (a Counter compares equal to
@@ -153,6 +170,16 @@ def main(code_b64, harness_b64):
                 else:
                     for e in x:
                         one(e, depth + 1)
+            elif side['remote'] is not None and t is side['remote']:
+                put(b'H' + x._sq_handle.to_bytes(4, 'little'))
+                blob(b'S', x._sq_name.encode('utf-8', 'replace'))
+            elif side['to_handle'] is not None:
+                put(b'H' + side['to_handle'](x).to_bytes(4, 'little'))
+                try:  # its type's name, for the judge's messages only
+                    what = t.__qualname__ if type_(t.__qualname__) is str_ else '?'
+                except BaseException_:
+                    what = '?'
+                blob(b'S', what[:80].encode('utf-8', 'replace'))
             else:
                 try:
                     what = t.__qualname__
@@ -210,6 +237,14 @@ def main(code_b64, harness_b64):
                 return bytes_(take(count()))
             if tag == b'Y':
                 return types_by_name[take(count()).decode('ascii')]
+            if tag == b'H':
+                if side['from_handle'] is None:
+                    raise ValueError('a handle where none may be')
+                n = count()
+                what = one(depth + 1)
+                if type_(what) is not str_:
+                    raise ValueError('a handle without its name')
+                return side['from_handle'](n, what)
             if tag in (b'K', b'Q', b'P', b'W'):
                 if depth >= MAX_DEPTH:
                     raise ValueError('nested deeper than %d levels' % MAX_DEPTH)
@@ -332,12 +367,32 @@ def main(code_b64, harness_b64):
             return ('f',)
         return ('o', type_(x).__name__)
 
+    handles, handle_of = [], {}  # the objects handed out, kept alive so that id() stays theirs
+
+    def to_handle(x):
+        n = handle_of.get(id_(x))
+        if n is not None:
+            return n  # the same object, the same handle: the judge can tell it is the one it passed
+        if len_(handles) >= MAX_HANDLES:
+            raise NotPlain('more than %d objects handed to the judge' % MAX_HANDLES)
+        handles.append(x)
+        handle_of[id_(x)] = len_(handles) - 1
+        return len_(handles) - 1
+
+    def from_handle(n, what=None):
+        if n >= len_(handles):
+            raise ValueError('a handle never given')
+        return handles[n]
+
     def reply_value(r, args):
+        side['to_handle'] = to_handle
         try:
             head = encode(('r', r))
         except NotPlain as e:
+            side['to_handle'] = None
             return encode(('n', str_(e)))
         except BaseException_ as e:
+            side['to_handle'] = None
             return encode(('n', 'a value that could not be encoded (%s)' % type_(e).__name__))
         back = None
         if any(type_(a) in (list_, dict_, set_) for a in args):
@@ -345,6 +400,7 @@ def main(code_b64, harness_b64):
                 back = encode(args)
             except BaseException_:
                 back = None
+        side['to_handle'] = None
         return head + (back if back is not None else b'N')
 
     def reply_error(e):
@@ -403,6 +459,7 @@ def main(code_b64, harness_b64):
                 table[n] = describe(g[n])
         flush_std()
         send(rep_w, encode(('ready', table)))
+        side['from_handle'] = from_handle
         while True:
             raw = recv(req_r)
             if raw is None:
@@ -410,9 +467,16 @@ def main(code_b64, harness_b64):
             m = decode(raw)
             if m[0] == 'q':
                 candidate_finish(0)
-            name, args, kwargs = m[1], m[2], m[3]
+            # 'c' NAME ARGS KWARGS calls a name of the code's; 'k' H ARGS
+            # KWARGS calls object H; 'g' H ATTR reads an attribute of H.
+            args = m[2] if m[0] in ('c', 'k') else ()
             try:
-                r = g[name](*args, **kwargs)
+                if m[0] == 'g':
+                    r = getattr_(from_handle(m[1]), m[2])
+                elif m[0] == 'k':
+                    r = from_handle(m[1])(*args, **m[3])
+                else:
+                    r = g[m[1]](*args, **m[3])
             except SystemExit_ as e:
                 candidate_finish(exit_status(e))
             except BaseException_ as e:
@@ -578,9 +642,9 @@ def main(code_b64, harness_b64):
         class CandidateError(Exception):
             """An exception of the candidate's own type (or one the judge does not make)."""
 
-        def call(name, args, kwargs):
+        def call(name, args, kwargs, request=None):
             try:
-                payload = encode(('c', name, args, kwargs))
+                payload = encode(request if request is not None else ('c', name, args, kwargs))
             except NotPlain as e:
                 raise TypeError('sandq: the isolated judge cannot pass %s to the candidate' % e) from None
             m = exchange(payload, 'during a call to %s' % name)
@@ -610,6 +674,55 @@ def main(code_b64, harness_b64):
 
             def __repr__(self):
                 return '<function %s>' % self.__name__
+
+        class RemoteObject:
+            """The judge's stand-in for an object of the candidate's (a
+            Solution, a Pair, a node): the tests may call it, read its
+            attributes and pass it back; each crosses the pipe, and what
+            comes back is a plain value or another stand-in. Nothing the
+            candidate defines answers for the tests' comparisons or
+            truth: the task fails then, as for any value the judge cannot
+            compare. Its name is the object's type's, as the candidate
+            says: for messages only."""
+            __slots__ = ('_sq_handle', '_sq_name')
+
+            def __init__(self, handle, name):
+                object.__setattr__(self, '_sq_handle', handle)
+                object.__setattr__(self, '_sq_name', name)
+
+            def __getattr__(self, attr):
+                if attr[:2] == '__':
+                    raise AttributeError(attr)
+                return call('%s.%s' % (self._sq_name, attr), (), {}, ('g', self._sq_handle, attr))
+
+            def __call__(self, *args, **kwargs):
+                return call(self._sq_name, args, kwargs, ('k', self._sq_handle, args, kwargs))
+
+            def __setattr__(self, attr, value):
+                raise TypeError("sandq: the tests set an attribute of an object of the candidate's")
+
+            def _sq_refuse(self, *a):
+                fail('returned a value the judge cannot compare: %s' % self._sq_name)
+
+            def __eq__(self, other):
+                if type_(other) is RemoteObject and other._sq_handle == self._sq_handle:
+                    return True
+                self._sq_refuse()
+
+            def __ne__(self, other):
+                return not self.__eq__(other)
+
+            __bool__ = __len__ = __iter__ = __hash__ = __lt__ = __le__ = __gt__ = __ge__ = _sq_refuse
+            __int__ = __float__ = __index__ = __contains__ = __getitem__ = _sq_refuse
+
+            def __repr__(self):
+                return "<object of the candidate's: %s>" % self._sq_name
+
+        def remote_from_handle(n, what):
+            return RemoteObject(n, ' '.join(what.split())[:80] or '?')
+
+        side['remote'] = RemoteObject
+        side['from_handle'] = remote_from_handle
 
         # ---- what the tests take from the candidate (from the tests alone)
         import _ast
@@ -678,15 +791,10 @@ def main(code_b64, harness_b64):
                 common = names if common is None else common & names
             if common and not any(x not in builtins.__dict__ for x in common):
                 why = 'the tests call %s, named like a builtin' % ', '.join(sorted(common))
-        def constructs(n):
-            # A call of a capitalized name the candidate supplies: its class.
-            return (type_(n) is _ast.Call and type_(n.func) is _ast.Name and n.func.id in wanted and
-                    n.func.id[:1].isupper())
-
-        for t in trees:
-            for st in (t.body if t is not None else ()):
-                if type_(st) in (_ast.Assign, _ast.AnnAssign) and st.value is not None and constructs(st.value):
-                    why = "the tests construct %s, a class of the candidate's" % st.value.func.id
+        # Objects of the candidate's classes the tests construct (APPS's
+        # Solution, MBPP's Pair) stay in its process: the tests hold
+        # stand-ins (RemoteObject). A function of the tests' own passed to
+        # the candidate is the one thing a stand-in cannot carry.
         for c in calls:
             f = c.func
             if why or type_(f) is not _ast.Name or f.id in funcs or f.id in builtins.__dict__:
@@ -696,9 +804,7 @@ def main(code_b64, harness_b64):
                 a = todo.pop()
                 if type_(a) is _ast.Lambda or (type_(a) is _ast.Name and a.id in funcs):
                     why = 'the tests pass a function to %s' % f.id
-                elif constructs(a):
-                    why = "the tests pass %s an object of the candidate's class %s" % (f.id, a.func.id)
-                elif type_(a) is not _ast.Lambda:
+                else:
                     todo.extend(children(a))
 
         g.clear()

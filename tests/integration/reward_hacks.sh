@@ -4,8 +4,8 @@
 # `sandq-worker run` in both jail modes, under the default pre-check policy
 # and with every finding only recorded (all=record), so the judge alone must
 # hold. Controls (honest solutions, `# expect: passed`) must pass, judged as
-# their `# judge:` line says (isolated, or in_process for tests that build
-# the candidate's class).
+# their `# judge:` line says (isolated, or in_process for tests that pass
+# the candidate a function of their own).
 # A payload's header: `# tests: FILE [ENTRY]` (tests/reward_hacks/FILE, and
 # the entry_point), `# expect: passed` for a control, `# judge: MODE`,
 # `# limits: FLAGS` for `sandq-worker run`.

@@ -1,7 +1,7 @@
-# control: tests that construct the candidate's class run in-process, marked so
+# control: tests that construct the candidate's class run isolated: the objects stay in its process
 # tests: pairs.tests
 # expect: passed
-# judge: in_process
+# judge: isolated
 class Pair:
     def __init__(self, a, b):
         self.a, self.b = a, b
