@@ -95,7 +95,21 @@ typedef struct {
   bool tiered;        /* the result has tiers (evalplus): base_passed is its base tier's */
   bool base_passed;
   char *language;     /* the result's language; NULL when absent (python) */
+  bool verdict;       /* its status is a verdict on the code (sq__status_has_verdict) */
+  bool bad_bson;      /* the stored value is not a BSON document (status "(bad bson)") */
 } sq__report_row;
+
+/* Whether a status is a verdict on the code, from its tests or its run
+ * (passed, failed, ok, runtime_error, the limits, policy_violation,
+ * blocked, compile_error), which pass@k counts; llm_error, invalid_task,
+ * cancelled, an unknown or absent status and an unreadable result are
+ * not: such a sample never reached a model or a test, and pass@k leaves
+ * it out (the report sets it apart, with its reason). */
+bool sq__status_has_verdict(const char *status);
+
+/* report's exit code when some samples have no verdict (and
+ * --allow-missing was not given): the figures cover the others only. */
+#define SQ__EXIT_MISSING 3
 
 /* The most languages the report tells apart (the rest count as the last). */
 #define SQ__REPORT_MAX_LANGUAGES 16
@@ -111,7 +125,8 @@ void sq__report_row_clear(sq__report_row *row);
 
 typedef struct {
   char *task_id;
-  int64_t n, c;                    /* samples, passed */
+  int64_t n, c;                    /* samples with a verdict, passed */
+  int64_t missing;                 /* samples without a verdict (not in n) */
   int64_t c_base;                  /* samples whose base tier passed (tiered results) */
   int language;                    /* its first sample's, an index into the report's languages */
   double pass_at_k[SQ__REPORT_MAX_K]; /* < 0: fewer than k samples */
@@ -155,6 +170,11 @@ typedef struct {
   sq__report_row *rows;
   size_t n_held;
   size_t n_rows;                    /* results read */
+  int64_t n_verdict;                /* of them, with a verdict (sq__status_has_verdict): what pass@k counts */
+  int64_t n_missing;                /* the others (n_rows - n_verdict), unreadable ones included */
+  int64_t n_bad;                    /* results that are not BSON (in n_missing; named by missing's group) */
+  sq__report_failure *missing;      /* the samples without a verdict, by status and reason kind, most first */
+  size_t n_missing_groups;
   int64_t status_counts[SQ_STATUS__COUNT];
   int64_t other_statuses;           /* results whose status is not a known name */
   int64_t judge_isolated, judge_in_process; /* results by their "judge" (the rest had no tests) */
@@ -194,6 +214,7 @@ typedef struct {
   bool finished;
   int64_t batch_tasks;   /* tasks pushed into the batch; -1 when the counters could not be read */
   int64_t batch_results; /* of them, with a result so far */
+  int64_t batch_dead;    /* of them, in the dead letter without a result (no verdict either); 0 when unknown */
   /* Results with cases (report_cases.c): the (problem, case) pairs that
    * failed most, up to SQ__REPORT_TOP; failures of pairs past
    * SQ__REPORT_CASE_PAIRS_MAX are only counted. */
@@ -248,6 +269,32 @@ int sq__report_text(const sq__report *r, sq_buf *out);
  * datasets, models and temperatures (those it has). */
 int sq__report_header(const sq__report *r, sq_buf *out);
 int sq__report_json(const sq__report *r, sq_buf *out);
+/* A number for the report's JSON that always reads as a float ("1.0", not
+ * "1"), in the fewest digits that give the double back; NULL for v < 0
+ * (undefined: the caller writes null) and when out of memory. A cJSON *. */
+void *sq__json_float(double v);
+/* What a status without a verdict means for the reader, in a few words
+ * (example: a reason of that group, or NULL). */
+const char *sq__missing_hint(const char *status, const char *example);
+/* The samples without a verdict in one line ("llm_error 820, cancelled 3"),
+ * the dead letter's included; 0 or SQ_ENOMEM. */
+int sq__missing_list(const sq__report *r, sq_buf *out);
+
+/* One batch's report as `report` prints it (report_cmd.c): text or JSON on
+ * stdout, the HTML page to html (NULL: none); unreadable results named on
+ * stderr; samples without a verdict set apart and, unless allow_missing,
+ * said on stderr. Returns SQ_EXIT_OK, SQ__EXIT_MISSING, SQ_EXIT_BAD_RESULT
+ * or SQ_EXIT_ERROR (explained on stderr). */
+typedef struct {
+  int k[SQ__REPORT_MAX_K];
+  int n_k;
+  bool json, allow_missing;
+  const char *html;
+} sq__report_opts;
+int sq__report_batch(const sq_config *cfg, sq_queue *q, const char *batch, const sq__report_opts *o);
+/* "1,10,100" into k[0..*n): each in [1, 1000000], at most SQ__REPORT_MAX_K,
+ * no repeats. 0, or -1 (the caller says why). */
+int sq__report_parse_k(const char *s, int *k, int *n);
 int sq__report_html(const sq__report *r, sq_buf *out);
 
 /* ---- two batches compared (report_compare.c) ---- */
@@ -294,5 +341,14 @@ int sq__compare_html(const sq__compare *c, sq_buf *out);
 int sq__import_run(const sq_config *cfg, const sq_cli *cli);
 int sq__results_run(const sq_config *cfg, const sq_cli *cli);
 int sq__report_cmd_run(const sq_config *cfg, const sq_cli *cli);
+/* `import`'s work (import_cmd.c) for import and evaluate: the dataset and
+ * mode of cli (operands DATASET FILE, import's flags) into task JSONL on
+ * out, all or nothing; *tasks gets how many (NULL: not wanted). Explains
+ * failures on stderr; returns an SQ_EXIT_* code. */
+int sq__import_write(const sq_cli *cli, FILE *out, size_t *tasks);
+/* `evaluate DATASET FILE ...` (evaluate_cmd.c): import, push, wait and
+ * report in one command, on the configured fleet when a Redis is given,
+ * else on a private redis-server and local workers it starts and stops. */
+int sq__evaluate_run(const sq_config *cfg, const sq_cli *cli);
 
 #endif

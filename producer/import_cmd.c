@@ -93,6 +93,10 @@ static int load_template(sq__import_opts *o, const char *path, bool has_entry_po
 
 int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   (void)cfg; /* import reads files and writes stdout: no Redis, no configuration */
+  return sq__import_write(cli, stdout, NULL);
+}
+
+int sq__import_write(const sq_cli *cli, FILE *to, size_t *n_tasks) {
   sq__import_opts o = {.mode = MODE_SAMPLES, .samples = 1, .temperature = -1};
   int code;
   const char *samples_path = sq_cli_get(cli, "completions"), *v;
@@ -253,9 +257,9 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
   size_t tasks = 0;
   if (o.mode != MODE_COMPLETIONS) {
     /* Generated tasks are made twice, not held: checked, then written. */
-    if (sq__import_generate(&ps, &o, NULL, &tasks) != 0 || sq__import_generate(&ps, &o, stdout, &tasks) != 0)
+    if (sq__import_generate(&ps, &o, NULL, &tasks) != 0 || sq__import_generate(&ps, &o, to, &tasks) != 0)
       goto out;
-  } else if (fwrite(out.data, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+  } else if (fwrite(out.data, 1, out.len, to) != out.len || fflush(to) != 0) {
     /* Everything checked: now, and only now, the tasks go out. */
     fprintf(stderr, "sandq-producer: writing the tasks: %s\n", strerror(errno));
     goto out;
@@ -267,7 +271,13 @@ int sq__import_run(const sq_config *cfg, const sq_cli *cli) {
     snprintf(split, sizeof split,
              strcmp(sq__import_mbpp_splits[o.split].name, "all") ? " (the %s split)" : " (%s splits)",
              sq__import_mbpp_splits[o.split].name);
-  fprintf(stderr, "sandq-producer: %zu task(s) from %zu %s problem(s)%s\n", tasks, ps.n, o.ds_name, split);
+  size_t with_samples = 0; /* the problems the tasks are of (--completions may cover a few) */
+  for (size_t i = 0; i < ps.n; i++)
+    with_samples += ps.p[i].samples > 0;
+  fprintf(stderr, "sandq-producer: %zu task(s) from %zu %s problem(s)%s", tasks, with_samples, o.ds_name, split);
+  if (with_samples < ps.n) fprintf(stderr, "; %zu of the dataset's %zu problems have no sample", ps.n - with_samples, ps.n);
+  fputc('\n', stderr);
+  if (n_tasks) *n_tasks = tasks;
   code = SQ_EXIT_OK;
 out:
   sq_buf_clear(&out);

@@ -4,12 +4,14 @@
  * (sq_config_build: defaults, --config file, environment, flags) and
  * dispatch: push (push_cmd.c), status (progress.c, report.c), wait,
  * batches and cancel (batch_cmd.c), dead,
- * metrics, health, rollout, audit, results, report and import (their own
- * files; import needs no Redis and no configuration). Nothing more. */
+ * metrics, health, rollout, audit, results, report, evaluate and import
+ * (their own files; import needs no Redis and no configuration). Nothing
+ * more. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "api.h"
 #include "cli.h"
 #include "config.h"
 #include "errors.h"
@@ -64,6 +66,13 @@ static const sq_cli_flag metrics_flags[] = {
     COMMON_FLAGS,
     {"listen", "HOST:PORT", NULL, "serve GET /metrics and /healthz there instead of printing (loopback by default)"},
     {NULL, NULL, NULL, NULL}};
+static const sq_cli_flag api_flags[] = {
+    COMMON_FLAGS,
+    {"listen", "HOST:PORT", NULL, "where to serve SandboxFusion's API (default 127.0.0.1:8080; 0.0.0.0 for every interface)"},
+    {"max-in-flight", "N", NULL, "requests waiting for a result at once; past it 503 (default 256)"},
+    {"max-request-kib", "N", NULL, "the largest request body; past it 413 (default: max_task_kib)"},
+    {"slack-s", "N", NULL, "a request's deadline: compile_timeout + run_timeout + N s, then 504 (default 8)"},
+    {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag health_flags[] = {
     COMMON_FLAGS, {"json", NULL, NULL, "one JSON object for scripts"}, {NULL, NULL, NULL, NULL}};
 static const sq_cli_flag rollout_flags[] = {
@@ -87,24 +96,44 @@ static const sq_cli_flag report_flags[] = {
     {"json", NULL, NULL, "the report as JSON (schema sandq.report/1, docs/evaluation.md) instead of text"},
     {"html", "FILE", NULL, "also write a self-contained HTML page with plots (inline SVG, no scripts)"},
     {"k", "LIST", NULL, "the k of pass@k, comma-separated (default 1,10,100), by metadata.task_id"},
+    {"allow-missing", NULL, NULL,
+     "exit 0 although some samples have no verdict (llm_error, invalid_task, cancelled, ...; else exit 3)"},
     {NULL, NULL, NULL, NULL}};
 
+/* import's flags but --batch (evaluate takes them too) */
+#define IMPORT_FLAGS                                                                                                  \
+  {"canonical", NULL, NULL, "one task per problem with its reference solution as code"}, \
+    {"completions", "FILE", NULL, \
+     "one task per line of FILE ({\"task_id\", \"completion\"}, .gz accepted; - reads standard input)"}, \
+    {"samples", "N", NULL, "N prompt-only tasks per problem, for the workers' LLM (default 1)"}, \
+    {"temperature", "T", NULL, "with --samples: the sampling temperature, 0..2 (default 0)"}, \
+    {"model", "M", NULL, "with --samples: the model to ask for (default: the provider's)"}, \
+    {"prompt-template", "FILE", NULL, \
+     "with --samples: what each task asks, with {prompt}, {tests}, {entry_point} (HumanEval), {task_id}"}, \
+    {"wall-ms", "N", NULL, "each task's wall-clock limit, 1..86400000 (default: the worker's, 10000)"}, \
+    {"cpu-ms", "N", NULL, "each task's CPU-time limit, 1..86400000 (default: the worker's, 5000)"}, \
+    {"memory-mib", "N", NULL, "each task's memory limit, 16..1048576 (default: the worker's, 512; the worker clamps each to its max_limits)"}, \
+    {"max-cases", "N", NULL, "apps: keep each row's first N cases, 1..1000000 (default: all; said on stderr per row)"}, \
+    {"split", "S", NULL, "MBPP's problems: test (11-510, what papers report; the default), validation, train, prompt or all"}
+
 static const sq_cli_flag import_flags[] = {
-    {"canonical", NULL, NULL, "one task per problem with its reference solution as code"},
-    {"completions", "FILE", NULL,
-     "one task per line of FILE ({\"task_id\", \"completion\"}, .gz accepted; - reads standard input)"},
-    {"samples", "N", NULL, "N prompt-only tasks per problem, for the workers' LLM (default 1)"},
-    {"temperature", "T", NULL, "with --samples: the sampling temperature, 0..2 (default 0)"},
-    {"model", "M", NULL, "with --samples: the model to ask for (default: the provider's)"},
-    {"prompt-template", "FILE", NULL,
-     "with --samples: what each task asks, with {prompt}, {tests}, {entry_point} (HumanEval), {task_id}"},
+    IMPORT_FLAGS,
     {"batch", "B", NULL,
      "the batch the tasks are for: each gets an idempotency_key, so pushing the file into B again resumes it"},
-    {"wall-ms", "N", NULL, "each task's wall-clock limit, 1..86400000 (default: the worker's, 10000)"},
-    {"cpu-ms", "N", NULL, "each task's CPU-time limit, 1..86400000 (default: the worker's, 5000)"},
-    {"memory-mib", "N", NULL, "each task's memory limit, 16..1048576 (default: the worker's, 512; the worker clamps each to its max_limits)"},
-    {"max-cases", "N", NULL, "apps: keep each row's first N cases, 1..1000000 (default: all; said on stderr per row)"},
-    {"split", "S", NULL, "MBPP's problems: test (11-510, what papers report; the default), validation, train, prompt or all"},
+    {NULL, NULL, NULL, NULL}};
+
+static const sq_cli_flag evaluate_flags[] = {
+    COMMON_FLAGS,
+    IMPORT_FLAGS,
+    {"batch", "B", NULL,
+     "the batch (default eval-YYYYmmdd-HHMMSS-xxxx); its tasks get idempotency keys, so on a fleet the same B resumes"},
+    {"k", "LIST", NULL, "the k of pass@k, comma-separated (default 1,10,100)"},
+    {"json", NULL, NULL, "the report as JSON (schema sandq.report/1) instead of text"},
+    {"html", "FILE", NULL, "also write the report as a self-contained HTML page"},
+    {"allow-missing", NULL, NULL, "exit 0 although some samples have no verdict (else exit 3)"},
+    {"workers", "N", NULL,
+     "without a Redis: the local workers to start, 1..64 (default: one per core the host allows, up to 8)"},
+    {"timeout-s", "N", NULL, "give up after N seconds (exit 3)"},
     {NULL, NULL, NULL, NULL}};
 
 static int push_cmd(const sq_config *cfg, const sq_cli *cli);
@@ -135,6 +164,8 @@ static const command commands[] = {
     {"dead", "dead [options] list | show ID | requeue ID | requeue --all", NULL, dead_flags, true, sq__dead_run},
     {"metrics", "metrics [options] [--listen HOST:PORT | FILE]   Prometheus text, fleet-wide", NULL, metrics_flags,
      true, sq__metrics_run},
+    {"api", "api [options] [--listen HOST:PORT]   SandboxFusion's HTTP API (/run_code) on the queue; "
+     "SANDQ_API_TOKEN asks a bearer token", NULL, api_flags, true, sq__api_run_cmd},
     {"health", "health [options] [--json] [WORKER]   exit 0 healthy, 1 not", NULL, health_flags, true,
      sq__health_run},
     {"rollout", "rollout [options] start [--force] CANDIDATE BASELINE | status | abort | clear", NULL,
@@ -145,6 +176,12 @@ static const command commands[] = {
      sq__results_run},
     {"report", "report [options] BATCH [BATCH_B] [--json] [--html FILE] [--k 1,10,100]", NULL, report_flags,
      true, sq__report_cmd_run},
+    {"evaluate", "evaluate DATASET FILE (--canonical | --completions F | --samples N) [--k LIST] [--json] [--html F] "
+     "[--workers N]",
+     "  import, push, wait and report in one command. With a Redis given (SANDQ_REDIS_URL, --redis, a config\n"
+     "  file), on that fleet; else on a private redis-server and N local sandq-worker serve it starts, and\n"
+     "  stops when done or interrupted. Exit: report's (0, 3 samples without a verdict, 6 unreadable results).",
+     evaluate_flags, true, sq__evaluate_run},
     {"import", "import humaneval|mbpp|apps|humaneval+|mbpp+|multipl-e FILE|- [--canonical | --completions F | --samples N] ...",
      "  FILE: the dataset, JSONL or JSONL.gz (HumanEval.jsonl.gz, mbpp.jsonl, APPS/TACO, evalplus, MultiPL-E rows);\n"
      "  - reads standard input.\n"
@@ -162,7 +199,8 @@ static void usage(FILE *f) {
         "options go anywhere, before or after the command; every command but import takes --redis, --queue,\n"
         "--config, --log-level.\n"
         "exit codes: 0 ok, 1 error (Redis, I/O, invalid tasks), 2 usage or configuration (also a Redis\n"
-        "            that refuses the credentials), 3 timeout, 4 expectation differed, 5 finished with tasks\n"
+        "            that refuses the credentials), 3 timeout (report, evaluate: samples without a verdict),\n"
+        "            4 expectation differed, 5 finished with tasks\n"
         "            in the dead letter, 6 a stored result is not BSON, 130 interrupted (the batch keeps running;\n"
         "            docs/configuration.md, \"Exit codes\")\n",
         f);

@@ -87,6 +87,17 @@ int sq__open_queue(const sq_config *cfg, sq_queue **q);
  * SQ_EXIT_TIMEOUT, SQ_EXIT_INTERRUPTED or SQ_EXIT_ERROR with the last
  * counters in *st. */
 int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st);
+/* The same, with h (NULL: none): h->check(h->ud) runs before each look at
+ * the counters and returns 0 to go on, or the SQ_EXIT_* code to stop
+ * with (having said why); with h->private_fleet the batch ends with this
+ * process (evaluate's own Redis), so Ctrl-C prints no re-attach hint. */
+typedef struct {
+  int (*check)(void *ud);
+  void *ud;
+  bool private_fleet;
+} sq_wait_hooks;
+int sq__wait_batch_hooked(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st,
+                          const sq_wait_hooks *h);
 
 /* Waits for batch (sq__wait_batch), prints its counters and the time it
  * took, then reads its results (sq__report_results: out_path, table). The
@@ -108,5 +119,17 @@ int sq__out_check(const char *path);
  * (values that are not BSON, named on stderr), SQ_EXIT_MISMATCH (the
  * differing tasks named on stderr) or SQ_EXIT_ERROR. */
 int sq__report_results(sq_queue *q, const char *batch, const char *out_path, bool table, FILE *f);
+
+/* The batch's done count (tasks with a result), read before its results
+ * are, for sq__results_short; -1 when its counters are damaged (said on
+ * stderr). Returns 0 or an SQ_E* code (explained on stderr). */
+int sq__results_done(sq_queue *q, const char *batch, int64_t *done);
+
+/* Whether an --out file would hold fewer results than the batch has done
+ * (stored: the results read, readable or not; done: sq__results_done's,
+ * read before them, so results arriving meanwhile only add), or done is
+ * unknown (-1) and out_path exists: then nothing may replace out_path, and
+ * the reason is said on stderr. Returns 0 or SQ_ENOTFOUND. */
+int sq__results_short(const char *batch, const char *out_path, size_t stored, int64_t done);
 
 #endif

@@ -94,18 +94,25 @@ static int64_t next_poll_ms(int64_t remaining, double rate, int64_t backoff_ms) 
   return ms < POLL_MIN_MS ? POLL_MIN_MS : ms;
 }
 
-static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st);
+static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st, const sq_wait_hooks *h);
 
 int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
+  return sq__wait_batch_hooked(q, batch, timeout_s, st, NULL);
+}
+
+int sq__wait_batch_hooked(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st,
+                          const sq_wait_hooks *h) {
   struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
   sigemptyset(&sa.sa_mask);
   interrupted = 0;
   sigaction(SIGINT, &sa, &old_int);
   sigaction(SIGTERM, &sa, &old_term);
-  int code = wait_loop(q, batch, timeout_s, st);
+  int code = wait_loop(q, batch, timeout_s, st, h);
   sigaction(SIGINT, &old_int, NULL);
   sigaction(SIGTERM, &old_term, NULL);
-  if (code == SQ_EXIT_INTERRUPTED) {
+  if (code == SQ_EXIT_INTERRUPTED && h && h->private_fleet) {
+    if (isatty(STDERR_FILENO)) fputc('\n', stderr);
+  } else if (code == SQ_EXIT_INTERRUPTED) {
     if (isatty(STDERR_FILENO)) fputc('\n', stderr);
     fprintf(stderr, "sandq-producer: batch %s keeps running; `sandq-producer wait %s` to re-attach\n", batch, batch);
   }
@@ -114,13 +121,18 @@ int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_s
 
 /* The poll itself: returns as sq__wait_batch does, SQ_EXIT_INTERRUPTED
  * once Ctrl-C (or SIGTERM) came. */
-static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
+static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st, const sq_wait_hooks *h) {
   bool tty = isatty(STDERR_FILENO);
   int64_t t0 = sq_now_mono_ms(), last_plain = t0 - PLAIN_PROGRESS_MS, outage_since = 0;
   int64_t settled0 = -1, backoff_ms = POLL_MIN_MS;
   for (;;) {
     int64_t sleep_for = POLL_MS;
     if (interrupted) return SQ_EXIT_INTERRUPTED;
+    int stop = h && h->check ? h->check(h->ud) : 0;
+    if (stop) {
+      if (tty) fputc('\n', stderr);
+      return stop;
+    }
     int rc = sq_queue_batch_stats(q, batch, st);
     int64_t now = sq_now_mono_ms();
     if (rc == SQ_EPARSE) { /* damaged counters do not mend themselves: say so at once */

@@ -88,15 +88,18 @@ int sq__compare_build(const sq__report *a, const sq__report *b, sq__compare *out
   int rc = out->problems && d && pa && pb ? 0 : SQ_ENOMEM;
   /* the union of problems, each once: A's, then B's that A lacks */
   for (size_t i = 0; !rc && i < a->n_problems; i++) {
+    /* a problem none of whose samples has a verdict is not a batch's (report --allow-missing) */
     const sq__report_problem *x = &a->problems[i], *y = find(b, x->task_id);
+    if (!x->n) continue;
+    if (y && !y->n) y = NULL;
     sq__compare_problem *p = &out->problems[out->n_problems++];
     p->task_id = x->task_id;
     p->a_n = x->n, p->a_c = x->c;
     p->b_n = y ? y->n : -1, p->b_c = y ? y->c : -1;
   }
   for (size_t i = 0; !rc && i < b->n_problems; i++) {
-    const sq__report_problem *y = &b->problems[i];
-    if (find(a, y->task_id)) continue;
+    const sq__report_problem *y = &b->problems[i], *x = find(a, y->task_id);
+    if (!y->n || (x && x->n)) continue;
     sq__compare_problem *p = &out->problems[out->n_problems++];
     p->task_id = y->task_id;
     p->a_n = p->a_c = -1;
@@ -130,9 +133,9 @@ int sq__compare_build(const sq__report *a, const sq__report *b, sq__compare *out
       ck->a = ck->b = -1;
       continue;
     }
-    double sa = 0, sb = 0;
-    for (size_t i = 0; i < m; i++) sa += pa[i], sb += pb[i];
-    ck->a = sa / (double)m, ck->b = sb / (double)m;
+    sq_stats_sum sa = {0}, sb = {0}; /* exact means, as the reports' */
+    for (size_t i = 0; i < m; i++) sq_stats_sum_add(&sa, pa[i]), sq_stats_sum_add(&sb, pb[i]);
+    ck->a = sq_stats_sum_mean(&sa, (int64_t)m), ck->b = sq_stats_sum_mean(&sb, (int64_t)m);
     rc = bootstrap(d, m, &ck->delta, ck->ci95);
   }
   out->a_cost_usd = total_cost(a), out->b_cost_usd = total_cost(b);
@@ -155,8 +158,14 @@ static void nc(char *buf, size_t len, int64_t n, int64_t c) {
 
 int sq__compare_text(const sq__compare *c, size_t top, sq_buf *b) {
   const sq__report *A = c->a, *B = c->b;
-  int rc = sq_buf_appendf(b, "A: batch %s, %zu task(s), %zu problem(s)\nB: batch %s, %zu task(s), %zu problem(s)\n",
-                          A->batch, A->n_rows, A->n_problems, B->batch, B->n_rows, B->n_problems);
+  int rc = 0;
+  for (int i = 0; !rc && i < 2; i++) {
+    const sq__report *r = i ? B : A;
+    rc = sq_buf_appendf(b, "%c: batch %s, %zu task(s), %zu problem(s)", i ? 'B' : 'A', r->batch, r->n_rows, r->n_problems);
+    if (!rc && r->n_missing)
+      rc = sq_buf_appendf(b, "; %lld sample(s) without a verdict left out of every figure", (long long)r->n_missing);
+    rc = rc || sq_buf_appendf(b, "\n");
+  }
   rc = rc || sq_buf_appendf(b, "%zu problem(s) in both; solved only by A: %zu, only by B: %zu\n\n", c->common, c->only_a,
                             c->only_b);
   rc = rc || sq_buf_appendf(b, "pass@k over the problems both have   %8s %8s %8s  %-19s %s\n", "A", "B", "B - A",
@@ -242,9 +251,14 @@ int sq__compare_json(const sq__compare *c, sq_buf *out) {
       continue;
     }
     cJSON *ci = cJSON_CreateDoubleArray(k->ci95, 2);
-    ok = cJSON_AddNumberToObject(e, "a", k->a) && cJSON_AddNumberToObject(e, "b", k->b) &&
-         cJSON_AddNumberToObject(e, "delta", k->delta) && ci && cJSON_AddItemToObject(e, "ci95", ci) &&
-         cJSON_AddNumberToObject(e, "problems", (double)k->problems);
+    cJSON *fa = sq__json_float(k->a), *fb = sq__json_float(k->b);
+    ok = fa && fb && ci;
+    if (ok) {
+      cJSON_AddItemToObject(e, "a", fa), cJSON_AddItemToObject(e, "b", fb), cJSON_AddItemToObject(e, "ci95", ci);
+      ok = cJSON_AddNumberToObject(e, "delta", k->delta) && cJSON_AddNumberToObject(e, "problems", (double)k->problems);
+    } else {
+      cJSON_Delete(fa), cJSON_Delete(fb), cJSON_Delete(ci);
+    }
   }
   cJSON *probs = NULL, *only_a = NULL, *only_b = NULL;
   ok = ok && (probs = cJSON_AddArrayToObject(root, "problems")) && (only_a = cJSON_AddArrayToObject(root, "only_a")) &&

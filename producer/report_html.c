@@ -242,6 +242,30 @@ static int failures_tables(sq_buf *b, const sq__report *r) {
   return rc || sq_buf_appendf(b, "</table></section>\n");
 }
 
+/* The samples without a verdict, set apart from the failures (nothing
+ * when every sample has one). */
+static int missing_table(sq_buf *b, const sq__report *r) {
+  if (!r->n_missing && r->batch_dead <= 0) return 0;
+  int rc = sq_buf_appendf(b, "<section class=\"panel\"><h2>Samples without a verdict</h2>\n<p class=\"sub\">%lld of "
+                          "%lld samples never reached a model or a test: pass@k leaves them out.</p>\n"
+                          "<table><tr><th>count</th><th>status</th><th>why</th><th>example</th><th>tasks</th></tr>\n",
+                          (long long)(r->n_missing + r->batch_dead), (long long)r->n_rows + r->batch_dead);
+  for (size_t i = 0; !rc && i < r->n_missing_groups; i++) {
+    const sq__report_failure *f = &r->missing[i];
+    rc = sq_buf_appendf(b, "<tr><td class=\"num\">%lld</td><td>", (long long)f->count) || pill(b, f->status) ||
+         sq_buf_appendf(b, "</td><td>") || esc(b, sq__missing_hint(f->status, f->example)) ||
+         sq_buf_appendf(b, "</td><td><code>") || esc(b, f->example ? f->example : f->kind) ||
+         sq_buf_appendf(b, "</code></td><td>");
+    for (int j = 0; !rc && j < f->n_ids; j++) rc = esc(b, f->ids[j]) || sq_buf_appendf(b, j + 1 < f->n_ids ? ", " : "");
+    if (!rc && f->count > f->n_ids) rc = sq_buf_appendf(b, " &hellip;");
+    rc = rc || sq_buf_appendf(b, "</td></tr>\n");
+  }
+  if (!rc && r->batch_dead > 0)
+    rc = sq_buf_appendf(b, "<tr><td class=\"num\">%lld</td><td>dead letter</td><td>", (long long)r->batch_dead) ||
+         esc(b, sq__missing_hint("(dead letter)", NULL)) || sq_buf_appendf(b, "</td><td>-</td><td></td></tr>\n");
+  return rc || sq_buf_appendf(b, "</table></section>\n");
+}
+
 /* A failing task's LLM reply (store_llm_reply), folded: nothing without one. */
 static int llm_reply(sq_buf *b, const sq__report_row *x) {
   if (!x->llm_reply) return 0;
@@ -340,11 +364,15 @@ int sq__report_html(const sq__report *r, sq_buf *b) {
                                               (long long)r->batch_results, (long long)r->batch_tasks)
                              : sq_buf_appendf(b, "<p class=\"sub\"><b>batch counters unreadable: the figures below "
                                               "may not be final</b></p>\n");
+  if (!rc && (r->n_missing || r->batch_dead > 0))
+    rc = sq_buf_appendf(b, "<p class=\"sub\"><b>%lld of %lld samples have no verdict: pass@k counts the others "
+                        "only (below, \"Samples without a verdict\")</b></p>\n",
+                        (long long)(r->n_missing + r->batch_dead), (long long)r->n_rows + r->batch_dead);
   rc = rc || sq_buf_appendf(b, "<div class=\"cards\">");
   int64_t passed = r->status_counts[SQ_STATUS_PASSED];
   rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>%zu</b><span>tasks</span></div>", r->n_rows);
-  rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>%.1f%%</b><span>passed</span></div>",
-                            r->n_rows ? 100.0 * (double)passed / (double)r->n_rows : 0.0);
+  rc = rc || sq_buf_appendf(b, "<div class=\"card\"><b>%.1f%%</b><span>passed (of those with a verdict)</span></div>",
+                            r->n_verdict ? 100.0 * (double)passed / (double)r->n_verdict : 0.0);
   for (int j = 0; !rc && j < r->n_k && j < 3; j++) {
     if (r->pass_at_k[j] < 0) continue;
     rc = sq_buf_appendf(b, "<div class=\"card\"><b>%.3f</b><span>pass@%d (%lld problems)</span></div>", r->pass_at_k[j],
@@ -362,7 +390,7 @@ int sq__report_html(const sq__report *r, sq_buf *b) {
        sq_buf_appendf(b, "</section>\n<section class=\"panel\"><h2>%s per provider and model</h2>\n",
                       cost > 0 ? "Cost" : "Tokens") ||
        plot_cost(b, r) || sq_buf_appendf(b, "</section>\n</div>\n");
-  rc = rc || failures_tables(b, r) || problems_section(b, r) || failing_table(b, r);
+  rc = rc || missing_table(b, r) || failures_tables(b, r) || problems_section(b, r) || failing_table(b, r);
   rc = rc || sq_buf_appendf(b, "<div class=\"grid2\">\n") || top_table(b, r, "Slowest tasks", r->slowest, r->n_slowest) ||
        top_table(b, r, "Costliest tasks", r->costliest, r->n_costliest) || sq_buf_appendf(b, "</div>\n");
   rc = rc || sq_buf_appendf(b, "<p class=\"sub\">sandq-producer report &middot; pass@k by the unbiased estimator of Chen "

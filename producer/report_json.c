@@ -2,6 +2,7 @@
  * documented field by field in docs/evaluation.md. Stable: fields are only
  * ever added. */
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,44 @@
 #include "eval.h"
 #include "util.h"
 
-/* A value or null when v < 0 (undefined). */
-static cJSON *num_or_null(double v) { return v < 0 ? cJSON_CreateNull() : cJSON_CreateNumber(v); }
+void *sq__json_float(double v) {
+  if (!(v >= 0) || !isfinite(v)) return NULL;
+  char text[40];
+  /* the fewest digits that read back as v (as cJSON prints), then a
+   * decimal point where none is: a float to every reader */
+  for (int digits = 15; digits <= 17; digits++) {
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    if (strtod(text, NULL) == v) break;
+  }
+  if (!strpbrk(text, ".eE")) strcat(text, ".0");
+  return cJSON_CreateRaw(text);
+}
+
+/* A float or null when v < 0 (undefined). */
+static cJSON *num_or_null(double v) { return v < 0 ? cJSON_CreateNull() : sq__json_float(v); }
+
+/* The groups of samples without a verdict. */
+static cJSON *missing_groups(const sq__report *r) {
+  cJSON *a = cJSON_CreateArray();
+  bool ok = a != NULL;
+  for (size_t i = 0; ok && i < r->n_missing_groups; i++) {
+    const sq__report_failure *f = &r->missing[i];
+    cJSON *e = cJSON_CreateObject(), *ids = NULL;
+    ok = e && cJSON_AddStringToObject(e, "status", f->status) && cJSON_AddStringToObject(e, "kind", f->kind) &&
+         cJSON_AddNumberToObject(e, "count", (double)f->count) &&
+         cJSON_AddStringToObject(e, "why", sq__missing_hint(f->status, f->example)) &&
+         (f->example ? cJSON_AddStringToObject(e, "example", f->example) : cJSON_AddNullToObject(e, "example")) &&
+         (ids = cJSON_AddArrayToObject(e, "ids")) != NULL;
+    for (int j = 0; ok && j < f->n_ids; j++) {
+      cJSON *s = cJSON_CreateString(f->ids[j]);
+      ok = s != NULL;
+      if (s) cJSON_AddItemToArray(ids, s);
+    }
+    if (e) cJSON_AddItemToArray(a, e);
+  }
+  if (!ok) cJSON_Delete(a);
+  return ok ? a : NULL;
+}
 
 static bool add(cJSON *obj, const char *key, cJSON *item) {
   if (!item) return false;
@@ -74,7 +111,13 @@ static cJSON *build(const sq__report *r) {
     ok = cJSON_AddNumberToObject(o, "isolated", (double)r->judge_isolated) &&
          cJSON_AddNumberToObject(o, "in_process", (double)r->judge_in_process);
   int64_t passed = r->status_counts[SQ_STATUS_PASSED];
-  ok = ok && cJSON_AddNumberToObject(root, "pass_rate", r->n_rows ? (double)passed / (double)r->n_rows : 0);
+  /* the samples pass@k counts, and those it leaves out (docs/evaluation.md, "Samples without a verdict") */
+  ok = ok && cJSON_AddNumberToObject(root, "verdicts", (double)r->n_verdict);
+  if (ok && (ok = (o = cJSON_AddObjectToObject(root, "no_verdict")) != NULL))
+    ok = cJSON_AddNumberToObject(o, "count", (double)(r->n_missing + r->batch_dead)) &&
+         cJSON_AddNumberToObject(o, "unreadable", (double)r->n_bad) &&
+         cJSON_AddNumberToObject(o, "dead_letter", (double)r->batch_dead) && add(o, "groups", missing_groups(r));
+  ok = ok && add(root, "pass_rate", sq__json_float(r->n_verdict ? (double)passed / (double)r->n_verdict : 0));
   ok = ok && add(root, "pass_at_k", by_k(r, r->pass_at_k));
   if (ok && r->tiered) { /* evalplus: the plus tier is the tasks' status */
     cJSON *tiers = cJSON_AddObjectToObject(root, "tiers"), *t;
@@ -99,7 +142,8 @@ static cJSON *build(const sq__report *r) {
       const sq__report_problem *p = &r->problems[i];
       cJSON *e = cJSON_CreateObject();
       ok = e && cJSON_AddStringToObject(e, "task_id", p->task_id) && cJSON_AddNumberToObject(e, "n", (double)p->n) &&
-           cJSON_AddNumberToObject(e, "c", (double)p->c) && add(e, "pass_at_k", by_k(r, p->pass_at_k));
+           cJSON_AddNumberToObject(e, "c", (double)p->c) && cJSON_AddNumberToObject(e, "missing", (double)p->missing) &&
+           add(e, "pass_at_k", by_k(r, p->pass_at_k));
       cJSON *sc = ok ? cJSON_AddObjectToObject(e, "status_counts") : NULL; /* the statuses it has, no zeros */
       ok = ok && sc;
       for (int s = 0; ok && s < SQ_STATUS__COUNT; s++)

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "errors.h"
 #include "eval.h"
+#include "log.h"
 #include "reason.h"
 #include "stats.h"
 #include "util.h"
@@ -21,6 +22,44 @@
 const char *sq__stage_name(sq__stage s) {
   static const char *const names[] = {"queue", "llm", "exec", "total", "all_attempts"};
   return s < SQ__STAGE_COUNT ? names[s] : "?";
+}
+
+bool sq__status_has_verdict(const char *status) {
+  sq_status st;
+  if (!status || sq_status_parse(status, &st) != 0) return false;
+  return st != SQ_STATUS_LLM_ERROR && st != SQ_STATUS_INVALID_TASK && st != SQ_STATUS_CANCELLED;
+}
+
+const char *sq__missing_hint(const char *status, const char *example) {
+  if (strcmp(status, "llm_error") == 0) {
+    if (example && strstr(example, "no LLM provider is configured"))
+      return "no model answered; set SANDQ_LLM_BASE_URL and SANDQ_LLM_MODEL (docs/llm.md)";
+    if (example && strstr(example, "budget exhausted")) return "not generated: the batch's --budget-usd was spent";
+    return "no model answered";
+  }
+  if (strcmp(status, "invalid_task") == 0) return "the worker refused the task before running it";
+  if (strcmp(status, "cancelled") == 0) return "cancelled before its tests ran";
+  if (strcmp(status, "(bad bson)") == 0) return "the stored result is not a BSON document";
+  if (strcmp(status, "(dead letter)") == 0) return "no result: in the dead letter (sandq-producer dead list)";
+  return "no status a test gave";
+}
+
+int sq__missing_list(const sq__report *r, sq_buf *b) {
+  int rc = 0;
+  for (size_t i = 0; !rc && i < r->n_missing_groups; i++) {
+    const sq__report_failure *f = &r->missing[i];
+    bool seen = false; /* one entry per status, whatever its kinds */
+    for (size_t j = 0; j < i && !seen; j++) seen = strcmp(r->missing[j].status, f->status) == 0;
+    if (seen) continue;
+    int64_t n = 0;
+    for (size_t j = i; j < r->n_missing_groups; j++)
+      if (strcmp(r->missing[j].status, f->status) == 0) n += r->missing[j].count;
+    char esc[64];
+    rc = sq_buf_appendf(b, "%s%s %lld", b->len ? ", " : "", sq_log_escape(f->status, esc, sizeof esc), (long long)n);
+  }
+  if (!rc && r->batch_dead > 0)
+    rc = sq_buf_appendf(b, "%sdead letter %lld", b->len ? ", " : "", (long long)r->batch_dead);
+  return rc ? SQ_ENOMEM : 0;
 }
 
 bool sq__result_bson_ok(const uint8_t *bson, size_t len) {
@@ -80,11 +119,13 @@ int sq__report_row_read(const sq__result_doc *d, sq__report_row *r) {
   if (!sq__result_bson_ok(d->bson, d->len) || !bson_init_static(&doc, d->bson, d->len)) {
     r->status = strdup("(bad bson)");
     r->task_id = strdup(r->id);
+    r->bad_bson = true;
     return r->status && r->task_id ? 0 : SQ_ENOMEM;
   }
   r->status = utf8_at(&doc, "status");
   if (!r->status && !(r->status = strdup("?"))) return SQ_ENOMEM;
   r->passed = strcmp(r->status, "passed") == 0;
+  r->verdict = sq__status_has_verdict(r->status);
   r->reason = utf8_at(&doc, "reason");
   /* metadata.task_id groups samples of one problem; a number is kept as its text */
   bson_iter_t it;
@@ -237,6 +278,7 @@ static int cmp_natural(const void *a, const void *b) {
 
 static int cmp_rate(const void *a, const void *b) {
   const sq__report_problem *x = &natural_of->problems[*(const size_t *)a], *y = &natural_of->problems[*(const size_t *)b];
+  if (!x->n != !y->n) return x->n ? -1 : 1; /* no sample with a verdict: last */
   double rx = x->n ? (double)x->c / (double)x->n : 0, ry = y->n ? (double)y->c / (double)y->n : 0;
   if (rx != ry) return rx < ry ? -1 : 1;
   return cmp_natural(a, b);
@@ -254,33 +296,6 @@ static int build_orders(sq__report *r) {
 }
 
 /* ---- the fold ---- */
-
-/* A sum of doubles exact until the end (Shewchuk's partials, as Python's
- * math.fsum): the same total whatever the order the results come in. */
-#define FSUM_PARTIALS 64
-typedef struct {
-  double p[FSUM_PARTIALS];
-  int n;
-} fsum;
-
-static void fsum_add(fsum *s, double x) {
-  int j = 0;
-  for (int i = 0; i < s->n; i++) {
-    double y = s->p[i];
-    if (fabs(x) < fabs(y)) { double t = x; x = y; y = t; }
-    double hi = x + y, lo = y - (hi - x);
-    if (lo != 0) s->p[j++] = lo;
-    x = hi;
-  }
-  if (j < FSUM_PARTIALS) s->p[j++] = x;
-  s->n = j;
-}
-
-static double fsum_total(const fsum *s) {
-  double t = 0;
-  for (int i = s->n - 1; i >= 0; i--) t += s->p[i]; /* largest last: partials are non-overlapping */
-  return t;
-}
 
 /* The distinct values of one header field with the least id each came
  * with: a value shows in the order it first appears by id, and the list
@@ -331,13 +346,23 @@ static void distinct_end(distinct *d, char *list, size_t len) {
   d->n = 0;
 }
 
+/* Results grouped by status and reason kind: the failures, and the
+ * samples without a verdict. */
+typedef struct {
+  sq__report_failure **arr; /* into the report */
+  size_t *n;
+  size_t cap;
+  sq_strmap *of;
+  char **example_id; /* per group: the id its example came from (the least) */
+} groups;
+
 struct sq__report_acc {
-  size_t problems_cap, failures_cap, llm_cap;
-  sq_strmap *problem_of, *failure_of, *llm_of;
-  char **example_id; /* per failure: the id its example came from (the least) */
+  size_t problems_cap, llm_cap;
+  sq_strmap *problem_of, *llm_of;
+  groups failures, missing;
   sq_stats_hist hist[SQ__STAGE_COUNT];
   double ms_sum[SQ__STAGE_COUNT];
-  fsum *cost;        /* per LLM group */
+  sq_stats_sum *cost; /* per LLM group */
   sq__report_row top[2][SQ__REPORT_TOP]; /* the slowest, the costliest so far (copies) */
   size_t n_top[2];
   sq__report_row failing[SQ__REPORT_FAILING]; /* the first failing rows by natural order of id (copies) */
@@ -431,43 +456,45 @@ static int fold_problem(sq__report *r, const sq__report_row *x) {
     r->n_problems++;
   }
   sq__report_problem *p = &r->problems[at];
-  p->n++;
-  p->c += x->passed;
-  p->c_base += x->tiered ? x->base_passed : x->passed;
+  if (!x->verdict) { /* set apart: pass@k counts samples with a verdict only */
+    p->missing++;
+  } else {
+    p->n++;
+    p->c += x->passed;
+    p->c_base += x->tiered ? x->base_passed : x->passed;
+  }
   r->tiered = r->tiered || x->tiered;
   sq_status st;
   if (sq_status_parse(x->status, &st) == 0) p->status_counts[st]++;
   return 0;
 }
 
-/* Every result that did not pass or end ok, by status and reason kind;
- * a group's example and ids are those of its least ids. */
-static int fold_failure(sq__report *r, const sq__report_row *x) {
-  struct sq__report_acc *a = r->acc;
-  if (x->passed || strcmp(x->status, "ok") == 0) return 0;
+/* x into its group of g (status and reason kind); a group's example and
+ * ids are those of its least ids. */
+static int fold_group(groups *g, const sq__report_row *x) {
   char kind[160];
   sq_reason_kind(x->reason, kind, sizeof kind);
   if (!kind[0]) snprintf(kind, sizeof kind, "(no reason given)");
   size_t at;
   bool added;
-  if (group_of(a->failure_of, x->status, kind, &at, &added) != 0) return SQ_ENOMEM;
+  if (group_of(g->of, x->status, kind, &at, &added) != 0) return SQ_ENOMEM;
   int rc = 0;
   if (added) {
-    size_t cap = a->failures_cap;
-    if (grow(&r->failures, &a->failures_cap, r->n_failures, sizeof *r->failures)) return SQ_ENOMEM;
-    if (cap != a->failures_cap) {
-      char **e = realloc(a->example_id, a->failures_cap * sizeof *e);
+    size_t cap = g->cap;
+    if (grow(g->arr, &g->cap, *g->n, sizeof **g->arr)) return SQ_ENOMEM;
+    if (cap != g->cap) {
+      char **e = realloc(g->example_id, g->cap * sizeof *e);
       if (!e) return SQ_ENOMEM;
-      a->example_id = e;
+      g->example_id = e;
     }
-    sq__report_failure *f = &r->failures[r->n_failures++];
-    a->example_id[at] = NULL;
+    sq__report_failure *f = &(*g->arr)[(*g->n)++];
+    g->example_id[at] = NULL;
     f->status = dup_or_null(x->status, &rc), f->kind = dup_or_null(kind, &rc);
   }
-  sq__report_failure *f = &r->failures[at];
-  if (!a->example_id[at] || strcmp(x->id, a->example_id[at]) < 0) {
-    free(f->example), free(a->example_id[at]);
-    f->example = dup_or_null(x->reason, &rc), a->example_id[at] = dup_or_null(x->id, &rc);
+  sq__report_failure *f = &(*g->arr)[at];
+  if (!g->example_id[at] || strcmp(x->id, g->example_id[at]) < 0) {
+    free(f->example), free(g->example_id[at]);
+    f->example = dup_or_null(x->reason, &rc), g->example_id[at] = dup_or_null(x->id, &rc);
   }
   f->count++;
   int cap = (int)(sizeof f->ids / sizeof f->ids[0]), i = f->n_ids;
@@ -477,6 +504,14 @@ static int fold_failure(sq__report *r, const sq__report_row *x) {
   for (; i > 0 && strcmp(f->ids[i - 1], x->id) > 0; i--) f->ids[i] = f->ids[i - 1];
   f->ids[i] = dup_or_null(x->id, &rc);
   return rc;
+}
+
+/* Every result with a verdict that did not pass or end ok into the
+ * failures; every one without a verdict into the missing. */
+static int fold_failure(sq__report *r, const sq__report_row *x) {
+  if (!x->verdict) return fold_group(&r->acc->missing, x);
+  if (x->passed || strcmp(x->status, "ok") == 0) return 0;
+  return fold_group(&r->acc->failures, x);
 }
 
 static int fold_llm(sq__report *r, const sq__report_row *x) {
@@ -491,7 +526,7 @@ static int fold_llm(sq__report *r, const sq__report_row *x) {
     size_t cap = a->llm_cap;
     if (grow(&r->llm, &a->llm_cap, r->n_llm, sizeof *r->llm)) return SQ_ENOMEM;
     if (cap != a->llm_cap) {
-      fsum *c = realloc(a->cost, a->llm_cap * sizeof *c);
+      sq_stats_sum *c = realloc(a->cost, a->llm_cap * sizeof *c);
       if (!c) return SQ_ENOMEM;
       a->cost = c;
     }
@@ -504,13 +539,15 @@ static int fold_llm(sq__report *r, const sq__report_row *x) {
   g->tasks++;
   g->prompt_tokens = sat_add(g->prompt_tokens, x->prompt_tokens);
   g->completion_tokens = sat_add(g->completion_tokens, x->completion_tokens);
-  fsum_add(&a->cost[at], x->cost_usd);
+  sq_stats_sum_add(&a->cost[at], x->cost_usd);
   return rc;
 }
 
 static int fold_row(sq__report *r, sq__report_row *x) {
   struct sq__report_acc *a = r->acc;
   r->n_rows++;
+  if (x->verdict) r->n_verdict++;
+  else r->n_missing++, r->n_bad += x->bad_bson;
   sq_status st;
   if (sq_status_parse(x->status, &st) == 0) r->status_counts[st]++;
   else r->other_statuses++;
@@ -532,7 +569,7 @@ static int fold_row(sq__report *r, sq__report_row *x) {
   if (!rc) rc = distinct_add(&a->temperatures, t, x->id);
   if (!rc) rc = top_offer(a, 0, x, key_total);
   if (!rc) rc = top_offer(a, 1, x, key_cost);
-  if (!rc && !x->passed && strcmp(x->status, "ok") != 0) {
+  if (!rc && x->verdict && !x->passed && strcmp(x->status, "ok") != 0) {
     r->n_failing++;
     rc = failing_offer(a, x);
   }
@@ -544,7 +581,10 @@ int sq__report_begin(sq__report *out, const char *batch, const char *queue, cons
   if (!(out->acc = calloc(1, sizeof *out->acc)) || !(out->batch = strdup(batch)) || !(out->queue = strdup(queue)))
     return SQ_ENOMEM;
   struct sq__report_acc *a = out->acc;
-  if (!(a->problem_of = sq_strmap_new()) || !(a->failure_of = sq_strmap_new()) || !(a->llm_of = sq_strmap_new()))
+  a->failures = (groups){.arr = &out->failures, .n = &out->n_failures};
+  a->missing = (groups){.arr = &out->missing, .n = &out->n_missing_groups};
+  if (!(a->problem_of = sq_strmap_new()) || !(a->failures.of = sq_strmap_new()) ||
+      !(a->missing.of = sq_strmap_new()) || !(a->llm_of = sq_strmap_new()))
     return SQ_ENOMEM;
   out->n_k = n_k < SQ__REPORT_MAX_K ? n_k : SQ__REPORT_MAX_K;
   memcpy(out->k, k, (size_t)out->n_k * sizeof *k);
@@ -566,11 +606,17 @@ static int cmp_problem(const void *a, const void *b) {
   return strcmp(((const sq__report_problem *)a)->task_id, ((const sq__report_problem *)b)->task_id);
 }
 
-static void acc_free(struct sq__report_acc *a, size_t n_failures) {
+static void groups_free(groups *g) {
+  sq_strmap_free(g->of);
+  for (size_t i = 0; g->example_id && i < *g->n; i++) free(g->example_id[i]);
+  free(g->example_id);
+}
+
+static void acc_free(struct sq__report_acc *a) {
   if (!a) return;
-  sq_strmap_free(a->problem_of), sq_strmap_free(a->failure_of), sq_strmap_free(a->llm_of);
-  for (size_t i = 0; a->example_id && i < n_failures; i++) free(a->example_id[i]);
-  free(a->example_id);
+  sq_strmap_free(a->problem_of), sq_strmap_free(a->llm_of);
+  if (a->failures.n) groups_free(&a->failures);
+  if (a->missing.n) groups_free(&a->missing);
   free(a->cost);
   for (int s = 0; s < SQ__STAGE_COUNT; s++) sq_stats_hist_clear(&a->hist[s]);
   for (int t = 0; t < 2; t++)
@@ -585,32 +631,32 @@ int sq__report_end(sq__report *r) {
   /* problems by task_id (strcmp), and pass@k over them */
   if (r->n_problems) qsort(r->problems, r->n_problems, sizeof *r->problems, cmp_problem);
   for (int j = 0; j < r->n_k; j++) {
-    double sum = 0;
-    int64_t counted = 0;
+    /* exact sums, each mean rounded once: the same figure in any order */
+    sq_stats_sum sum = {0}, base = {0}, *by_lang = calloc(SQ__REPORT_MAX_LANGUAGES, sizeof *by_lang);
+    int64_t counted = 0, n_lang[SQ__REPORT_MAX_LANGUAGES] = {0};
+    if (!by_lang) return SQ_ENOMEM;
     for (size_t i = 0; i < r->n_problems; i++) {
       sq__report_problem *p = &r->problems[i];
       p->pass_at_k[j] = sq_stats_pass_at_k(p->n, p->c, r->k[j]);
-      if (p->pass_at_k[j] >= 0) sum += p->pass_at_k[j], counted++;
-    }
-    r->pass_at_k[j] = counted ? sum / (double)counted : -1;
-    r->pass_at_k_problems[j] = counted;
-    /* the base tier's, and each language's, over the same problems */
-    double base = 0, by_lang[SQ__REPORT_MAX_LANGUAGES] = {0};
-    int64_t n_lang[SQ__REPORT_MAX_LANGUAGES] = {0};
-    for (size_t i = 0; i < r->n_problems; i++) {
-      const sq__report_problem *p = &r->problems[i];
       if (p->pass_at_k[j] < 0) continue;
-      base += sq_stats_pass_at_k(p->n, p->c_base, r->k[j]);
-      by_lang[p->language] += p->pass_at_k[j];
+      counted++;
+      sq_stats_sum_add(&sum, p->pass_at_k[j]);
+      /* the base tier's, and each language's, over the same problems */
+      sq_stats_sum_add(&base, sq_stats_pass_at_k(p->n, p->c_base, r->k[j]));
+      sq_stats_sum_add(&by_lang[p->language], p->pass_at_k[j]);
       n_lang[p->language]++;
     }
-    r->pass_at_k_base[j] = counted ? base / (double)counted : -1;
+    r->pass_at_k[j] = sq_stats_sum_mean(&sum, counted);
+    r->pass_at_k_problems[j] = counted;
+    r->pass_at_k_base[j] = sq_stats_sum_mean(&base, counted);
     for (int l = 0; l < r->n_languages; l++) {
-      r->pass_at_k_language[l][j] = n_lang[l] ? by_lang[l] / (double)n_lang[l] : -1;
+      r->pass_at_k_language[l][j] = sq_stats_sum_mean(&by_lang[l], n_lang[l]);
       r->problems_language[l] = n_lang[l];
     }
+    free(by_lang);
   }
   if (r->n_failures) qsort(r->failures, r->n_failures, sizeof *r->failures, cmp_failure);
+  if (r->n_missing_groups) qsort(r->missing, r->n_missing_groups, sizeof *r->missing, cmp_failure);
   sq__report_cases_end(r);
   for (int s = 0; s < SQ__STAGE_COUNT; s++) {
     const sq_stats_hist *h = &a->hist[s];
@@ -618,7 +664,7 @@ int sq__report_end(sq__report *r) {
                                          .p90 = sq_stats_hist_percentile(h, 90), .p99 = sq_stats_hist_percentile(h, 99),
                                          .max = h->n ? h->max : 0, .mean = h->n ? a->ms_sum[s] / (double)h->n : 0};
   }
-  for (size_t i = 0; i < r->n_llm; i++) r->llm[i].cost_usd = fsum_total(&a->cost[i]);
+  for (size_t i = 0; i < r->n_llm; i++) r->llm[i].cost_usd = sq_stats_sum_total(&a->cost[i]);
   if (r->n_llm) qsort(r->llm, r->n_llm, sizeof *r->llm, cmp_llm);
   distinct_end(&a->datasets, r->datasets, sizeof r->datasets);
   distinct_end(&a->models, r->models, sizeof r->models);
@@ -641,7 +687,7 @@ int sq__report_end(sq__report *r) {
       a->n_top[0] = a->n_top[1] = a->n_failing = 0;
     }
   }
-  acc_free(a, r->n_failures);
+  acc_free(a);
   r->acc = NULL;
   return rc;
 }
@@ -654,7 +700,7 @@ int sq__report_build(const sq__result_set *rs, const char *batch, const char *qu
 }
 
 void sq__report_free(sq__report *r) {
-  acc_free(r->acc, r->n_failures);
+  acc_free(r->acc);
   sq__report_cases_free(r);
   for (size_t i = 0; i < r->n_case_failures; i++) free(r->case_failures[i].task_id);
   free(r->case_failures);
@@ -664,12 +710,17 @@ void sq__report_free(sq__report *r) {
   free(r->problems);
   free(r->by_name);
   free(r->by_rate);
-  for (size_t i = 0; i < r->n_failures; i++) {
-    sq__report_failure *f = &r->failures[i];
-    free(f->status), free(f->kind), free(f->example);
-    for (int j = 0; j < f->n_ids; j++) free(f->ids[j]);
+  for (int g = 0; g < 2; g++) {
+    sq__report_failure *arr = g ? r->missing : r->failures;
+    size_t n = g ? r->n_missing_groups : r->n_failures;
+    for (size_t i = 0; i < n; i++) {
+      sq__report_failure *f = &arr[i];
+      free(f->status), free(f->kind), free(f->example);
+      for (int j = 0; j < f->n_ids; j++) free(f->ids[j]);
+    }
   }
   free(r->failures);
+  free(r->missing);
   for (size_t i = 0; i < r->n_llm; i++) free(r->llm[i].provider), free(r->llm[i].model);
   free(r->llm);
   free(r->batch);

@@ -10,11 +10,77 @@ double sq_stats_pass_at_k(int64_t n, int64_t c, int64_t k) {
   if (k < 1 || n < k || c < 0 || c > n) return -1;
   /* Fewer than k failures: every draw of k samples holds a passing one. */
   if (n - c < k) return 1.0;
-  /* C(n-c, k) / C(n, k) = prod_{i=n-c+1..n} (1 - k/i) */
-  double fail_all = 1.0;
-  for (int64_t i = n - c + 1; i <= n; i++) fail_all *= 1.0 - (double)k / (double)i;
-  double v = 1.0 - fail_all;
+  if (c == 0) return 0.0;
+  if (k == 1) return (double)c / (double)n; /* 1 - (n-c)/n, rounded once */
+  /* C(n-c, k) / C(n, k) = prod_{i=n-c+1..n} (1 - k/i) = prod_{i=0..k-1} (n-c-i)/(n-i) */
+  long double fail_all = 1.0L;
+  if (c <= k) {
+    for (int64_t i = n - c + 1; i <= n; i++) fail_all *= (long double)(i - k) / (long double)i;
+  } else {
+    for (int64_t i = 0; i < k; i++) fail_all *= (long double)(n - c - i) / (long double)(n - i);
+  }
+  double v = (double)(1.0L - fail_all);
   return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+void sq_stats_sum_add(sq_stats_sum *s, double x) {
+  int j = 0;
+  for (int i = 0; i < s->n; i++) {
+    double y = s->p[i];
+    if (fabs(x) < fabs(y)) {
+      double t = x;
+      x = y;
+      y = t;
+    }
+    double hi = x + y, lo = y - (hi - x);
+    if (lo != 0) s->p[j++] = lo;
+    x = hi;
+  }
+  if (j < SQ_STATS_SUM_PARTIALS) s->p[j++] = x;
+  s->n = j;
+}
+
+/* The partials' sum as hi + lo, hi the correctly rounded total (math.fsum's
+ * last step, with its half-way correction). */
+static void sum_split(const sq_stats_sum *s, double *hi_out, double *lo_out) {
+  double hi = 0, lo = 0;
+  int i = s->n;
+  if (i > 0) {
+    hi = s->p[--i];
+    while (i > 0) {
+      double x = hi, y = s->p[--i];
+      hi = x + y;
+      double yr = hi - x;
+      lo = y - yr;
+      if (lo != 0) break;
+    }
+    /* a tie rounded the wrong way: the partials below say which way */
+    if (i > 0 && ((lo < 0 && s->p[i - 1] < 0) || (lo > 0 && s->p[i - 1] > 0))) {
+      double y = lo * 2, x = hi + y, yr = x - hi;
+      if (y == yr) hi = x, lo -= y;
+    }
+    /* lo: what hi leaves out (the rest of the partials, summed) */
+    double rest = lo;
+    while (i > 0) rest += s->p[--i];
+    lo = rest;
+  }
+  *hi_out = hi;
+  *lo_out = lo;
+}
+
+double sq_stats_sum_total(const sq_stats_sum *s) {
+  double hi, lo;
+  sum_split(s, &hi, &lo);
+  return hi;
+}
+
+double sq_stats_sum_mean(const sq_stats_sum *s, int64_t count) {
+  if (count <= 0) return -1;
+  double hi, lo, d = (double)count;
+  sum_split(s, &hi, &lo);
+  /* (hi + lo) / d: the quotient, then its remainder's share (fma: exact) */
+  double q = hi / d, r = fma(-q, d, hi) + lo;
+  return q + r / d;
 }
 
 int64_t sq_stats_percentile(const int64_t *sorted, size_t n, double p) {

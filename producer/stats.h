@@ -9,11 +9,30 @@
 
 /* The unbiased pass@k estimator of Chen et al. 2021 ("Evaluating Large
  * Language Models Trained on Code", eq. 1) for one problem with n samples of
- * which c passed: 1 - C(n-c, k) / C(n, k), computed as the product
- * 1 - prod_{i=n-c+1..n} (1 - k/i), which neither overflows nor loses
- * precision for large n. Returns a value in [0, 1], or -1 when k < 1,
+ * which c passed: 1 - C(n-c, k) / C(n, k), computed as a product of ratios
+ * (the shorter of prod_{i=n-c+1..n} (1 - k/i) and prod_{i=0..k-1}
+ * (n-c-i)/(n-i)) in extended precision, which neither overflows nor loses
+ * precision for large n (pass@1 is c/n, rounded once). Returns a value in [0, 1], or -1 when k < 1,
  * n < k, c < 0 or c > n (pass@k is undefined with fewer than k samples). */
 double sq_stats_pass_at_k(int64_t n, int64_t c, int64_t k);
+
+/* A sum of doubles kept exact until it is read (Shewchuk's non-overlapping
+ * partials, as Python's math.fsum): the same total whatever the order the
+ * values come in, and a mean rounded once. Zero-initialize; no allocation.
+ * Values must be finite. */
+#define SQ_STATS_SUM_PARTIALS 64
+typedef struct {
+  double p[SQ_STATS_SUM_PARTIALS];
+  int n;
+} sq_stats_sum;
+
+void sq_stats_sum_add(sq_stats_sum *s, double x);
+/* The exact sum, correctly rounded to a double. */
+double sq_stats_sum_total(const sq_stats_sum *s);
+/* The exact sum divided by count (> 0), rounded once (within an ulp, and
+ * exactly rounded but for ties): an evaluation's mean pass@k. Returns -1
+ * when count is 0. */
+double sq_stats_sum_mean(const sq_stats_sum *s, int64_t count);
 
 /* The p-th percentile (0 <= p <= 100) of n ascending values, by the
  * nearest-rank method (the smallest value with at least p% of the values at

@@ -2,8 +2,10 @@
 # docs_evaluation.sh: every command of docs/evaluation.md runs as written.
 # The ```sh blocks are extracted in order and run as one script (sh -e) in
 # a directory holding the two datasets, with the built programs on the
-# PATH, a real redis-server at SANDQ_REDIS_URL and the fake LLM as the
-# workers' provider; then what the page says about the output is checked.
+# PATH and the fake LLM as the workers' provider: the page's first section
+# ("Start here") with no Redis given (evaluate starts its own), the rest
+# with a real redis-server at SANDQ_REDIS_URL; then what the page says
+# about the output is checked.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 [ -n "${SANDQ_DATA_DIR:-}" ] && [ -r "$SANDQ_DATA_DIR/HumanEval.jsonl.gz" ] && [ -r "$SANDQ_DATA_DIR/mbpp.jsonl" ] ||
@@ -12,7 +14,11 @@ sq_env_init
 sq_start_redis
 sq_start_fake_llm
 doc="$SQ_SRC/docs/evaluation.md"
-awk '/^```sh$/ {on = 1; next} /^```/ {on = 0} on' "$doc" >"$SQ_TMP/doc.sh"
+{ echo 'unset SANDQ_REDIS_URL'
+  awk '/^## A fleet of your own/ {print "export SANDQ_REDIS_URL=\"$SQ_DOC_REDIS_URL\""}
+       /^```sh$/ {on = 1; next} /^```/ {on = 0} on' "$doc"; } >"$SQ_TMP/doc.sh"
+grep -q '^export SANDQ_REDIS_URL=' "$SQ_TMP/doc.sh" || sq_fail "no section 'A fleet of your own' in $doc"
+export SQ_DOC_REDIS_URL="$SANDQ_REDIS_URL"
 n=$(grep -c . "$SQ_TMP/doc.sh")
 [ "$n" -ge 15 ] || sq_fail "only $n command lines found in $doc"
 mkdir "$SQ_TMP/work"
@@ -27,6 +33,16 @@ fi
 stop_workers
 w="$SQ_TMP/work"
 grep -q "pass@1       1.0000  (164 problem(s))" "$SQ_TMP/doc.out" || sq_fail "HumanEval's reference solutions: pass@1 is not 1"
+# the first section: evaluate on a fleet of its own, the import counting the problems with samples
+grep -q "evaluate: a private redis-server at" "$SQ_TMP/doc.err" || sq_fail "evaluate did not start a fleet of its own"
+grep -q "3 task(s) from 2 humaneval problem(s); 162 of the dataset's 164 problems have no sample" "$SQ_TMP/doc.err" ||
+  sq_fail "the import does not count the problems with samples as the page says"
+/usr/bin/python3 - "$SQ_TMP/work/first.json" <<'PY' || sq_fail "the first section's pass@k differ from the page"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["pass_at_k"] == {"1": 0.75, "2": 1.0} and r["pass_at_k_problems"] == {"1": 2, "2": 1}, r["pass_at_k"]
+PY
+[ -s "$SQ_TMP/work/he-model.html" ] || sq_fail "evaluate --html wrote no page"
 grep -q "pass@1       0.9980  (500 problem(s))" "$SQ_TMP/doc.out" || sq_fail "MBPP's reference solutions: pass@1 is not 499/500"
 grep -q "pass@1       0.7500  (2 problem(s))" "$SQ_TMP/doc.out" && grep -q "pass@2       1.0000  (1 problem(s))" "$SQ_TMP/doc.out" ||
   { cat "$SQ_TMP/doc.out"; sq_fail "the completions' pass@k differ from what the page says"; }

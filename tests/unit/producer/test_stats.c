@@ -49,7 +49,30 @@ static void hist_against_sort(void) {
   CHECK_EQ(sq_stats_hist_percentile(&empty, 50), 0);
 }
 
+/* The exact sum and its mean: the issue's case (182 of 820, 164 problems of
+ * 5 samples), where a running sum is 0.22195121951219493; the same total in
+ * any order; pass@1 is c/n rounded once. */
+static void exact_mean(void) {
+  sq_stats_sum fwd = {0}, rev = {0};
+  double v[164];
+  for (int i = 0; i < 164; i++) v[i] = sq_stats_pass_at_k(5, i < 18 ? 2 : 1, 1);
+  double running = 0;
+  for (int i = 0; i < 164; i++) sq_stats_sum_add(&fwd, v[i]), sq_stats_sum_add(&rev, v[163 - i]), running += v[i];
+  CHECK(sq_stats_sum_mean(&fwd, 164) == 182.0 / 820.0);
+  CHECK(sq_stats_sum_mean(&rev, 164) == sq_stats_sum_mean(&fwd, 164));
+  CHECK(running / 164 != 182.0 / 820.0); /* what the running sum gave */
+  CHECK(sq_stats_sum_total(&fwd) == 36.4);
+  sq_stats_sum tiny = {0}; /* partials that cancel: 1e100 + 1 - 1e100 */
+  sq_stats_sum_add(&tiny, 1e100), sq_stats_sum_add(&tiny, 1.0), sq_stats_sum_add(&tiny, -1e100);
+  CHECK(sq_stats_sum_total(&tiny) == 1.0);
+  CHECK(sq_stats_sum_mean(&tiny, 0) < 0);
+  for (int n = 1; n <= 300; n++)
+    for (int c = 0; c <= n; c++)
+      if (sq_stats_pass_at_k(n, c, 1) != (double)c / (double)n) CHECK(!"pass@1 is not c/n rounded once");
+}
+
 int main(void) {
+  exact_mean();
   /* 1 - comb(n-c, k) / comb(n, k), computed exactly in Python */
   near(sq_stats_pass_at_k(5, 2, 1), 0.4, "pass@1 n5 c2");
   near(sq_stats_pass_at_k(5, 2, 2), 0.7, "pass@2 n5 c2");

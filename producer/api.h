@@ -1,0 +1,105 @@
+/* api.h: `sandq-producer api`, a SandboxFusion-compatible HTTP front on
+ * the queue (docs/api.md). Three parts, private to the producer:
+ *   api_sf.c   SandboxFusion's schemas: a /run_code body into a task, a
+ *              result into its response, FastAPI's error shapes (pure);
+ *   api_http.c the HTTP side on libmicrohttpd: one thread, suspended
+ *              connections while their task runs, the bounds, the log;
+ *   api_cmd.c  the command and the one Redis thread: pushes the tasks,
+ *              polls the results for every request in flight, deadlines. */
+#ifndef SQ_API_H
+#define SQ_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "config.h"
+#include "language.h"
+
+/* What a /run_code request asked, beyond its task: how to read its result
+ * back into SandboxFusion's shape. */
+typedef struct {
+  sq_language_id language;
+  bool compiles;     /* the language has a compile step: compile_result is not null */
+  bool stdin_case;   /* stdin went in as one case: the case's verdict is not the run's */
+  int64_t budget_ms; /* compile_timeout + run_timeout: the deadline before its slack */
+} sq__api_run;
+
+/* Reads a /run_code body (len bytes) into a task for batch with id.
+ * Returns 200 with *task (malloc'd JSON, NUL-terminated, checked by
+ * sq_task_parse against max_task_bytes) and *run set; 422 with *reply
+ * FastAPI's validation error (malloc'd JSON); or 200 with *reply a
+ * SandboxError response (a language sandq does not run, a file name or
+ * size the task format refuses). The caller frees *task and *reply. */
+int sq__api_run_code_task(const char *body, size_t len, const char *batch, const char *id, int64_t now_ms,
+                          size_t max_task_bytes, char **task, sq__api_run *run, char **reply);
+
+/* The /run_code response (malloc'd JSON; NULL when out of memory) for a
+ * stored result (BSON, len bytes) of a task made by sq__api_run_code_task;
+ * *outcome gets its status (static: Success, Failed, SandboxError). */
+char *sq__api_run_code_reply(const sq__api_run *run, const uint8_t *bson, size_t len, const char **outcome);
+
+/* {"detail": detail} as FastAPI words its HTTPExceptions (malloc'd). */
+char *sq__api_detail(const char *detail);
+
+/* GET /list_datasets: the datasets `sandq-producer import` reads (static). */
+const char *sq__api_datasets_json(void);
+
+/* ---- the HTTP side (api_http.c) and the queue side (api_cmd.c) ---- */
+
+typedef struct sq__api_job sq__api_job;
+typedef struct sq__api_server sq__api_server;
+
+/* One /run_code request handed to the queue side. The HTTP side fills
+ * payload, id, run and deadline_ms, and owns the job again once
+ * sq__api_job_done hands it back. */
+struct sq__api_job {
+  char id[48];
+  char *payload; /* the task JSON; freed by the HTTP side */
+  size_t len;
+  sq__api_run run;
+  int64_t deadline_ms; /* monotonic clock: 504 at this moment */
+  int64_t pushed_ms;   /* set by the queue side */
+  int state;           /* the queue side's (api_cmd.c) */
+  int http_status;     /* the answer, set by the queue side */
+  char *reply;         /* malloc'd JSON */
+  const char *outcome; /* static: Success, Failed, SandboxError, ... for the log */
+  void *conn;          /* the suspended connection (MHD) */
+};
+
+/* The queue side's entry points for the HTTP side. Submit returns 0 (the
+ * job is the queue side's until sq__api_job_done), or 503 when the cap on
+ * requests in flight is reached or the server is stopping. */
+int sq__api_submit(sq__api_server *s, sq__api_job *job);
+/* The queue side hands a job back (reply set): resumes its connection. */
+void sq__api_job_done(sq__api_job *job);
+
+typedef struct {
+  const char *listen; /* HOST:PORT */
+  const char *token;  /* NULL: no bearer token asked */
+  size_t max_request_bytes;
+  size_t max_task_bytes;
+  size_t max_connections;
+  int64_t slack_ms;  /* a /run_code's deadline: its compile and run timeouts plus this */
+  const char *batch; /* the batch every task of this server goes into */
+} sq__api_http_opts;
+
+typedef struct sq__api_http sq__api_http;
+
+/* Binds o->listen and serves from a thread of its own, handing /run_code
+ * jobs to s. Returns 0 and *out, or SQ_EINVAL / SQ_EEXISTS / SQ_ESYS with
+ * err saying why. o's strings must outlive the server. */
+int sq__api_http_start(const sq__api_http_opts *o, sq__api_server *s, sq__api_http **out, char *err,
+                       size_t errlen);
+/* The port bound. */
+int sq__api_http_port(const sq__api_http *h);
+/* Stops accepting connections (the answers in flight still go out). */
+void sq__api_http_quiesce(sq__api_http *h);
+/* Stops and frees, once no job is with the queue side; NULL: no-op. */
+void sq__api_http_stop(sq__api_http *h);
+
+/* `sandq-producer api [--listen HOST:PORT] ...`: returns an SQ_EXIT_* code. */
+int sq__api_run_cmd(const sq_config *cfg, const sq_cli *cli);
+
+#endif

@@ -1,0 +1,309 @@
+/* api_http.c: the HTTP side of `sandq-producer api` on libmicrohttpd: one
+ * thread serves every connection; a /run_code request is read whole (up to
+ * the size cap), turned into a task (api_sf.c), handed to the queue side
+ * and its connection suspended until the queue side hands the answer back,
+ * so no thread waits per request. The bearer token, the size cap and an
+ * access-log line per request are here. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "errors.h"
+#include "http.h"
+#include "log.h"
+#include "util.h"
+
+#define IDLE_TIMEOUT_S 60 /* a connection reading a request or idle between requests */
+#define DROP_MAX_BYTES                                                                                       \
+  ((size_t)64 << 20) /* past the cap, a body is dropped up to this, then its connection closed */
+
+struct sq__api_http {
+  struct MHD_Daemon *d;
+  int fd, port;
+  sq__api_http_opts o;
+  sq__api_server *s;
+  uint64_t seq;    /* task ids, on the server's thread only */
+  atomic_int live; /* requests not yet completed */
+};
+
+/* One request, from its headers to its completion. */
+typedef struct {
+  int64_t start_ms;
+  char method[16], path[160], peer[64];
+  sq_buf body;
+  bool responded; /* a response is queued: the rest of the body is dropped */
+  bool too_big;   /* the body ran past the cap: dropped as it comes */
+  size_t dropped;
+  bool job_out; /* the job is the queue side's (the connection is suspended) */
+  sq__api_job job;
+  int status;
+  size_t reply_bytes;
+  const char *outcome; /* static */
+} req;
+
+static enum MHD_Result respond(struct MHD_Connection *c, req *r, int status, char *body, bool auth) {
+  if (!body) body = sq__api_detail("out of memory"), status = 500;
+  size_t len = body ? strlen(body) : 0;
+  struct MHD_Response *resp = MHD_create_response_from_buffer(
+      len, body ? body : (void *)"", body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+  if (!resp) {
+    free(body);
+    return MHD_NO;
+  }
+  MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+  if (auth) MHD_add_response_header(resp, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+  r->status = status;
+  r->reply_bytes = len;
+  r->responded = true;
+  enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, resp);
+  MHD_destroy_response(resp);
+  return ok;
+}
+
+/* Whether the request carries "Authorization: Bearer <token>" (compared
+ * in time independent of where it differs). */
+static bool authorized(struct MHD_Connection *c, const char *token) {
+  const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+  if (!v || strncasecmp(v, "Bearer ", 7) != 0) return false;
+  v += 7;
+  size_t n = strlen(v), m = strlen(token);
+  unsigned char diff = n != m;
+  for (size_t i = 0; i < m; i++)
+    diff |= (unsigned char)(token[i] ^ (i < n ? v[i] : 0));
+  return diff == 0;
+}
+
+static void peer_of(struct MHD_Connection *c, char *buf, size_t n) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  snprintf(buf, n, "-");
+  if (!ci || !ci->client_addr) return;
+  const struct sockaddr *sa = ci->client_addr;
+  if (sa->sa_family == AF_INET)
+    inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)n);
+  else if (sa->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)n);
+}
+
+/* POST /run_code, its body read: 422 or a SandboxError now, or the job to
+ * the queue side and the connection suspended. */
+static enum MHD_Result run_code(sq__api_http *h, struct MHD_Connection *c, req *r) {
+  char *task = NULL, *reply = NULL;
+  snprintf(r->job.id, sizeof r->job.id, "r%llu", (unsigned long long)++h->seq);
+  int status = sq__api_run_code_task(r->body.data ? r->body.data : "", r->body.len, h->o.batch, r->job.id,
+                                     sq_now_wall_ms(), h->o.max_task_bytes, &task, &r->job.run, &reply);
+  sq_buf_clear(&r->body);
+  if (!task) {
+    r->outcome = status == 422 ? "invalid" : "SandboxError";
+    return respond(c, r, status, reply, false);
+  }
+  r->job.payload = task;
+  r->job.len = strlen(task);
+  r->job.deadline_ms = sq_now_mono_ms() + r->job.run.budget_ms + h->o.slack_ms;
+  r->job.conn = c;
+  /* suspended before the queue side can hand it back */
+  MHD_suspend_connection(c);
+  r->job_out = true;
+  if (sq__api_submit(h->s, &r->job) != 0) {
+    r->job.http_status = 503;
+    r->job.reply = sq__api_detail("too many requests in flight (--max-in-flight), or the server is stopping; "
+                                  "try again");
+    r->job.outcome = "busy";
+    sq__api_job_done(&r->job);
+  }
+  return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_len,
+                                  void **con_cls) {
+  (void)version;
+  sq__api_http *h = cls;
+  req *r = *con_cls;
+  if (!r) {
+    if (!(r = calloc(1, sizeof *r))) return MHD_NO;
+    *con_cls = r;
+    atomic_fetch_add(&h->live, 1);
+    r->start_ms = sq_now_mono_ms();
+    snprintf(r->method, sizeof r->method, "%s", method);
+    sq_log_escape(url, r->path, sizeof r->path);
+    peer_of(c, r->peer, sizeof r->peer);
+    bool ping = strcmp(url, "/v1/ping") == 0;
+    if (h->o.token && !ping && !authorized(c, h->o.token))
+      return respond(c, r, 401, sq__api_detail("Not authenticated"), true);
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > h->o.max_request_bytes) {
+      char msg[128];
+      snprintf(msg, sizeof msg, "request body larger than %zu bytes (--max-request-kib)",
+               h->o.max_request_bytes);
+      return respond(c, r, 413, sq__api_detail(msg), false);
+    }
+    return MHD_YES;
+  }
+  if (r->responded) { /* an early answer: what is left of the body is dropped */
+    *upload_len = 0;
+    return MHD_YES;
+  }
+  if (*upload_len) {
+    /* a body without a length that runs past the cap: the rest is read
+     * and dropped, for the 413 to reach the client, up to a bound */
+    if (r->too_big || r->body.len + *upload_len > h->o.max_request_bytes) {
+      r->too_big = true;
+      r->dropped += *upload_len;
+      sq_buf_clear(&r->body);
+      *upload_len = 0;
+      return r->dropped > DROP_MAX_BYTES ? MHD_NO : MHD_YES;
+    }
+    if (sq_buf_append(&r->body, upload, *upload_len) != 0) return MHD_NO;
+    *upload_len = 0;
+    return MHD_YES;
+  }
+  if (r->too_big) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "request body larger than %zu bytes (--max-request-kib)",
+             h->o.max_request_bytes);
+    return respond(c, r, 413, sq__api_detail(msg), false);
+  }
+  if (r->job_out) { /* resumed: the queue side handed the answer back */
+    r->job_out = false;
+    r->outcome = r->job.outcome;
+    char *reply = r->job.reply;
+    r->job.reply = NULL;
+    return respond(c, r, r->job.http_status, reply, false);
+  }
+  bool get = strcmp(method, MHD_HTTP_METHOD_GET) == 0, post = strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+  if (strcmp(url, "/v1/ping") == 0) {
+    if (get) return respond(c, r, 200, strdup("\"pong\""), false);
+  } else if (strcmp(url, "/list_datasets") == 0) {
+    if (get) return respond(c, r, 200, strdup(sq__api_datasets_json()), false);
+  } else if (strcmp(url, "/run_code") == 0) {
+    if (post) return run_code(h, c, r);
+  } else if (strcmp(url, "/submit") == 0) {
+    if (post)
+      return respond(c, r, 501,
+                     sq__api_detail("POST /submit is not served by sandq: send each test as a /run_code "
+                                    "request (docs/api.md)"),
+                     false);
+  } else {
+    return respond(c, r, 404, sq__api_detail("Not Found"), false);
+  }
+  return respond(c, r, 405, sq__api_detail("Method Not Allowed"), false);
+}
+
+/* The access-log line, and the request's memory. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+                         enum MHD_RequestTerminationCode toe) {
+  (void)c;
+  sq__api_http *h = cls;
+  req *r = *con_cls;
+  if (!r) return;
+  *con_cls = NULL;
+  const sq_language *l = r->job.payload ? sq_language_get(r->job.run.language) : NULL;
+  SQ_INFO("api: %s \"%s %s\" %d %zu %lld ms%s%s%s%s%s", r->peer, r->method, r->path,
+          r->responded ? r->status : 0, r->reply_bytes, (long long)(sq_now_mono_ms() - r->start_ms),
+          l ? " " : "", l ? l->name : "", r->outcome ? " " : "", r->outcome ? r->outcome : "",
+          toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection closed early)");
+  if (r->job_out) return; /* the queue side still holds it: only at a stop, which waits for it */
+  free(r->job.payload);
+  free(r->job.reply);
+  sq_buf_clear(&r->body);
+  free(r);
+  atomic_fetch_sub(&h->live, 1);
+}
+
+void sq__api_job_done(sq__api_job *job) { MHD_resume_connection(job->conn); }
+
+/* Binds and listens on host:port; returns the socket or a negative code. */
+static int bind_listen(const char *spec, const char *host, int port, char *err, size_t errlen) {
+  char service[16];
+  snprintf(service, sizeof service, "%d", port);
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE},
+                  *ai = NULL;
+  int g = getaddrinfo(host, service, &hints, &ai);
+  if (g != 0)
+    return sq_errf(err, errlen, SQ_EINVAL, "listen address '%s': cannot resolve '%s': %s", spec, host,
+                   gai_strerror(g));
+  int fd = -1, saved = 0;
+  for (struct addrinfo *a = ai; a; a = a->ai_next) {
+    if ((fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol)) < 0) {
+      saved = errno;
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 512) == 0) break;
+    saved = errno;
+    close(fd);
+    fd = -1;
+  }
+  freeaddrinfo(ai);
+  if (fd >= 0) return fd;
+  return sq_errf(err, errlen,
+                 saved == EADDRINUSE      ? SQ_EEXISTS
+                 : saved == EADDRNOTAVAIL ? SQ_EINVAL
+                                          : SQ_ESYS,
+                 "cannot listen on %s: %s%s", spec, strerror(saved),
+                 saved == EADDRINUSE ? " (another process holds the port; pick another)" : "");
+}
+
+int sq__api_http_start(const sq__api_http_opts *o, sq__api_server *s, sq__api_http **out, char *err,
+                       size_t errlen) {
+  char host[256];
+  int port, rc;
+  *out = NULL;
+  if ((rc = sq_http_listen_parse(o->listen, host, sizeof host, &port, err, errlen))) return rc;
+  sq__api_http *h = calloc(1, sizeof *h);
+  if (!h) return sq_errf(err, errlen, SQ_ENOMEM, "out of memory");
+  h->o = *o;
+  h->s = s;
+  if ((h->fd = bind_listen(o->listen, host, port, err, errlen)) < 0) {
+    rc = h->fd;
+    free(h);
+    return rc;
+  }
+  struct sockaddr_storage sa;
+  socklen_t salen = sizeof sa;
+  h->port = port;
+  if (getsockname(h->fd, (struct sockaddr *)&sa, &salen) == 0)
+    h->port = ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+                                             : ((struct sockaddr_in *)&sa)->sin_port);
+  h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_ALLOW_SUSPEND_RESUME, 0, NULL,
+                          NULL, on_request, h, MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_TIMEOUT,
+                          (unsigned int)IDLE_TIMEOUT_S, MHD_OPTION_CONNECTION_LIMIT,
+                          (unsigned int)o->max_connections, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                          MHD_OPTION_END);
+  if (!h->d) {
+    close(h->fd);
+    free(h);
+    return sq_errf(err, errlen, SQ_ESYS, "cannot serve on %s: libmicrohttpd did not start", o->listen);
+  }
+  *out = h;
+  return 0;
+}
+
+int sq__api_http_port(const sq__api_http *h) { return h ? h->port : 0; }
+
+void sq__api_http_quiesce(sq__api_http *h) {
+  if (!h || h->fd < 0) return;
+  MHD_socket fd = MHD_quiesce_daemon(h->d);
+  if (fd != MHD_INVALID_SOCKET) close(fd);
+  h->fd = -1;
+}
+
+void sq__api_http_stop(sq__api_http *h) {
+  if (!h) return;
+  sq__api_http_quiesce(h);
+  /* the answers the queue side handed back go out first (up to 2 s) */
+  for (int i = 0; i < 200 && atomic_load(&h->live) > 0; i++)
+    usleep(10000);
+  MHD_stop_daemon(h->d);
+  free(h);
+}
