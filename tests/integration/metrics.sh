@@ -58,6 +58,9 @@ $PY -c "import bson,sys; d=bson.decode_all(open('$SQ_TMP/m1.bson','rb').read());
 # Wait for the workers' flushes to land, then compare with the results.
 sq_wait_for "$P metrics $cfg | awk '/^sandq_tasks_total/ {s += \$2} END {exit !(s >= $n)}'" 60 ||
   sq_fail "metrics never counted $n tasks: $($P metrics $cfg | grep tasks_total)"
+# ... and both workers' health records (each writes its first one on its own clock)
+sq_wait_for "$P metrics $cfg | awk '/^sandq_workers/ && /live/ {n = \$2} END {exit !(n >= 2)}'" 60 ||
+  sq_fail "metrics never counted 2 live workers: $($P metrics $cfg | grep sandq_workers)"
 $P metrics $cfg >"$SQ_TMP/m.txt"
 promtool check metrics <"$SQ_TMP/m.txt" || sq_fail "promtool rejects the exposition"
 $PY - "$SQ_TMP/m.txt" "$SQ_TMP/m1.bson" <<'PY' || sq_fail "metrics do not match the results"
