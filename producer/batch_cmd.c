@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "errors.h"
+#include "log.h"
 #include "name.h"
 #include "producer.h"
 #include "util.h"
@@ -105,11 +106,24 @@ int sq__batches_run(const sq_config *cfg, const sq_batches_opts *o) {
   if (!o->json)
     printf("%-32s  %-19s  %7s  %7s  %7s  %5s  %10s  %s\n", "batch", "created (UTC)", "total", "done", "passed",
            "dead", "cost_usd", "state");
+  size_t skipped = 0;
   for (size_t i = 0; i < n; i++) {
     sq_batch_stats st;
+    char esc[4 * SQ_QUEUE_BATCH_NAME_MAX + 1]; /* a member is data: no escape codes to the terminal */
+    if (list[i].problem) { /* each batch on its own: a damaged one is named and skipped */
+      fprintf(stderr, "sandq-producer: batch '%s' skipped: %s\n", sq_log_escape(list[i].name, esc, sizeof esc),
+              list[i].problem);
+      skipped++;
+      continue;
+    }
     if ((rc = sq_queue_batch_stats(q, list[i].name, &st))) {
-      fprintf(stderr, "sandq-producer: batch %s: %s\n", list[i].name, sq_queue_errstr(q));
-      goto out;
+      if (rc != SQ_EPARSE) { /* Redis itself failed: the rest would too */
+        fprintf(stderr, "sandq-producer: batch %s: %s\n", list[i].name, sq_queue_errstr(q));
+        goto out;
+      }
+      fprintf(stderr, "sandq-producer: batch %s skipped: %s\n", list[i].name, sq_queue_errstr(q));
+      skipped++;
+      continue;
     }
     if (!st.created_at_ms) st.created_at_ms = list[i].last_push_ms; /* pushed before the stamp existed */
     if (o->json) {
@@ -128,7 +142,10 @@ int sq__batches_run(const sq_config *cfg, const sq_batches_opts *o) {
     puts(text);
     free(text);
   }
-  code = SQ_EXIT_OK;
+  fflush(stdout);
+  if (skipped)
+    fprintf(stderr, "sandq-producer: %zu damaged batch(es) skipped (docs/operations.md, \"Damaged keys\")\n", skipped);
+  code = skipped ? SQ_EXIT_ERROR : SQ_EXIT_OK;
 out:
   cJSON_Delete(arr);
   free(list);

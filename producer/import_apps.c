@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "import_internal.h"
+#include "json_scan.h"
+#include "log.h"
 
 /* A string field of obj that holds JSON (APPS keeps its lists so), parsed;
  * NULL with FILE:LINE: FIELD: why on stderr. */
@@ -17,6 +19,17 @@ static cJSON *json_field(const cJSON *obj, const char *field, const char *path, 
   cJSON *v = cJSON_Parse(text);
   if (!v) fprintf(stderr, "%s:%zu: %s: not valid JSON text\n", path, lineno, field);
   return v;
+}
+
+/* Whether member m of obj (parsed from text) held a NUL character. */
+static bool member_nul(const char *text, const cJSON *obj, const cJSON *m) {
+  bool nul[64] = {0};
+  size_t i = 0;
+  for (const cJSON *c = obj->child; c && c != m; c = c->next)
+    i++;
+  if (i >= sizeof nul / sizeof *nul) return false;
+  sq_json_nul_members(text, strlen(text), nul, sizeof nul / sizeof *nul);
+  return nul[i];
 }
 
 /* An APPS input or output: a string, or a list of lines (TACO's rows) joined by "\n". */
@@ -32,6 +45,29 @@ static char *apps_text(const cJSON *v) {
     }
   }
   return b.data ? b.data : strdup("");
+}
+
+/* Python's keywords (3.11, keyword.kwlist): never a function's name. */
+static const char *const PY_KEYWORDS[] = {
+    "False", "None",   "True",    "and",      "as",       "assert", "async", "await",  "break",
+    "class", "continue", "def",   "del",      "elif",     "else",   "except", "finally", "for",
+    "from",  "global", "if",      "import",   "in",       "is",     "lambda", "nonlocal", "not",
+    "or",    "pass",   "raise",   "return",   "try",      "while",  "with",   "yield"};
+
+/* Whether fn is a name a call can take as it is: an ASCII Python
+ * identifier, not a keyword. fn_name is pasted into the tests, so anything
+ * else (an expression, `class`) would judge the candidate by code the
+ * dataset row wrote. */
+static bool py_identifier(const char *fn) {
+  size_t len = strlen(fn);
+  if (!len || len > 128 || (fn[0] >= '0' && fn[0] <= '9')) return false;
+  for (size_t i = 0; i < len; i++) {
+    char c = fn[i];
+    if (!(c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+  }
+  for (size_t i = 0; i < sizeof PY_KEYWORDS / sizeof *PY_KEYWORDS; i++)
+    if (strcmp(fn, PY_KEYWORDS[i]) == 0) return false;
+  return true;
 }
 
 /* Call-based APPS (fn_name): the argument lists and expected values become
@@ -88,6 +124,7 @@ int sq__import_apps_problem(const cJSON *o, sq__import_problem *p, const sq__imp
   const cJSON *ins = cJSON_GetObjectItemCaseSensitive(io, "inputs"),
               *outs = cJSON_GetObjectItemCaseSensitive(io, "outputs");
   const cJSON *fn = cJSON_GetObjectItemCaseSensitive(io, "fn_name");
+  bool fn_nul = fn && member_nul(cJSON_GetObjectItemCaseSensitive(o, "input_output")->valuestring, io, fn);
   int n = cJSON_GetArraySize(ins);
   if (!cJSON_IsArray(ins) || !cJSON_IsArray(outs) || n == 0 || n != cJSON_GetArraySize(outs)) {
     fprintf(stderr,
@@ -106,6 +143,23 @@ int sq__import_apps_problem(const cJSON *o, sq__import_problem *p, const sq__imp
   if (fn && !(cJSON_IsString(fn) && fn->valuestring[0])) {
     fprintf(stderr, "%s:%zu: input_output: fn_name must be a non-empty string\n", path, lineno);
     goto out;
+  }
+  if (fn_nul) {
+    fprintf(stderr, "%s:%zu: input_output: fn_name: %s\n", path, lineno, sq_json_nul_reason);
+    goto out;
+  }
+  if (fn && !py_identifier(fn->valuestring)) {
+    char esc[4 * 64 + 1];
+    fprintf(stderr, "%s:%zu: input_output: fn_name '%s' must be a Python identifier (letters, digits, _; not a "
+            "keyword)\n", path, lineno, sq_log_escape(fn->valuestring, esc, sizeof esc));
+    goto out;
+  }
+  for (int i = 0; fn && i < n; i++) {
+    if (!cJSON_IsArray(cJSON_GetArrayItem(ins, i))) {
+      fprintf(stderr, "%s:%zu: input_output: inputs[%d] must be a list of the arguments of %s (one list per "
+              "call)\n", path, lineno, i, fn->valuestring);
+      goto out;
+    }
   }
   if (opts->mode == MODE_CANONICAL) {
     cJSON *sols = json_field(o, "solutions", path, lineno);

@@ -31,6 +31,13 @@ static int name_index(const char *s, size_t n) {
   return -1;
 }
 
+/* The index of the word s (length n, no braces) in names, or -1. */
+static int name_index_word(const char *s, size_t n) {
+  for (size_t i = 0; i < N_NAMES; i++)
+    if (strlen(names[i]) == n && memcmp(s, names[i], n) == 0) return (int)i;
+  return -1;
+}
+
 int sq__prompt_template_check(const char *text, size_t len, bool has_entry_point, bool has_tests, char *err,
                               size_t errlen) {
   if (len == 0 || !text[strspn(text, " \t\r\n")]) return snprintf(err, errlen, "is empty"), -1;
@@ -45,7 +52,18 @@ int sq__prompt_template_check(const char *text, size_t len, bool has_entry_point
       continue;
     }
     size_t n = placeholder_len(text + i);
-    if (!n) continue;
+    if (!n) {
+      /* {name with no } after it: a known name, or a word the line or the
+       * text ends on, is a placeholder left open (it would be sent as
+       * text in every prompt); other braces ({x y}, {'a': 1}) stay text. */
+      size_t w = 1;
+      while (i + w < len && ident_char(text[i + w])) w++;
+      bool open_end = i + w == len || text[i + w] == '\n' || text[i + w] == '\r';
+      if (w > 1 && (open_end || name_index_word(text + i + 1, w - 1) >= 0))
+        return snprintf(err, errlen, "unclosed placeholder %.*s: a } is missing (known: " KNOWN "; {{ and }} for "
+                        "literal braces)", (int)(w > 64 ? 64 : w), text + i), -1;
+      continue;
+    }
     int k = name_index(text + i, n);
     if (k < 0)
       return snprintf(err, errlen, "unknown placeholder %.*s (known: " KNOWN "; {{ and }} for literal braces)",

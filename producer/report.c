@@ -310,6 +310,31 @@ int sq__out_write(const char *path, const void *data, size_t len) {
   return rc;
 }
 
+int sq__results_done(sq_queue *q, const char *batch, int64_t *done) {
+  sq_batch_stats st;
+  int rc = sq_queue_batch_stats(q, batch, &st);
+  *done = rc == SQ_EPARSE ? -1 : st.done; /* damaged counters: the results can still go to a new file */
+  if (rc == SQ_EPARSE)
+    fprintf(stderr, "sandq-producer: batch %s: %s; its done count is unknown\n", batch, sq_queue_errstr(q));
+  else if (rc)
+    fprintf(stderr, "sandq-producer: reading the counters of batch %s: %s\n", batch,
+            rc == SQ_ENOMEM ? sq_strerror(rc) : sq_queue_errstr(q));
+  return rc == SQ_EPARSE ? 0 : rc;
+}
+
+int sq__results_short(const char *batch, const char *out_path, size_t stored, int64_t done) {
+  struct stat st;
+  if (done < 0 && lstat(out_path, &st) == 0) {
+    fprintf(stderr, "sandq-producer: batch %s: cannot tell whether all its results are stored (its counters are "
+            "damaged): %s kept as it was; give --out a new path\n", batch, out_path);
+    return SQ_ENOTFOUND;
+  }
+  if (done <= 0 || (int64_t)stored >= done) return 0;
+  fprintf(stderr, "sandq-producer: batch %s has %zu stored result(s) of %lld done (deleted by results --delete, or "
+          "past retention_s): %s not written\n", batch, stored, (long long)done, out_path);
+  return SQ_ENOTFOUND;
+}
+
 static void print_table(FILE *f, const row_list *l) {
   int w = 4;
   for (size_t i = 0; i < l->n; i++) {
@@ -333,7 +358,9 @@ int sq__report_results(sq_queue *q, const char *batch, const char *out_path, boo
   sq__out out = {0};
   row_list l = {.batch = batch, .table = table, .out = out_path ? &out : NULL};
   int code = SQ_EXIT_ERROR;
+  int64_t done = 0;
   if (out_path && sq__out_open(out_path, &out) != 0) goto out;
+  if (out_path && strcmp(out_path, "-") && sq__results_done(q, batch, &done) != 0) goto out;
   int rc = sq_queue_batch_results(q, batch, collect, &l);
   if (rc) {
     if (l.err != SQ_EIO) /* a write error was explained where it happened */
@@ -342,7 +369,7 @@ int sq__report_results(sq_queue *q, const char *batch, const char *out_path, boo
     goto out;
   }
   if (out_path) {
-    if (sq__out_commit(&out) != 0) goto out;
+    if (sq__results_short(batch, out_path, l.seen, done) || sq__out_commit(&out) != 0) goto out;
     fprintf(stderr, "sandq-producer: wrote %zu result(s) to %s\n", l.seen - l.bad, out_path);
   }
   if (table) {

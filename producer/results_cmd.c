@@ -143,7 +143,9 @@ int sq__results_run(const sq_config *cfg, const sq_cli *cli) {
   sq__out out = {0};
   render_state st = {.batch = batch, .format = format, .out = &out};
   int code = SQ_EXIT_ERROR;
+  int64_t done = 0;
   if (sq__open_queue(cfg, &q) != 0 || sq__out_open(out_path, &out) != 0) goto out;
+  if (out_path && strcmp(out_path, "-") && sq__results_done(q, batch, &done) != 0) goto out;
   int rc = sq_queue_batch_results(q, batch, render_one, &st);
   if (rc) {
     if (st.err != SQ_EIO) /* a write error was explained where it happened */
@@ -156,7 +158,7 @@ int sq__results_run(const sq_config *cfg, const sq_cli *cli) {
             "retention_s)\n", batch, cfg->queue);
     goto out;
   }
-  if (sq__out_commit(&out) != 0) goto out;
+  if (sq__results_short(batch, out_path, st.n, done) || sq__out_commit(&out) != 0) goto out;
   if (out_path) fprintf(stderr, "sandq-producer: wrote %zu result(s) of batch %s to %s\n", st.n - st.bad, batch, out_path);
   code = SQ_EXIT_OK;
   if (st.bad) {

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "redis_link.h"
 
 #define GRACE_TICK_MS 100
+#define SQ_HEARTBEAT_MAX_SHARDS 64 /* the config's bound on shards */
 
 struct sq_heartbeat {
   sq_config cfg;
@@ -28,7 +30,73 @@ struct sq_heartbeat {
   bool quit;
   sq__link *link;      /* heartbeats, and the connection the reaper shares */
   sq__backoff *reaper; /* the reaper's failures in a row */
+  /* The claims the event loop holds, under mu (sq_heartbeat_hold). */
+  sq_held_claim *held;
+  size_t n_held, cap_held;
+  int64_t seen[SQ_HEARTBEAT_MAX_SHARDS]; /* per shard, the highest token held so far */
+  sq_held_claim *snap;                   /* the heartbeat's copy, outside mu */
+  size_t cap_snap;
 };
+
+int sq_heartbeat_hold(sq_heartbeat *hb, const sq_claim *c) {
+  if (!hb) return 0;
+  int rc = 0;
+  pthread_mutex_lock(&hb->mu);
+  if (hb->n_held == hb->cap_held) {
+    size_t cap = hb->cap_held ? hb->cap_held * 2 : 64;
+    sq_held_claim *p = realloc(hb->held, cap * sizeof *p);
+    if (p) hb->held = p, hb->cap_held = cap;
+  }
+  if (hb->n_held < hb->cap_held) hb->held[hb->n_held++] = (sq_held_claim){.shard = c->shard, .token = c->token};
+  else rc = SQ_ENOMEM;
+  if (c->shard >= 0 && c->shard < SQ_HEARTBEAT_MAX_SHARDS && c->token > hb->seen[c->shard])
+    hb->seen[c->shard] = c->token;
+  pthread_mutex_unlock(&hb->mu);
+  return rc;
+}
+
+void sq_heartbeat_let_go(sq_heartbeat *hb, const sq_claim *c) {
+  if (!hb) return;
+  pthread_mutex_lock(&hb->mu);
+  for (size_t i = hb->n_held; i-- > 0;)
+    if (hb->held[i].token == c->token && hb->held[i].shard == c->shard) {
+      hb->held[i] = hb->held[--hb->n_held];
+      break;
+    }
+  pthread_mutex_unlock(&hb->mu);
+}
+
+/* One heartbeat for the claims held now (a copy taken under mu, so the
+ * event loop never waits on Redis). A claim the event loop takes after the
+ * copy has a token above the copy's seen and keeps its fresh lease. */
+static int beat(sq_heartbeat *hb) {
+  int64_t seen[SQ_HEARTBEAT_MAX_SHARDS];
+  size_t n;
+  pthread_mutex_lock(&hb->mu);
+  if (hb->cap_snap < hb->n_held) {
+    sq_held_claim *p = realloc(hb->snap, hb->n_held * sizeof *p);
+    if (!p) {
+      pthread_mutex_unlock(&hb->mu);
+      return SQ_ENOMEM;
+    }
+    hb->snap = p, hb->cap_snap = hb->n_held;
+  }
+  n = hb->n_held;
+  if (n) memcpy(hb->snap, hb->held, n * sizeof *hb->snap);
+  memcpy(seen, hb->seen, sizeof seen);
+  pthread_mutex_unlock(&hb->mu);
+  sq_heartbeat_report rep;
+  int rc = sq__link_heartbeat_held(hb->link, seen, SQ_HEARTBEAT_MAX_SHARDS, hb->snap, n, &rep);
+  if (rc == 0 && rep.handed_back)
+    SQ_WARN("heartbeat: redis listed %lld claim(s) of worker %s that it does not hold (their results were "
+            "acknowledged and then lost, e.g. by a redis restart that went back): handed back to run again",
+            (long long)rep.handed_back, hb->cfg.worker_id);
+  if (rc == 0 && rep.unknown)
+    SQ_WARN("heartbeat: redis does not know %lld claim(s) worker %s holds (it restarted empty or went back): "
+            "their results will be refused; the tasks run again from the queue if redis still has them",
+            (long long)rep.unknown, hb->cfg.worker_id);
+  return rc;
+}
 
 /* Sleeps up to ms or until asked to quit. Returns true when asked. */
 static bool nap(sq_heartbeat *hb, int64_t ms) {
@@ -65,7 +133,7 @@ static void *run(void *arg) {
     if (*hb->stop && !stop_at) stop_at = now;
     if (stop_at && now - stop_at >= c->shutdown_grace_ms) give_up(hb);
     if (now >= next_beat) {
-      int rc = sq__link_heartbeat(hb->link);
+      int rc = beat(hb);
       if (rc) {
         sq__link_failed(hb->link, rc, "heartbeat", NULL);
         next_beat = sq__backoff_next_try_ms(sq__link_backoff(hb->link));
@@ -136,5 +204,7 @@ void sq_heartbeat_stop(sq_heartbeat *hb) {
   sq__backoff_free(hb->reaper);
   pthread_cond_destroy(&hb->cv);
   pthread_mutex_destroy(&hb->mu);
+  free(hb->held);
+  free(hb->snap);
   free(hb);
 }

@@ -80,7 +80,9 @@ static void end_with(job *j, sq_status status, const char *fmt, ...) {
   va_end(ap);
   j->r.status = status;
   j->r.reason = j->reason;
-  SQ_LOGT(SQ_LOG_WARN, j->r.id, "%s: %s", sq_status_name(status), j->reason);
+  /* A transient failure is not the task's end yet: redis_link.c logs it once
+   * settled (retrying, waiting for the provider, or the final status). */
+  SQ_LOGT(j->transient ? SQ_LOG_DEBUG : SQ_LOG_WARN, j->r.id, "%s: %s", sq_status_name(status), j->reason);
   done(j);
 }
 
@@ -170,6 +172,7 @@ static void on_generated(sq_llm_reply *rep, int rc, void *ud) {
     /* What may pass (the LLM client decides: rep->transient) gets another
      * attempt through the queue. */
     j->transient = rep->transient;
+    j->outage = rep->outage;
     end_with(j, SQ_STATUS_LLM_ERROR, "llm: %s", rep->error[0] ? rep->error : sq_strerror(rc));
     return;
   }

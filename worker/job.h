@@ -42,6 +42,8 @@ struct job {
   int jail_rc;
   bool generated;         /* code came from the LLM */
   bool transient;         /* worth another attempt: the LLM client says so (sq_llm_reply.transient) */
+  bool outage;            /* of those, the provider was unavailable (sq_llm_reply.outage): the task
+                             waits for it without spending an attempt (llm_outage_max_s) */
   bool used_llm;          /* counted in w->llm_jobs */
   sq_precheck_report findings; /* the static pre-check's */
   char provider[64], model[128];

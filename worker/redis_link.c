@@ -10,6 +10,7 @@
 
 #include "audit_log.h"
 #include "errors.h"
+#include "heartbeat.h"
 #include "housekeeping.h"
 #include "job.h"
 #include "log.h"
@@ -87,10 +88,11 @@ const char *sq__link_errstr(const sq__link *l) {
   return l->q ? sq_queue_errstr(l->q) : l->err[0] ? l->err : "cannot connect to redis";
 }
 
-int sq__link_heartbeat(sq__link *l) {
+int sq__link_heartbeat_held(sq__link *l, const int64_t *seen, int n_seen, const sq_held_claim *held, size_t n,
+                            sq_heartbeat_report *report) {
   sq_queue *q;
   int rc = sq__link_get(l, &q);
-  return rc ? rc : sq_queue_heartbeat(q, l->cfg->worker_id, NULL);
+  return rc ? rc : sq_queue_heartbeat_held(q, l->cfg->worker_id, seen, n_seen, held, n, report);
 }
 
 int sq__link_reap(sq__link *l) {
@@ -188,6 +190,11 @@ int sq__redis_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t
   int64_t t0 = sq_now_mono_ms();
   rc = sq_queue_claim_many(q, w->cfg.worker_id, timeout_ms, out, max, n);
   if (rc == 0 && *n > 0) {
+    /* held from now: the heartbeat renews what the worker holds, only */
+    for (size_t i = 0; i < *n; i++)
+      if (sq_heartbeat_hold(w->heartbeat, &out[i]) != 0)
+        SQ_LOGT(SQ_LOG_WARN, NULL, "out of memory noting claim %lld: its lease is not renewed",
+                (long long)out[i].token);
     sq_metrics_stage(w->metrics, SQ_METRICS_STAGE_CLAIM, sq_now_mono_ms() - t0);
     sq__housekeeping_claimed(w->housekeeping, sq_now_wall_ms());
   }
@@ -211,8 +218,8 @@ static int encode(const job *j, bson_t *doc, sq_completion *c) {
 }
 
 /* What sq_queue_complete's rc means for j: 0 when settled (stored, or
- * refused: a result existed, or the lease was lost and another worker owns
- * the task), else the Redis error. */
+ * refused: a result existed, or the claim is no longer this worker's),
+ * else the Redis error. */
 static int settled(const job *j, int rc) {
   if (rc == 0) sq_metrics_task(j->w->metrics, j->r.status);
   if (rc == 0 && j->task && j->r.language) sq_metrics_task_language(j->w->metrics, j->task->language, j->r.status);
@@ -222,8 +229,9 @@ static int settled(const job *j, int rc) {
     return 0;
   }
   if (rc == SQ_EFENCED) { /* the task's result comes from its new owner */
-    SQ_LOGT(SQ_LOG_WARN, j->r.id, "result refused: the lease of claim %lld was lost and the task reclaimed",
-            (long long)j->claim.token);
+    SQ_LOGT(SQ_LOG_WARN, j->r.id,
+            "result refused: claim %lld is no longer this worker's (its lease expired and the reaper took the task "
+            "back, or redis lost the claim in a restart); not stored", (long long)j->claim.token);
     return 0;
   }
   if (rc == 0)
@@ -232,13 +240,60 @@ static int settled(const job *j, int rc) {
   return rc;
 }
 
+/* The task's provider is unavailable (j->outage): wait for it, no attempt
+ * charged, while the task has waited less than llm_outage_max_s since its
+ * first attempt; each wait is about one breaker cool-down (the provider is
+ * probed again after it). Returns 0 when deferred (or no longer ours),
+ * SQ_EEXHAUSTED when the outage outlasted llm_outage_max_s (j->transient is
+ * cleared and the reason says how long it waited), 1 when there is no
+ * waiting (llm_outage_max_s 0: an attempt like any other), or the Redis
+ * error. */
+static int wait_for_provider(worker *w, sq_queue *q, job *j) {
+  int64_t max_ms = w->cfg.llm_outage_max_s * 1000;
+  if (!j->outage || max_ms <= 0) return 1;
+  int64_t first = j->claim.first_claimed_at_ms > 0 ? j->claim.first_claimed_at_ms : j->claim.claimed_at_ms;
+  int64_t waited = sq_now_wall_ms() - first;
+  if (waited < 0) waited = 0;
+  if (waited >= max_ms) {
+    char tail[160];
+    snprintf(tail, sizeof tail, " (the provider was unavailable; waited %lld s for it, llm_outage_max_s is %lld)",
+             (long long)(waited / 1000), (long long)w->cfg.llm_outage_max_s);
+    size_t n = strlen(j->reason);
+    snprintf(j->reason + n, sizeof j->reason - n, "%s", tail);
+    j->transient = false;
+    return SQ_EEXHAUSTED;
+  }
+  /* one cool-down, jittered to its second half so waiting tasks come back spread out */
+  int64_t open = w->cfg.llm.breaker_open_ms > 0 ? w->cfg.llm.breaker_open_ms : 10000;
+  int64_t delay = open / 2 + (int64_t)((uint64_t)sq_now_mono_ms() * 2654435761u % (uint64_t)(open / 2 + 1));
+  if (delay < 200) delay = 200;
+  if (delay > max_ms - waited) delay = max_ms - waited;
+  int rc = sq_queue_defer(q, &j->claim, delay, j->reason);
+  if (rc == 0)
+    SQ_LOGT(SQ_LOG_WARN, j->r.id,
+            "provider unavailable, waiting %lld ms for it (no attempt charged; waited %lld s of llm_outage_max_s %lld): %s",
+            (long long)delay, (long long)(waited / 1000), (long long)w->cfg.llm_outage_max_s, j->reason);
+  else if (rc == SQ_EFENCED) {
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "not deferred: claim %lld is no longer this worker's (its lease expired and the "
+            "reaper took the task back, or redis lost the claim in a restart)", (long long)j->claim.token);
+    rc = 0;
+  }
+  return rc;
+}
+
 /* A transient failure: schedule another attempt. Returns 0 when j is
- * settled that way (retried, or no longer ours), SQ_EEXHAUSTED when
- * attempts ran out (j->transient is cleared: store it as it is), or the
- * Redis error (the claim is still ours: try again). */
+ * settled that way (retried, deferred, or no longer ours), SQ_EEXHAUSTED
+ * when attempts (or the wait for an unavailable provider) ran out
+ * (j->transient is cleared: store it as it is), or the Redis error (the
+ * claim is still ours: try again). */
 static int retry_later(worker *w, sq_queue *q, job *j) {
   int64_t delay_ms = 0;
-  int rc = sq_queue_retry(q, &j->claim, -1, j->reason, &delay_ms);
+  int rc = wait_for_provider(w, q, j);
+  if (rc != 1) {
+    if (rc == SQ_EEXHAUSTED) SQ_LOGT(SQ_LOG_WARN, j->r.id, "%s: %s", sq_status_name(j->r.status), j->reason);
+    return rc;
+  }
+  rc = sq_queue_retry(q, &j->claim, -1, j->reason, &delay_ms);
   if (rc == 0) {
     sq_metrics_task_retried(w->metrics);
     SQ_LOGT(SQ_LOG_WARN, j->r.id, "transient failure, retrying in %lld ms: %s", (long long)delay_ms, j->reason);
@@ -246,8 +301,10 @@ static int retry_later(worker *w, sq_queue *q, job *j) {
     size_t n = strlen(j->reason);
     snprintf(j->reason + n, sizeof j->reason - n, " (after %lld attempts)", (long long)w->cfg.queue_opts.max_attempts);
     j->transient = false;
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "%s: %s", sq_status_name(j->r.status), j->reason);
   } else if (rc == SQ_EFENCED) {
-    SQ_LOGT(SQ_LOG_WARN, j->r.id, "no retry scheduled: the lease was lost and another worker holds the task");
+    SQ_LOGT(SQ_LOG_WARN, j->r.id, "no retry scheduled: claim %lld is no longer this worker's (its lease expired "
+            "and the reaper took the task back, or redis lost the claim in a restart)", (long long)j->claim.token);
     rc = 0;
   }
   return rc;
@@ -280,6 +337,7 @@ int sq__redis_store(worker *w, job *j) {
   while ((rc = ready(w, &q, "storing a result", j->r.id)) == 0) {
     if ((rc = settle(w, q, j)) == 0) {
       sq__link_ok(w->link, "storing results");
+      sq_heartbeat_let_go(w->heartbeat, &j->claim);
       return 0;
     }
     if (rc == SQ_EBSON) return rc;
@@ -338,6 +396,7 @@ void sq__redis_store_many(worker *w, job **js, size_t n) {
   else if (m) sq__link_ok(w->link, "storing results");
   for (size_t i = 0; i < m; i++) {
     if (rcs[i]) store_one(w, piped[i]);
+    else sq_heartbeat_let_go(w->heartbeat, &piped[i]->claim);
     bson_destroy(&docs[i]);
   }
   free(c);
@@ -352,6 +411,7 @@ void sq__redis_stall(worker *w, job *j, const char *why) {
   bool dead = false;
   sq_queue *q = w->link->q;
   int rc = q ? sq_queue_stall(q, &j->claim, text, &dead) : SQ_EREDIS_CONN;
+  sq_heartbeat_let_go(w->heartbeat, &j->claim); /* handed back, or left to its lease's expiry */
   if (rc == 0) SQ_LOGT(SQ_LOG_WARN, j->r.id, "handed back as a stall%s", dead ? ": now in the dead letter" : "");
   else SQ_LOGT(SQ_LOG_WARN, j->r.id, "could not hand it back as a stall (%s): its lease expiry will", sq_strerror(rc));
 }

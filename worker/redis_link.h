@@ -44,7 +44,9 @@ const char *sq__link_errstr(const sq__link *l);
 
 /* The heartbeat thread's words, on its own link. Each connects when needed
  * and returns 0 or the queue's error (not counted: the caller decides). */
-int sq__link_heartbeat(sq__link *l);
+/* The heartbeat of the claims the worker holds (sq_queue_heartbeat_held). */
+int sq__link_heartbeat_held(sq__link *l, const int64_t *seen, int n_seen, const sq_held_claim *held, size_t n,
+                            sq_heartbeat_report *report);
 int sq__link_reap(sq__link *l);
 /* Hands back every claim cfg->worker_id holds; *n (may be NULL) how many. */
 int sq__link_release_all(sq__link *l, size_t *n);

@@ -40,6 +40,8 @@
 #include "risk.h"
 #include "worker.h"
 
+#define SQ__WORKER_MIN_MIB 64 /* the worker, a warm zygote and a small run */
+
 static void on_stop(int sig) {
   (void)sig;
   if (sq__worker_stop < 2) sq__worker_stop++; /* once: finish what is in flight; twice: now */
@@ -109,6 +111,18 @@ static int serve(const sq_cli *cli) {
   sq_config_host_probe(&host);
   sq_config_derive(&w.cfg, &host, sizing, sizeof sizing);
   SQ_INFO("sizing: %s", sizing);
+  /* A cgroup too small for the worker gets it OOM-killed at start with
+   * nothing in its log: say so and stop instead. */
+  if (host.memory_limited && host.memory_mib < SQ__WORKER_MIN_MIB) {
+    SQ_ERROR("this worker's cgroup allows %lld MiB of memory; a worker needs at least %d MiB (itself, its warm "
+             "zygotes, a task's run): raise the cgroup's memory limit (systemd MemoryMax=, docker --memory)",
+             (long long)host.memory_mib, SQ__WORKER_MIN_MIB);
+    return 1;
+  }
+  if (host.memory_limited && host.memory_mib < SQ__WORKER_MIN_MIB + w.cfg.default_limits.memory_mib)
+    SQ_WARN("this worker's cgroup allows %lld MiB of memory and a task's run may use default_limits.memory_mib = "
+            "%lld MiB: a task near its limit can get the whole worker OOM-killed; raise the cgroup's limit or lower "
+            "default_limits.memory_mib", (long long)host.memory_mib, (long long)w.cfg.default_limits.memory_mib);
   /* SCHED_BATCH, before any thread: every thread of the worker, the jail's
    * processes and every task inherit it. A batch thread never preempts the
    * one running when it wakes: a task closing its output runs on to its

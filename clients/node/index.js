@@ -199,7 +199,15 @@ class Client {
       if (t.idempotency_key !== undefined && typeof t.idempotency_key !== 'string') {
         throw new SandqError(`task ${i + 1}: idempotency_key must be a string`);
       }
-      return JSON.stringify({ enqueued_at_ms: now, ...t, batch });
+      // JSON.stringify writes NaN and Infinity as null: the task would run
+      // with a value it was not given. Refused, naming the field.
+      return JSON.stringify({ enqueued_at_ms: now, ...t, batch }, function finite(k, v) {
+        if (typeof v === 'number' && !Number.isFinite(v)) {
+          throw new SandqError(`task ${i + 1} (id '${t.id}'): ${k || 'a value'} is ${v}, which JSON cannot carry; ` +
+                               'nothing was pushed');
+        }
+        return v;
+      });
     });
     const shards = await this.shards();
     if (shards === 1) { // one atomic step
@@ -314,6 +322,9 @@ class Client {
   // A batch the queue has never seen (nothing pushed to it, or expired)
   // rejects at once with SandqError.
   async wait(batch, { timeout, progress, pollMs = 250 } = {}) {
+    if (timeout !== undefined && !(typeof timeout === 'number' && timeout >= 0)) {
+      throw new RangeError(`timeout ${timeout}: must be a number of seconds >= 0, or undefined for no limit`);
+    }
     const deadline = timeout === undefined ? Infinity : Date.now() + timeout * 1000;
     let last = '';
     for (let first = true; ; first = false) {

@@ -56,6 +56,7 @@ void sq_config_defaults(sq_config *cfg) {
   cfg->risk_policy = (sq_risk_policy){.block_level = SQ_RISK_HIGH, .fallback = SQ_RISK_WARN};
   cfg->risk_cache_ttl_s = 7 * 24 * 3600;
   cfg->max_repairs = 0;
+  cfg->llm_outage_max_s = 900;
   cfg->compile_cache_mib = 64;
   cfg->warm_prelude = true;
   cfg->repair_error_kib = 2;
@@ -129,6 +130,7 @@ static const field fields[] = {
     I64("breaker_min_samples", llm.breaker_min_samples, 1, 256),
     I64("breaker_error_pct", llm.breaker_error_pct, 1, 100),
     I64("breaker_open_ms", llm.breaker_open_ms, 1, 3600000),
+    I64("llm_outage_max_s", llm_outage_max_s, 0, 24 * 3600),
     {"risk", F_RISK_SCOPE, offsetof(sq_config, risk), 0, 0, 0},
     {"risk_fallback", F_RISK_FALLBACK, offsetof(sq_config, risk_policy.fallback), 0, 0, 0},
     {"risk_block_level", F_RISK_LEVEL, offsetof(sq_config, risk_policy.block_level), 0, 0, 0},
@@ -380,6 +382,42 @@ int sq_config_load_file(sq_config *cfg, const char *path, char *err, size_t errl
   return rc;
 }
 
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Refuses a setting given twice at any level of v (where: its key, "" at
+ * the top): cJSON keeps both and the loader would take the last, so the
+ * file would not say one thing. Sorted names: n log n per object. */
+static int refuse_twice(const cJSON *v, const char *where, char *err, size_t errlen) {
+  if (!cJSON_IsObject(v) && !cJSON_IsArray(v)) return 0;
+  const cJSON *c;
+  size_t n = 0, i = 0;
+  cJSON_ArrayForEach(c, v) n++;
+  if (cJSON_IsObject(v) && n > 1) {
+    const char **names = malloc(n * sizeof *names);
+    if (!names) return SQ_ENOMEM;
+    cJSON_ArrayForEach(c, v) names[i++] = c->string;
+    qsort(names, n, sizeof *names, name_cmp);
+    const char *twice = NULL;
+    for (i = 1; i < n && !twice; i++)
+      if (strcmp(names[i - 1], names[i]) == 0) twice = names[i];
+    int rc = twice ? fail(err, errlen, "%s%s%.64s: given twice (each setting once)", where, *where ? "." : "", twice)
+                   : 0;
+    free(names);
+    if (rc) return rc;
+  }
+  i = 0;
+  cJSON_ArrayForEach(c, v) {
+    char sub[160];
+    if (cJSON_IsArray(v)) snprintf(sub, sizeof sub, "%s[%zu]", where, i++);
+    else snprintf(sub, sizeof sub, "%s%s%.64s", where, *where ? "." : "", c->string);
+    int rc = refuse_twice(c, sub, err, errlen);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char *path, char *err,
                         size_t errlen) {
   int rc;
@@ -393,6 +431,13 @@ int sq_config_load_json(sq_config *cfg, const char *text, size_t len, const char
   if (trailing < len) {
     cJSON_Delete(root);
     return fail(err, errlen, "%s: trailing data after the JSON object at byte %zu", path, trailing);
+  }
+  if ((rc = refuse_twice(root, "", err, errlen)) != 0) {
+    cJSON_Delete(root);
+    char tmp[512];
+    snprintf(tmp, sizeof tmp, "%s: %s", path, err);
+    snprintf(err, errlen, "%s", tmp);
+    return rc;
   }
   /* cJSON cuts strings at a NUL: refused, naming the setting. */
   size_t n_members = (size_t)cJSON_GetArraySize(root), idx = 0;
@@ -488,6 +533,7 @@ int sq_config_load_env(sq_config *cfg, char *err, size_t errlen) {
       {"SANDQ_MAX_TASKS_IN_FLIGHT", "max_tasks_in_flight"}, {"SANDQ_CLAIM_BATCH", "claim_batch"},
       {"SANDQ_CLAIM_PREFETCH", "claim_prefetch"}, {"SANDQ_STORE_LLM_REPLY", "store_llm_reply"},
       {"SANDQ_COMPILE_CACHE_MIB", "compile_cache_mib"}, {"SANDQ_WARM_PRELUDE", "warm_prelude"},
+      {"SANDQ_LLM_OUTAGE_MAX_S", "llm_outage_max_s"},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     const char *v = getenv(map[i].env);

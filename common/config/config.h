@@ -82,6 +82,8 @@ typedef struct {
                                 * above blocks) and risk_fallback (warn|block: when no verdict) */
   int64_t risk_cache_ttl_s;    /* verdicts cached in Redis by sha256 of the code */
   int64_t max_repairs;         /* self-repair rounds after failed/runtime_error */
+  int64_t llm_outage_max_s;    /* a task failed only by an unavailable provider waits (no attempt
+                                * charged) up to this long since its first attempt; 0: no waiting */
   int64_t compile_cache_mib;   /* compiled languages' builds kept in the worker's memory; 0: none */
   int64_t repair_error_kib;    /* the error sent back is trimmed to this */
   /* Metrics, health and the provider rollout (docs/operations.md). */
@@ -147,7 +149,8 @@ typedef struct {
 /* The host this process runs on (sched_getaffinity, sysconf), within the
  * limits of its cgroup and every cgroup above it (v1 cpu.cfs_quota_us and
  * memory.limit_in_bytes, v2 cpu.max and memory.max; common/config/config_host.c);
- * at least 1 core and 64 MiB whatever they say. */
+ * at least 1 core; the memory as the limit says (64 MiB when the machine's
+ * cannot be read). */
 void sq_config_host_probe(sq_config_host *host);
 
 /* Fills every sizing field still SQ_CONFIG_AUTO (jail_threads 0 counts as

@@ -117,5 +117,5 @@ void sq_config_host_probe(sq_config_host *host) {
     host->memory_limited = true;
   }
   host->cores = cores > 0 ? cores : 1;
-  host->memory_mib = mib >= 64 ? mib : 64;
+  host->memory_mib = mib > 0 ? mib : 64; /* the limit as it is: the worker refuses one too small to run in */
 }

@@ -60,6 +60,43 @@ static bool integer_in(const cJSON *v, double lo, double hi) {
   return isfinite(d) && d >= lo && d <= hi && d == floor(d);
 }
 
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Refuses a member name that obj (an object, or an array whose objects are
+ * checked) holds twice, at every level below it too: cJSON keeps both and
+ * each reader takes one of them (the first here, the last there), so the
+ * task would not mean one thing. where names obj in the message ("limits",
+ * "cases[2]"). Sorted names, so a large metadata costs n log n. */
+static int refuse_twice(const cJSON *obj, const char *where, char *err, size_t errlen) {
+  if (!cJSON_IsObject(obj) && !cJSON_IsArray(obj)) return 0;
+  const cJSON *c;
+  size_t n = 0, i = 0;
+  cJSON_ArrayForEach(c, obj) n++;
+  if (cJSON_IsObject(obj) && n > 1) {
+    const char **names = malloc(n * sizeof *names);
+    if (!names) return SQ_ENOMEM;
+    cJSON_ArrayForEach(c, obj) names[i++] = c->string;
+    qsort(names, n, sizeof *names, name_cmp);
+    const char *twice = NULL;
+    for (i = 1; i < n && !twice; i++)
+      if (strcmp(names[i - 1], names[i]) == 0) twice = names[i];
+    int rc = twice ? sq_errf(err, errlen, SQ_ETASK, "%s.%.64s: appears twice", where, twice) : 0;
+    free(names);
+    if (rc) return rc;
+  }
+  i = 0;
+  cJSON_ArrayForEach(c, obj) {
+    char sub[160];
+    if (cJSON_IsArray(obj)) snprintf(sub, sizeof sub, "%s[%zu]", where, i++);
+    else snprintf(sub, sizeof sub, "%s.%.64s", where, c->string);
+    int rc = refuse_twice(c, sub, err, errlen);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
 static int take_limit(const cJSON *v, const char *name, int64_t min, int64_t max, int64_t *dst, char *err,
                       size_t errlen) {
   if (!integer_in(v, (double)min, (double)max))
@@ -71,6 +108,8 @@ static int take_limit(const cJSON *v, const char *name, int64_t min, int64_t max
 
 static int take_limits(const cJSON *v, sq_jail_limits *lim, char *err, size_t errlen) {
   if (!cJSON_IsObject(v)) return sq_errf(err, errlen, SQ_ETASK, "limits: must be an object");
+  int twice = refuse_twice(v, "limits", err, errlen);
+  if (twice) return twice;
   const cJSON *m;
   const int64_t day_ms = 24LL * 3600 * 1000;
   cJSON_ArrayForEach(m, v) {
@@ -156,6 +195,30 @@ static int take_files(const cJSON *v, sq_task *t, char *err, size_t errlen) {
   return 0;
 }
 
+/* Whether name (a carried file's) is one the language's steps write or
+ * read in scratch, from the language table: the source (source_name), what
+ * the compiler writes (its -o, Java's class of the run), the files the run
+ * names (main.js, ./main). Returns what it is ("source", "build"), or NULL. */
+static const char *build_name(sq_language_id id, const char *name) {
+  const sq_language *l = sq_language_get(id);
+  if (!l) return NULL;
+  if (strcmp(name, l->source_name) == 0) return "source";
+  bool javac = false;
+  for (int i = 0; l->compile[i]; i++) {
+    if (strcmp(l->compile[i], "-d") == 0) javac = true;
+    if (strcmp(l->compile[i], "-o") == 0 && l->compile[i + 1] && strcmp(name, l->compile[i + 1]) == 0) return "build";
+  }
+  for (int i = 1; l->run[i]; i++) { /* the words that are scratch's files: not flags, paths or settings */
+    const char *w = l->run[i];
+    if (w[0] == '-' || w[0] == '/' || strpbrk(w, "={") || strcmp(w, ".") == 0) continue;
+    if (strncmp(w, "./", 2) == 0) w += 2;
+    size_t n = strlen(w);
+    if (strcmp(name, w) == 0) return l->compile[0] ? "build" : "source";
+    if (javac && strncmp(name, w, n) == 0 && strcmp(name + n, ".class") == 0) return "build";
+  }
+  return NULL;
+}
+
 /* "fetch_files": an array of relative globs. */
 static int take_fetch(const cJSON *v, sq_task *t, char *err, size_t errlen) {
   if (!cJSON_IsArray(v)) return sq_errf(err, errlen, SQ_ETASK, "fetch_files: must be an array of glob strings");
@@ -197,6 +260,10 @@ static int take_cases(const cJSON *v, sq_task *t, char *err, size_t errlen) {
   cJSON_ArrayForEach(c, v) {
     size_t i = t->n_cases;
     if (!cJSON_IsObject(c)) return sq_errf(err, errlen, SQ_ETASK, "cases[%zu]: must be an object", i);
+    char where[32];
+    snprintf(where, sizeof where, "cases[%zu]", i);
+    int twice = refuse_twice(c, where, err, errlen);
+    if (twice) return twice;
     const cJSON *m;
     cJSON_ArrayForEach(m, c) {
       if (strcmp(m->string, "stdin") != 0 && strcmp(m->string, "expected_stdout") != 0)
@@ -262,6 +329,8 @@ static int take_metadata(const cJSON *m, char **out, char *err, size_t errlen) {
   if (!cJSON_IsObject(m)) return sq_errf(err, errlen, SQ_ETASK, "metadata: must be an object");
   if (depth_of(m, METADATA_DEPTH_MAX + 1) > METADATA_DEPTH_MAX)
     return sq_errf(err, errlen, SQ_ETASK, "metadata: nested deeper than %d levels", METADATA_DEPTH_MAX);
+  int twice = refuse_twice(m, "metadata", err, errlen);
+  if (twice) return twice;
   char *json = cJSON_PrintUnformatted(m);
   if (!json) return SQ_ENOMEM;
   if (!bson_utf8_validate(json, strlen(json), false)) {
@@ -324,7 +393,10 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
   size_t idx = 0;
   cJSON_ArrayForEach(m, root) {
     size_t k;
-    if (nul[idx++]) return sq_errf(err, errlen, SQ_ETASK, "%s: %s", m->string, sq_json_nul_reason);
+    if (nul[idx++] && strcmp(m->string, "cases") == 0) /* data, not source: the reason is a case's own */
+      return sq_errf(err, errlen, SQ_ETASK, "cases: a case's stdin or expected_stdout holds a NUL character "
+                     "(\\u0000); a case's text is NUL-free, so it is refused rather than cut short");
+    if (nul[idx - 1]) return sq_errf(err, errlen, SQ_ETASK, "%s: %s", m->string, sq_json_nul_reason);
     for (k = 0; k < n_known; k++)
       if (strcmp(m->string, known[k]) == 0) break;
     if (k == n_known)
@@ -414,6 +486,13 @@ static int parse_fields(const cJSON *root, const bool *nul, sq_task *t, char *er
     return sq_errf(err, errlen, SQ_ETASK, "%s: only with cases", seen & (1u << 18) ? "checker" : "stop_on_failure");
   }
   if (t->plus_tests && !t->tests) return sq_errf(err, errlen, SQ_ETASK, "plus_tests: only with tests (the base tier)");
+  for (size_t i = 0; i < t->n_files; i++) {
+    const char *what = build_name(t->language, t->files[i].name);
+    if (what)
+      return sq_errf(err, errlen, SQ_ETASK, "files: '%.64s' is the name of the %s program's %s in scratch (it would "
+                     "be overwritten); carry the file under another name", t->files[i].name,
+                     sq_language_get(t->language)->name, what);
+  }
   if (!t->batch && !(t->batch = strdup("default"))) return SQ_ENOMEM;
   return 0;
 }

@@ -3,7 +3,7 @@
  * libmicrohttpd's NULL), the socket handed to a daemon that serves from
  * its own thread, GET and HEAD only. Slow clients cannot lock probes out:
  * each exchange has a deadline, each address a share of the connections,
- * and a full table makes room by closing its oldest connection. */
+ * and a full share or table makes room by closing its oldest connection. */
 #include "http.h"
 
 #include <errno.h>
@@ -27,8 +27,9 @@
  * whole request, and take the whole reply, within EXCHANGE_DEADLINE_MS of
  * its accept or of its previous reply (an idle timeout alone lets a client
  * sending a byte now and then hold a connection for ever); at most
- * PER_IP_CONNECTION_LIMIT connections from one address; at most
- * CONNECTION_LIMIT in all, the oldest closed to make room for a new one. */
+ * PER_IP_CONNECTION_LIMIT connections from one address and at most
+ * CONNECTION_LIMIT in all, the oldest (of the address, of all) closed to
+ * make room for a new one: refusing the newest would refuse the probe. */
 #define EXCHANGE_DEADLINE_MS 10000
 #define IDLE_TIMEOUT_S 10
 #define CONNECTION_LIMIT 256
@@ -40,6 +41,8 @@ typedef struct conn {
   struct conn *prev, *next;
   int fd;
   int64_t mark_ms; /* accept or end of the previous reply; INT64_MAX: closing */
+  int family;      /* AF_INET, AF_INET6; 0: address unknown (counted with no other) */
+  unsigned char addr[16]; /* the peer's address without its port */
 } conn;
 
 struct sq_http {
@@ -71,6 +74,19 @@ static void conn_end(conn *c) {
   shutdown(c->fd, SHUT_RDWR);
 }
 
+/* The peer's address (without the port) into c, for its share. */
+static void peer_of(struct MHD_Connection *mc, conn *c) {
+  const union MHD_ConnectionInfo *a = MHD_get_connection_info(mc, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  const struct sockaddr *sa = a ? a->client_addr : NULL;
+  if (sa && sa->sa_family == AF_INET) {
+    c->family = AF_INET;
+    memcpy(c->addr, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+  } else if (sa && sa->sa_family == AF_INET6) {
+    c->family = AF_INET6;
+    memcpy(c->addr, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+  }
+}
+
 static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_context,
                           enum MHD_ConnectionNotificationCode code) {
   sq_http *h = cls;
@@ -81,11 +97,22 @@ static void on_connection(void *cls, struct MHD_Connection *mc, void **socket_co
     if (!c) return; /* served, just without a deadline */
     c->fd = info->connect_fd;
     c->mark_ms = now_ms();
+    peer_of(mc, c);
     pthread_mutex_lock(&h->mu);
+    /* An address past its share: its oldest connection goes, not the new
+     * one (a fresh probe from the address slow clients share gets in). */
+    conn *oldest_here = NULL;
+    size_t here = 0;
+    for (conn *o = h->conns; c->family && o; o = o->next) {
+      if (o->mark_ms == INT64_MAX || o->family != c->family || memcmp(o->addr, c->addr, sizeof c->addr)) continue;
+      here++;
+      if (!oldest_here || o->mark_ms <= oldest_here->mark_ms) oldest_here = o; /* newest first: ties go later */
+    }
+    if (here >= PER_IP_CONNECTION_LIMIT && oldest_here) conn_end(oldest_here);
     if (h->n_conns >= CONNECTION_LIMIT) { /* make room: the oldest goes */
       conn *oldest = NULL;
       for (conn *o = h->conns; o; o = o->next)
-        if (o->mark_ms != INT64_MAX && (!oldest || o->mark_ms < oldest->mark_ms)) oldest = o;
+        if (o->mark_ms != INT64_MAX && (!oldest || o->mark_ms <= oldest->mark_ms)) oldest = o;
       if (oldest) conn_end(oldest);
     }
     c->next = h->conns;
@@ -250,13 +277,13 @@ int sq_http_start(const char *spec, sq_http_fn fn, void *ud, sq_http **out, char
   /* One internal thread serves every connection in turn: a handler never
    * runs twice at once. libmicrohttpd's own limit has a spare slot, so a
    * new connection is accepted, and the oldest closed, when the table is
-   * full. */
+   * full; the per-address share is kept here (on_connection), not by
+   * libmicrohttpd, which would refuse the newest. */
   pthread_mutex_init(&h->mu, NULL);
   pthread_cond_init(&h->cv, NULL);
   h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ITC, 0, NULL, NULL, on_request, h,
                           MHD_OPTION_LISTEN_SOCKET, h->fd, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)IDLE_TIMEOUT_S,
                           MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT + 1,
-                          MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_IP_CONNECTION_LIMIT,
                           MHD_OPTION_NOTIFY_CONNECTION, on_connection, h, MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                           MHD_OPTION_END);
   if (h->d) h->reaper_started = pthread_create(&h->reaper, NULL, reap, h) == 0;

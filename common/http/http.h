@@ -11,7 +11,8 @@
  * Bounded against slow clients (a probe still answers under a flood): a
  * connection has 10 s for each request and its reply (not an idle timer:
  * a byte now and then does not extend it), one address holds at most 32
- * connections, and past 256 in all a new one closes the oldest. */
+ * connections and all at most 256: past either, a new one closes the
+ * oldest (of its address, of all). */
 #ifndef SQ_HTTP_H
 #define SQ_HTTP_H
 

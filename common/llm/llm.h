@@ -50,6 +50,10 @@ typedef struct {
   bool transient;            /* failed in a way that may pass (transport trouble the retry policy
                                 retries, 429, 5xx, every breaker open): worth another attempt
                                 later. Decided here, once (llm_retry.c); false on success */
+  bool outage;               /* transient because the provider is unavailable: every breaker open, or
+                                the last exchange a 429, a 5xx or a transport failure the policy
+                                retries (sq__llm_provider_failure). A caller may wait for the
+                                provider to come back instead of spending an attempt */
 } sq_llm_reply;
 
 /* One chat completion. Strings are copied by sq_llm_submit. */

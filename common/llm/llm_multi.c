@@ -89,6 +89,7 @@ static void route(sq__llm_call *x) {
              "every provider's circuit breaker is open (too many recent failures)%s",
              x->attempt ? "; gave up retrying" : "");
     x->reply.transient = true; /* a breaker closes again after open_ms */
+    x->reply.outage = true;
     finish(x, SQ_ELLM);
     return;
   }
@@ -171,6 +172,7 @@ static void on_done(sq_llm *c, CURL *easy, CURLcode crc) {
   sq__breaker_record(&p->br, now, sq__llm_provider_failure(crc, status));
   int rc = sq__llm_judge(x, crc, status);
   x->reply.transient = rc != 0 && sq__llm_transient(crc, status, x->too_big);
+  x->reply.outage = x->reply.transient && sq__llm_provider_failure(crc, status);
   if (c->observe) c->observe(p->cfg.name, outcome_of(crc, status, x->too_big, rc), now - x->attempt_t0_ms, c->observe_ud);
   int64_t retry_after = x->retry_after_ms;
   sq__llm_unprepare(x);

@@ -136,6 +136,11 @@ int sq__queue_check(sq_queue *q, const redisReply *r, int want, int nil_ok, cons
   if (r->type == REDIS_REPLY_ERROR) {
     /* a pipelined command the cluster redirected: the map is out of date */
     if (q->url.mode == SQ__MODE_CLUSTER && sq__queue_reroute(r)) q->slots_stale = true;
+    if (r->len >= 3 && strncmp(r->str, "OOM", 3) == 0) { /* maxmemory reached under noeviction */
+      sq__queue_err(q, "%s: redis refuses writes: it is out of memory (maxmemory reached; maxmemory-policy "
+                    "noeviction); free memory or raise maxmemory (docs/operations.md, \"What happens when\")", what);
+      return SQ_EREDIS;
+    }
     sq__queue_err(q, "%s: %.*s", what, (int)(r->len > 200 ? 200 : r->len), r->str);
     return SQ_EREDIS;
   }

@@ -142,6 +142,33 @@ int sq_queue_claim_undo(sq_queue *q, const char *worker_id, const char *claim_id
  * thread with its own handle. *n_leases (may be NULL) gets how many. */
 int sq_queue_heartbeat(sq_queue *q, const char *worker_id, int64_t *n_leases);
 
+/* One claim a worker holds in memory: its shard and fencing token. */
+typedef struct {
+  int shard;
+  int64_t token;
+} sq_held_claim;
+
+/* What sq_queue_heartbeat_held did, summed over the shards. */
+typedef struct {
+  int64_t renewed;     /* held claims whose leases were extended */
+  int64_t handed_back; /* claims Redis listed for this worker that it does not hold (their
+                          results were acknowledged and then lost by a Redis that went back,
+                          or a claim's reply was lost): back to the front of their lists */
+  int64_t unknown;     /* held claims Redis does not know (it restarted empty or went back):
+                          their results will be refused */
+} sq_heartbeat_report;
+
+/* The heartbeat of a worker that says what it holds: extends the leases of
+ * held[0..n) only, so a claim is renewed only while a worker has it in
+ * memory. seen[s] (n_seen entries; missing ones are 0) is the highest
+ * token of shard s the worker has read in a claim reply: a claim listed for
+ * worker_id at or below it and not held is handed back (no stall counted)
+ * and runs again; one above it (a claim whose reply is on its way) keeps
+ * the lease it was claimed with. report may be NULL. Returns 0 or
+ * SQ_EREDIS*; also runs when Redis is at maxmemory (allow-oom). */
+int sq_queue_heartbeat_held(sq_queue *q, const char *worker_id, const int64_t *seen, int n_seen,
+                            const sq_held_claim *held, size_t n, sq_heartbeat_report *report);
+
 /* What to store for one claim. Borrowed. */
 typedef struct {
   const sq_claim *claim;
@@ -206,6 +233,12 @@ int sq_queue_stream_range(sq_queue *q, const char *name, const char *start_id, s
  * final result), SQ_EFENCED, or SQ_EREDIS*. reason goes into the task's
  * history. */
 int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms);
+/* Defers c for delay_ms through the delayed set without charging an
+ * attempt (a failure that was not the task's: its LLM provider is
+ * unavailable); its next claim keeps attempt and first_claimed_at_ms, so
+ * the caller can tell how long the task has waited. Counted in stats
+ * "deferred". Returns 0, SQ_EFENCED or SQ_EREDIS*. */
+int sq_queue_defer(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason);
 
 /* Hands a claim back untouched to the front of its list (graceful
  * shutdown); no stall is counted. Returns 0, SQ_EFENCED or SQ_EREDIS*. */
@@ -262,14 +295,16 @@ int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out);
 /* One batch of sq_queue_batch_list: its name and the server time of its
  * latest push (the score of sq:{Q}:batches). */
 typedef struct {
-  char name[SQ_QUEUE_BATCH_NAME_MAX + 1];
-  int64_t last_push_ms;
+  char name[SQ_QUEUE_BATCH_NAME_MAX + 1]; /* with problem: raw bytes (cut at 128, at a NUL): escape to show */
+  int64_t last_push_ms;                   /* 0 with problem */
+  const char *problem; /* NULL, or why the member is damaged (static text): not a batch to read */
 } sq_batch_entry;
 
 /* The batches of the queue pushed within retention_s (sq:{Q}:batches of
  * every shard, each batch once), latest push first, into *out (malloc'd;
- * the caller frees; NULL when none) and *n. A member whose name is too
- * long is skipped. Returns 0, SQ_ENOMEM or SQ_EREDIS*. */
+ * the caller frees; NULL when none) and *n. A member whose name is not a
+ * batch name or whose score is not a time comes with problem set (never
+ * merged with another). Returns 0, SQ_ENOMEM or SQ_EREDIS*. */
 int sq_queue_batch_list(sq_queue *q, sq_batch_entry **out, size_t *n);
 
 /* What sq_queue_batch_cancel did, summed over the shards. */

@@ -5,6 +5,7 @@
  * to the shard's tasks; readers add the parts up, and the batch is finished
  * when every part is. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include <time.h>
 
 #include "errors.h"
+#include "name.h"
 #include "result.h"
 #include "queue_internal.h"
 #include "util.h"
@@ -304,11 +306,26 @@ static int list_part(sq_queue *q, int s, sq_batch_entry **out, size_t *n, size_t
   if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "ZRANGE batches");
   for (size_t i = 0; !rc && i + 1 < r->elements; i += 2) {
     const redisReply *m = r->element[i], *sc = r->element[i + 1];
-    if (m->type != REDIS_REPLY_STRING || m->len > SQ_QUEUE_BATCH_NAME_MAX || sc->type != REDIS_REPLY_STRING) continue;
-    int64_t at = (int64_t)strtod(sc->str, NULL);
+    if (m->type != REDIS_REPLY_STRING || sc->type != REDIS_REPLY_STRING) continue;
+    /* A member is data: a name sq_name_ok refuses (escape codes, a newline,
+     * NUL, too long) is kept only as far as its entry can name it, and
+     * flagged; a score that is not a time in ms (inf, nan, negative, past
+     * int64) is flagged rather than cast (a cast of inf is undefined). */
+    const char *problem = NULL;
+    size_t len = m->len > SQ_QUEUE_BATCH_NAME_MAX ? SQ_QUEUE_BATCH_NAME_MAX : m->len;
+    if (m->len > SQ_QUEUE_BATCH_NAME_MAX || memchr(m->str, 0, m->len) || !sq_name_ok(m->str, SQ_NAME_BATCH_MAX))
+      problem = "its name is not a batch name (1-128 characters of " SQ_NAME_CHARS ")";
+    char *end = NULL;
+    double d = strtod(sc->str, &end);
+    int64_t at = 0;
+    if (end == sc->str || *end || !isfinite(d) || d < 0 || d >= 9.2e18) {
+      if (!problem) problem = "its score in the batches set is not a time in ms";
+    } else {
+      at = (int64_t)d;
+    }
     size_t k = 0;
-    while (k < *n && strcmp((*out)[k].name, m->str) != 0) k++;
-    if (k < *n) {
+    while (!problem && k < *n && ((*out)[k].problem || strcmp((*out)[k].name, m->str) != 0)) k++;
+    if (!problem && k < *n) {
       if (at > (*out)[k].last_push_ms) (*out)[k].last_push_ms = at;
       continue;
     }
@@ -321,7 +338,9 @@ static int list_part(sq_queue *q, int s, sq_batch_entry **out, size_t *n, size_t
       }
       *out = grown, *cap = ncap;
     }
-    memcpy((*out)[*n].name, m->str, m->len + 1);
+    memcpy((*out)[*n].name, m->str, len);
+    (*out)[*n].name[len] = 0;
+    (*out)[*n].problem = problem;
     (*out)[(*n)++].last_push_ms = at;
   }
   freeReplyObject(r);

@@ -50,7 +50,8 @@ static int take_claims(sq_queue *q, int s, const redisReply *r, const char *work
     long long retries = 0, first_ms = 0;
     c->attempt = 1;
     c->claimed_at_ms = c->first_claimed_at_ms = now_ms;
-    if (info->len && sscanf(info->str, "%lld %lld", &retries, &first_ms) >= 1 && retries > 0 && retries < 1000000) {
+    /* retries 0 with a first claim: a task deferred (sq_queue_defer) and never retried */
+    if (info->len && sscanf(info->str, "%lld %lld", &retries, &first_ms) >= 1 && retries >= 0 && retries < 1000000) {
       c->attempt = (int)retries + 1;
       if (first_ms > 0 && first_ms <= now_ms) c->first_claimed_at_ms = first_ms;
     }
@@ -166,6 +167,45 @@ int sq_queue_heartbeat(sq_queue *q, const char *worker_id, int64_t *n_leases) {
   return each_shard(q, "sq1_heartbeat", 2, argv, false, n_leases);
 }
 
+int sq_queue_heartbeat_held(sq_queue *q, const char *worker_id, const int64_t *seen, int n_seen,
+                            const sq_held_claim *held, size_t n, sq_heartbeat_report *report) {
+  sq_heartbeat_report sum = {0};
+  int shards = sq__queue_nshards(q), rc = 0;
+  char lease[24], top[24];
+  i64_text(lease, sizeof lease, q->opts.lease_ms);
+  const char **argv = malloc((n + 3) * sizeof *argv);
+  char (*toks)[24] = malloc((n ? n : 1) * sizeof *toks);
+  if (!argv || !toks) rc = SQ_ENOMEM;
+  for (int s = 0; s < shards && !rc; s++) {
+    int argc = 3;
+    i64_text(top, sizeof top, s < n_seen ? seen[s] : 0);
+    argv[0] = worker_id, argv[1] = lease, argv[2] = top;
+    for (size_t i = 0; i < n; i++) {
+      if ((held[i].shard < 0 || held[i].shard >= shards ? 0 : held[i].shard) != s) continue;
+      i64_text(toks[argc - 3], sizeof toks[0], held[i].token);
+      argv[argc] = toks[argc - 3];
+      argc++;
+    }
+    redisReply *r = sq__queue_fcall_at(q, s, "sq1_heartbeat_held", argc, argv, NULL, false, &rc);
+    if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_heartbeat_held");
+    if (!rc && (r->elements != 3 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+                r->element[1]->type != REDIS_REPLY_INTEGER || r->element[2]->type != REDIS_REPLY_INTEGER)) {
+      sq__queue_err(q, "sq1_heartbeat_held: malformed reply");
+      rc = SQ_EREDIS;
+    }
+    if (!rc) {
+      sum.renewed += r->element[0]->integer;
+      sum.handed_back += r->element[1]->integer;
+      sum.unknown += r->element[2]->integer;
+    }
+    freeReplyObject(r);
+  }
+  free(argv);
+  free(toks);
+  if (report) *report = sum;
+  return rc;
+}
+
 /* ---- complete ------------------------------------------------------- */
 
 /* The arguments of sq1_complete; argv points into a and c. */
@@ -190,7 +230,7 @@ static int complete_code(sq_queue *q, const redisReply *r, const sq_completion *
   if (rc) return rc;
   if (r->integer == 1) return 0;
   if (r->integer == 0) return SQ_EEXISTS;
-  return SQ_EFENCED; /* the lease was lost and the task reclaimed */
+  return SQ_EFENCED; /* the claim is no longer this worker's */
 }
 
 /* The servers a pipeline of completions went to (distinct, in order). */
@@ -365,7 +405,10 @@ int sq_queue_complete(sq_queue *q, const sq_completion *c) {
 
 /* ---- retry / release ------------------------------------------------ */
 
-int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms) {
+/* sq_queue_retry and sq_queue_defer: sq1_retry, deferring (no attempt
+ * charged) when defer. */
+static int retry_or_defer(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, bool defer,
+                          int64_t *scheduled_ms) {
   char tok[24], maxa[24], delay[24], base[24], cap[24], jit[32], ret[24], first[24];
   uint32_t rnd = 0;
   int rc;
@@ -378,8 +421,8 @@ int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char 
   snprintf(jit, sizeof jit, "%.6f", (double)rnd / 4294967296.0);
   i64_text(ret, sizeof ret, q->opts.retention_s);
   i64_text(first, sizeof first, c->first_claimed_at_ms > 0 ? c->first_claimed_at_ms : 0);
-  const char *argv[] = {c->worker_id, tok, reason ? reason : "", maxa, delay, base, cap, jit, ret, first};
-  redisReply *r = sq__queue_fcall_at(q, c->shard, "sq1_retry", 10, argv, NULL, true, &rc);
+  const char *argv[] = {c->worker_id, tok, reason ? reason : "", maxa, delay, base, cap, jit, ret, first, "1"};
+  redisReply *r = sq__queue_fcall_at(q, c->shard, "sq1_retry", defer ? 11 : 10, argv, NULL, true, &rc);
   if (rc) return rc;
   if (r->type == REDIS_REPLY_INTEGER && r->integer == -1) {
     rc = SQ_EFENCED;
@@ -395,6 +438,14 @@ int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char 
   }
   freeReplyObject(r);
   return rc;
+}
+
+int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason, int64_t *scheduled_ms) {
+  return retry_or_defer(q, c, delay_ms, reason, false, scheduled_ms);
+}
+
+int sq_queue_defer(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason) {
+  return retry_or_defer(q, c, delay_ms < 0 ? 0 : delay_ms, reason, true, NULL);
 }
 
 int sq_queue_release(sq_queue *q, const sq_claim *c) {

@@ -1,6 +1,6 @@
 /* fuzz_import.c: libFuzzer target for `import` (producer/import_*.c)
  * over any dataset bytes, plain or gzip: the first byte picks the dataset
- * (humaneval or mbpp) and the mode (--canonical or --samples 2), the rest
+ * (humaneval, mbpp or apps) and the mode (--canonical or --samples 2), the rest
  * is the file. No crash, leak or undefined behaviour; and what it writes,
  * push takes: every task line parses with sq_task_parse. */
 #include <stdint.h>
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FILE *f = fopen(in_path, "wb");
   if (!f || fwrite(data + 1, 1, size - 1, f) != size - 1 || fclose(f) != 0) abort();
   char ds[16], n[4] = "2", path[64];
-  snprintf(ds, sizeof ds, "%s", data[0] & 1 ? "mbpp" : "humaneval");
+  snprintf(ds, sizeof ds, "%s", data[0] & 4 ? "apps" : data[0] & 1 ? "mbpp" : "humaneval");
   snprintf(path, sizeof path, "%s", in_path);
   static const sq_cli_flag flags[] = {{"canonical", NULL, NULL, ""}, {"samples", "N", NULL, ""}};
   sq_cli_opt opt = {.flag = &flags[data[0] & 2 ? 1 : 0], .value = data[0] & 2 ? n : NULL};

@@ -4,7 +4,9 @@
 # error the policy calls unfixable (the fake answers with something that is
 # not HTTP) is tried once and ends as llm_error: neither the client nor the
 # queue tries it again. A 503, which the policy retries, is retried by the
-# queue up to max_attempts, so the test would see a retry if there were one.
+# queue up to max_attempts, so the test would see a retry if there were one
+# (llm_outage_max_s 0: a 503 is an attempt, not a wait for the provider;
+# llm_outage.sh tests the wait).
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
 . "$SQ_SRC/tests/lib/queue_env.sh"
@@ -22,7 +24,7 @@ cat >"$SQ_TMP/worker.json" <<JSON
   "max_retries": 1}],
  "risk": "off", "max_attempts": 3, "backoff_base_ms": 50, "backoff_max_ms": 100,
  "llm_backoff_base_ms": 20, "llm_backoff_cap_ms": 50, "breaker_min_samples": 256,
- "scratch_root": "$SQ_TMP/scratch"}
+ "llm_outage_max_s": 0, "scratch_root": "$SQ_TMP/scratch"}
 JSON
 unset SANDQ_LLM_BASE_URL
 sq_bg worker "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id w1

@@ -124,7 +124,9 @@ PY
 
 # 4. An unreachable LLM: transient, retried with backoff, then llm_error.
 kill -TERM "$(sq_wpid garb-1)" "$(sq_wpid garb-2)"
-SANDQ_LLM_BASE_URL="http://127.0.0.1:$(sq_free_port)/v1" SANDQ_LLM_MODEL=m SANDQ_MAX_ATTEMPTS=3 sq_worker llm-1
+# (SANDQ_LLM_OUTAGE_MAX_S=0: each failure is an attempt; llm_outage.sh tests the wait for a provider)
+SANDQ_LLM_BASE_URL="http://127.0.0.1:$(sq_free_port)/v1" SANDQ_LLM_MODEL=m SANDQ_MAX_ATTEMPTS=3 SANDQ_LLM_OUTAGE_MAX_S=0 \
+  sq_worker llm-1
 echo '{"id":"gen","prompt":"write hello world"}' >"$SQ_TMP/gen.jsonl"
 "$P" push --batch gen --wait --timeout-s 300 "$SQ_TMP/gen.jsonl" >"$SQ_TMP/gen.out" 2>&1 ||
   { cat "$SQ_TMP/gen.out" >&2; sq_fail "push --wait of gen exited $? (an llm_error result is still a result: 0)"; }

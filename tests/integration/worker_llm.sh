@@ -19,11 +19,12 @@ cat >"$SQ_TMP/worker.json" <<JSON
   "max_retries": 1, "max_in_flight": 100}],
  "max_tasks_in_flight": 100, "max_repairs": 1, "risk": "generated", "risk_fallback": "warn",
  "llm_backoff_base_ms": 50, "llm_backoff_cap_ms": 200, "scratch_root": "$SQ_TMP/scratch",
- "max_attempts": 1}
+ "max_attempts": 1, "llm_outage_max_s": 0}
 JSON
 # max_attempts 1: each LLM fault is seen once here, through the client's own
 # retries; the queue's later attempts for transient failures are tested in
-# queue_faults.sh.
+# queue_faults.sh (llm_outage_max_s 0: a fault of the provider's ends the
+# task too, where it would wait for the provider: llm_outage.sh).
 unset SANDQ_LLM_BASE_URL
 sq_bg worker "$SQ_BIN/sandq-worker" serve --config "$SQ_TMP/worker.json" --worker-id w1 --log-level debug
 

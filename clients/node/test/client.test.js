@@ -69,6 +69,26 @@ describe('a Redis that does not answer', () => {
   });
 });
 
+describe('what JSON cannot carry', () => {
+  it('refuses NaN and infinities before anything is sent (JSON.stringify would write null)', async () => {
+    const c = new Client(`redis://127.0.0.1:${await deadPort()}`);
+    try {
+      for (const [bad, field] of [[NaN, 'temperature'], [Infinity, 'temperature'], [-Infinity, 'wall_ms']]) {
+        const t = field === 'temperature' ? { id: 'n', code: 'print(1)', temperature: bad }
+                                          : { id: 'n', code: 'print(1)', limits: { wall_ms: bad } };
+        await assert.rejects(c.push([{ id: 'ok', code: 'print(1)' }, t], { batch: 'nan' }), (e) => {
+          assert.ok(e instanceof SandqError, e);
+          assert.match(e.message, new RegExp(`^task 2 \\(id 'n'\\): ${field} is ${bad}, which JSON cannot carry`));
+          return true;
+        });
+      }
+      await assert.rejects(c.wait('nan', { timeout: -5 }), RangeError);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
 describe('Client', { skip: NO_REDIS }, () => {
   let c;
   before(() => { c = new Client(URL); });

@@ -37,6 +37,11 @@ class SandqError(Exception):
     """A refused push, a Redis that lacks the sandq functions, a bad argument."""
 
 
+class _ValueError(SandqError, ValueError):
+    """A task or an argument no JSON or wait can take (NaN, a negative
+    timeout): a ValueError, and a SandqError as every refusal is."""
+
+
 class TimeoutError(SandqError):  # noqa: A001 (the name users expect)
     """wait() ran out of time; .status holds the batch's last counters."""
 
@@ -179,7 +184,11 @@ class Client:
                 raise SandqError("task %d: idempotency_key must be a string" % (i + 1))
             t = dict(t, batch=batch)
             t.setdefault("enqueued_at_ms", now)
-            payloads.append(json.dumps(t, ensure_ascii=False, separators=(",", ":")))
+            try:  # NaN and Infinity are not JSON: a worker would file the task under _invalid
+                payloads.append(json.dumps(t, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
+            except ValueError:
+                raise _ValueError("task %d (id %r): holds NaN or an infinity, which JSON cannot carry; "
+                                 "nothing was pushed" % (i + 1, t["id"])) from None
         shards = self.shards()
         if shards == 1:  # one atomic step
             self._enqueue(0, 1, batch, payloads)
@@ -248,13 +257,20 @@ class Client:
         """The batch's counters: total, done, dead, duplicate, statuses
         ({status: count}), cost_usd, finished (bool). finished is the
         server's decision (sq1_batch_get); a sharded queue's batch is
-        finished when every shard that holds some of its tasks says so."""
+        finished when every shard that holds some of its tasks says so.
+        Raises SandqError for a batch name sandq cannot hold and for a
+        batch no shard knows (never pushed, or past retention_s), rather
+        than counting it as zeros."""
+        if not isinstance(batch, str) or not _NAME.match(batch):
+            raise SandqError("batch %r: 1-128 characters of A-Z a-z 0-9 . _ : -" % (batch,))
         shards = self.shards()
+        known = False
         st = {"batch": batch, "statuses": {}, "total": 0, "done": 0, "dead": 0, "duplicate": 0, "cost_usd": 0.0}
         finished = True
         for s in range(shards):
             r = self._fcall("sq1_batch_get", self._tag(s, shards), batch)
             h = {r[i].decode(): r[i + 1].decode() for i in range(0, len(r), 2)}
+            known = known or any(k != "finished" for k in h)  # sq1_batch_get always says finished
             part = {k: int(h.get(k, 0) or 0) for k in ("total", "done", "dead", "duplicate")}
             for k in part:
                 st[k] += part[k]
@@ -264,6 +280,9 @@ class Client:
                     st["statuses"][name] = st["statuses"].get(name, 0) + int(v)
             if part["total"] > 0 and h.get("finished") != "1":
                 finished = False
+        if not known:
+            raise SandqError("batch %r is unknown in queue %r (never pushed, or past retention_s)" %
+                             (batch, self.queue))
         st["finished"] = finished and st["total"] > 0
         cost = self._redis.hget(self._p + "batch:" + batch, "cost_usd")  # the spend lives under {Q}
         st["cost_usd"] = float(cost or 0)
@@ -282,7 +301,12 @@ class Client:
         """Waits until every task of the batch has a result (or sits in the
         dead letter) and returns results(batch). progress, when given, is
         called with status(batch) each time the counters change. Raises
-        TimeoutError after timeout seconds (None: no limit)."""
+        TimeoutError after timeout seconds (None: no limit; a negative or
+        NaN timeout is a ValueError)."""
+        if timeout is not None and not (isinstance(timeout, (int, float)) and timeout >= 0):
+            raise _ValueError("timeout %r: must be a number of seconds >= 0, or None for no limit" % (timeout,))
+        if not (isinstance(poll_s, (int, float)) and poll_s > 0):
+            raise _ValueError("poll_s %r: must be a number of seconds > 0" % (poll_s,))
         deadline = None if timeout is None else time.monotonic() + timeout
         last = None
         while True:

@@ -114,11 +114,49 @@ class ClientTest(unittest.TestCase):
         rs = self.c.wait(b, timeout=60)["slow"]
         self.assertEqual(rs["status"], "ok", (rs.get("reason"), rs.get("stderr")))
 
+    def test_unknown_batch_is_no_zeros(self):
+        with self.assertRaises(sandq.SandqError) as e:
+            self.c.status("never-pushed")
+        self.assertIn("batch 'never-pushed' is unknown in queue 'default'", str(e.exception))
+        with self.assertRaises(sandq.SandqError):
+            self.c.wait("never-pushed", timeout=5)
+
     def test_rediss_refused(self):
         with self.assertRaises(sandq.SandqError) as e:
             sandq.Client("rediss://example.com:6380")
         self.assertIn("docs/deploy.md", str(e.exception))
 
+
+
+class RefusedBeforeRedisTest(unittest.TestCase):
+    """What the client refuses itself, with no Redis asked (none listens)."""
+
+    def setUp(self):
+        self.c = sandq.Client("redis://127.0.0.1:1")
+
+    def tearDown(self):
+        self.c.close()
+
+    def test_non_finite_numbers(self):
+        # json.dumps wrote a bare NaN: the worker filed the task under _invalid
+        # and the batch never finished
+        for bad in (float("nan"), float("inf"), -float("inf")):
+            for task in ({"id": "n", "code": "1", "temperature": bad},
+                         {"id": "n", "code": "1", "limits": {"wall_ms": bad}},
+                         {"id": "n", "code": "1", "metadata": {"score": [bad]}}):
+                with self.assertRaises(ValueError) as e:
+                    self.c.push([{"id": "ok", "code": "1"}, task], batch="nan")
+                self.assertIn("task 2 (id 'n'): holds NaN or an infinity", str(e.exception))
+                self.assertIsInstance(e.exception, sandq.SandqError)
+
+    def test_bad_arguments(self):
+        for timeout in (-5, -0.1, float("nan"), "10"):
+            with self.assertRaises(ValueError) as e:
+                self.c.wait("b", timeout=timeout)
+            self.assertIn("timeout", str(e.exception))
+        for batch in ("a b", "", "x" * 129, None):
+            with self.assertRaises(sandq.SandqError):
+                self.c.status(batch)
 
 
 class KeySlotTest(unittest.TestCase):
@@ -186,7 +224,9 @@ class ShardedTest(unittest.TestCase):
                            env=dict(os.environ, SANDQ_REDIS_URL=URL))
         finally:
             os.unlink(f.name)
-        self.assertEqual(self.c.status("idem-c")["total"], 0)
+        with self.assertRaises(sandq.SandqError) as e:  # every task a duplicate: no batch was made
+            self.c.status("idem-c")
+        self.assertIn("unknown", str(e.exception))
         self.c.wait("idem-py", timeout=120)
 
 

@@ -1,7 +1,7 @@
 -- 40-claims.lua: a worker's claims, from taking a task to settling it:
--- claim, claim_undo, heartbeat, complete, retry, release, stall,
+-- claim, claim_undo, heartbeat, heartbeat_held, complete, retry, release, stall,
 -- release_all (the sandq_v1 library, part 5 of 7).
--- Exports: claim, claim_undo, heartbeat, complete, complete_n, retry,
+-- Exports: claim, claim_undo, heartbeat, heartbeat_held, complete, complete_n, retry,
 -- release, stall_one, release_all.
 -- Uses (00-base.lua): prefix, now_ms, list_key, stat; (10-checks.lua):
 -- corrupt, shown, checked, want_type, want_int, want_int_fields,
@@ -136,7 +136,8 @@ local function claim_undo(keys, args)
   return n
 end
 
--- heartbeat: ARGV worker, lease_ms. Extends every lease the worker holds.
+-- heartbeat: ARGV worker, lease_ms. Extends every lease listed in
+-- processing:<worker> (a client that does not say what it holds).
 local function heartbeat(keys, args)
   local P = prefix(keys[1])
   local w, lease = args[1], tonumber(args[2])
@@ -148,6 +149,48 @@ local function heartbeat(keys, args)
   for _, tok in ipairs(toks) do redis.call('ZADD', P .. 'leases', 'XX', now + lease, tok) end
   redis.call('ZADD', P .. 'workers', now, w)
   return #toks
+end
+
+-- heartbeat_held: ARGV worker, lease_ms, seen, then the tokens the worker
+-- holds in memory; seen is the highest token of this shard it has read in a
+-- claim reply. Extends the leases of the held tokens only. A token listed
+-- in processing:<worker> that is not held and not above seen is one the
+-- worker settled or never received: its acknowledged result was lost (a
+-- Redis restart that went back: AOF everysec, an RDB snapshot, a failover),
+-- or a claim's reply was lost. It goes back to the front of its list, no
+-- stall counted, so it runs again now rather than being renewed for ever.
+-- A token above seen is a claim whose reply is on its way: it keeps the
+-- lease it was claimed with. Returns {renewed, handed back, held tokens
+-- Redis does not know (their results will be refused)}.
+local function heartbeat_held(keys, args)
+  local P = prefix(keys[1])
+  local w, lease, seen = args[1], tonumber(args[2]), tonumber(args[3]) or 0
+  local now = now_ms()
+  want_claims(P, w)
+  want_lists(P)
+  want_type(P .. 'workers', 'zset')
+  local held = {}
+  for i = 4, #args do held[args[i]] = true end
+  local renewed, back, listed = 0, 0, {}
+  for _, tok in ipairs(redis.call('LRANGE', P .. 'processing:' .. w, 0, -1)) do
+    listed[tok] = true
+    if held[tok] then
+      redis.call('ZADD', P .. 'leases', 'XX', now + lease, tok)
+      renewed = renewed + 1
+    elseif (tonumber(tok) or 0) <= seen then
+      local payload, prio = drop_claim(P, tok, w)
+      if payload then
+        redis.call('RPUSH', list_key(P, prio), payload)
+        back = back + 1
+      end
+    end
+  end
+  local unknown = 0
+  for i = 4, #args do
+    if not listed[args[i]] then unknown = unknown + 1 end
+  end
+  redis.call('ZADD', P .. 'workers', now, w)
+  return {renewed, back, unknown}
 end
 
 -- store_results, in three steps: gather (the arguments, grouped by
@@ -341,16 +384,21 @@ local function complete_n(keys, args)
 end
 
 -- retry: ARGV worker, token, reason, max_attempts, delay_ms (-1: backoff),
--- base_ms, max_ms, jitter in [0,1), retention_s[, first_claimed_at_ms]. Returns {1, attempts,
--- delay_ms} scheduled, {0, attempts, 0} no attempts left (the claim is
--- kept: store a final result), or -1 fenced.
+-- base_ms, max_ms, jitter in [0,1), retention_s[, first_claimed_at_ms[,
+-- '1']]. Returns {1, attempts, delay_ms} scheduled, {0, attempts, 0} no
+-- attempts left (the claim is kept: store a final result), or -1 fenced.
+-- With '1' (ARGV[11]) the task is deferred: it waits delay_ms and no
+-- attempt is charged (its provider is unavailable: nothing of the task
+-- failed); its attempts field is kept (0 at least), so its next claim still
+-- carries its first attempt's claim time. Counted in stats 'deferred'.
 local function retry(keys, args)
   local P = prefix(keys[1])
   local w, tok, reason = args[1], args[2], args[3]
   local max_attempts, delay = tonumber(args[4]), tonumber(args[5])
   local base, cap, jitter, ret = tonumber(args[6]), tonumber(args[7]), tonumber(args[8]), tonumber(args[9])
+  local defer = args[11] == '1'
   want_claims(P, w)
-  want_stats(P, 'fenced', 'retried')
+  want_stats(P, 'fenced', 'retried', 'deferred')
   if not owned(P, tok, w) then
     stat(P, 'fenced')
     return -1
@@ -361,18 +409,23 @@ local function retry(keys, args)
   want_int_field(P .. 'attempts', sha)
   want_type(P .. 'delayed', 'zset')
   want_type(P .. 'hist:' .. sha, 'list')
-  local n = redis.call('HINCRBY', P .. 'attempts', sha, 1)
+  local n = redis.call('HINCRBY', P .. 'attempts', sha, defer and 0 or 1)
   -- when the first attempt was claimed (ARGV[10], wall ms): a result's time across attempts
   if args[10] and args[10] ~= '' then redis.call('HSETNX', P .. 'first', sha, args[10]) end
-  if n >= max_attempts then return {0, n, 0} end
+  if n >= max_attempts and not defer then return {0, n, 0} end
   if delay < 0 then
     delay = math.min(cap, base * 2 ^ (n - 1))
     delay = math.floor(delay / 2 + delay / 2 * jitter) -- "equal jitter"
   end
   local payload, prio = drop_claim(P, tok, w)
   redis.call('ZADD', P .. 'delayed', now_ms() + delay, tok .. '|' .. prio .. payload)
-  history(P, sha, w, 'retry ' .. n .. ' in ' .. delay .. ' ms: ' .. reason, ret)
-  stat(P, 'retried')
+  if defer then
+    history(P, sha, w, 'deferred ' .. delay .. ' ms, no attempt charged: ' .. reason, ret)
+    stat(P, 'deferred')
+  else
+    history(P, sha, w, 'retry ' .. n .. ' in ' .. delay .. ' ms: ' .. reason, ret)
+    stat(P, 'retried')
+  end
   return {1, n, delay}
 end
 

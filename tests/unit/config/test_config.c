@@ -144,6 +144,19 @@ static void test_errors_say_why(void) {
   /* a second object after the first is not dropped without a word */
   bad_value("{\"queue\": \"a\"}{\"queue\": \"b\"}", "trailing data after the JSON object at byte 14");
   bad_value("{\"queue\": \"a\"} xyz", "trailing data after the JSON object");
+  /* a setting given twice: the last one won without a word */
+  bad_file("{\"queue\": \"a\", \"lease_ms\": 5000, \"queue\": \"b\"}", "queue: given twice");
+  bad_file("{\"default_limits\": {\"wall_ms\": 100, \"wall_ms\": 5000}}", "default_limits.wall_ms: given twice");
+  bad_file(PROV("\"model\": \"n\""), "providers[0].model: given twice");
+  bad_file("{\"policy\": {\"block\": [], \"block\": []}}", "policy.block: given twice");
+  {
+    sq_config c;
+    char err[512] = "";
+    sq_config_defaults(&c);
+    write_file("{\"default_limits\": {\"wall_ms\": 100}, \"max_limits\": {\"wall_ms\": 5000}}");
+    CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
+    CHECK_STR(err, "");
+  }
 #undef PROV
 }
 
@@ -197,11 +210,12 @@ static void test_llm_settings(void) {
   CHECK_EQ(c.risk_policy.block_level, SQ_RISK_HIGH);
   CHECK_EQ(c.max_repairs, 0);
   CHECK_EQ(c.llm.breaker_min_samples, 20);
+  CHECK_EQ(c.llm_outage_max_s, 900);
   write_file("{\"max_tasks_in_flight\": 500, \"jail_threads\": 3, \"claim_batch\": 50, \"risk\": \"all\", \"risk_fallback\": \"block\","
              " \"risk_block_level\": \"medium\", \"risk_cache_ttl_s\": 60, \"max_repairs\": 2,"
              " \"llm_backoff_base_ms\": 10, \"llm_backoff_cap_ms\": 100, \"llm_retry_after_cap_ms\": 5000,"
              " \"breaker_window_ms\": 1000, \"breaker_min_samples\": 5, \"breaker_error_pct\": 40,"
-             " \"breaker_open_ms\": 2000}");
+             " \"breaker_open_ms\": 2000, \"llm_outage_max_s\": 30}");
   CHECK_EQ(sq_config_load_file(&c, path, err, sizeof err), 0);
   CHECK_EQ(sq_config_validate(&c, err, sizeof err), 0);
   CHECK_EQ(c.max_tasks_in_flight, 500);
@@ -214,6 +228,9 @@ static void test_llm_settings(void) {
   CHECK_EQ(c.llm.backoff_base_ms, 10);
   CHECK_EQ(c.llm.breaker_error_pct, 40);
   CHECK_EQ(c.llm.breaker_open_ms, 2000);
+  CHECK_EQ(c.llm_outage_max_s, 30);
+  bad_value("{\"llm_outage_max_s\": -1}", "llm_outage_max_s");
+  bad_value("{\"llm_outage_max_s\": 86401}", "llm_outage_max_s");
   bad_value("{\"risk\": \"sometimes\"}", "risk: 'sometimes' must be off, generated or all");
   bad_value("{\"risk_fallback\": \"allow\"}", "risk_fallback: 'allow' must be warn or block");
   bad_value("{\"risk_block_level\": \"severe\"}", "risk_block_level: 'severe'");

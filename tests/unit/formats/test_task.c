@@ -358,6 +358,9 @@ static void test_cases(void) {
   bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\",\"input\":\"\"}]}", SQ_ETASK,
       "cases[0].input: unknown field", "c");
   bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"a\\u0000b\"}]}", SQ_ETASK, "cases: ", "c");
+  /* a case's stdin is data: its NUL is refused as such, not as "Python source" */
+  bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"stdin\":\"a\\u0000b\",\"expected_stdout\":\"\"}]}", SQ_ETASK,
+      "cases: a case's stdin or expected_stdout holds a NUL character", "c");
   bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\"}],\"tests\":\"assert 1\"}", SQ_ETASK,
       "cases: not with tests", "c");
   bad("{\"id\":\"c\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\"}],\"expected_stdout\":\"1\"}", SQ_ETASK,
@@ -381,7 +384,63 @@ static void test_cases(void) {
   sq_buf_clear(&b);
 }
 
+/* A field given twice means two things to two readers (cJSON's first, a
+ * loop's last): refused at every level, naming where. */
+static void test_twice(void) {
+  bad("{\"id\":\"d\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"1\",\"expected_stdout\":\"2\"}]}", SQ_ETASK,
+      "cases[0].expected_stdout: appears twice", "d");
+  bad("{\"id\":\"d\",\"code\":\"x\",\"cases\":[{\"expected_stdout\":\"\"},{\"stdin\":\"a\",\"stdin\":\"b\","
+      "\"expected_stdout\":\"\"}]}", SQ_ETASK, "cases[1].stdin: appears twice", "d");
+  /* a 1 s sleep under wall_ms 100 then 5000 ended ok */
+  bad("{\"id\":\"d\",\"code\":\"x\",\"limits\":{\"wall_ms\":100,\"wall_ms\":5000}}", SQ_ETASK,
+      "limits.wall_ms: appears twice", "d");
+  bad("{\"id\":\"d\",\"code\":\"x\",\"metadata\":{\"expect\":\"ok\",\"expect\":\"failed\"}}", SQ_ETASK,
+      "metadata.expect: appears twice", "d");
+  bad("{\"id\":\"d\",\"code\":\"x\",\"metadata\":{\"a\":[{\"k\":1,\"k\":2}]}}", SQ_ETASK,
+      "metadata.a[0].k: appears twice", "d");
+  sq_task *t = NULL;
+  char err[256] = "";
+  CHECK_EQ(parse("{\"id\":\"d\",\"code\":\"x\",\"limits\":{\"wall_ms\":100,\"cpu_ms\":100},"
+                 "\"metadata\":{\"a\":{\"k\":1},\"b\":{\"k\":2}}}", &t, err), 0);
+  CHECK_STR(err, "");
+  sq_task_free(t);
+}
+
+/* A carried file under a name the language's steps take in scratch (its
+ * source, its build) was silently overwritten: refused, per language. */
+static void test_build_names(void) {
+  static const struct { const char *lang, *file; } taken[] = {
+      {"c", "main.c"},  {"c", "main"},    {"cpp", "main.cpp"},  {"cpp", "main"},        {"go", "main.go"},
+      {"go", "main"},   {"rust", "main"}, {"javascript", "main.js"}, {"typescript", "main.ts"},
+      {"typescript", "main.js"}, {"bash", "main.sh"}, {"java", "Problem.java"}, {"java", "Problem.class"},
+      {"ruby", "main.rb"}, {"python", "main.py"}, {"c", "main.py"}};
+  char json[256];
+  for (size_t i = 0; i < sizeof taken / sizeof *taken; i++) {
+    snprintf(json, sizeof json, "{\"id\":\"f\",\"files\":{\"%s\":\"\"},\"code\":\"x\",\"language\":\"%s\"}",
+             taken[i].file, taken[i].lang);
+    bad(json, SQ_ETASK, "files: '", "f");
+  }
+  bad("{\"id\":\"f\",\"files\":{\"main\":\"\"},\"code\":\"x\",\"language\":\"c\"}", SQ_ETASK,
+      "files: 'main' is the name of the c program's build in scratch", "f");
+  bad("{\"language\":\"c\",\"id\":\"f\",\"files\":{\"main.c\":\"\"},\"code\":\"x\"}", SQ_ETASK,
+      "files: 'main.c' is the name of the c program's source in scratch", "f");
+  /* another language's names are free: data.c for c, main.c for python */
+  static const struct { const char *lang, *file; } free_[] = {
+      {"c", "data.c"}, {"python", "main.c"}, {"python", "main"}, {"javascript", "main"}, {"go", "main.c"}};
+  for (size_t i = 0; i < sizeof free_ / sizeof *free_; i++) {
+    sq_task *t = NULL;
+    char err[256] = "";
+    snprintf(json, sizeof json, "{\"id\":\"f\",\"files\":{\"%s\":\"\"},\"code\":\"x\",\"language\":\"%s\"}",
+             free_[i].file, free_[i].lang);
+    CHECK_EQ(parse(json, &t, err), 0);
+    CHECK_STR(err, "");
+    sq_task_free(t);
+  }
+}
+
 int main(void) {
+  test_twice();
+  test_build_names();
   test_salvage();
   test_cases();
   test_files();

@@ -3,7 +3,8 @@
  * reports, and a busy port refused as SQ_EEXISTS (the worker's and the
  * producer's exit 2); slow clients (a header byte at a time, from many
  * loopback addresses) neither lock a fresh probe out nor hold a connection
- * past its deadline, and one address gets only its share. Ordinary requests
+ * past its deadline, and one address gets only its share, a fresh probe
+ * from it closing its oldest. Ordinary requests
  * go through real curl in tests/integration/scrape.sh. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -186,8 +187,8 @@ static void test_slow_flood(void) {
   sq_http_stop(h);
 }
 
-/* One address gets 32 connections: its 33rd is closed at once, the 32
- * before it are not (they are still within their deadline). */
+/* One address gets 32 connections: its 33rd closes its oldest, the 31
+ * others stay (they are still within their deadline). */
 static void test_per_ip(void) {
   int port = 0, fds[33];
   sq_http *h = serve(&port);
@@ -197,8 +198,54 @@ static void test_per_ip(void) {
   size_t open_n = 33;
   for (int s = 0; s < BOUND_S && open_n == 33; s++, usleep(100000)) open_n = drip(fds, 33);
   CHECK_EQ(open_n, 32);
-  CHECK(fds[32] == -1);
+  CHECK(fds[0] == -1);
+  CHECK(fds[32] >= 0);
   close_all(fds, 33);
+  sq_http_stop(h);
+}
+
+/* Sends a /healthz probe on a new connection from 127.0.0.<src> and
+ * whether a 200 came back within BOUND_S, the slow ones (fds, n) kept
+ * dripping meanwhile. */
+static bool probe_answered(int src, int port, int *fds, size_t n) {
+  int probe = dial(src, port);
+  if (probe < 0) return false;
+  static const char req[] = "GET /healthz HTTP/1.0\r\n\r\n";
+  char reply[512] = "";
+  size_t got = 0;
+  bool done = send(probe, req, sizeof req - 1, MSG_NOSIGNAL) != (ssize_t)(sizeof req - 1);
+  for (int s = 0; s < BOUND_S && !done; s++) {
+    drip(fds, n);
+    struct pollfd p = {.fd = probe, .events = POLLIN};
+    while (!done && poll(&p, 1, 1000) > 0) {
+      ssize_t r = recv(probe, reply + got, sizeof reply - 1 - got, 0);
+      if (r <= 0) done = true;
+      else got += (size_t)r;
+    }
+  }
+  close(probe);
+  reply[got] = '\0';
+  return strstr(reply, " 200 ") != NULL && strstr(reply, "\r\n\r\nok\n") != NULL;
+}
+
+#define SAME_IP_FLOOD 80
+
+/* 80 slow clients from the address the probes come from (127.0.0.1, as a
+ * kubelet on the same host): each of 3 fresh probes is answered (refusing
+ * the newest connection of a full address refused the probe, 1 of 3 got
+ * in). */
+static void test_same_ip_flood(void) {
+  int port = 0, fds[SAME_IP_FLOOD];
+  sq_http *h = serve(&port);
+  CHECK(h != NULL);
+  if (!h) return;
+  for (int i = 0; i < SAME_IP_FLOOD; i++) CHECK((fds[i] = dial_slow(1, port)) >= 0);
+  for (int k = 0; k < 3; k++) {
+    bool ok = probe_answered(1, port, fds, SAME_IP_FLOOD);
+    CHECK(ok);
+    if (!ok) fprintf(stderr, "probe %d of 3 from the slow clients' address got no answer\n", k + 1);
+  }
+  close_all(fds, SAME_IP_FLOOD);
   sq_http_stop(h);
 }
 
@@ -221,6 +268,7 @@ int main(void) {
   test_bind();
   test_slow_flood();
   test_per_ip();
+  test_same_ip_flood();
   test_deadline();
   return sq_check_done("test_http");
 }

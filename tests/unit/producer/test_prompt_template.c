@@ -25,6 +25,16 @@ static void test_check(void) {
   CHECK_EQ(check("{{prompt}}", true, err), -1); /* literal braces: no placeholder */
   CHECK_EQ(check("{prompt} {promt}", true, err), -1);
   CHECK(strstr(err, "unknown placeholder {promt}") != NULL && strstr(err, "{tests}") != NULL);
+  /* a placeholder left open was sent as text in every prompt */
+  CHECK_EQ(check("{prompt}\n{tests", true, err), -1);
+  CHECK(strstr(err, "unclosed placeholder {tests: a } is missing") != NULL);
+  CHECK_EQ(check("{prompt} {task_id, please", true, err), -1);
+  CHECK(strstr(err, "unclosed placeholder {task_id") != NULL);
+  CHECK_EQ(check("{prompt\nmore", true, err), -1);
+  CHECK(strstr(err, "unclosed placeholder {prompt") != NULL);
+  CHECK_EQ(check("{prompt} {tset\n", true, err), -1); /* a word the line ends on */
+  CHECK(strstr(err, "unclosed placeholder {tset") != NULL);
+  CHECK_EQ(check("{prompt} {{tests and {x: 1 for x in y} {a, b}", true, err), 0); /* literal, and code */
   CHECK_EQ(check("{prompt} {entry_point}", false, err), -1);
   CHECK(strstr(err, "{entry_point}") != NULL);
   CHECK_EQ(sq__prompt_template_check("{prompt} {tests}", 16, true, false, err, sizeof err), -1);

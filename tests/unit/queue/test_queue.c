@@ -544,6 +544,47 @@ static void test_retry(void) {
   sq_queue_free(q);
 }
 
+/* defer waits without charging an attempt: however often a task is
+ * deferred (its provider is down), max_attempts still counts only its
+ * retries, and its next claim keeps its first attempt's claim time. */
+static void test_defer(void) {
+  sq_queue_options o;
+  sq_queue_options_default(&o);
+  o.max_attempts = 2;
+  sq_queue *q = open_opts("defer", &o);
+  CHECK_EQ(push1(q, "fb", "{\"id\":\"f1\"}", SQ_PRIORITY_NORMAL, NULL), 0);
+  sq_claim c = {0};
+  CHECK_EQ(sq_queue_claim(q, "w", 100, &c), 0);
+  int64_t first = c.first_claimed_at_ms - 5000; /* as if the first attempt was 5 s ago */
+  for (int i = 0; i < 4; i++) {
+    sq_claim d = c;
+    d.first_claimed_at_ms = first;
+    CHECK_EQ(sq_queue_defer(q, &d, 0, "llm: every provider's circuit breaker is open"), 0);
+    sq_claim_clear(&c);
+    CHECK_EQ(sq_queue_claim(q, "w", 1000, &c), 0);
+    CHECK_EQ(c.attempt, 1);                      /* no attempt charged */
+    CHECK_EQ(c.first_claimed_at_ms, first);      /* the wait is measured from the first attempt */
+  }
+  CHECK_EQ(sq_queue_defer(q, &(sq_claim){.token = c.token + 100, .shard = 0, .worker_id = "w"}, 0, "x"),
+           SQ_EFENCED);
+  int64_t delay = 0;
+  CHECK_EQ(sq_queue_retry(q, &c, 0, "a real retry", &delay), 0); /* attempt 1 of 2 */
+  sq_claim_clear(&c);
+  CHECK_EQ(sq_queue_claim(q, "w", 1000, &c), 0);
+  CHECK_EQ(c.attempt, 2);
+  CHECK_EQ(sq_queue_retry(q, &c, 0, "again", &delay), SQ_EEXHAUSTED);
+  redisContext *r = raw();
+  redisReply *v = redisCommand(r, "HGET %s %s", "sq:{defer}:stats", "deferred");
+  CHECK(v && v->type == REDIS_REPLY_STRING && strcmp(v->str, "4") == 0);
+  freeReplyObject(v);
+  v = redisCommand(r, "HGET %s %s", "sq:{defer}:stats", "retried");
+  CHECK(v && v->type == REDIS_REPLY_STRING && strcmp(v->str, "1") == 0);
+  freeReplyObject(v);
+  redisFree(r);
+  sq_claim_clear(&c);
+  sq_queue_free(q);
+}
+
 /* release hands back without a stall; release_all hands back everything. */
 static void test_release(void) {
   sq_queue *q = open_queue("rel");
@@ -829,6 +870,7 @@ int main(void) {
   test_suspect_alone();
   test_claim_undo();
   test_retry();
+  test_defer();
   test_release();
   test_kill_mark();
   test_results();

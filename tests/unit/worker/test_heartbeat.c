@@ -42,6 +42,21 @@ static sq_queue *open_queue(const sq_config *c) {
   return q;
 }
 
+/* Pushes n tasks and claims them as c->worker_id into cl[0..n) (the
+ * caller clears them). Returns how many were claimed. */
+static size_t push_and_keep(sq_queue *q, const sq_config *c, size_t n, sq_claim *cl) {
+  sq_push_item it[4];
+  char payload[4][32];
+  for (size_t i = 0; i < n; i++) {
+    snprintf(payload[i], sizeof payload[i], "{\"id\":\"t%zu\"}", i);
+    it[i] = (sq_push_item){.payload = payload[i], .len = strlen(payload[i])};
+  }
+  CHECK_EQ(sq_queue_push_items(q, "b1", it, n, NULL, NULL), 0);
+  size_t got = 0;
+  CHECK_EQ(sq_queue_claim_many(q, c->worker_id, 0, cl, n, &got), 0);
+  return got;
+}
+
 /* Pushes n tasks and claims them as c->worker_id. Returns how many were claimed. */
 static size_t push_and_claim(sq_queue *q, const sq_config *c, size_t n) {
   sq_push_item it[4];
@@ -88,15 +103,54 @@ static void test_keeps_leases_alive(void) {
   sq_config c = cfg_for(g_url, "hb_lease", "w-lease");
   sq_queue *q = open_queue(&c);
   if (!q) return;
-  CHECK_EQ(push_and_claim(q, &c, 1), 1);
+  sq_claim cl[1] = {0};
+  CHECK_EQ(push_and_keep(q, &c, 1, cl), 1);
   volatile sig_atomic_t stop = 0;
   sq_heartbeat *hb = NULL;
   CHECK_EQ(sq_heartbeat_start(&c, &stop, &hb), 0);
+  CHECK_EQ(sq_heartbeat_hold(hb, &cl[0]), 0);
   /* twice the lease: without heartbeats the reaper would take it back */
   CHECK_EQ(reap_as_other(q, 2 * LEASE_MS), 0);
   sq_heartbeat_stop(hb);
+  sq_claim_clear(&cl[0]);
   /* stopped: the lease runs out, and the reaper requeues the task */
   CHECK_EQ(reap_as_other(q, 10 * LEASE_MS), 1);
+  sq_queue_free(q);
+}
+
+/* A claim Redis lists for the worker that it does not hold (its result
+ * was acknowledged and then lost by a Redis that went back) is not renewed
+ * for ever: it goes back to the queue at the next heartbeat, no stall
+ * counted, while the one held keeps its lease. */
+static void test_renews_only_held(void) {
+  sq_config c = cfg_for(g_url, "hb_held", "w-held");
+  c.queue_opts.lease_ms = 600000; /* only a hand back frees a claim in time */
+  sq_queue *q = open_queue(&c);
+  if (!q) return;
+  sq_claim cl[2] = {0};
+  CHECK_EQ(push_and_keep(q, &c, 2, cl), 2);
+  CHECK(cl[1].token > cl[0].token);
+  volatile sig_atomic_t stop = 0;
+  sq_heartbeat *hb = NULL;
+  CHECK_EQ(sq_heartbeat_start(&c, &stop, &hb), 0);
+  /* the worker read both claims and settled cl[0]: Redis lost that */
+  CHECK_EQ(sq_heartbeat_hold(hb, &cl[0]), 0);
+  CHECK_EQ(sq_heartbeat_hold(hb, &cl[1]), 0);
+  sq_heartbeat_let_go(hb, &cl[0]);
+  int64_t len = 0, until = sq_now_mono_ms() + 10000;
+  while (sq_queue_length(q, &len) == 0 && len == 0 && sq_now_mono_ms() < until) usleep(20 * 1000);
+  CHECK_EQ(len, 1);
+  sq_queue_counters k;
+  CHECK_EQ(sq_queue_counters_get(q, &k), 0);
+  CHECK_EQ(k.stalled, 0);
+  CHECK_EQ(k.in_flight, 1); /* cl[1], still held */
+  sq_claim again = {0};
+  CHECK_EQ(sq_queue_claim(q, "other", 0, &again), 0);
+  CHECK(again.payload && strcmp(again.payload, cl[0].payload) == 0);
+  sq_claim_clear(&again);
+  sq_heartbeat_stop(hb);
+  sq_claim_clear(&cl[0]);
+  sq_claim_clear(&cl[1]);
   sq_queue_free(q);
 }
 
@@ -138,6 +192,7 @@ int main(void) {
     sq_check_skip("leases and grace", "SANDQ_REDIS_URL not set (run through tests/lib/with_redis.sh)");
   } else {
     test_keeps_leases_alive();
+    test_renews_only_held();
     test_grace_hands_back_and_ends();
   }
   return sq_check_done("test_heartbeat");
