@@ -18,27 +18,15 @@ export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
 unset SANDQ_LLM_BASE_URL SANDQ_LLM_MODEL
 
 $PY - "$SQ_BIN/sandq-worker" "$SQ_TMP" "$SQ_SRC/tests/data/calls" "${SQ_LANGUAGES:-}" <<'PY'
-import json, os, subprocess, sys
+import json, os, sys
 
 worker, tmp, fixtures, only = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
-EXT = {'bash': 'sh', 'javascript': 'js', 'typescript': 'ts', 'c': 'c', 'cpp': 'cpp', 'go': 'go', 'rust': 'rs',
-       'java': 'java', 'ruby': 'rb', 'php': 'php', 'lua': 'lua', 'perl': 'pl'}
+sys.path.insert(0, os.path.join(os.environ['SQ_SRC'], 'tests', 'lib'))
+from languages import worker_run, EXT
 failures, ran, missing = [], [], []
 
 def run(lang, name, code, tests):
-    src = os.path.join(tmp, '%s-%s.%s' % (lang, name, EXT[lang]))
-    with open(src, 'w') as f:
-        f.write(code)
-    with open(src + '.tests', 'w') as f:
-        f.write(tests)
-    p = subprocess.run([worker, 'run', '--language', lang, '--tests', src + '.tests', src], capture_output=True,
-                       text=True)
-    if p.returncode == 2 and 'not installed here' in p.stderr:
-        return None
-    if p.returncode != 0:
-        failures.append('%s %s: exit %d: %s' % (lang, name, p.returncode, p.stderr[-400:]))
-        return {}
-    return json.loads(p.stdout)
+    return worker_run(worker, tmp, lang, name, code, tests, failures)
 
 for lang in sorted(EXT):
     if only and lang not in only:

@@ -26,27 +26,12 @@ import json, os, subprocess, sys
 worker, tmp, only = sys.argv[1], sys.argv[2], sys.argv[3].split()
 
 sys.path.insert(0, os.path.join(os.environ['SQ_SRC'], 'tests', 'lib'))
-from languages import L, WHY, DIAG, ABUSE, WIDEN
+from languages import L, WHY, DIAG, ABUSE, WIDEN, worker_run
 
 failures, ran, missing = [], [], []
 
 def run(lang, name, code, tests=None):
-    ext = L[lang][0]
-    src = os.path.join(tmp, '%s-%s.%s' % (lang, name, ext))
-    with open(src, 'w') as f:
-        f.write(code + '\n')
-    argv = [worker, 'run', '--language', lang, src]
-    if tests is not None:
-        with open(src + '.tests', 'w') as f:
-            f.write(tests + '\n')
-        argv[4:4] = ['--tests', src + '.tests']
-    p = subprocess.run(argv, capture_output=True, text=True)
-    if p.returncode == 2 and 'not installed here' in p.stderr:
-        return None
-    if p.returncode != 0:
-        failures.append('%s %s: exit %d: %s' % (lang, name, p.returncode, p.stderr[-400:]))
-        return {}
-    return json.loads(p.stdout)
+    return worker_run(worker, tmp, lang, name, code, tests, failures)
 
 def expect(lang, name, o, status, why=None):
     if o.get('status') != status or (why and why not in (o.get('reason') or '')):

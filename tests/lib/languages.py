@@ -5,7 +5,7 @@ languages_worker.sh (tasks through workers)."""
 import json as _json
 import os as _os
 
-_EXT = {'c': 'c', 'cpp': 'cpp', 'javascript': 'js', 'typescript': 'ts', 'go': 'go', 'rust': 'rs', 'java': 'java',
+EXT = {'c': 'c', 'cpp': 'cpp', 'javascript': 'js', 'typescript': 'ts', 'go': 'go', 'rust': 'rs', 'java': 'java',
         'ruby': 'rb', 'php': 'php', 'lua': 'lua', 'perl': 'pl', 'bash': 'sh'}
 _COMPILED = ('c', 'cpp', 'typescript', 'go', 'rust', 'java')
 
@@ -18,10 +18,33 @@ def _fixture(lang):
 # name: (extension, correct code, wrong code, tests, code that does not compile or None), from the
 # calls judge's fixtures (tests/data/calls: MultiPL-E-shaped tests each language's judge takes).
 L = {}
-for _lang, _ext in _EXT.items():
+for _lang, _ext in EXT.items():
     _fx = _fixture(_lang)
     L[_lang] = (_ext, _fx['correct'], _fx['wrong'], _fx['tests'],
                 _fx['correct'] + '\n@@@\n' if _lang in _COMPILED else None)
+def worker_run(worker, tmp, lang, name, code, tests=None, failures=None):
+    """`sandq-worker run --language lang` on code (and tests) in the jail:
+    its JSON result; None when this host lacks the toolchain; {} when the
+    run itself failed (noted in failures)."""
+    import subprocess
+    src = _os.path.join(tmp, '%s-%s.%s' % (lang, name, EXT[lang]))
+    with open(src, 'w') as f:
+        f.write(code + '\n')
+    argv = [worker, 'run', '--language', lang, src]
+    if tests is not None:
+        with open(src + '.tests', 'w') as f:
+            f.write(tests + '\n')
+        argv[4:4] = ['--tests', src + '.tests']
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode == 2 and 'not installed here' in p.stderr:
+        return None
+    if p.returncode != 0:
+        if failures is not None:
+            failures.append('%s %s: exit %d: %s' % (lang, name, p.returncode, p.stderr[-400:]))
+        return {}
+    return _json.loads(p.stdout)
+
+
 # What the judge says when the wrong code fails its test (in the reason): the call and both values.
 WHY = {lang: 'expected' for lang in L}
 # The compiler's first diagnostic (in the compile_error's reason).
