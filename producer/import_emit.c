@@ -13,26 +13,13 @@
 #include "name.h"
 #include "task.h"
 
-/* The dataset's name for a task field, so that a refusal names what the
- * user can fix in the line it names. */
+/* The dataset's name for a task field (its table's fields), so that a
+ * refusal names what the user can fix in the line it names. */
 static const char *source_field(const sq__import_set *ps, const char *source, const char *field) {
-  bool he = ps->ds == DS_HUMANEVAL || ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS;
-  if (he && ps->ds != DS_HUMANEVAL && (strcmp(field, "tests") == 0 || strcmp(field, "plus_tests") == 0))
-    return strcmp(field, "tests") == 0 ? "base_input" : "plus_input";
-  if (ps->ds == DS_APPS) {
-    if (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0) return "problem_id";
-    if (strcmp(field, "tests") == 0 || strcmp(field, "cases") == 0 || strcmp(field, "task") == 0)
-      return "input_output";
-    if (strcmp(field, "prompt") == 0) return "question";
-    if (strcmp(field, "code") == 0) return strcmp(source, "completion") == 0 ? "completion" : "solutions";
-    return field;
-  }
-  if (ps->ds == DS_MULTIPLE && (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0)) return "name";
-  if (strcmp(field, "id") == 0 || strcmp(field, "metadata") == 0) return "task_id";
-  if (strcmp(field, "tests") == 0) return he ? "test" : "test_list";
-  if (strcmp(field, "prompt") == 0) return he ? "prompt" : "text";
-  if (strcmp(field, "code") == 0)
-    return strcmp(source, "completion") == 0 ? "completion" : he ? "canonical_solution" : "code";
+  if (strcmp(field, "code") == 0 && strcmp(source, "completion") == 0) return "completion";
+  const char *as = strcmp(field, "metadata") == 0 ? "id" : field; /* metadata.task_id is the id */
+  for (size_t i = 0; ps->ds->fields[i][0]; i++)
+    if (strcmp(as, ps->ds->fields[i][0]) == 0) return ps->ds->fields[i][1];
   return field;
 }
 
@@ -66,7 +53,7 @@ static int check_task(const sq__import_set *ps, const char *line, const char *so
   else
     fprintf(stderr, "%s:%zu: %s: %s%s\n", path, lineno, source_field(ps, source, err),
             sq_log_escape(why, shown, sizeof shown),
-            ps->ds == DS_APPS && strstr(why, "max_task_kib")
+            ps->ds->flags & SQ__DS_MAX_CASES && strstr(why, "max_task_kib")
                 ? "; --max-cases N keeps each row's first N cases"
                 : "");
   return SQ_ETASK;
@@ -128,7 +115,7 @@ int sq__import_emit(sq_buf *out, sq__import_problem *p, const sq__import_set *ps
     sq_buf idem = {0};
     char temp[32] = "-";
     if (!code && o->temperature >= 0) snprintf(temp, sizeof temp, "%g", o->temperature);
-    if (sq_buf_appendf(&idem, "import:%s:%s:%s:%lld:%s:%s:%s", o->batch, o->ds_name, p->id, (long long)k,
+    if (sq_buf_appendf(&idem, "import:%s:%s:%s:%lld:%s:%s:%s", o->batch, ps->ds->name, p->id, (long long)k,
                        source, code || !o->model ? "-" : o->model, temp) != 0) {
       sq_buf_clear(&idem);
       goto out;
@@ -147,7 +134,7 @@ int sq__import_emit(sq_buf *out, sq__import_problem *p, const sq__import_set *ps
     if (!idem_ok) goto out;
   }
   if (!(meta = cJSON_AddObjectToObject(t, "metadata")) || !cJSON_AddStringToObject(meta, "task_id", p->id) ||
-      !cJSON_AddStringToObject(meta, "dataset", o->ds_name) ||
+      !cJSON_AddStringToObject(meta, "dataset", ps->ds->name) ||
       !cJSON_AddNumberToObject(meta, "sample", (double)k) || !cJSON_AddStringToObject(meta, "source", source))
     goto out;
   char *line = cJSON_PrintUnformatted(t);
@@ -159,13 +146,11 @@ out:
   return rc;
 }
 
-/* The program text for a problem's code: HumanEval continues its prompt;
- * MBPP's setup code goes first. malloc'd. */
+/* The program text for a problem's code: HumanEval's continues its prompt
+ * (SQ__DS_CONTINUES); MBPP's setup code goes first. malloc'd. */
 char *sq__import_program_code(const sq__import_set *ps, const sq__import_problem *p, const char *body) {
-  bool continues = ps->ds == DS_HUMANEVAL || ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS ||
-                   ps->ds == DS_MULTIPLE;
-  return continues ? sq__import_cat3(p->prefix, body, "")
-                   : sq__import_cat3(p->prefix, p->prefix[0] ? "\n" : "", body);
+  return ps->ds->flags & SQ__DS_CONTINUES ? sq__import_cat3(p->prefix, body, "")
+                                          : sq__import_cat3(p->prefix, p->prefix[0] ? "\n" : "", body);
 }
 
 /* The canonical or sampled tasks of every problem, one at a time: checked

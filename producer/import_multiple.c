@@ -21,7 +21,9 @@ static const struct {
 /* One MultiPL-E record: the program is the prompt, the completion (cut at
  * its first stop token, as MultiPL-E does) and the tests, in the record's
  * language. */
-int sq__import_multiple_problem(const cJSON *o, sq__import_problem *p, const char *path, size_t lineno) {
+int sq__import_multiple_problem(const cJSON *o, sq__import_problem *p, const sq__import_opts *opts,
+                                const char *path, size_t lineno) {
+  (void)opts; /* --completions only: no prompt to build, no cases to keep */
   const char *lang = sq__import_need_string(o, "language", path, lineno),
              *prompt = sq__import_need_string(o, "prompt", path, lineno),
              *tests = sq__import_need_string(o, "tests", path, lineno);
@@ -49,6 +51,15 @@ int sq__import_multiple_problem(const cJSON *o, sq__import_problem *p, const cha
   p->canonical = strdup("");
   p->gen_prompt = strdup(prompt);
   return p->stop_tokens && p->prefix && p->tests && p->canonical && p->gen_prompt ? 0 : -1;
+}
+
+/* A MultiPL-E problem is (name, language): its id is "LANGUAGE/NAME". */
+char *sq__import_multiple_id(const cJSON *row, const char *path, size_t lineno) {
+  const char *name = sq__import_need_string(row, "name", path, lineno),
+             *lang = name ? sq__import_need_string(row, "language", path, lineno) : NULL;
+  if (!name || !lang) return NULL;
+  sq_buf b = {0};
+  return sq_buf_appendf(&b, "%s/%s", lang, name) == 0 ? b.data : NULL;
 }
 
 /* A MultiPL-E completion cut at the first of p's stop tokens; malloc'd. */

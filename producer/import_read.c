@@ -10,10 +10,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "errors.h"
 #include "import_internal.h"
 #include "json_scan.h"
 #include "log.h"
-#include "prompt_template.h"
 #include "task.h"
 
 void sq__import_problems_free(sq__import_set *ps) {
@@ -153,22 +153,17 @@ cJSON *sq__import_parse_line(const char *path, size_t lineno, const char *line, 
   return o;
 }
 
-/* A problem id from a dataset or samples line: HumanEval's string as is;
- * MBPP's integer (or "2", or "Mbpp/2") as "Mbpp/<n>". NULL with the reason
- * on stderr. Returns a malloc'd string. */
-char *sq__import_problem_id(sq__import_dataset ds, const cJSON *obj, const char *path, size_t lineno) {
-  if (ds == DS_MULTIPLE) { /* a problem is (name, language) */
-    const char *name = sq__import_need_string(obj, "name", path, lineno),
-               *lang = name ? sq__import_need_string(obj, "language", path, lineno) : NULL;
-    if (!name || !lang) return NULL;
-    sq_buf b = {0};
-    return sq_buf_appendf(&b, "%s/%s", lang, name) == 0 ? b.data : NULL;
-  }
-  const char *field = ds == DS_APPS ? "problem_id" : "task_id", *prefix = ds == DS_APPS ? "APPS/" : "Mbpp/";
+/* A problem id from a dataset or samples line: a string id as it is; a
+ * numbered one's integer (or "2", or "Mbpp/2") as "Mbpp/<n>"; or the
+ * dataset's own (read_id). NULL with the reason on stderr. Returns a
+ * malloc'd string. */
+char *sq__import_problem_id(const sq__import_dataset *ds, const cJSON *obj, const char *path, size_t lineno) {
+  if (ds->read_id) return ds->read_id(obj, path, lineno);
+  const char *field = ds->id_field, *prefix = ds->id_prefix;
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, field);
-  if (ds == DS_HUMANEVAL || ds == DS_HUMANEVAL_PLUS || ds == DS_MBPP_PLUS) {
+  if (!prefix) {
     if (cJSON_IsString(v) && v->valuestring[0]) return strdup(v->valuestring);
-    fprintf(stderr, "%s:%zu: task_id: %s\n", path, lineno, v ? "must be a non-empty string" : "missing");
+    fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, field, v ? "must be a non-empty string" : "missing");
     return NULL;
   }
   long long n = -1;
@@ -177,20 +172,27 @@ char *sq__import_problem_id(sq__import_dataset ds, const cJSON *obj, const char 
     n = (long long)v->valuedouble;
   else if (cJSON_IsString(v)) {
     const char *s = v->valuestring;
-    if (strncmp(s, prefix, 5) == 0) s += 5;
+    if (strncmp(s, prefix, strlen(prefix)) == 0) s += strlen(prefix);
     char *e = NULL;
     long long x = strtoll(s, &e, 10);
     if (*s >= '0' && *s <= '9' && e && !*e) n = x;
   }
   if (n < 0) {
-    fprintf(stderr, "%s:%zu: %s: %s\n", path, lineno, field,
-            !v              ? "missing"
-            : ds == DS_APPS ? "must be an APPS problem number (2, \"2\" or \"APPS/2\")"
-                            : "must be an MBPP problem number (2, \"2\" or \"Mbpp/2\")");
+    if (v)
+      fprintf(stderr, "%s:%zu: %s: must be an %s problem number (2, \"2\" or \"%s2\")\n", path, lineno, field,
+              ds->title, prefix);
+    else
+      fprintf(stderr, "%s:%zu: %s: missing\n", path, lineno, field);
     return NULL;
   }
   sq_buf b = {0};
   return sq_buf_appendf(&b, "%s%lld", prefix, n) == 0 ? b.data : NULL;
+}
+
+/* Whether a numbered problem id is in the split asked for. */
+bool sq__import_in_split(const sq__import_dataset *ds, const char *id, int split) {
+  long long n = strtoll(id + strlen(ds->id_prefix), NULL, 10);
+  return n >= ds->splits[split].lo && n <= ds->splits[split].hi;
 }
 
 /* Indexes the problems by id (a hash: 100,000 problems cost no quadratic
@@ -244,39 +246,27 @@ int sq__import_add_problem(const char *path, size_t lineno, const char *line, si
   p->lineno = lineno;
   int rc = -1;
   if (!(p->id = sq__import_problem_id(ps->ds, o, path, lineno))) goto out;
-  if (ps->ds == DS_MBPP &&
-      !sq__import_in_split(p->id, ps->o->split)) { /* another split's problem: not imported */
+  if (ps->ds->splits &&
+      !sq__import_in_split(ps->ds, p->id, ps->o->split)) { /* another split's problem: not imported */
     free(p->id);
     p->id = NULL;
     cJSON_Delete(o);
     return 0;
   }
-  if (ps->ds == DS_APPS) {
-    if (sq__import_apps_problem(o, p, ps->o, path, lineno) != 0) goto out;
-  } else if (ps->ds == DS_HUMANEVAL_PLUS || ps->ds == DS_MBPP_PLUS) {
-    if (sq__import_evalplus_problem(o, p, path, lineno) != 0) goto out;
-    if (ps->o->prompt_template) { /* HumanEval's fields but {tests} (refused: they hold the reference) */
-      free(p->gen_prompt);
-      p->gen_prompt = sq__prompt_template_render(
-          ps->o->prompt_template, &(sq__prompt_fields){p->prefix, NULL, p->entry_point, p->id});
-      if (!p->gen_prompt) goto out;
-    }
-  } else if (ps->ds == DS_MULTIPLE) {
-    if (sq__import_multiple_problem(o, p, path, lineno) != 0) goto out;
-  } else if (ps->ds == DS_HUMANEVAL) {
-    if (sq__import_humaneval_problem(o, p, ps->o, path, lineno) != 0) goto out;
-  } else if (sq__import_mbpp_problem(o, p, ps->o, path, lineno) != 0) {
-    goto out;
-  }
+  if (ps->ds->read(o, p, ps->o, path, lineno) != 0) goto out;
   /* The problem's own fields (task_id, entry_point, the tests) checked as
    * push will, against this line, whatever the mode: a prompt-only task
    * without --model and without the size limit, which the emitted tasks
    * meet with their own code. */
-  sq__import_opts probe_opts = {.ds_name = ps->o->ds_name, .temperature = -1};
+  sq__import_opts probe_opts = {.temperature = -1};
   sq__import_set probe = {.ds = ps->ds, .path = ps->path, .o = &probe_opts};
   sq_buf scratch = {0};
+  /* a dataset without prompt-only tasks: the program an empty completion makes */
+  bool prompt_only = ps->ds->modes & (1u << MODE_SAMPLES);
+  char *code = prompt_only ? NULL : sq__import_program_code(&probe, p, "");
   int probe_rc =
-      sq__import_emit(&scratch, p, &probe, ps->ds == DS_MULTIPLE ? p->prefix : NULL, "sample", path, lineno);
+      prompt_only || code ? sq__import_emit(&scratch, p, &probe, code, "sample", path, lineno) : SQ_ENOMEM;
+  free(code);
   sq_buf_clear(&scratch);
   p->samples = 0;
   if (probe_rc) goto out;

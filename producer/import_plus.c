@@ -1,6 +1,6 @@
-/* import_evalplus.c: HumanEval+'s and MBPP+'s rows into problems with two
- * tiers of tests (base and plus) that compare the candidate with the
- * reference solution on each input, in the judge (docs/evaluation.md). */
+/* import_plus.c: humaneval+'s and mbpp+'s rows (evalplus's) into problems
+ * with two tiers of tests (base and plus) that compare the candidate with
+ * the reference solution on each input, in the judge (docs/evaluation.md). */
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +20,7 @@
  * (worker/expected.h): it runs the reference once per problem, alone,
  * printing _sq_dump(), and gives later runs the values as _SQ_EXPECTED, in
  * a tagged encoding of plain values only (decoded here, in the judge). */
-static const char evalplus_tests[] =
+static const char tier_tests[] =
     "# sandq:expected v1\n"
     "import copy, json, time\n"
     "_SQ_FLOOR_S, _SQ_FACTOR = 1.0, 4.0\n"
@@ -117,13 +117,13 @@ static char *py_literal(const char *text) {
 
 /* The tests of one evalplus tier: the reference (prompt and canonical
  * solution) run in the judge on each input, the candidate on the same. */
-static char *evalplus_tier(const char *tier, const char *reference, const char *entry, const cJSON *inputs,
-                           double atol) {
+static char *make_tier(const char *tier, const char *reference, const char *entry, const cJSON *inputs,
+                       double atol) {
   char *json = cJSON_PrintUnformatted(inputs);
   char *ref = py_literal(reference), *ep = py_literal(entry), *in = json ? py_literal(json) : NULL;
   sq_buf b = {0};
   char *out = NULL;
-  if (ref && ep && in && sq_buf_appendf(&b, evalplus_tests, ref, ep, in, tier, atol) == 0)
+  if (ref && ep && in && sq_buf_appendf(&b, tier_tests, ref, ep, in, tier, atol) == 0)
     out = b.data;
   else
     sq_buf_clear(&b);
@@ -132,8 +132,11 @@ static char *evalplus_tier(const char *tier, const char *reference, const char *
 }
 
 /* One HumanEval+ or MBPP+ row: the base tier's tests run the candidate and
- * the reference on base_input, the plus tier's on plus_input. */
-int sq__import_evalplus_problem(const cJSON *o, sq__import_problem *p, const char *path, size_t lineno) {
+ * the reference on base_input, the plus tier's on plus_input. A
+ * --prompt-template gets HumanEval's fields but {tests} (refused: they
+ * hold the reference). */
+int sq__import_plus_problem(const cJSON *o, sq__import_problem *p, const sq__import_opts *opts,
+                            const char *path, size_t lineno) {
   const char *prompt = sq__import_need_string(o, "prompt", path, lineno),
              *sol = sq__import_need_string(o, "canonical_solution", path, lineno),
              *ep = sq__import_need_string(o, "entry_point", path, lineno);
@@ -159,12 +162,9 @@ int sq__import_evalplus_problem(const cJSON *o, sq__import_problem *p, const cha
   p->prefix = strdup(prompt);
   p->canonical = strdup(sol);
   p->entry_point = strdup(ep);
-  p->tests = reference ? evalplus_tier("base", reference, ep, base, tol) : NULL;
-  p->plus_tests = reference ? evalplus_tier("plus", reference, ep, plus, tol) : NULL;
-  p->gen_prompt = sq__import_cat3(
-      "Complete the following Python function. Reply with the whole program (its imports and the "
-      "complete function, signature included) in one ```python block.\n\n",
-      prompt, "");
+  p->tests = reference ? make_tier("base", reference, ep, base, tol) : NULL;
+  p->plus_tests = reference ? make_tier("plus", reference, ep, plus, tol) : NULL;
+  p->gen_prompt = sq__import_humaneval_prompt(opts, prompt, NULL, ep, p->id);
   free(reference);
   return p->prefix && p->canonical && p->entry_point && p->tests && p->plus_tests && p->gen_prompt ? 0 : -1;
 }
