@@ -109,8 +109,6 @@ void sq__audit_log_flush(sq__audit_log *a, worker *w, bool now) {
   free(forms);
 }
 
-size_t sq__audit_log_pending(const sq__audit_log *a) { return a->n; }
-
 int64_t sq__audit_log_dropped(const sq__audit_log *a) { return a->dropped; }
 
 void sq__audit_log_free(sq__audit_log *a) {

@@ -35,8 +35,7 @@ void sq__audit_log_sent(sq__audit_log *a, size_t n);
 /* Sends what waits, through w's best-effort calls, when it waited long
  * enough (now: at once). */
 void sq__audit_log_flush(sq__audit_log *a, worker *w, bool now);
-/* Entries held now, and entries lost to a full log so far. */
-size_t sq__audit_log_pending(const sq__audit_log *a);
+/* Entries lost to a full log so far. */
 int64_t sq__audit_log_dropped(const sq__audit_log *a);
 
 #endif

@@ -1,5 +1,7 @@
-/* test_hooks.h: behaviour that only tests ask for, honoured only when the
- * environment says SANDQ_TEST_HOOKS=1; a production worker never sets it.
+/* test_hooks.h: behaviour that only tests ask for, compiled in only with
+ * the build option SQ_TEST_HOOKS (on with the tests, off in a production
+ * build: -DBUILD_TESTING=OFF) and honoured only when the environment says
+ * SANDQ_TEST_HOOKS=1. Without the option each hook is an inline no-op.
  *   metadata {"sandq_test": "die"}   the worker SIGKILLs itself on the task
  *                                    (a poison pill)
  *   metadata {"sandq_test": "jail_fail"}  the task's jail run fails as a
@@ -13,6 +15,7 @@
 
 #include "task.h"
 
+#ifdef SQ_TEST_HOOKS
 /* Reads the environment once; logs loudly when a hook is on. */
 void sq__test_hooks_init(void);
 /* Dies (SIGKILL) when hooks are on and t asks for it. */
@@ -21,5 +24,11 @@ void sq__test_hook_task(const sq_task *t);
 bool sq__test_jail_fails(const sq_task *t);
 /* Whether execution is stubbed out. */
 bool sq__test_exec_noop(void);
+#else
+static inline void sq__test_hooks_init(void) {}
+static inline void sq__test_hook_task(const sq_task *t) { (void)t; }
+static inline bool sq__test_jail_fails(const sq_task *t) { (void)t; return false; }
+static inline bool sq__test_exec_noop(void) { return false; }
+#endif
 
 #endif

@@ -11,14 +11,3 @@ const char *sq_strerror(int code) {
   default: return "unknown error";
   }
 }
-
-const char *sq_err_name(int code) {
-  switch (code) {
-  case SQ_OK: return "SQ_OK";
-#define X(name, msg)                                                           \
-  case SQ_E##name: return "SQ_E" #name;
-    SQ_ERRNO_MAP(X)
-#undef X
-  default: return "SQ_E?";
-  }
-}

@@ -45,7 +45,5 @@ typedef enum {
 
 /* Returns a static message for code; never NULL. */
 const char *sq_strerror(int code);
-/* Returns the code's name ("SQ_EPARSE"); never NULL. */
-const char *sq_err_name(int code);
 
 #endif

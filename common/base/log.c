@@ -22,8 +22,6 @@ void sq_log_init(const char *prog, sq_log_level min_level) {
   g_min = min_level;
 }
 
-sq_log_level sq_log_level_get(void) { return g_min; }
-
 int sq_log_level_parse(const char *s, sq_log_level *out) {
   static const char *names[] = {"debug", "info", "warn", "error"};
   for (int i = 0; i < 4; i++) {

@@ -11,7 +11,6 @@ typedef enum { SQ_LOG_DEBUG = 0, SQ_LOG_INFO, SQ_LOG_WARN, SQ_LOG_ERROR } sq_log
 void sq_log_init(const char *prog, sq_log_level min_level);
 /* Parses "debug|info|warn|error"; returns 0 or SQ_EINVAL. */
 int sq_log_level_parse(const char *s, sq_log_level *out);
-sq_log_level sq_log_level_get(void);
 
 /* task may be NULL. with_errno appends ": strerror(errno)". */
 void sq_log_write(sq_log_level lvl, const char *func, int line, const char *task, int with_errno,

@@ -1,8 +1,9 @@
 /* run.h: the vocabulary of one jailed run, shared by the jail (which fills
  * it), the verdict (which reads it) and config (which sets its limits).
  *
- * Types and names only: nothing here runs a program, so a module that needs
- * to speak of a run (the producer's config, the verdict) links no jail code. */
+ * Types, names and limit arithmetic only: nothing here runs a program, so a
+ * module that needs to speak of a run (the producer's config, the verdict)
+ * links no jail code. */
 #ifndef SQ_RUN_H
 #define SQ_RUN_H
 
@@ -57,6 +58,21 @@ typedef enum {
  * defaults and max may be NULL (nothing filled, nothing clamped). */
 void sq_jail_limits_apply(sq_jail_limits *lim, const sq_jail_limits *defaults,
                           const sq_jail_limits *max);
+
+/* A run's RLIMIT_CPU soft limit for cpu_ms: whole seconds rounded up, at
+ * least 1 (SIGXCPU there, SIGKILL a second later). The jail's run plan and
+ * a workspace program's own limits (common/judge/workspace.c) both use it.
+ * Inline: the zygote loop, which links no library, needs it too. */
+static inline int64_t sq_jail_cpu_limit_s(int64_t cpu_ms) {
+  int64_t s = (cpu_ms + 999) / 1000;
+  return s < 1 ? 1 : s;
+}
+
+/* A run's address space (RLIMIT_AS) in MiB: address_space_mib when set,
+ * else memory_mib. */
+static inline int64_t sq_jail_address_space_mib(const sq_jail_limits *lim) {
+  return lim->address_space_mib > 0 ? lim->address_space_mib : lim->memory_mib;
+}
 
 /* How a run ended, from the jail's point of view: X(enum suffix, wire name). */
 #define SQ_JAIL_END_LIST(X)                                                                        \

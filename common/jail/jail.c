@@ -380,7 +380,7 @@ static bool uncaught(const sq_jail_outcome *o, const char *name) {
 }
 
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
-                             const sq_jail_limits *lim, bool oom_killed) {
+                             const sq__jail_plan *plan, bool oom_killed) {
   if (killed_for == SQ_JAIL_TIMEOUT || killed_for == SQ_JAIL_OUTPUT_LIMIT || killed_for == SQ_JAIL_POLICY ||
       killed_for == SQ_JAIL_CPU_LIMIT)
     return killed_for;
@@ -401,7 +401,7 @@ sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end k
    * first one): the run hit its memory limit, however it ended. */
   if (oom_killed) return SQ_JAIL_MEMORY_LIMIT;
   int sig = WTERMSIG(status);
-  int64_t cpu_soft_ms = (lim->cpu_ms + 999) / 1000 * 1000;
+  int64_t cpu_soft_ms = plan->cpu_s * 1000;
   if (sig == SIGXCPU || (sig == SIGKILL && o->cpu_ms >= cpu_soft_ms)) return SQ_JAIL_CPU_LIMIT;
   if (sig == SIGKILL && oom_killed) return SQ_JAIL_MEMORY_LIMIT;
   if (sig == SIGSYS) return SQ_JAIL_POLICY;
@@ -442,13 +442,13 @@ size_t sq__jail_read_status(int fd, char *msg, size_t cap) {
 /* Spawn mode: with namespaces through the slot's holder (jail_slot.c);
  * without (not root), a direct child in a host scratch directory. */
 static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, const char *input, size_t input_len,
-                         const sq_jail_limits *lim, sq_jail_outcome *o) {
+                         const sq__jail_plan *plan, sq_jail_outcome *o) {
   if (j->c.layers & SQ_JAIL_LAYER_PID_NS) {
     sq__jail_cgroup *cg;
     uint32_t layers = j->c.layers & ~SQ__JAIL_CGROUP_LAYERS;
-    layers |= slot_cgroup(slot, lim->memory_mib, &cg) & j->c.layers;
+    layers |= slot_cgroup(slot, plan->cgroup_mib, &cg) & j->c.layers;
     o->layers = layers;
-    return sq__jail_slot_run(&j->c, slot, cg, layers, program, len, input, input_len, lim, o);
+    return sq__jail_slot_run(&j->c, slot, cg, layers, program, len, input, input_len, plan, o);
   }
   int ret = 0;
   char dir[PATH_MAX] = "";
@@ -478,7 +478,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
                           .argv = argv, .envp = envp, .stdout_fd = out_p[1], .stderr_fd = err_p[1],
                           .status_fd = st_p[1], .sync_fd = -1, .result_fd = -1, .notify_sock = ctl[1],
                           .has_input = in_fd >= 0, .input_fd = in_fd,
-                          .lim = lim, .layers = j->c.layers, .uid = sq__jail_slot_uid(slot),
+                          .plan = plan, .layers = j->c.layers, .uid = sq__jail_slot_uid(slot),
                           .drop_uid = drop_uid, .seccomp = &j->c.seccomp};
   int64_t start_ms = sq_now_mono_ms();
   pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, 0);
@@ -499,7 +499,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   spawn_run r = {.pid = pid};
   sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = pidfd, .notify_fd = -1,
                       .kill_pid = pid, .kill_group = true, .end_check = spawn_end, .arg = &r,
-                      .start_ms = start_ms, .lim = lim};
+                      .start_ms = start_ms, .lim = &plan->lim};
   out_p[0] = err_p[0] = -1;
   sq_jail_end killed_for;
   int status;
@@ -513,7 +513,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   else if (ret == 0 && setup_len > 0) {
     set_error(o, "%s", setup_msg);
     ret = SQ_EJAIL;
-  } else if (ret == 0) o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
+  } else if (ret == 0) o->end = sq__jail_map_end(o, status, killed_for, plan, o->oom_killed);
 out:
   if (pid > 0) {
     kill(pid, SIGKILL);
@@ -551,6 +551,8 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
   }
   sq_jail_limits lim = *lim_in;
   limits_builtin(&lim);
+  sq__jail_plan plan; /* every path below applies this, and only this */
+  sq__jail_plan_make(&lim, &plan);
   if (program_len > SQ_JAIL_PROGRAM_MAX_BYTES || (input && input_len > SQ_JAIL_PROGRAM_MAX_BYTES)) {
     set_error(o, "the %s is %zu bytes, over the jail's limit of %d bytes (%d MiB)",
               program_len > SQ_JAIL_PROGRAM_MAX_BYTES ? "program" : "input",
@@ -567,7 +569,7 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
     } else {
       bool lean = source ? imports_nothing(source, source_len) : imports_nothing(program, program_len);
       if (calls_prelude(j, program, program_len)) lean = false;
-      ret = sq__jail_pool_run(j->pool, program, program_len, input, input_len, lean, &lim, task_id, o);
+      ret = sq__jail_pool_run(j->pool, program, program_len, input, input_len, lean, &plan, task_id, o);
     }
   } else {
     int slot = sq__jail_slot_take();
@@ -575,7 +577,7 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
       set_error(o, "more than %d runs at once", SQ__JAIL_MAX_SLOTS);
       ret = SQ_EJAIL;
     } else {
-      ret = spawn_run_one(j, slot, program, program_len, input, input_len, &lim, o);
+      ret = spawn_run_one(j, slot, program, program_len, input, input_len, &plan, o);
       sq__jail_slot_give(slot);
     }
   }

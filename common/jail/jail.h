@@ -1,4 +1,6 @@
-/* jail.h: run one Python program under limits and report what happened.
+/* jail.h: run one program under limits and report what happened. The
+ * interpreter runs the program's text; another language's task comes as a
+ * Python program that runs its toolchain (common/judge/workspace.py).
  *
  * The jail takes a program, limits and a scratch root, and nothing else: it
  * knows nothing of Redis, HTTP, the LLM or the task format, so it can be

@@ -246,29 +246,17 @@ static int enter_scratch(const sq__jail_child *c) {
   return chdir(c->layers & SQ_JAIL_LAYER_NEW_ROOT ? SQ__JAIL_SCRATCH : c->scratch_dir);
 }
 
-static int limit(int resource, rlim_t soft, rlim_t hard) {
-  struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
-  return setrlimit(resource, &rl);
-}
+/* The step's name once set_limits failed: the limit and its values. */
+static char limits_step[96] = "rlimits";
 
-/* CPU is rounded up to whole seconds: SIGXCPU at the soft limit, SIGKILL
- * one second later at the hard one. The warm zygote sets the same limits
- * in each task's child (jail_zygote.c). */
+/* The plan's rlimits (jail_plan.h); a warm zygote's task child sets the
+ * same through the zygote (jail_zygote.c, zygote_loop.c). */
 static int set_limits(const sq__jail_child *c) {
   if (c->warm) return 0;
-  const sq_jail_limits *l = c->lim;
-  rlim_t cpu_s = (rlim_t)((l->cpu_ms + 999) / 1000);
-  if (cpu_s < 1) cpu_s = 1;
-  rlim_t as = (rlim_t)(l->address_space_mib > 0 ? l->address_space_mib : l->memory_mib) << 20;
-  if (limit(RLIMIT_CPU, cpu_s, cpu_s + 1) != 0) return -1;
-  if (limit(RLIMIT_AS, as, as) != 0) return -1;
-  if (limit(RLIMIT_NOFILE, SQ__JAIL_NOFILE_MAX, SQ__JAIL_NOFILE_MAX) != 0) return -1;
-  if (limit(RLIMIT_FSIZE, SQ__JAIL_FSIZE_BYTES, SQ__JAIL_FSIZE_BYTES) != 0) return -1;
-  if (limit(RLIMIT_NPROC, SQ__JAIL_NPROC_MAX, SQ__JAIL_NPROC_MAX) != 0) return -1;
-  if (limit(RLIMIT_CORE, 0, 0) != 0) return -1;
-  if (limit(RLIMIT_STACK, SQ__JAIL_STACK_BYTES, SQ__JAIL_STACK_BYTES) != 0) return -1;
-  if (limit(RLIMIT_MEMLOCK, 0, 0) != 0) return -1;
-  return 0;
+  int bad = sq__jail_rlimits_set(c->plan->rlimits, SQ__JAIL_PLAN_RLIMITS);
+  if (bad < 0) return 0;
+  sq__jail_rlimit_describe("setting ", &c->plan->rlimits[bad], limits_step, sizeof limits_step);
+  return -1;
 }
 
 /* Empties the capability bounding set (needs CAP_SETPCAP: before the uid
@@ -338,7 +326,7 @@ ssize_t sq__jail_recv_run(int sock, char *buf, size_t cap, int *fds) {
  * them: the run's narrowing, stacked first, denies those it does not keep. */
 static int load_seccomp(const sq__jail_child *c) {
   if (c->warm) return 0;
-  if (sq__jail_seccomp_narrow(sq__jail_seccomp_spawn_narrowing(c->lim->widenings)) != 0) return -1;
+  if (sq__jail_seccomp_narrow(sq__jail_seccomp_spawn_narrowing(c->plan->lim.widenings)) != 0) return -1;
   int fd = sq__jail_seccomp_install(c->seccomp);
   if (fd < 0) return -1;
   if (fd > 0) {
@@ -377,7 +365,7 @@ static _Noreturn void payload(const sq__jail_child *c) {
   if (c->layers & SQ_JAIL_LAYER_PID_NS) close(FD_RESULT);
   step(warm_identity(c), "dropping the zygote to the run's uid", NULL);
   step(new_session(), "setsid", NULL);
-  step(set_limits(c), "rlimits", NULL);
+  step(set_limits(c), limits_step, NULL);
   step(load_seccomp(c), "loading the seccomp filter", "does the kernel have CONFIG_SECCOMP_FILTER?");
   exec_interpreter(c);
 }
@@ -586,7 +574,7 @@ static int receive_run(int sock, sq__jail_child *c) {
   if (n <= 0) return -1; /* 0: the holder closed our socket */
   memcpy(&rq, buf, sizeof rq);
   c->python_path = buf + sizeof rq;
-  c->lim = &rq.lim;
+  c->plan = &rq.plan;
   c->stdout_fd = fds[0];
   c->stderr_fd = fds[1];
   c->status_fd = fds[2];

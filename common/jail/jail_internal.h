@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "jail.h"
+#include "jail_plan.h"    /* a run's limits worked out once, the fixed rlimits */
 #include "zygote_proto.h" /* the warm zygote's protocol; and sq__jail_send_fds, sq__jail_recv_fds */
 
 /* The exit code a child uses when a containment step fails before exec
@@ -40,11 +41,7 @@
 #define SQ__JAIL_SCRATCH SQ__ZYGOTE_SCRATCH_DIR
 #define SQ__JAIL_HOSTNAME "sandq"
 
-/* Limits the jail sets besides the per-run ones. */
-#define SQ__JAIL_FSIZE_BYTES (16ll << 20) /* largest file the program may write */
-#define SQ__JAIL_NPROC_MAX 64             /* processes of the run's uid */
-#define SQ__JAIL_NOFILE_MAX 64            /* open descriptors */
-#define SQ__JAIL_STACK_BYTES (8ll << 20)
+/* The scratch and cgroup sizes (the rlimits are in jail_plan.h). */
 #define SQ__JAIL_SCRATCH_MIB 64           /* tmpfs size= of the scratch dir */
 #define SQ__JAIL_SCRATCH_INODES 4096      /* tmpfs nr_inodes= of the scratch dir */
 #define SQ__JAIL_CGROUP_SLACK_MIB 64      /* cgroup memory above memory_mib (tmpfs, page cache) */
@@ -90,7 +87,7 @@ typedef struct {
   int sync_fd;    /* read end: one byte once the parent has placed us in cgroups; -1: born there */
   int result_fd;  /* init writes its sq__jail_init_report here */
   int notify_sock;/* the payload sends its seccomp listener here (SCM_RIGHTS) */
-  const sq_jail_limits *lim;
+  const sq__jail_plan *plan; /* the run's; NULL for a warm zygote (its tasks' come with each task) */
   uint32_t layers;      /* SQ_JAIL_LAYER_* the child must set up */
   unsigned uid;         /* the run's uid and gid when drop_uid */
   unsigned zygote_uid;  /* warm: the zygote's real and saved uid (sq__jail_zygote_uid) */
@@ -128,7 +125,7 @@ _Noreturn void sq__jail_contain(const sq__jail_child *c);
 typedef struct {
   uint32_t layers;
   unsigned uid;
-  sq_jail_limits lim;
+  sq__jail_plan plan;
 } sq__jail_hold_req;
 #define SQ__JAIL_RUN_FDS 7
 #define SQ__JAIL_PATH_MAX 4096
@@ -345,7 +342,7 @@ typedef struct {
                                 wait for a CPU, credited to the wall clock */
   int64_t cpu_wait_ms; /* set: how long the tree waited for a CPU (sq__jail_cgroup_wait_us) */
   bool starved;        /* set: the wall backstop ended it, not its own wall_ms */
-  const sq_jail_limits *lim;
+  const sq_jail_limits *lim; /* the run's (its plan's): wall, CPU, output, stop, widenings */
 } sq__jail_watch;
 
 /* Runs the loop until the run has ended and the pipes drained (or the
@@ -377,7 +374,7 @@ void sq__jail_pool_free(sq__jail_pool *p);
 /* lean: the program imports nothing (sq_jail_run_task), so a lean zygote
  * suits it. */
 int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const char *input, size_t input_len,
-                      bool lean, const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o);
+                      bool lean, const sq__jail_plan *plan, const char *task_id, sq_jail_outcome *o);
 /* A memfd holding len bytes of input, its offset at 0: a run's stdin
  * (sq_jail_run_task); for NULL input, /dev/null. Close-on-exec; -1 with
  * errno. */
@@ -421,7 +418,7 @@ const sq__jail_common *sq__jail_common_of(const sq_jail *j);
  * run's (the caller put them in o->layers). Fills o like sq_jail_run.
  * Returns 0, SQ_ENOMEM or SQ_EJAIL (o->error says why). */
 int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
-                      size_t len, const char *input, size_t input_len, const sq_jail_limits *lim,
+                      size_t len, const char *input, size_t input_len, const sq__jail_plan *plan,
                       sq_jail_outcome *o);
 /* Stops slot's holder, if any (the slot must not be in use). */
 void sq__jail_slot_stop(int slot);
@@ -440,9 +437,10 @@ unsigned sq__jail_slot_uid(int slot);
  * or saved uids meet); its effective uid is the slot's, with which it
  * kills what a task left and hands its child the slot's uid. */
 unsigned sq__jail_zygote_uid(int slot);
-/* Maps a wait status plus what the supervisor did to an end. */
+/* Maps a wait status plus what the supervisor did to an end; a SIGKILL
+ * past the plan's CPU soft limit is the CPU limit's. */
 sq_jail_end sq__jail_map_end(const sq_jail_outcome *o, int status, sq_jail_end killed_for,
-                             const sq_jail_limits *lim, bool oom_killed);
+                             const sq__jail_plan *plan, bool oom_killed);
 
 /* The zygote's Python (zygote.py, embedded; NUL-terminated), written into
  * each warm root as SQ__ZYGOTE_PY with the loop's shared object as

@@ -1,9 +1,11 @@
 /* jail_seccomp.c: the jail's system-call filter (libseccomp), compiled once
  * in the parent and installed in the child with one async-signal-safe call.
  *
- * Default deny: only the calls CPython and its standard library make
- * (found with strace over HumanEval's canonical solutions and a module
- * tour, see docs/security.md) are allowed; anything else fails with EPERM.
+ * Default deny: only the calls the jail's programs make are allowed:
+ * CPython and its standard library, and the compilers and runtimes of the
+ * other languages workspace.py runs (found with strace, docs/security.md),
+ * plus a language's widenings (SQ_JAIL_WIDEN_*) for its runs alone;
+ * anything else fails with EPERM.
  * Calls only an attack needs are sent to the supervisor through a seccomp
  * user-notification listener: it records the call's name and kills the
  * whole tree, so the blocked call never returns. Foreign architectures and
@@ -33,8 +35,8 @@
 #include "jail_internal.h"
 #include "log.h"
 
-/* What CPython and its stdlib need. ioctl, socket, clone and prlimit64 are
- * allowed below with argument checks. */
+/* What every run may call (Python and the other languages' toolchains).
+ * ioctl, socket, clone and prlimit64 are allowed below with argument checks. */
 static const char *const allowed_syscalls[] = {
     /* memory */
     "brk", "mmap", "munmap", "mremap", "mprotect", "madvise", "msync", "mincore", "membarrier",

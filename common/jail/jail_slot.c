@@ -435,13 +435,13 @@ static int run_fds_open(run_fds *f, const char *program, size_t len, const char 
 }
 
 int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
-                      size_t len, const char *input, size_t input_len, const sq_jail_limits *lim,
+                      size_t len, const char *input, size_t input_len, const sq__jail_plan *plan,
                       sq_jail_outcome *o) {
   holder *h = &holders[slot];
   int ret = SQ_EJAIL;
   run_fds f;
   slot_run r = {.result_fd = -1, .init_pidfd = -1};
-  hold_req rq = {.layers = layers, .uid = sq__jail_slot_uid(slot), .lim = *lim};
+  hold_req rq = {.layers = layers, .uid = sq__jail_slot_uid(slot), .plan = *plan};
   int64_t start_ms = 0;
   /* A holder that died just now (its pidfd not yet readable) fails the
    * request: replace it and try once more, with fresh descriptors. */
@@ -477,7 +477,7 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
   r.result_fd = f.res[0];
   sq__jail_watch w = {.out_fd = f.out[0], .err_fd = f.err[0], .ctl_fd = f.ctl[0], .done_fd = f.res[0], .notify_fd = -1,
                       .kill_pid = -1, .end_check = slot_end, .kill_fallback = slot_kill, .arg = &r,
-                      .start_ms = start_ms, .cg = cg, .lim = lim};
+                      .start_ms = start_ms, .cg = cg, .lim = &plan->lim};
   f.out[0] = f.err[0] = -1; /* sq__jail_supervise closes them */
   sq_jail_end killed_for;
   int status;
@@ -494,7 +494,7 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
   else if (setup_len > 0) {
     snprintf(o->error, sizeof o->error, "%s", setup_msg);
     ret = SQ_EJAIL;
-  } else o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
+  } else o->end = sq__jail_map_end(o, status, killed_for, plan, o->oom_killed);
   if (r.broken) holder_stop(h);
   run_fds_close(&f);
   if (r.init_pidfd >= 0) close(r.init_pidfd);

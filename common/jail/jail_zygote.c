@@ -144,14 +144,8 @@ static sq__zygote_kind recv_timed(int fd, char *buf, size_t cap, int timeout_ms,
 
 /* The LIMITS message into out (cap bytes; its length, 0 if it does not
  * fit): every resource's rlimit, the worker's own values with the jail's
- * fixed ones in place (CPU and AS come with each task). */
+ * fixed ones in place (jail_plan.h; CPU and AS come with each task). */
 static size_t limits_msg(char *out, size_t cap) {
-  static const struct {
-    int res;
-    long long v;
-  } fixed[] = {{RLIMIT_NOFILE, SQ__JAIL_NOFILE_MAX}, {RLIMIT_FSIZE, SQ__JAIL_FSIZE_BYTES},
-               {RLIMIT_NPROC, SQ__JAIL_NPROC_MAX},   {RLIMIT_CORE, 0},
-               {RLIMIT_STACK, SQ__JAIL_STACK_BYTES}, {RLIMIT_MEMLOCK, 0}};
   size_t at = sq__zygote_encode_limit(out, cap, true, NULL);
   for (int r = 0; at && r < RLIM_NLIMITS; r++) {
     struct rlimit rl;
@@ -160,8 +154,8 @@ static size_t limits_msg(char *out, size_t cap) {
       l.soft = rl.rlim_cur == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_cur;
       l.hard = rl.rlim_max == RLIM_INFINITY ? -1 : (int64_t)rl.rlim_max;
     }
-    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
-      if (fixed[i].res == r) l.soft = l.hard = fixed[i].v;
+    for (int i = 0; i < SQ__JAIL_FIXED_RLIMITS; i++)
+      if (sq__jail_fixed_rlimits[i].res == r) l = sq__jail_fixed_rlimits[i];
     size_t n = sq__zygote_encode_limit(out + at, cap - at, false, &l);
     at = n ? at + n : 0;
   }
@@ -208,10 +202,9 @@ static int zygote_start(sq__jail_pool *p, zygote *z) {
   /* A short command line that names the zygote and its slot (zygote_proto.h). */
   char *argv[8];
   sq__jail_argv(c, argv, SQ__ZYGOTE_PY, slot, z->lean ? "lean" : "full");
-  sq_jail_limits none = {0};
   sq__jail_child child = {.python_path = c->python_path, .root_dir = c->root_dir, .program_fd = -1, .argv = argv, .envp = envp,
                           .stdout_fd = devnull, .stderr_fd = err, .status_fd = st_p[1],
-                          .sync_fd = sync_p[0], .result_fd = res_p[1], .notify_sock = ctl[1], .lim = &none,
+                          .sync_fd = sync_p[0], .result_fd = res_p[1], .notify_sock = ctl[1], .plan = NULL,
                           .layers = z->layers, .uid = sq__jail_slot_uid(z->slot),
                           .zygote_uid = sq__jail_zygote_uid(z->slot),
                           .drop_uid = true, .warm = true, .seccomp = &c->seccomp, .interp = &c->interp, .binds = &c->binds,
@@ -589,16 +582,14 @@ static void warm_kill_zygote(void *arg) {
  * (>= 0) passed after the two pipe ends; in_fd (>= 0), the task's stdin,
  * after those. 0 or -1 with errno. */
 static int send_task(zygote *z, bool prelude_loaded, const char *program, size_t len, int prog_fd, int in_fd,
-                     const sq_jail_limits *lim, int out_w, int err_w) {
+                     const sq__jail_plan *plan, int out_w, int err_w) {
   char head[SQ__ZYGOTE_TASK_HEAD_MAX];
-  long long cpu_s = (lim->cpu_ms + 999) / 1000;
-  if (cpu_s < 1) cpu_s = 1;
-  int64_t as_mib = lim->address_space_mib > 0 ? lim->address_space_mib : lim->memory_mib;
+  const sq_jail_limits *lim = &plan->lim;
   /* Only where workspace.py, which starts a standby, is loaded. */
   const char *sb = lim->standby && !z->lean && prelude_loaded ? lim->standby : "";
   size_t sb_len = strlen(sb);
   if (sb_len > SQ__ZYGOTE_STANDBY_MAX) sb = "", sb_len = 0; /* none rather than a cut one */
-  size_t hl = sq__zygote_encode_task_head(head, sizeof head, cpu_s, as_mib << 20, prog_fd >= 0,
+  size_t hl = sq__zygote_encode_task_head(head, sizeof head, plan->cpu_s, plan->as_bytes, prog_fd >= 0,
                                           in_fd >= 0, sb_len);
   struct iovec iov[3] = {{.iov_base = head, .iov_len = hl},
                          {.iov_base = (void *)sb, .iov_len = sb_len},
@@ -668,7 +659,8 @@ static bool drop_standby(zygote *z) {
 /* One try of the task on z. Returns 0 (it ran, whatever its end), TRY_AGAIN
  * (why says why), or SQ_ENOMEM / SQ_EJAIL (a host failure). */
 static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, size_t len, int prog_fd, int in_fd,
-                        const sq_jail_limits *lim, sq_jail_outcome *o, char *why, size_t why_len) {
+                        const sq__jail_plan *plan, sq_jail_outcome *o, char *why, size_t why_len) {
+  const sq_jail_limits *lim = &plan->lim;
   int ret = 0;
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
   o->layers = z->layers;
@@ -687,8 +679,8 @@ static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, siz
     zygote_stop(z);
     return TRY_AGAIN;
   }
-  if (sq__jail_cgroup_reset(&z->cg, lim->memory_mib) != 0) {
-    snprintf(why, why_len, "its cgroup refused the memory limit of %lld MiB: %s", (long long)lim->memory_mib,
+  if (sq__jail_cgroup_reset(&z->cg, plan->cgroup_mib) != 0) {
+    snprintf(why, why_len, "its cgroup refused the memory limit of %lld MiB: %s", (long long)plan->cgroup_mib,
              strerror(errno));
     zygote_stop(z);
     return TRY_AGAIN;
@@ -700,7 +692,7 @@ static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, siz
   }
   warm_run r = {.z = z};
   int64_t sent_ms = sq_now_mono_ms();
-  if (send_task(z, prelude_loaded, program, len, prog_fd, in_fd, lim, out_p[1], err_p[1]) != 0) {
+  if (send_task(z, prelude_loaded, program, len, prog_fd, in_fd, plan, out_p[1], err_p[1]) != 0) {
     int err = errno;
     zygote_stop(z);
     if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) { /* it died meanwhile */
@@ -751,7 +743,7 @@ static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, siz
       o->signal = SIGKILL;
       ret = 0;
     }
-    o->end = sq__jail_map_end(o, status, killed_for, lim, o->oom_killed);
+    o->end = sq__jail_map_end(o, status, killed_for, plan, o->oom_killed);
   }
   if (r.broken) zygote_stop(z); /* replaced at its next use */
   else if (!r.reported) z->reap_pending = true;
@@ -765,7 +757,7 @@ out:
 }
 
 int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const char *input, size_t input_len,
-                      bool lean, const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o) {
+                      bool lean, const sq__jail_plan *plan, const char *task_id, sq_jail_outcome *o) {
   zygote *z = acquire(p, lean);
   int ret = 0, prog_fd = -1, in_fd = -1;
   char why[160] = "";
@@ -793,7 +785,7 @@ int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const c
       ret = zygote_ready(p, z, task_id, o);
     }
     if (ret != 0) break;
-    ret = warm_attempt(z, sq__jail_common_of(p->jail)->prelude != NULL, program, len, prog_fd, in_fd, lim, o, why, sizeof why);
+    ret = warm_attempt(z, sq__jail_common_of(p->jail)->prelude != NULL, program, len, prog_fd, in_fd, plan, o, why, sizeof why);
     if (ret != TRY_AGAIN) break;
     sq_jail_mode mode = o->mode;
     sq_jail_outcome_clear(o);

@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jail_plan.h" /* sq__jail_rlimits_set (jail_plan.c, compiled into this module too) */
 #include "util.h" /* sq_write_all (base/write_all.c, compiled into this module too) */
 #include "zygote_proto.h"
 
@@ -62,7 +63,7 @@
 /* The loop's state; in a child, what take() needs. */
 static struct {
   int ctl, init, took_w;
-  struct rlimit fsize; /* each task's, set by its child once main.py is written */
+  sq__zygote_rlimit fsize; /* each task's, set by its child once main.py is written */
   bool have_fsize;
   struct statfs fresh; /* the scratch as its init mounted it (fresh_scratch) */
   struct timespec fresh_times[2]; /* and its root directory's atime and mtime then */
@@ -114,10 +115,13 @@ static void set_limits(void) {
   }
   sq__zygote_rlimit l;
   for (int i = 0; sq__zygote_limit_at(&m, i, &l); i++) {
-    struct rlimit rl = {l.soft < 0 ? RLIM_INFINITY : (rlim_t)l.soft, l.hard < 0 ? RLIM_INFINITY : (rlim_t)l.hard};
-    if (l.res == RLIMIT_FSIZE) zl.fsize = rl, zl.have_fsize = true;
+    if (l.res == RLIMIT_FSIZE) zl.fsize = l, zl.have_fsize = true;
     if (l.res == RLIMIT_CPU || l.res == RLIMIT_AS || l.res == RLIMIT_FSIZE) continue;
-    if (setrlimit(l.res, &rl) != 0) die("setrlimit");
+    if (sq__jail_rlimits_set(&l, 1) >= 0) {
+      char what[96];
+      sq__jail_rlimit_describe("setrlimit ", &l, what, sizeof what);
+      die(what);
+    }
   }
 }
 
@@ -473,11 +477,15 @@ static PyObject *zl_take(PyObject *self, PyObject *unused) {
   if (chdir(SQ__ZYGOTE_SCRATCH_DIR) != 0) refuse("chdir to the scratch");
   /* The task's own limits and FSIZE; every other one it has from the
    * zygote (serve). */
-  rlim_t cpu_s = (rlim_t)m.u.task.cpu_s, as_bytes = (rlim_t)m.u.task.as_bytes;
-  if (setrlimit(RLIMIT_CPU, &(struct rlimit){cpu_s, cpu_s + 1}) != 0 ||
-      setrlimit(RLIMIT_AS, &(struct rlimit){as_bytes, as_bytes}) != 0 ||
-      (zl.have_fsize && setrlimit(RLIMIT_FSIZE, &zl.fsize) != 0))
-    refuse("setrlimit");
+  sq__zygote_rlimit own_limits[3];
+  sq__jail_task_rlimits(m.u.task.cpu_s, m.u.task.as_bytes, own_limits);
+  own_limits[2] = zl.fsize;
+  int bad = sq__jail_rlimits_set(own_limits, zl.have_fsize ? 3 : 2);
+  if (bad >= 0) {
+    char what[96];
+    sq__jail_rlimit_describe("setrlimit ", &own_limits[bad], what, sizeof what);
+    refuse(what);
+  }
   char took[TOOK_HEAD + SQ__ZYGOTE_STANDBY_MAX];
   struct rusage own;
   int64_t setup_us[2] = {0, 0};
@@ -538,9 +546,7 @@ static PyObject *zl_fsize(PyObject *self, PyObject *unused) {
   (void)self;
   (void)unused;
   if (!zl.have_fsize) Py_RETURN_NONE;
-  long long soft = zl.fsize.rlim_cur == RLIM_INFINITY ? -1 : (long long)zl.fsize.rlim_cur;
-  long long hard = zl.fsize.rlim_max == RLIM_INFINITY ? -1 : (long long)zl.fsize.rlim_max;
-  return Py_BuildValue("(LL)", soft, hard);
+  return Py_BuildValue("(LL)", (long long)zl.fsize.soft, (long long)zl.fsize.hard);
 }
 
 static PyMethodDef zl_methods[] = {

@@ -54,10 +54,11 @@ static int append_build(sq_buf *b, const sq_workspace_build *build) {
   return rc ? rc : sq_buf_append(b, "]", 1);
 }
 
-/* The program's own CPU seconds (0: the jail's only) and memory (MiB) its
- * run is held to, as the spec and the standby request both give them. */
+/* The program's own CPU seconds (the jail's rounding, sq_jail_cpu_limit_s;
+ * 0 where run sets none: the jail's limit only) and memory (MiB) its run
+ * is held to, as the spec and the standby request both give them. */
 static void run_cpu_mem(const sq_jail_limits *run, long long *cpu_s, long long *mem) {
-  *cpu_s = run && run->cpu_ms > 0 ? (run->cpu_ms + 999) / 1000 : 0;
+  *cpu_s = run && run->cpu_ms > 0 ? sq_jail_cpu_limit_s(run->cpu_ms) : 0;
   *mem = run && run->memory_mib > 0 ? run->memory_mib : 512;
 }
 

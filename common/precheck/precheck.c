@@ -42,8 +42,6 @@ const char *sq_precheck_kind_name(sq_finding_kind k) {
   return (int)k >= 0 && k < SQ_FINDING__COUNT ? kind_names[k] : "unknown";
 }
 
-const char *sq_precheck_action_name(sq_precheck_action a) { return a == SQ_PRECHECK_BLOCK ? "block" : "record"; }
-
 int sq_precheck_kind_parse(const char *name, sq_finding_kind *out) {
   for (int i = 0; name && i < SQ_FINDING__COUNT; i++)
     if (strcmp(name, kind_names[i]) == 0) {

@@ -56,9 +56,8 @@ typedef struct {
 /* Fills p with the default allowlist and actions. */
 void sq_precheck_defaults(sq_precheck_config *p);
 
-/* Wire names of kinds and actions; never NULL. */
+/* Wire name of a kind; never NULL. */
 const char *sq_precheck_kind_name(sq_finding_kind k);
-const char *sq_precheck_action_name(sq_precheck_action a);
 /* Parse wire names; return 0 or SQ_EINVAL. */
 int sq_precheck_kind_parse(const char *name, sq_finding_kind *out);
 int sq_precheck_action_parse(const char *name, sq_precheck_action *out);
