@@ -30,7 +30,7 @@ static int open_known(const sq_config *cfg, const char *batch, sq_queue **q, sq_
   if (sq__open_queue(cfg, q)) return SQ_EXIT_ERROR;
   if (sq_queue_batch_stats(*q, batch, st)) {
     fprintf(stderr, "sandq-producer: %s\n", sq_queue_errstr(*q));
-  } else if (st->total == 0 && st->done == 0 && st->n_statuses == 0) {
+  } else if (st->total == 0 && st->done == 0 && st->n_statuses == 0 && st->push == SQ_PUSH_NONE) {
     fprintf(stderr, "sandq-producer: batch %s is unknown to queue %s\n", batch, cfg->queue);
   } else {
     return SQ_EXIT_OK;
@@ -47,7 +47,7 @@ int sq__wait_run(const sq_config *cfg, const sq_wait_opts *o) {
   if (code) return code;
   if (o->out_path && sq__out_check(o->out_path) != 0) return SQ_EXIT_USAGE;
   if ((code = open_known(cfg, o->batch, &q, &st))) return code;
-  code = sq__wait_report(q, o->batch, o->timeout_s, o->out_path, o->table);
+  code = sq__wait_report(q, o->batch, st.total, o->timeout_s, o->out_path, o->table);
   sq_queue_free(q);
   return code;
 }
@@ -66,7 +66,11 @@ static int64_t status_count(const sq_batch_stats *st, const char *name) {
   return 0;
 }
 
+/* A push still adding to the batch, or one that died midway, is its state
+ * before the counters' (a batch can look finished between two chunks). */
 static const char *state_of(const sq_batch_stats *st) {
+  if (st->push == SQ_PUSH_PUSHING) return "pushing";
+  if (st->push == SQ_PUSH_INCOMPLETE) return "incomplete push";
   return st->finished_at_ms ? (st->cancelled_at_ms ? "cancelled" : "finished") : "running";
 }
 

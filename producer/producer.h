@@ -19,8 +19,10 @@ enum {
   SQ_EXIT_USAGE = 2,    /* bad command line */
   SQ_EXIT_TIMEOUT = 3,  /* --timeout-s ran out before every task had a result */
   SQ_EXIT_MISMATCH = 4, /* a result's status differed from its metadata.expect */
-  SQ_EXIT_INCOMPLETE = 5, /* the batch finished with tasks in the dead letter (no result) */
+  SQ_EXIT_INCOMPLETE = 5, /* the batch finished with tasks in the dead letter (no result), or its push did
+                           * not complete */
   SQ_EXIT_BAD_RESULT = 6, /* a stored result is not BSON: named on stderr, left out of --out */
+  SQ_EXIT_LOST = 7,       /* waiting: the batch vanished or went back (Redis lost it), named on stderr */
   SQ_EXIT_INTERRUPTED = 130, /* Ctrl-C while waiting: the batch keeps running (128 + SIGINT) */
 };
 
@@ -80,29 +82,45 @@ int sq__open_queue(const sq_config *cfg, sq_queue **q);
 
 /* Polls the batch's counters until the server marks it finished (its
  * finished flag, read through sq1_batch_get: every task has a result, sits
- * in the dead letter, or was cancelled), showing a progress bar on a
- * terminal and plain lines otherwise (stderr). Rides out Redis outages.
- * Ctrl-C (SIGINT, SIGTERM) stops the wait, not the batch: says how to
- * re-attach and returns SQ_EXIT_INTERRUPTED. Returns SQ_EXIT_OK,
- * SQ_EXIT_TIMEOUT, SQ_EXIT_INTERRUPTED or SQ_EXIT_ERROR with the last
+ * in the dead letter, or was cancelled) and no push into it is under way
+ * (sq_queue_push_mark), showing a progress bar on a terminal and plain
+ * lines otherwise (stderr). Rides out Redis outages. A batch that
+ * vanishes (Redis restarted without its data, or evicted it) or whose
+ * total falls (Redis went back to older data: pushed tasks lost) is named
+ * on stderr and SQ_EXIT_LOST returned; results lost while their tasks run
+ * again are said once and waited for. Ctrl-C (SIGINT, SIGTERM) stops the
+ * wait, not the batch: says how to re-attach and returns
+ * SQ_EXIT_INTERRUPTED. Returns SQ_EXIT_OK, SQ_EXIT_TIMEOUT,
+ * SQ_EXIT_INTERRUPTED, SQ_EXIT_LOST or SQ_EXIT_ERROR with the last
  * counters in *st. */
 int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st);
 /* The same, with h (NULL: none): h->check(h->ud) runs before each look at
  * the counters and returns 0 to go on, or the SQ_EXIT_* code to stop
  * with (having said why); with h->private_fleet the batch ends with this
- * process (evaluate's own Redis), so Ctrl-C prints no re-attach hint. */
+ * process (evaluate's own Redis), so Ctrl-C prints no re-attach hint;
+ * h->expect_total (0: none) is a total the batch is known to have reached
+ * (push --wait: the tasks it pushed), so a batch found smaller from the
+ * first look went back. */
 typedef struct {
   int (*check)(void *ud);
   void *ud;
   bool private_fleet;
+  int64_t expect_total;
 } sq_wait_hooks;
 int sq__wait_batch_hooked(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st,
                           const sq_wait_hooks *h);
 
-/* Waits for batch (sq__wait_batch), prints its counters and the time it
- * took, then reads its results (sq__report_results: out_path, table). The
- * end of `push --wait` and of `wait`. Returns an SQ_EXIT_* code. */
-int sq__wait_report(sq_queue *q, const char *batch, int64_t timeout_s, const char *out_path, bool table);
+/* Waits for batch (sq__wait_batch; expect_total as its hook's), prints
+ * its counters and the time it took, then reads its results
+ * (sq__report_results: out_path, table); a batch whose push did not
+ * complete is said and gives SQ_EXIT_INCOMPLETE. The end of `push --wait`
+ * and of `wait`. Returns an SQ_EXIT_* code. */
+int sq__wait_report(sq_queue *q, const char *batch, int64_t expect_total, int64_t timeout_s, const char *out_path,
+                    bool table);
+
+/* "pushing", "incomplete push" or NULL (complete, or none recorded): what
+ * status, batches and wait show of a batch's push. */
+const char *sq__push_state_text(sq_push_state p);
 
 /* Prints a batch's counters: total, done, dead and one row per status. */
 void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st);

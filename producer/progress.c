@@ -42,7 +42,43 @@ static void status_text(const sq_batch_stats *st, char *buf, size_t n) {
                           (long long)st->statuses[i].count);
   if (st->dead && o < n) o += (size_t)snprintf(buf + o, n - o, "%sdead %lld", o ? " " : "", (long long)st->dead);
   if (st->duplicate && o < n)
-    snprintf(buf + o, n - o, "%sduplicate %lld", o ? " " : "", (long long)st->duplicate);
+    o += (size_t)snprintf(buf + o, n - o, "%sduplicate %lld", o ? " " : "", (long long)st->duplicate);
+  const char *push = sq__push_state_text(st->push);
+  if (push && o < n) snprintf(buf + o, n - o, "%s(%s)", o ? " " : "", push);
+}
+
+const char *sq__push_state_text(sq_push_state p) {
+  return p == SQ_PUSH_PUSHING ? "pushing" : p == SQ_PUSH_INCOMPLETE ? "incomplete push" : NULL;
+}
+
+/* What the counters say of a batch known before (had is the largest total
+ * seen, settled_max the most settled): 0 when it goes on, else
+ * SQ_EXIT_LOST with the reason on stderr. A batch no key of which is
+ * left vanished; a total that fell went back (the tasks pushed since are
+ * lost); results that went back are said once (their claims come back
+ * and run again: docs/operations.md, "What happens when"). */
+static int check_lost(const char *batch, const sq_batch_stats *st, int64_t had, int64_t settled_max, bool *told,
+                      bool tty) {
+  int64_t settled = st->done + st->dead + st->duplicate;
+  bool gone = st->total == 0 && st->done == 0 && st->n_statuses == 0 && st->push == SQ_PUSH_NONE;
+  if (had > 0 && gone) {
+    fprintf(stderr, "%ssandq-producer: batch %s vanished: Redis no longer holds it (restarted without its data, or "
+            "evicted it: maxmemory-policy must be noeviction, docs/operations.md); push it again\n", tty ? "\n" : "",
+            batch);
+    return SQ_EXIT_LOST;
+  }
+  if (st->total < had) {
+    fprintf(stderr, "%ssandq-producer: batch %s went back: its total fell from %lld to %lld (Redis restarted from "
+            "older data and lost the tasks pushed since); run the same push again to add them (tasks already in the "
+            "batch are skipped)\n", tty ? "\n" : "", batch, (long long)had, (long long)st->total);
+    return SQ_EXIT_LOST;
+  }
+  if (settled < settled_max && !*told) {
+    fprintf(stderr, "%ssandq-producer: batch %s: Redis lost %lld result(s) (it restarted from older data); their "
+            "tasks run again, still waiting\n", tty ? "\n" : "", batch, (long long)(settled_max - settled));
+    *told = true;
+  }
+  return 0;
 }
 
 static void eta_text(double secs, char *buf, size_t n) {
@@ -125,6 +161,8 @@ static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch
   bool tty = isatty(STDERR_FILENO);
   int64_t t0 = sq_now_mono_ms(), last_plain = t0 - PLAIN_PROGRESS_MS, outage_since = 0;
   int64_t settled0 = -1, backoff_ms = POLL_MIN_MS;
+  int64_t had = h ? h->expect_total : 0, settled_max = 0; /* what the batch reached before (check_lost) */
+  bool told_lost = false;
   for (;;) {
     int64_t sleep_for = POLL_MS;
     if (interrupted) return SQ_EXIT_INTERRUPTED;
@@ -153,10 +191,15 @@ static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch
     } else {
       outage_since = 0;
       int64_t settled = st->done + st->dead + st->duplicate;
+      int lost = check_lost(batch, st, had, settled_max, &told_lost, tty);
+      if (lost) return lost;
+      if (st->total > had) had = st->total;
+      if (settled > settled_max) settled_max = settled;
       if (settled0 < 0) settled0 = settled;
       double secs = (double)(now - t0) / 1000.0;
       double rate = secs > 0 ? (double)(settled - settled0) / secs : 0;
-      bool finished = st->finished_at_ms != 0; /* the server's decision (sq1_batch_get) */
+      /* the server's decision (sq1_batch_get), once no push is still adding to it */
+      bool finished = st->finished_at_ms != 0 && st->push != SQ_PUSH_PUSHING;
       if (tty || finished || now - last_plain >= PLAIN_PROGRESS_MS) {
         show(batch, st, rate, tty, finished);
         last_plain = now;

@@ -221,18 +221,24 @@ static void make_batch_id(char *buf, size_t n) {
            tm.tm_hour, tm.tm_min, tm.tm_sec, (unsigned)r);
 }
 
-/* The queue's priority and idempotency key of one stamped payload (a
- * payload that does not parse goes at normal priority). *idem is malloc'd. */
-static void push_fields(const char *payload, size_t len, sq_priority *prio, char **idem) {
+/* The queue's priority, idempotency key and (id not NULL) task id of one
+ * stamped payload (a payload that does not parse goes at normal priority,
+ * without either). *idem and *id are malloc'd. */
+static void push_fields(const char *payload, size_t len, sq_priority *prio, char **idem, char **id) {
   sq_task *t = NULL;
   char err[8];
   *prio = SQ_PRIORITY_NORMAL;
   *idem = NULL;
+  if (id) *id = NULL;
   if (sq_task_parse(payload, len, 0, &t, err, sizeof err) == 0) {
     *prio = t->priority == SQ_TASK_HIGH ? SQ_PRIORITY_HIGH : t->priority == SQ_TASK_LOW ? SQ_PRIORITY_LOW
                                                                                        : SQ_PRIORITY_NORMAL;
     *idem = t->idempotency_key;
     t->idempotency_key = NULL;
+    if (id) {
+      *id = t->id;
+      t->id = NULL;
+    }
   }
   sq_task_free(t);
 }
@@ -280,18 +286,33 @@ static int check_stamps(task_reader *r, const char *batch, bool no_validate, siz
   return more < 0 ? more : bad;
 }
 
-/* Pushes every item; with block, waits while the queue is full. */
-static int push_all(sq_queue *q, const char *batch, const sq_push_item *items, size_t n, bool block,
-                    size_t *pushed, size_t *dups) {
+/* One push of tasks into one batch: its counts, and the id of its record
+ * in the batch (sq_queue_push_mark; "" for none, the raw lines' batch). */
+typedef struct {
+  sq_push_counts c;
+  char mark[24];
+} push_run;
+
+/* Renews the push's record (its lease) in batch; a failure here is the
+ * next push step's to report. */
+static void push_alive(sq_queue *q, const char *batch, const push_run *pr) {
+  if (pr->mark[0]) (void)sq_queue_push_mark(q, batch, pr->mark, SQ_PUSH_MARK_ALIVE);
+}
+
+/* Pushes every item (ids[i] its task id, or NULL); with block, waits
+ * while the queue is full (keeping the push's record alive). Adds to pr->c. */
+static int push_all(sq_queue *q, const char *batch, const sq_push_item *items, const char *const *ids, size_t n,
+                    bool block, push_run *pr) {
   size_t off = 0;
   bool told = false;
-  *pushed = *dups = 0;
   for (;;) {
-    size_t p = 0, d = 0;
-    int rc = sq_queue_push_items(q, batch, items + off, n - off, &p, &d);
-    *pushed += p;
-    *dups += d;
-    off += p + d;
+    sq_push_counts c = {0};
+    int rc = sq_queue_push_counted(q, batch, items + off, ids ? ids + off : NULL, n - off, &c);
+    pr->c.pushed += c.pushed;
+    pr->c.duplicates += c.duplicates;
+    pr->c.already += c.already;
+    off += c.pushed + c.duplicates + c.already;
+    push_alive(q, batch, pr);
     if (rc != SQ_EFULL || !block) return rc;
     if (!told) fprintf(stderr, "sandq-producer: %s; waiting (--block)\n", sq_queue_errstr(q));
     told = true;
@@ -302,11 +323,12 @@ static int push_all(sq_queue *q, const char *batch, const sq_push_item *items, s
 
 /* Pushes the file's lines CHUNK_LINES at a time (check_stamps passed):
  * the stamped ones into batch, or with raw the lines that are not JSON
- * objects (no_validate) as they are, into SQ_TASK_INVALID_BATCH. Adds to
- * *pushed and *dups. Returns 0 or the first error (explained by the caller). */
-static int push_lines(task_reader *r, sq_queue *q, const char *batch, bool raw, bool block, size_t *pushed,
-                      size_t *dups) {
-  char *payloads[CHUNK_LINES];
+ * objects (no_validate) as they are, into SQ_TASK_INVALID_BATCH. With
+ * ids (validated lines: no id twice) each task carries its id, so one
+ * already in the batch (this push run before) is skipped. Adds to pr.
+ * Returns 0 or the first error (explained by the caller). */
+static int push_lines(task_reader *r, sq_queue *q, const char *batch, bool raw, bool ids, bool block, push_run *pr) {
+  char *payloads[CHUNK_LINES], *tids[CHUNK_LINES];
   sq_push_item items[CHUNK_LINES];
   size_t n = 0;
   int64_t now_ms = sq_now_wall_ms();
@@ -327,25 +349,26 @@ static int push_lines(task_reader *r, sq_queue *q, const char *batch, bool raw, 
       char *idem = NULL;
       payloads[n] = stamped;
       items[n] = (sq_push_item){.payload = stamped, .len = strlen(stamped)};
-      push_fields(stamped, items[n].len, &items[n].priority, &idem);
+      push_fields(stamped, items[n].len, &items[n].priority, &idem, ids && !raw ? &tids[n] : NULL);
+      if (!ids || raw) tids[n] = NULL;
       items[n++].idempotency_key = idem;
     }
     if (n && (n == CHUNK_LINES || more != 1)) {
-      size_t p = 0, d = 0;
-      rc = push_all(q, raw ? SQ_TASK_INVALID_BATCH : batch, items, n, block, &p, &d);
-      *pushed += p, *dups += d;
-      for (size_t i = 0; i < n; i++) free(payloads[i]), free((char *)items[i].idempotency_key);
+      rc = push_all(q, raw ? SQ_TASK_INVALID_BATCH : batch, items, (const char *const *)tids, n, block, pr);
+      for (size_t i = 0; i < n; i++) free(payloads[i]), free(tids[i]), free((char *)items[i].idempotency_key);
       n = 0;
     }
   } while (more == 1 && !rc);
-  for (size_t i = 0; i < n; i++) free(payloads[i]), free((char *)items[i].idempotency_key);
+  for (size_t i = 0; i < n; i++) free(payloads[i]), free(tids[i]), free((char *)items[i].idempotency_key);
   return rc ? rc : more < 0 ? more : 0;
 }
 
-int sq__wait_report(sq_queue *q, const char *batch, int64_t timeout_s, const char *out_path, bool table) {
+int sq__wait_report(sq_queue *q, const char *batch, int64_t expect_total, int64_t timeout_s, const char *out_path,
+                    bool table) {
   sq_batch_stats st;
   int64_t t0 = sq_now_mono_ms();
-  int code = sq__wait_batch(q, batch, timeout_s, &st);
+  sq_wait_hooks hooks = {.expect_total = expect_total};
+  int code = sq__wait_batch_hooked(q, batch, timeout_s, &st, &hooks);
   if (code != SQ_EXIT_OK) return code;
   sq__report_counts(stdout, batch, &st);
   printf("elapsed: %.1f s\n", (double)(sq_now_mono_ms() - t0) / 1000.0);
@@ -359,7 +382,20 @@ int sq__wait_report(sq_queue *q, const char *batch, int64_t timeout_s, const cha
             "(sandq-producer dead list)\n", (long long)st.dead, batch);
     code = SQ_EXIT_INCOMPLETE;
   }
+  if (code == SQ_EXIT_OK && st.push == SQ_PUSH_INCOMPLETE) {
+    fprintf(stderr, "sandq-producer: batch %s: its push did not complete (%lld task(s) went in; the pushing process "
+            "ended midway): run the same push again to add the rest (tasks already in the batch are skipped)\n",
+            batch, (long long)st.total);
+    code = SQ_EXIT_INCOMPLETE;
+  }
   return code;
+}
+
+/* A fresh id for one push's record in its batch (sq_queue_push_mark). */
+static void make_push_mark(char *buf, size_t n) {
+  uint64_t r = 0;
+  if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) r = (uint64_t)getpid() << 32 ^ (uint64_t)sq_now_wall_ms();
+  snprintf(buf, n, "%016llx", (unsigned long long)r);
 }
 
 int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
@@ -413,15 +449,33 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
     fprintf(stderr, "sandq-producer: setting the budget failed: %s\n", sq_queue_errstr(q));
     goto out;
   }
-  size_t pushed = 0, dups = 0, raw_pushed = 0, raw_dups = 0;
-  if ((rc = push_lines(&tr, q, batch, false, o->block, &pushed, &dups)) == 0 && n_raw > 0)
-    rc = push_lines(&tr, q, batch, true, o->block, &raw_pushed, &raw_dups);
-  if (rc) {
-    fprintf(stderr, "sandq-producer: push failed after %zu of %zu task(s): %s%s\n",
-            pushed + dups + raw_pushed + raw_dups, n, rc == SQ_ENOMEM || rc == SQ_EIO ? sq_strerror(rc) : sq_queue_errstr(q),
-            rc == SQ_EFULL ? " (--block waits for room)" : "");
+  /* The batch records this push as under way until it ends: a push that
+   * dies midway leaves it "incomplete push", and running it again adds
+   * only the tasks the batch lacks (validated lines carry their ids). */
+  push_run pr = {0}, raw_pr = {0};
+  make_push_mark(pr.mark, sizeof pr.mark);
+  if ((rc = sq_queue_push_mark(q, batch, pr.mark, SQ_PUSH_MARK_BEGIN))) {
+    fprintf(stderr, "sandq-producer: recording the push in batch %s failed: %s\n", batch, sq_queue_errstr(q));
     goto out;
   }
+  if ((rc = push_lines(&tr, q, batch, false, !o->no_validate, o->block, &pr)) == 0 && n_raw > 0)
+    rc = push_lines(&tr, q, batch, true, false, o->block, &raw_pr);
+  if (!rc && (rc = sq_queue_push_mark(q, batch, pr.mark, pr.c.pushed + pr.c.already ? SQ_PUSH_MARK_END
+                                                                                        : SQ_PUSH_MARK_DROP)))
+    fprintf(stderr, "sandq-producer: every task was pushed, but recording the push's end in batch %s failed: %s\n",
+            batch, sq_queue_errstr(q));
+  size_t pushed = pr.c.pushed, dups = pr.c.duplicates, already = pr.c.already;
+  if (rc) {
+    fprintf(stderr, "sandq-producer: push failed after %zu of %zu task(s): %s%s\n",
+            pushed + dups + already + raw_pr.c.pushed + raw_pr.c.duplicates, n,
+            rc == SQ_ENOMEM || rc == SQ_EIO ? sq_strerror(rc) : sq_queue_errstr(q),
+            rc == SQ_EFULL ? " (--block waits for room)" : "");
+    if (!o->no_validate)
+      fprintf(stderr, "sandq-producer: batch %s shows an incomplete push: run the same push again to add the rest "
+              "(tasks already in the batch are skipped)\n", batch);
+    goto out;
+  }
+  size_t raw_pushed = raw_pr.c.pushed, raw_dups = raw_pr.c.duplicates;
   if (n_raw > 0)
     fprintf(stderr, "sandq-producer: %zu line(s) are not JSON objects: pushed as they are, counted in batch %s "
             "(where their invalid_task results go)\n", n_raw, SQ_TASK_INVALID_BATCH);
@@ -430,16 +484,20 @@ int sq__push_run(const sq_config *cfg, const sq_push_opts *o) {
   printf("%s\n", batch);
   fflush(stdout);
   if (dups) fprintf(stderr, "sandq-producer: %zu task(s) skipped: their idempotency_key was already pushed\n", dups);
+  if (already)
+    fprintf(stderr, "sandq-producer: %zu of %zu task(s) were already in batch %s (pushed before): not pushed again; "
+            "%zu new\n", already, n, batch, pushed);
   SQ_INFO("pushed %zu task(s) to queue %s as batch %s", pushed, cfg->queue, batch);
   reader_close(&tr); /* the file is not needed while waiting */
-  if (o->wait && pushed == 0) {
+  if (o->wait && pushed == 0 && already == 0) {
     /* Nothing went into the batch, so it will never exist, let alone finish. */
     fprintf(stderr, "sandq-producer: batch %s has no tasks to wait for: every task was skipped (their results "
             "are filed under the batches that first pushed them)%s\n", batch, o->out_path ? "; --out not written" : "");
     code = SQ_EXIT_OK;
     goto out;
   }
-  code = o->wait ? sq__wait_report(q, batch, o->timeout_s, o->out_path, o->table) : SQ_EXIT_OK;
+  code = o->wait ? sq__wait_report(q, batch, (int64_t)(pushed + already), o->timeout_s, o->out_path, o->table)
+                 : SQ_EXIT_OK;
 out:
   sq_queue_free(q);
   reader_close(&tr);
@@ -461,12 +519,15 @@ int sq__status_run(const sq_config *cfg, const char *batch) {
     fprintf(stderr, "sandq-producer: %s\n", sq_queue_errstr(q));
     goto out;
   }
-  if (st.total == 0 && st.done == 0 && st.n_statuses == 0) {
+  if (st.total == 0 && st.done == 0 && st.n_statuses == 0 && st.push == SQ_PUSH_NONE) {
     fprintf(stderr, "sandq-producer: batch %s is unknown to queue %s\n", batch, cfg->queue);
     goto out;
   }
   sq__report_counts(stdout, batch, &st);
   code = st.finished_at_ms && st.dead > 0 ? SQ_EXIT_INCOMPLETE : SQ_EXIT_OK;
+  if (st.push == SQ_PUSH_INCOMPLETE)
+    fprintf(stderr, "sandq-producer: batch %s: its push did not complete (the pushing process ended midway): run the "
+            "same push again to add the rest (tasks already in the batch are skipped)\n", batch);
 out:
   sq_queue_free(q);
   return code;

@@ -22,6 +22,8 @@ void sq__report_counts(FILE *f, const char *batch, const sq_batch_stats *st) {
   fprintf(f, "  %-20s %8lld\n", "dead", (long long)st->dead);
   if (st->duplicate) fprintf(f, "  %-20s %8lld\n", "duplicate", (long long)st->duplicate);
   fprintf(f, "  %-20s %8s\n", "finished", st->finished_at_ms ? "yes" : "no");
+  const char *push = sq__push_state_text(st->push);
+  if (push) fprintf(f, "  %-20s %s\n", "push", push);
   if (st->cost_usd > 0 || st->budget_usd >= 0) fprintf(f, "  %-20s %12.6f\n", "cost_usd", st->cost_usd);
   if (st->budget_usd >= 0) fprintf(f, "  %-20s %12.6f\n", "budget_usd", st->budget_usd);
   if (st->n_statuses) fprintf(f, "  %-20s %8s\n", "status", "count");

@@ -79,6 +79,39 @@ typedef struct {
   const char *idempotency_key; /* NULL or "": no deduplication */
 } sq_push_item;
 
+/* What a push did: tasks pushed, skipped for an idempotency_key already
+ * pushed, and skipped because their id was already in the batch. */
+typedef struct {
+  size_t pushed;
+  size_t duplicates;
+  size_t already;
+} sq_push_counts;
+
+/* sq_queue_push_items, where ids (NULL: none) holds each item's task id
+ * (borrowed; a NULL or "" entry: none): an item whose id its batch already
+ * holds (an id an earlier push with ids put into it, within retention_s)
+ * is skipped, so a push run again into its batch (after one killed
+ * midway) adds only the tasks it lacks: the batch keeps each id once.
+ * *c (not NULL) counts what happened, also on error. Returns as
+ * sq_queue_push_items. */
+int sq_queue_push_counted(sq_queue *q, const char *batch, const sq_push_item *items, const char *const *ids,
+                          size_t n, sq_push_counts *c);
+
+/* Whether a batch's push completed, as sq_queue_push_mark recorded it:
+ * each push begins (push_id, a name of the caller's of up to 32
+ * characters), renews its lease while it pushes (at least every
+ * SQ_QUEUE_PUSH_LEASE_MS) and ends; alive and end do nothing once a later
+ * push began on the batch. A push that never ended and whose lease ran
+ * out is incomplete (its process died). Returns 0 or a Redis error. */
+#define SQ_QUEUE_PUSH_LEASE_MS 15000
+typedef enum {
+  SQ_PUSH_MARK_BEGIN,
+  SQ_PUSH_MARK_ALIVE,
+  SQ_PUSH_MARK_END,
+  SQ_PUSH_MARK_DROP /* the end of a push that put nothing into the batch: no record, and no key for it */
+} sq_push_mark;
+int sq_queue_push_mark(sq_queue *q, const char *batch, const char *push_id, sq_push_mark what);
+
 /* Pushes n items for batch in chunks (one atomic step per chunk, spread
  * over the shards of a sharded queue): a task whose idempotency_key was
  * seen within retention_s is skipped. A chunk whose outcome is unknown (a
@@ -267,6 +300,11 @@ int sq_queue_reap(sq_queue *q, const char *worker_id, bool *ran, size_t *requeue
 
 /* ---- batches -------------------------------------------------------- */
 
+/* A batch's push as recorded (sq_queue_push_mark): none recorded (pushed
+ * by other means), complete, pushing (a push under way) or incomplete (a
+ * push that began and never ended: its pusher died). */
+typedef enum { SQ_PUSH_NONE = 0, SQ_PUSH_COMPLETE, SQ_PUSH_PUSHING, SQ_PUSH_INCOMPLETE } sq_push_state;
+
 #define SQ_QUEUE_MAX_STATUSES 16
 #define SQ_QUEUE_BATCH_NAME_MAX 128 /* bytes in a batch name (as a task id) */
 typedef struct {
@@ -285,6 +323,8 @@ typedef struct {
     int64_t count;
   } statuses[SQ_QUEUE_MAX_STATUSES];
   int n_statuses_dropped; /* status counters past SQ_QUEUE_MAX_STATUSES or with too long a name */
+  sq_push_state push;     /* whether its push completed (sq_queue_push_mark) */
+  int64_t pushed_at_ms;   /* when its last push completed (server time); 0 when none did */
 } sq_batch_stats;
 
 /* Reads a batch's counters. A batch nobody knows gives zeros. A value that

@@ -34,12 +34,22 @@ static const char *prio_letter(sq_priority p) {
   return p == SQ_PRIORITY_HIGH ? "h" : p == SQ_PRIORITY_LOW ? "l" : "n";
 }
 
-/* One sq1_push_once of items[0..n) onto shard s under chunk id. */
-static int push_chunk(sq_queue *q, int s, const char *id, const char *batch, const sq_push_item *items, size_t n,
-                      size_t *pushed, size_t *dups) {
+/* Whether any of tids[0..n) (NULL: none) is a task id (then the chunk
+ * goes through sq1_push_ids, which skips ids already in the batch). */
+static bool any_id(const char *const *tids, size_t n) {
+  for (size_t i = 0; tids && i < n; i++)
+    if (tids[i] && tids[i][0]) return true;
+  return false;
+}
+
+/* One sq1_push_once (sq1_push_ids when an item has an id, tids[i]) of
+ * items[0..n) onto shard s under chunk id; adds to *c. */
+static int push_chunk(sq_queue *q, int s, const char *id, const char *batch, const sq_push_item *items,
+                      const char *const *tids, size_t n, sq_push_counts *c) {
   char maxl[24], ret[24];
   int rc = SQ_ENOMEM;
-  size_t argc = 4 + 3 * n;
+  bool ids = any_id(tids, n);
+  size_t stride = ids ? 4 : 3, argc = 4 + stride * n;
   const char **argv = malloc(argc * sizeof *argv);
   size_t *lens = malloc(argc * sizeof *lens);
   redisReply *r = NULL;
@@ -52,11 +62,14 @@ static int push_chunk(sq_queue *q, int s, const char *id, const char *batch, con
   for (size_t i = 0; i < 4; i++) lens[i] = strlen(argv[i]);
   for (size_t i = 0; i < n; i++) {
     const char *idem = items[i].idempotency_key ? items[i].idempotency_key : "";
-    argv[4 + 3 * i] = prio_letter(items[i].priority), lens[4 + 3 * i] = 1;
-    argv[5 + 3 * i] = idem, lens[5 + 3 * i] = strlen(idem);
-    argv[6 + 3 * i] = items[i].payload, lens[6 + 3 * i] = items[i].len;
+    const char *tid = ids && tids[i] ? tids[i] : "";
+    size_t at = 4 + stride * i;
+    argv[at] = prio_letter(items[i].priority), lens[at] = 1;
+    argv[at + 1] = idem, lens[at + 1] = strlen(idem);
+    if (ids) argv[at + 2] = tid, lens[at + 2] = strlen(tid);
+    argv[at + stride - 1] = items[i].payload, lens[at + stride - 1] = items[i].len;
   }
-  r = sq__queue_fcall_at(q, s, "sq1_push_once", (int)argc, argv, lens, true, &rc);
+  r = sq__queue_fcall_at(q, s, ids ? "sq1_push_ids" : "sq1_push_once", (int)argc, argv, lens, true, &rc);
   if (rc) goto out;
   if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "QUEUEFULL", 9) == 0) {
     long long len = 0, max = 0;
@@ -67,13 +80,20 @@ static int push_chunk(sq_queue *q, int s, const char *id, const char *batch, con
     goto out;
   }
   if ((rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_push"))) goto out;
-  if (r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER) {
+  if (r->elements != stride - 1) {
     sq__queue_err(q, "sq1_push: malformed reply");
     rc = SQ_EREDIS;
     goto out;
   }
-  *pushed += (size_t)r->element[0]->integer;
-  *dups += (size_t)r->element[1]->integer;
+  for (size_t i = 0; i < r->elements; i++)
+    if (r->element[i]->type != REDIS_REPLY_INTEGER || r->element[i]->integer < 0) {
+      sq__queue_err(q, "sq1_push: malformed reply");
+      rc = SQ_EREDIS;
+      goto out;
+    }
+  c->pushed += (size_t)r->element[0]->integer;
+  c->duplicates += (size_t)r->element[1]->integer;
+  if (ids) c->already += (size_t)r->element[2]->integer;
 out:
   freeReplyObject(r);
   free(argv);
@@ -85,8 +105,8 @@ out:
  * connection broke, or the replicas did not acknowledge it) and a failover
  * may be under way (Sentinel, Cluster, or wait_replicas set), sends it again
  * under the same id, which the server pushes at most once. */
-static int push_chunk_retrying(sq_queue *q, int s, const char *batch, const sq_push_item *items, size_t n,
-                               size_t *pushed, size_t *dups) {
+static int push_chunk_retrying(sq_queue *q, int s, const char *batch, const sq_push_item *items,
+                               const char *const *tids, size_t n, sq_push_counts *c) {
   char id[24];
   if (q->push_seq == 0 && getrandom(&q->push_seq, sizeof q->push_seq, 0) != (ssize_t)sizeof q->push_seq)
     q->push_seq = (uint64_t)sq_now_wall_ms() << 16;
@@ -94,7 +114,7 @@ static int push_chunk_retrying(sq_queue *q, int s, const char *batch, const sq_p
   bool retry = q->url.mode != SQ__MODE_PLAIN || q->opts.wait_replicas > 0;
   int64_t deadline = sq_now_mono_ms() + PUSH_RETRY_MS, delay_ms = 100;
   for (;;) {
-    int rc = push_chunk(q, s, id, batch, items, n, pushed, dups);
+    int rc = push_chunk(q, s, id, batch, items, tids, n, c);
     if (rc != SQ_EREDIS_CONN || !retry || sq_now_mono_ms() >= deadline) return rc;
     sq__queue_notice("push of %zu task(s) to queue %s: %s; sending it again in %lld ms", n, q->queue, q->errstr,
                      (long long)delay_ms);
@@ -109,35 +129,108 @@ static int item_shard(const sq_queue *q, const sq_push_item *it) {
   return it->idempotency_key && it->idempotency_key[0] ? sq__queue_shard_of(q, it->idempotency_key) : -1;
 }
 
-int sq_queue_push_items(sq_queue *q, const char *batch, const sq_push_item *items, size_t n, size_t *pushed,
-                        size_t *duplicates) {
-  size_t p = 0, d = 0;
+/* For a sharded queue: marks in known[i] each of tids[0..n) that a
+ * shard's part of the batch already holds (sq1_batch_has on every shard:
+ * a push run again spreads its tasks afresh, so an id may come back on
+ * another shard than before). */
+static int known_ids(sq_queue *q, const char *batch, const char *const *tids, size_t n, bool *known) {
   int rc = 0, shards = sq__queue_nshards(q);
+  size_t m = 0;
+  const char **argv = malloc((n + 1) * sizeof *argv);
+  size_t *lens = malloc((n + 1) * sizeof *lens), *at = malloc((n ? n : 1) * sizeof *at);
+  if (!argv || !lens || !at) {
+    rc = SQ_ENOMEM;
+    goto out;
+  }
+  argv[0] = batch, lens[0] = strlen(batch);
+  for (size_t i = 0; i < n; i++) {
+    known[i] = false;
+    if (!tids[i] || !tids[i][0]) continue;
+    argv[1 + m] = tids[i], lens[1 + m] = strlen(tids[i]);
+    at[m++] = i;
+  }
+  for (int s = 0; m && s < shards && !rc; s++) {
+    redisReply *r = sq__queue_fcall_at(q, s, "sq1_batch_has", (int)(1 + m), argv, lens, false, &rc);
+    if (!rc && !(rc = sq__queue_check(q, r, REDIS_REPLY_ARRAY, 0, "sq1_batch_has")) && r->elements != m) {
+      sq__queue_err(q, "sq1_batch_has: malformed reply");
+      rc = SQ_EREDIS;
+    }
+    for (size_t k = 0; !rc && k < m; k++)
+      if (r->element[k]->type == REDIS_REPLY_INTEGER && r->element[k]->integer == 1) known[at[k]] = true;
+    freeReplyObject(r);
+  }
+out:
+  free(argv);
+  free(lens);
+  free(at);
+  return rc;
+}
+
+int sq_queue_push_counted(sq_queue *q, const char *batch, const sq_push_item *items, const char *const *ids,
+                          size_t n, sq_push_counts *c) {
+  sq_push_counts sum = {0};
+  int rc = 0, shards = sq__queue_nshards(q);
+  bool *known = NULL;
   /* Sharded, a push is spread: runs of consecutive items, each run on one
    * shard (the next in turn, or the one an idempotency key belongs to), so
-   * what landed before an error is still a prefix of items. */
+   * what landed before an error is still a prefix of items. An item whose
+   * id another shard already holds is skipped here (counted already),
+   * between the runs. */
   size_t chunk = PUSH_CHUNK;
   if (shards > 1) {
     chunk = (n + (size_t)shards - 1) / (size_t)shards;
     chunk = chunk < 1 ? 1 : chunk > PUSH_CHUNK ? PUSH_CHUNK : chunk;
+    if (any_id(ids, n)) {
+      if (!(known = calloc(n, sizeof *known))) rc = SQ_ENOMEM;
+      else rc = known_ids(q, batch, ids, n, known);
+    }
   }
   for (size_t i = 0; i < n && !rc;) {
+    if (known && known[i]) {
+      sum.already++, i++;
+      continue;
+    }
     int s = item_shard(q, &items[i]);
     if (s < 0) {
       s = q->next_shard % shards;
       q->next_shard = (s + 1) % shards;
     }
     size_t j = i + 1;
-    while (j < n && j - i < chunk) {
+    while (j < n && j - i < chunk && !(known && known[j])) {
       int t = item_shard(q, &items[j]);
       if (t >= 0 && t != s) break;
       j++;
     }
-    rc = push_chunk_retrying(q, s, batch, items + i, j - i, &p, &d);
+    rc = push_chunk_retrying(q, s, batch, items + i, ids ? ids + i : NULL, j - i, &sum);
     i = j;
   }
-  if (pushed) *pushed = p;
-  if (duplicates) *duplicates = d;
+  free(known);
+  if (c) *c = sum;
+  return rc;
+}
+
+int sq_queue_push_items(sq_queue *q, const char *batch, const sq_push_item *items, size_t n, size_t *pushed,
+                        size_t *duplicates) {
+  sq_push_counts c;
+  int rc = sq_queue_push_counted(q, batch, items, NULL, n, &c);
+  if (pushed) *pushed = c.pushed;
+  if (duplicates) *duplicates = c.duplicates + c.already;
+  return rc;
+}
+
+int sq_queue_push_mark(sq_queue *q, const char *batch, const char *push_id, sq_push_mark what) {
+  static const char *const words[] = {"begin", "alive", "end", "drop"};
+  char lease[24], ret[24];
+  int rc;
+  snprintf(lease, sizeof lease, "%d", SQ_QUEUE_PUSH_LEASE_MS);
+  snprintf(ret, sizeof ret, "%lld", (long long)q->opts.retention_s);
+  const char *argv[] = {batch, push_id, words[what], lease, ret};
+  size_t lens[5];
+  for (size_t i = 0; i < 5; i++) lens[i] = strlen(argv[i]);
+  /* the home tag: one record for a sharded batch too (its spend lives there) */
+  redisReply *r = sq__queue_fcall_at(q, -1, "sq1_push_mark", 5, argv, lens, true, &rc);
+  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_push_mark");
+  freeReplyObject(r);
   return rc;
 }
 
@@ -199,6 +292,12 @@ static int read_part(sq_queue *q, int s, const char *batch, sq_batch_stats *out)
       rc = SQ_EREDIS;
       goto out;
     }
+    if (strcmp(k->str, "push") == 0) { /* sq1_batch_get's one word for push_mark's record */
+      const char *w = v->type == REDIS_REPLY_STRING ? v->str : "";
+      out->push = strcmp(w, "complete") == 0 ? SQ_PUSH_COMPLETE : strcmp(w, "pushing") == 0 ? SQ_PUSH_PUSHING
+                                                                                            : SQ_PUSH_INCOMPLETE;
+      continue;
+    }
     bool money = strcmp(k->str, "cost_usd") == 0 || strcmp(k->str, "budget_usd") == 0;
     double usd = 0;
     if ((rc = counter_value(q, bkey, k, v, money, &n, &usd))) goto out;
@@ -221,6 +320,8 @@ static int read_part(sq_queue *q, int s, const char *batch, sq_batch_stats *out)
       out->created_at_ms = n;
     } else if (strcmp(k->str, "cancelled_at_ms") == 0) {
       out->cancelled_at_ms = n;
+    } else if (strcmp(k->str, "pushed_at_ms") == 0) {
+      out->pushed_at_ms = n;
     } else if (strcmp(k->str, "finished") == 0) {
       finished = n == 1;
     } else if (strncmp(k->str, "status:", 7) == 0) {
@@ -286,6 +387,11 @@ int sq_queue_batch_stats(sq_queue *q, const char *batch, sq_batch_stats *out) {
     if (part.finished_at_ms > out->finished_at_ms) out->finished_at_ms = part.finished_at_ms;
   }
   if (!finished || out->total == 0) out->finished_at_ms = 0;
+  /* the push's record lives under the home tag (sq_queue_push_mark) */
+  sq_batch_stats home;
+  if ((rc = read_part(q, -1, batch, &home))) return rc;
+  out->push = home.push;
+  out->pushed_at_ms = home.pushed_at_ms;
   /* the spend lives under the home tag (queue_spend.c) */
   return sq_queue_batch_spend(q, batch, &out->cost_usd, &out->budget_usd);
 }

@@ -1,12 +1,13 @@
--- 30-push.lua: the producer's side: push, push_once, seq_floor, enqueue,
--- batch_get to read a batch back, and cancel (the sandq_v1 library, part 4
--- of 7).
--- Exports: want_unsharded, push, push_once, seq_floor, enqueue, batch_get,
--- cancel.
+-- 30-push.lua: the producer's side: push, push_once, push_ids (a push run
+-- again adds only what its batch lacks), push_mark (whether the batch's
+-- push completed), seq_floor, enqueue, batch_get to read a batch back, and
+-- cancel (the sandq_v1 library, part 4 of 7).
+-- Exports: want_unsharded, push, push_once, push_ids, batch_has, push_mark,
+-- seq_floor, enqueue, batch_get, cancel.
 -- Uses (00-base.lua): prefix, now_ms, list_key, stat; (10-checks.lua):
--- corrupt, shown, checked, want_type, want_int, want_lists, want_batch,
--- want_stats, batch_fields; (20-settle.lua): batch_finished, check_finished,
--- forget.
+-- corrupt, shown, checked, want_type, want_int, want_int_fields, want_lists,
+-- want_batch, want_stats, batch_fields; (20-settle.lua): batch_finished,
+-- check_finished, forget.
 
 -- A sharded queue's home tag {Q} holds no tasks: its workers claim from
 -- the shards' tags {Q#k} only. The queue's shard count is recorded in
@@ -28,32 +29,65 @@ local function want_unsharded(P)
 end
 
 -- push: ARGV batch, max_len (0: no cap), retention_s, then triples
--- (priority letter, idempotency key or "", payload). All or nothing under
--- the cap. Returns {pushed, duplicates} or the error "QUEUEFULL <len> <max>".
-local function push(keys, args)
+-- (priority letter, idempotency key or "", payload); with stride 4,
+-- quadruples (priority letter, idempotency key or "", task id, payload):
+-- a task id already in the batch's id set sq:{Q}:ids:<B> (every id a
+-- stride-4 push put into it, kept as long as the batch) is skipped, so a
+-- push run again into its batch adds only the tasks it lacks. All or
+-- nothing under the cap (counting only the tasks that would be pushed).
+-- Returns {pushed, duplicates} ({pushed, duplicates, already} with stride
+-- 4) or the error "QUEUEFULL <len> <max>".
+local function push(keys, args, stride)
+  stride = stride or 3
   local P = prefix(keys[1])
   local batch, max_len, ret = args[1], tonumber(args[2]), tonumber(args[3])
-  local n = (#args - 3) / 3
+  local n = (#args - 3) / stride
+  local ik = P .. 'ids:' .. batch
   want_unsharded(P)
   want_lists(P)
   want_batch(P, batch)
   want_type(P .. 'batches', 'zset')
   want_stats(P, 'deduplicated')
-  if max_len > 0 then
-    local len = redis.call('LLEN', P .. 'tasks') + redis.call('LLEN', P .. 'tasks:high') +
-                redis.call('LLEN', P .. 'tasks:low')
-    if len + n > max_len then return redis.error_reply('QUEUEFULL ' .. len .. ' ' .. max_len) end
-  end
-  local pushed, dups = 0, 0
-  for i = 0, n - 1 do
-    local prio, idem, payload = args[4 + 3 * i], args[5 + 3 * i], args[6 + 3 * i]
-    if idem == '' or redis.call('SET', P .. 'idem:' .. idem, batch, 'NX', 'EX', ret) then
-      redis.call('LPUSH', list_key(P, prio), payload)
-      pushed = pushed + 1
-    else
-      dups = dups + 1
+  local known, seen = {}, {}
+  if stride == 4 and n > 0 then
+    want_type(ik, 'set')
+    local ids = {}
+    for i = 0, n - 1 do ids[i + 1] = args[6 + 4 * i] end -- '' (no id) is never a member
+    for i = 1, n, 4096 do
+      local part = redis.call('SMISMEMBER', ik, unpack(ids, i, math.min(i + 4095, n)))
+      for j = 1, #part do known[i + j - 1] = part[j] == 1 end
     end
   end
+  if max_len > 0 then
+    local want = 0
+    for i = 1, n do if not known[i] then want = want + 1 end end
+    local len = redis.call('LLEN', P .. 'tasks') + redis.call('LLEN', P .. 'tasks:high') +
+                redis.call('LLEN', P .. 'tasks:low')
+    if want > 0 and len + want > max_len then return redis.error_reply('QUEUEFULL ' .. len .. ' ' .. max_len) end
+  end
+  local pushed, dups, already, added = 0, 0, 0, {}
+  for i = 0, n - 1 do
+    local at = 4 + stride * i
+    local prio, idem, payload = args[at], args[at + 1], args[at + stride - 1]
+    local id = stride == 4 and args[at + 2] ~= '' and args[at + 2] or nil
+    -- an idempotency key seen before skips first (as it always did), then
+    -- an id the batch already holds
+    if idem ~= '' and redis.call('EXISTS', P .. 'idem:' .. idem) == 1 then
+      dups = dups + 1
+    elseif id and (known[i + 1] or seen[id]) then
+      already = already + 1
+    else
+      if idem ~= '' then redis.call('SET', P .. 'idem:' .. idem, batch, 'EX', ret) end
+      redis.call('LPUSH', list_key(P, prio), payload)
+      pushed = pushed + 1
+      if id then
+        seen[id] = true
+        added[#added + 1] = id
+      end
+    end
+  end
+  for i = 1, #added, 4096 do redis.call('SADD', ik, unpack(added, i, math.min(i + 4095, #added))) end
+  if #added > 0 then redis.call('EXPIRE', ik, ret) end
   if pushed > 0 then
     local bk = P .. 'batch:' .. batch
     redis.call('HINCRBY', bk, 'total', pushed)
@@ -65,31 +99,87 @@ local function push(keys, args)
     check_finished(P, batch, ret) -- results that came before their total (a raw LPUSH) count
   end
   if dups > 0 then stat(P, 'deduplicated', dups) end
+  if stride == 4 then return {pushed, dups, already} end
   return {pushed, dups}
 end
 
--- push_once: ARGV chunk id, then push's arguments. A push whose reply was
+-- The chunk-id mark of push_once and push_ids: a push whose reply was
 -- lost, or whose write was not acknowledged by the replicas (WAIT), is
 -- sent again under the same chunk id: if it landed, it is not pushed twice
--- (the mark lives as long as the batch). Returns push's reply.
-local function push_once(keys, args)
+-- (the mark lives as long as the batch). args: chunk id, then push's
+-- arguments. Returns push's reply.
+local function push_marked(keys, args, stride)
   local P = prefix(keys[1])
   local mark = P .. 'pushed:' .. args[1]
   want_type(mark, 'string')
   local seen = redis.call('GET', mark)
   if seen then
-    local p, d = string.match(seen, '^(%d+) (%d+)$')
+    local p, d, a = string.match(seen, '^(%d+) (%d+) ?(%d*)$')
     if not p then corrupt(mark, 'value ' .. shown(seen) .. ' is not "<pushed> <duplicates>"') end
+    if stride == 4 then return {tonumber(p), tonumber(d), tonumber(a) or 0} end
     return {tonumber(p), tonumber(d)}
   end
   -- push checks its keys and raises before writing (CORRUPT, QUEUEFULL):
   -- then no mark is set either, and a second send tries again.
   local rest = {}
   for i = 2, #args do rest[i - 1] = args[i] end
-  local res = push(keys, rest)
+  local res = push(keys, rest, stride)
   if type(res) == 'table' and res.err then return res end
-  redis.call('SET', mark, res[1] .. ' ' .. res[2], 'EX', tonumber(rest[3]))
+  redis.call('SET', mark, table.concat(res, ' '), 'EX', tonumber(rest[3]))
   return res
+end
+
+-- push_once: ARGV chunk id, then push's arguments (triples).
+local function push_once(keys, args) return push_marked(keys, args, 3) end
+
+-- push_ids: ARGV chunk id, then push's arguments with quadruples (the task
+-- id third): sandq-producer push. Returns {pushed, duplicates, already}.
+local function push_ids(keys, args) return push_marked(keys, args, 4) end
+
+-- batch_has: ARGV batch, then task ids. Which of them the batch's id set
+-- holds on this shard, 1 or 0 each (a sharded push asks every shard before
+-- it pushes: an id run again may have gone to another shard). Writes
+-- nothing (registered no-writes).
+local function batch_has(keys, args)
+  local P = prefix(keys[1])
+  local ik = P .. 'ids:' .. args[1]
+  local out = {}
+  for i = 2, #args, 4096 do
+    local part = checked(ik, 'set', 'SMISMEMBER', ik, unpack(args, i, math.min(i + 4095, #args)))
+    for j = 1, #part do out[#out + 1] = part[j] end
+  end
+  return out
+end
+
+-- push_mark: ARGV batch, push id, 'begin' | 'alive' | 'end' | 'drop',
+-- lease_ms, retention_s. Records in the batch hash whether its push
+-- completed: begin writes push_open (the push's id) and push_lease_ms
+-- (server time plus lease_ms), alive renews the lease, end clears both and
+-- stamps pushed_at_ms, drop (the push put nothing into the batch) clears
+-- them only, so a batch of nothing leaves no key; alive, end and drop act
+-- only while push_open is this push's (a push begun later took the batch
+-- over). batch_get reads them back as
+-- 'pushing' (lease alive), 'incomplete' (the pusher went away) or
+-- 'complete'. Returns 1 when it acted, else 0.
+local function push_mark(keys, args)
+  local P = prefix(keys[1])
+  local b, id, what, lease, ret = args[1], args[2], args[3], tonumber(args[4]), tonumber(args[5])
+  local bk = P .. 'batch:' .. b
+  want_int_fields(bk, {'push_lease_ms', 'pushed_at_ms'})
+  local now = now_ms()
+  if what == 'begin' then
+    redis.call('HSET', bk, 'push_open', id, 'push_lease_ms', now + lease)
+  elseif redis.call('HGET', bk, 'push_open') ~= id then
+    return 0
+  elseif what == 'alive' then
+    redis.call('HSET', bk, 'push_lease_ms', now + lease)
+  else
+    redis.call('HDEL', bk, 'push_open', 'push_lease_ms')
+    if what == 'drop' then return 1 end
+    redis.call('HSET', bk, 'pushed_at_ms', now)
+  end
+  redis.call('EXPIRE', bk, ret)
+  return 1
 end
 
 -- seq_floor: ARGV token. Raises the token counter to at least token: a
@@ -161,7 +251,9 @@ local function enqueue(keys, args)
 end
 
 -- batch_get: ARGV batch. The batch hash sq:{Q}:batch:<B> as HGETALL gives
--- it, with its 'finished' field always there, '1' or '0' (batch_finished:
+-- it (push_mark's push_open and push_lease_ms read as one 'push' field:
+-- pushing, incomplete or complete), with its 'finished' field always
+-- there, '1' or '0' (batch_finished:
 -- for a hash written before that field existed, the old rule), so every
 -- reader (the C library, the clients) reads the one decision. Writes
 -- nothing (registered no-writes). A sharded queue has one hash per shard:
@@ -172,15 +264,29 @@ local function batch_get(keys, args)
   local bk = P .. 'batch:' .. args[1]
   local all = checked(bk, 'hash', 'HGETALL', bk)
   local fin = batch_finished(redis.call('HMGET', bk, unpack(batch_fields())))
-  local out = {}
+  local out, open, lease, pushed = {}, nil, 0, false
   for i = 1, #all, 2 do
-    if all[i] ~= 'finished' then
-      out[#out + 1] = all[i]
+    local f = all[i]
+    if f == 'push_open' then
+      open = all[i + 1]
+    elseif f == 'push_lease_ms' then
+      lease = tonumber(all[i + 1]) or 0
+    elseif f ~= 'finished' then
+      pushed = pushed or f == 'pushed_at_ms'
+      out[#out + 1] = f
       out[#out + 1] = all[i + 1]
     end
   end
   out[#out + 1] = 'finished'
   out[#out + 1] = fin and '1' or '0'
+  -- push_mark's record, as one word (absent: pushed without one)
+  if open then
+    out[#out + 1] = 'push'
+    out[#out + 1] = lease > now_ms() and 'pushing' or 'incomplete'
+  elseif pushed then
+    out[#out + 1] = 'push'
+    out[#out + 1] = 'complete'
+  end
   return out
 end
 

@@ -8,6 +8,9 @@
 
 redis.register_function('sq1_push', push)
 redis.register_function('sq1_push_once', push_once)
+redis.register_function('sq1_push_ids', push_ids)
+redis.register_function{function_name = 'sq1_batch_has', callback = batch_has, flags = {'no-writes'}}
+redis.register_function('sq1_push_mark', push_mark)
 redis.register_function('sq1_seq_floor', seq_floor)
 redis.register_function('sq1_enqueue', enqueue)
 redis.register_function{function_name = 'sq1_batch_get', callback = batch_get, flags = {'no-writes'}}
