@@ -13,7 +13,10 @@
 #     warm python3 (as a zygote forks), through harness.py in one process,
 #     then through judge.py (precompiled, as a worker runs it) in two; no
 #     jail, so the difference is the judge's own.
-# Target: 1 >= 3x faster than 2. Sizes: SQ_BENCH_JUDGE_REPS (3) copies.
+#  2b. The same programs through a lean fork-per-program harness: a pool
+#     of 2 threads, a multiprocessing.Process per program, its exit code the
+#     verdict; no Manager, no isolation.
+# Targets: 1 >= 4x 2, and 1 >= 1.0x 2b. Sizes: SQ_BENCH_JUDGE_REPS (3) copies.
 set -eu
 . "$(dirname "$0")/lib/init.sh"
 [ "$(id -u)" -eq 0 ] || sq_fail "judge.sh: run as root (the workers' warm pools need namespaces)"
@@ -103,6 +106,41 @@ PY
 ) || sq_fail "the human-eval-style harness failed"
 echo "human-eval-style: $N programs, $he tasks/s"
 
+echo "== 2b. a lean fork-per-program harness: 2 threads, a forked Process per program, no Manager, $N programs (load $(bench_load))"
+lean=$($PY - "$data" "$REPS" <<'PY'
+import contextlib, gzip, io, json, multiprocessing, os, signal, sys, time
+from concurrent.futures import ThreadPoolExecutor
+probs = [json.loads(l) for l in gzip.open(sys.argv[1], "rt")] * int(sys.argv[2])
+
+def execute(program, timeout):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        exec(program, {})
+    os._exit(0)
+
+def check(p, timeout=60.0):
+    program = p["prompt"] + p["canonical_solution"] + "\n" + p["test"] + "\n" + "check(%s)" % p["entry_point"]
+    proc = multiprocessing.Process(target=execute, args=(program, timeout))
+    proc.start()
+    proc.join(timeout=timeout + 1)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+    if proc.exitcode != 0:
+        print("lean harness: %s ended %s" % (p["task_id"], proc.exitcode), file=sys.stderr)
+    return proc.exitcode == 0
+
+multiprocessing.set_start_method("fork")
+t0 = time.time()
+with ThreadPoolExecutor(max_workers=2) as ex:
+    oks = list(ex.map(check, probs))
+t1 = time.time()
+assert all(oks), sum(1 for o in oks if not o)
+print("%.1f" % (len(probs) / (t1 - t0)))
+PY
+) || sq_fail "the lean harness failed"
+echo "lean fork-per-program: $N programs, $lean tasks/s"
+
 echo "== 3. the judge's extra CPU per task: HumanEval's 164 forked from a warm python3, no jail (load $(bench_load))"
 $PY -I -S - "$SQ_SRC" "$data" "$SQ_TMP/cpu" <<'PY' >"$SQ_TMP/cpu.out" || sq_fail "the CPU comparison failed"
 import base64, binascii, gzip, json, marshal, os, resource, sys
@@ -170,5 +208,7 @@ PY
 read -r cpu_h cpu_j cpu_x <"$SQ_TMP/cpu.out"
 echo "CPU per task (median of 3): in-process harness $cpu_h ms, isolated judge $cpu_j ms: the judge adds $cpu_x ms"
 x=$(awk -v a="$sandq" -v b="$he" 'BEGIN { printf "%.2f", a / b }')
-echo "result: sandq ${x}x the human-eval-style harness ($sandq vs $he tasks/s), every task judged isolated; the judge adds $cpu_x ms CPU per task ($cpu_h -> $cpu_j)"
-awk -v x="$x" 'BEGIN { exit !(x >= 3) }' || echo "below the 3x target"
+xl=$(awk -v a="$sandq" -v b="$lean" 'BEGIN { printf "%.2f", a / b }')
+echo "result: sandq ${x}x the human-eval-style harness and ${xl}x the lean fork-per-program one ($sandq vs $he and $lean tasks/s), every task judged isolated; the judge adds $cpu_x ms CPU per task ($cpu_h -> $cpu_j)"
+awk -v x="$x" 'BEGIN { exit !(x >= 4) }' || echo "below the 4x target against the human-eval-style harness"
+awk -v x="$xl" 'BEGIN { exit !(x >= 1) }' || echo "below the 1.0x target against the lean harness"
