@@ -66,6 +66,7 @@ struct job {
   char standby[SQ_WORKSPACE_STANDBY_MAX + 1]; /* the run's standby request (workspace.h; "": none) */
   bool compile_keyed;     /* a compiled language whose build the cache may hold */
   bool compile_hit;       /* the run places the cached build instead of compiling */
+  bool parked;            /* its result waits for a damaged key's repair (w->parked) */
   bool expected_run;      /* the run is the reference's alone (expected.h) */
   bool expected_tried;    /* this job started a reference run already */
   size_t expected_slot;   /* the cache slot that run fills */

@@ -64,9 +64,23 @@ int64_t sq__loop_claim_room(const sq_config *c, const sq__claim_load *load) {
   return room > 0 ? room : 0;
 }
 
+#define PARKED_MAX 1024 /* results held aside for a damaged key, at most */
+
+/* How many jobs are parked (w->parked). */
+static int parked_count(const worker *w) {
+  int n = 0;
+  for (const job *j = w->parked; j; j = j->next) n++;
+  return n;
+}
+
 /* sq__loop_claim_room for w as it stands. */
 static int64_t claim_room(const worker *w) {
-  sq__claim_load load = {.in_flight = w->in_flight, .llm_jobs = w->llm_jobs, .llm_waiting = w->llm_waiting,
+  /* Parked results (w->parked) take no room of the jail's or the LLM's,
+   * up to PARKED_MAX of them (each holds its result in memory): past that
+   * this worker claims no more until their key is repaired. */
+  int parked = parked_count(w);
+  if (parked >= PARKED_MAX) return 0;
+  sq__claim_load load = {.in_flight = w->in_flight - parked, .llm_jobs = w->llm_jobs, .llm_waiting = w->llm_waiting,
                          .jail_queued = w->pool ? sq__pool_waiting(w->pool) : 0, .has_llm = w->llm != NULL};
   return sq__loop_claim_room(&w->cfg, &load);
 }
@@ -144,12 +158,17 @@ static bool store_due(const worker *w) {
 
 /* The ms the loop may wait before the finished jobs are due. */
 static int store_wait_ms(const worker *w, int timeout_ms) {
+  if (w->parked) { /* their next try */
+    int64_t due = w->parked_retry_ms - sq_now_mono_ms();
+    if (due < timeout_ms) timeout_ms = due > 0 ? (int)due : 0;
+  }
   if (!w->done_head) return timeout_ms;
   if (store_due(w)) return 0;
   int64_t left = w->done_since_ms + STORE_WAIT_MS - sq_now_mono_ms();
   if (left < 0) left = 0;
   return left < timeout_ms ? (int)left : timeout_ms;
 }
+
 
 /* Stores the finished jobs, cfg.claim_batch at a time through js, once
  * they are due (store_due). */
@@ -168,6 +187,7 @@ static void store_done(worker *w, job **js) {
     if (!w->done_head) w->done_tail = NULL;
     sq__redis_store_many(w, js, n);
     for (size_t i = 0; i < n; i++) {
+      if (js[i]->parked) continue; /* w->parked's now */
       sq__job_free(js[i]);
       w->in_flight--;
     }
@@ -185,7 +205,9 @@ int sq__worker_loop(worker *w) {
     return 1;
   }
   while (sq__worker_stop < 2 && !w->fatal) {
+    if (sq__worker_stop && w->parked && w->in_flight == parked_count(w)) sq__redis_drop_parked(w);
     if (sq__worker_stop && w->in_flight == 0) break;
+    sq__redis_store_parked(w);
     int timeout = sq__worker_stop ? IDLE_WAIT_MS : claim_more(w, claims, &empty_until);
     store_done(w, js);
     sq__housekeeping_run(w);

@@ -341,13 +341,77 @@ int sq__redis_store(worker *w, job *j) {
       return 0;
     }
     if (rc == SQ_EBSON) return rc;
+    /* A damaged key of the task's own (its batch's: "CORRUPT KEY: ...",
+     * nothing changed) stays so until someone repairs it: waiting on it
+     * here would hold every other batch's results behind this one. */
+    if (rc == SQ_EREDIS && strstr(sq_queue_errstr(q), "CORRUPT ")) return SQ_ECONFLICT;
     sq__link_failed(w->link, rc, "storing a result", j->r.id);
   }
   return rc;
 }
 
+/* Parks j (its claim still held, its lease kept by the heartbeat): the
+ * loop stores it again now and then (sq__redis_store_parked). */
+static void park(worker *w, job *j, sq_queue *q) {
+  if (!j->parked)
+    SQ_LOGT(SQ_LOG_ERROR, j->r.id, "result not stored: %s; it waits, claim held, and is stored once the key is "
+            "repaired (the other batches go on)", q ? sq_queue_errstr(q) : "a damaged key");
+  j->parked = true;
+  j->next = w->parked;
+  w->parked = j;
+  if (!w->parked_wait_ms) w->parked_wait_ms = 1000;
+  if (!w->parked_retry_ms) w->parked_retry_ms = sq_now_mono_ms() + w->parked_wait_ms;
+}
+
+int sq__redis_store_parked(worker *w) {
+  if (!w->parked || sq_now_mono_ms() < w->parked_retry_ms) return 0;
+  job *list = w->parked;
+  w->parked = NULL;
+  w->parked_retry_ms = 0;
+  int stored = 0;
+  while (list) {
+    job *j = list;
+    list = j->next;
+    j->next = NULL;
+    int rc = sq__redis_store(w, j);
+    if (rc == SQ_ECONFLICT) {
+      park(w, j, w->link->q);
+      continue;
+    }
+    if (rc == SQ_EINTERRUPTED) { /* stopping: the claim is handed back at exit */
+      j->parked = false;
+      sq__job_free(j);
+      w->in_flight--;
+      continue;
+    }
+    if (rc == 0) SQ_LOGT(SQ_LOG_INFO, j->r.id, "result stored after its key was repaired");
+    else SQ_LOGT(SQ_LOG_ERROR, j->r.id, "result not stored; the task stays claimed and is handed back at exit");
+    sq__job_free(j);
+    w->in_flight--;
+    stored++;
+  }
+  if (w->parked) { /* still damaged: wait longer */
+    w->parked_wait_ms = w->parked_wait_ms * 2 > 30000 ? 30000 : w->parked_wait_ms * 2;
+    w->parked_retry_ms = sq_now_mono_ms() + w->parked_wait_ms;
+  } else {
+    w->parked_wait_ms = 0;
+  }
+  return stored;
+}
+
+void sq__redis_drop_parked(worker *w) {
+  while (w->parked) {
+    job *j = w->parked;
+    w->parked = j->next;
+    sq__job_free(j);
+    w->in_flight--;
+  }
+}
+
 static void store_one(worker *w, job *j) {
-  if (sq__redis_store(w, j) != 0)
+  int rc = sq__redis_store(w, j);
+  if (rc == SQ_ECONFLICT) park(w, j, w->link->q);
+  else if (rc != 0)
     SQ_LOGT(SQ_LOG_ERROR, j->r.id, "result not stored; the task stays claimed and is handed back at exit");
 }
 

@@ -74,13 +74,22 @@ int sq__redis_claim(worker *w, int timeout_ms, sq_claim *out, size_t max, size_t
  * refused: its new owner stores it). Until then the claim stays ours (the
  * heartbeat keeps its lease): every Redis failure, lost connection or
  * refused command, backs off and tries again, until done or asked to stop
- * (SQ_EINTERRUPTED; the claim is still held and is handed back). */
+ * (SQ_EINTERRUPTED; the claim is still held and is handed back), except a
+ * refusal for a damaged key (SQ_ECONFLICT: at once, the claim still held). */
 int sq__redis_store(worker *w, job *j);
 /* Settles js[0..n) like sq__redis_store, storing the results in one
  * pipelined round trip where it can, the audit log's waiting entries
  * riding along; logs what could not be stored. The caller still owns (and
- * frees) the jobs. */
+ * frees) the jobs, but for those it parks (job->parked): a result whose
+ * batch's key is damaged (SQ_ECONFLICT from sq__redis_store) waits in
+ * w->parked, its claim held, so the others are stored meanwhile. */
 void sq__redis_store_many(worker *w, job **js, size_t n);
+/* Stores the parked jobs again when their wait is over (it doubles from
+ * 1 s to 30 s while the key stays damaged); frees the stored ones.
+ * Returns how many left the list. */
+int sq__redis_store_parked(worker *w);
+/* Frees the parked jobs (stopping: their claims are handed back). */
+void sq__redis_drop_parked(worker *w);
 /* Hands j's claim back as a stall (a jail failure during its run): it goes
  * to the dead letter after max_stalls; the caller still owns j. */
 void sq__redis_stall(worker *w, job *j, const char *why);

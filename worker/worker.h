@@ -43,6 +43,9 @@ struct worker {
   job *done_head, *done_tail; /* finished, waiting to be stored */
   int done_n;             /* how many */
   int64_t done_since_ms;  /* when the oldest of them finished (monotonic) */
+  job *parked;            /* finished, their batch's key damaged: stored again now and then (loop.c) */
+  int64_t parked_retry_ms; /* when they are tried next (monotonic) */
+  int64_t parked_wait_ms;  /* the wait after the next failed try: doubles up to 30 s */
   bool fatal;             /* the host cannot run the jail: stop and hand everything back */
   char host_error[256];   /* why, for the last health record (health.h host_error) */
   sq_metrics *metrics;    /* this worker's counters, flushed by housekeeping.c */

@@ -3,8 +3,9 @@
 # key of a batch holds a string, so every completion of that batch is
 # refused by Redis, the same way every time. A real worker must back off
 # (a bounded number of log lines and no reconnect storm), keep every claim
-# leased meanwhile (nothing reaped, nothing lost), and once the key is
-# repaired store every result. Execution is stubbed (a test hook): the
+# leased meanwhile (nothing reaped, nothing lost), store another batch's
+# results meanwhile (the refused ones wait aside, not in front of them),
+# and once the key is repaired store every result. Execution is stubbed (a test hook): the
 # jail plays no part here.
 set -eu
 . "$SQ_SRC/tests/lib/env.sh"
@@ -44,11 +45,19 @@ held=$(sq_redis_cli LLEN 'sq:{default}:processing:w1') waiting=$(sq_redis_cli LL
 [ "$(sq_stat stalled)" = 0 ] || sq_fail "stalled=$(sq_stat stalled): a lease expired while the store was refused"
 [ "$(sq_redis_cli TYPE "$R")" = string ] || sq_fail "the corrupt key was replaced behind our back"
 
+# Another batch meanwhile: its results are stored, not held behind the
+# damaged one (the refused results wait aside, their claims held).
+sq_tasks "$SQ_TMP/good.jsonl" 3
+sed -i 's/"id":"t/"id":"g/' "$SQ_TMP/good.jsonl"
+"$SQ_BIN/sandq-producer" push --batch good "$SQ_TMP/good.jsonl" >/dev/null 2>&1 || sq_fail "push good"
+sq_wait_batch good 60 || sq_fail "batch good did not finish while bad's key was damaged"
+[ "$(sq_stat stalled)" = 0 ] || sq_fail "stalled=$(sq_stat stalled) while bad's results waited"
+
 # Repaired: every task gets its result, each exactly once.
 sq_redis_cli DEL "$R" >/dev/null
 sq_wait_batch bad 60 || sq_fail "the batch did not finish after the repair: $(sq_redis_cli HLEN "$R") of $N results"
 [ "$(sq_redis_cli HLEN "$R")" = $N ] || sq_fail "results: $(sq_redis_cli HLEN "$R") of $N"
 [ "$(sq_batch_field bad done)" = $N ] || sq_fail "done=$(sq_batch_field bad done)"
 [ "$(sq_redis_cli LLEN 'sq:{default}:processing:w1')" = 0 ] || sq_fail "claims left after the repair"
-grep -q "redis works again" "$SQ_TMP/worker-w1.log" || sq_fail "the recovery was not logged"
+grep -q "result stored after its key was repaired" "$SQ_TMP/worker-w1.log" || sq_fail "the recovery was not logged"
 echo "store errors: after the repair $N/$N results, stalled=$(sq_stat stalled)"
