@@ -1,7 +1,8 @@
 /* fuzz_import.c: libFuzzer target for `import` (producer/import_*.c)
  * over any dataset bytes, plain or gzip: the first byte picks the dataset
- * (humaneval, mbpp or apps) and the mode (--canonical or --samples 2), the rest
- * is the file. No crash, leak or undefined behaviour; and what it writes,
+ * (humaneval, mbpp, apps, humaneval+, mbpp+, multipl-e) and the mode
+ * (--canonical, --samples 2, multipl-e's --completions), the rest is the
+ * file. No crash, leak or undefined behaviour; and what it writes,
  * push takes: every task line parses with sq_task_parse. */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,10 +28,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   FILE *f = fopen(in_path, "wb");
   if (!f || fwrite(data + 1, 1, size - 1, f) != size - 1 || fclose(f) != 0) abort();
   char ds[16], n[4] = "2", path[64];
-  snprintf(ds, sizeof ds, "%s", data[0] & 4 ? "apps" : data[0] & 1 ? "mbpp" : "humaneval");
+  /* bits 2-4: 0 humaneval (mbpp with bit 0), 1 apps, 2 humaneval+, 3 mbpp+,
+   * 4 multipl-e (its records and, with bit 1, its completions: the same file) */
+  static const char *const kinds[] = {"humaneval", "apps", "humaneval+", "mbpp+", "multipl-e"};
+  int kind = (data[0] >> 2) & 7;
+  if (kind > 4) kind = 0;
+  snprintf(ds, sizeof ds, "%s", kind == 0 && (data[0] & 1) ? "mbpp" : kinds[kind]);
   snprintf(path, sizeof path, "%s", in_path);
-  static const sq_cli_flag flags[] = {{"canonical", NULL, NULL, ""}, {"samples", "N", NULL, ""}};
+  static const sq_cli_flag flags[] = {
+      {"canonical", NULL, NULL, ""}, {"samples", "N", NULL, ""}, {"completions", "FILE", NULL, ""}};
   sq_cli_opt opt = {.flag = &flags[data[0] & 2 ? 1 : 0], .value = data[0] & 2 ? n : NULL};
+  if (kind == 4 && (data[0] & 2)) opt = (sq_cli_opt){.flag = &flags[2], .value = in_path};
   char *operands[] = {ds, path};
   sq_cli cli = {.opts = &opt, .n_opts = 1, .operands = operands, .n_operands = 2};
   sq_config cfg;
