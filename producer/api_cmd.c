@@ -47,17 +47,20 @@ struct sq__api_server {
   int64_t last_error_ms;
 };
 
-int sq__api_submit(sq__api_server *s, sq__api_job *job) {
+int sq__api_submit_many(sq__api_server *s, sq__api_job *const *jobs, size_t n) {
   pthread_mutex_lock(&s->mu);
-  bool room = !s->stopping && s->n_out < s->max_out;
+  bool room = !s->stopping && n <= s->max_out - s->n_out;
   if (room) {
-    s->incoming[s->n_incoming++] = job;
-    s->n_out++;
+    for (size_t i = 0; i < n; i++)
+      s->incoming[s->n_incoming++] = jobs[i];
+    s->n_out += n;
     pthread_cond_signal(&s->cv);
   }
   pthread_mutex_unlock(&s->mu);
   return room ? 0 : 503;
 }
+
+int sq__api_submit(sq__api_server *s, sq__api_job *job) { return sq__api_submit_many(s, &job, 1); }
 
 /* Hands job back with its answer (reply taken; NULL: out of memory). */
 static void finish(sq__api_server *s, sq__api_job *job, int status, char *reply, const char *outcome) {
@@ -180,9 +183,9 @@ static void *queue_main(void *arg) {
     bool stopping = s->stopping;
     pthread_mutex_unlock(&s->mu);
     int64_t now = sq_now_mono_ms();
-    if (n) {
+    if (n) { /* new jobs: their results are read soon, whatever older ones wait for */
       push_jobs(s, taken, n, items);
-      if (next_poll < now + POLL_MIN_MS) next_poll = now + POLL_MIN_MS;
+      if (next_poll > now + POLL_MIN_MS) next_poll = now + POLL_MIN_MS;
     }
     if (s->n_pending && now >= next_poll) {
       poll_results(s);
@@ -292,6 +295,7 @@ int sq__api_run_cmd(const sq_config *cfg, const sq_cli *cli) {
                          .max_request_bytes = (size_t)max_request_kib * 1024,
                          .max_task_bytes = (size_t)cfg->max_task_kib * 1024,
                          .max_connections = (size_t)max_in_flight + 64,
+                         .max_in_flight = (size_t)max_in_flight,
                          .slack_ms = slack_s * 1000,
                          .batch = batch};
   sq__api_http *h = NULL;

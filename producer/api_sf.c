@@ -76,27 +76,103 @@ char *sq__api_detail(const char *detail) {
   return s;
 }
 
-/* Appends one pydantic error to detail: loc ["body", field(, sub)], the
- * input (a copy; NULL: {}), ctx (taken; may be NULL). */
-static void add_error(cJSON *detail, const char *type, const char *field, const char *sub, int index,
-                      const char *msg, const cJSON *input, cJSON *ctx) {
-  cJSON *e = cJSON_CreateObject(), *loc = cJSON_CreateArray();
+/* Appends one pydantic error at loc (taken) to detail: the input (a copy;
+ * NULL: {}), ctx (taken; may be NULL). */
+static void add_error_at(cJSON *detail, const char *type, cJSON *loc, const char *msg, const cJSON *input,
+                         cJSON *ctx) {
+  cJSON *e = cJSON_CreateObject();
   if (!e || !loc) {
     cJSON_Delete(e), cJSON_Delete(loc), cJSON_Delete(ctx);
     return;
   }
-  cJSON_AddItemToArray(loc, cJSON_CreateString("body"));
-  if (field) cJSON_AddItemToArray(loc, cJSON_CreateString(field));
-  if (sub)
-    cJSON_AddItemToArray(loc, cJSON_CreateString(sub));
-  else if (index >= 0)
-    cJSON_AddItemToArray(loc, cJSON_CreateNumber(index));
   cJSON_AddStringToObject(e, "type", type);
   cJSON_AddItemToObject(e, "loc", loc);
   cJSON_AddStringToObject(e, "msg", msg);
   cJSON_AddItemToObject(e, "input", input ? cJSON_Duplicate(input, true) : cJSON_CreateObject());
   if (ctx) cJSON_AddItemToObject(e, "ctx", ctx);
   cJSON_AddItemToArray(detail, e);
+}
+
+/* loc ["body", field(, sub | index)] */
+static void add_error(cJSON *detail, const char *type, const char *field, const char *sub, int index,
+                      const char *msg, const cJSON *input, cJSON *ctx) {
+  cJSON *loc = cJSON_CreateArray();
+  if (loc) {
+    cJSON_AddItemToArray(loc, cJSON_CreateString("body"));
+    if (field) cJSON_AddItemToArray(loc, cJSON_CreateString(field));
+    if (sub)
+      cJSON_AddItemToArray(loc, cJSON_CreateString(sub));
+    else if (index >= 0)
+      cJSON_AddItemToArray(loc, cJSON_CreateNumber(index));
+  }
+  add_error_at(detail, type, loc, msg, input, ctx);
+}
+
+void sq__api_add_error(cJSON *detail, const char *type, const char *path, int index, const char *msg,
+                       const cJSON *input, cJSON *ctx) {
+  cJSON *loc = cJSON_CreateArray();
+  if (loc) {
+    cJSON_AddItemToArray(loc, cJSON_CreateString("body"));
+    for (const char *p = path; p && *p;) {
+      const char *dot = strchr(p, '.');
+      size_t n = dot ? (size_t)(dot - p) : strlen(p);
+      char name[64];
+      snprintf(name, sizeof name, "%.*s", (int)(n < sizeof name ? n : sizeof name - 1), p);
+      cJSON_AddItemToArray(loc, cJSON_CreateString(name));
+      p = dot ? dot + 1 : p + n;
+    }
+    if (index >= 0) cJSON_AddItemToArray(loc, cJSON_CreateNumber(index));
+  }
+  add_error_at(detail, type, loc, msg, input, ctx);
+}
+
+char *sq__api_validation_reply(cJSON *detail) {
+  cJSON *o = cJSON_CreateObject();
+  char *s = NULL;
+  if (o && detail) {
+    cJSON_AddItemToObject(o, "detail", detail);
+    detail = NULL;
+    s = cJSON_PrintUnformatted(o);
+  }
+  cJSON_Delete(o);
+  cJSON_Delete(detail);
+  return s;
+}
+
+cJSON *sq__api_parse_object(const char *body, size_t len, char **reply) {
+  const char *end = NULL;
+  *reply = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
+  cJSON *detail = cJSON_CreateArray();
+  if (!detail) {
+    cJSON_Delete(root);
+    return NULL;
+  }
+  if (!root || sq_json_trailing_at(body, len, end) != len) {
+    cJSON *ctx = cJSON_CreateObject(), *loc = cJSON_CreateArray();
+    if (ctx) cJSON_AddStringToObject(ctx, "error", root ? "Extra data" : "Expecting value");
+    size_t at = root ? sq_json_trailing_at(body, len, end) : end ? (size_t)(end - body) : 0;
+    if (loc) {
+      cJSON_AddItemToArray(loc, cJSON_CreateString("body"));
+      cJSON_AddItemToArray(loc, cJSON_CreateNumber((double)at));
+    }
+    add_error_at(detail, "json_invalid", loc, "JSON decode error", NULL, ctx);
+  } else if (!cJSON_IsObject(root)) {
+    add_error(detail, "model_attributes_type", NULL, NULL, -1,
+              "Input should be a valid dictionary or object to extract fields from", root, NULL);
+  } else {
+    cJSON_Delete(detail);
+    return root;
+  }
+  cJSON_Delete(root);
+  *reply = sq__api_validation_reply(detail);
+  return NULL;
+}
+
+bool sq__api_language_known(const char *name) {
+  for (size_t i = 0; name && i < N_LANGUAGES; i++)
+    if (strcmp(name, languages[i].sf) == 0) return true;
+  return false;
 }
 
 /* A float field (lax, as pydantic: a number or a string that reads as one). */
@@ -155,8 +231,7 @@ static int64_t limit_ms(double s) {
   return ms < 1 ? 1 : ms > LIMIT_MS_MAX ? LIMIT_MS_MAX : (int64_t)ms;
 }
 
-/* The literal's expected text: 'a', 'b', ... or 'z'. */
-static void expected_languages(char *buf, size_t n) {
+void sq__api_languages_expected(char *buf, size_t n) {
   size_t at = 0;
   buf[0] = 0;
   for (size_t i = 0; i < N_LANGUAGES && at < n; i++)
@@ -222,7 +297,7 @@ static int validate(cJSON *detail, const cJSON *body, double *compile_s, double 
       if (strcmp(lang->valuestring, languages[i].sf) == 0) li = (int)i;
     if (li < 0) {
       char expected[600], msg[640];
-      expected_languages(expected, sizeof expected);
+      sq__api_languages_expected(expected, sizeof expected);
       snprintf(msg, sizeof msg, "Input should be %s", expected);
       cJSON *ctx = cJSON_CreateObject();
       if (ctx) cJSON_AddStringToObject(ctx, "expected", expected);
@@ -329,35 +404,11 @@ int sq__api_run_code_task(const char *body, size_t len, const char *batch, const
                           size_t max_task_bytes, char **task, sq__api_run *run, char **reply) {
   *task = *reply = NULL;
   memset(run, 0, sizeof *run);
-  const char *end = NULL;
-  cJSON *root = cJSON_ParseWithLengthOpts(body, len, &end, false);
+  cJSON *root = sq__api_parse_object(body, len, reply);
+  if (!root) return 422;
   cJSON *detail = cJSON_CreateArray();
   int status = 422;
   if (!detail) goto out;
-  if (!root || sq_json_trailing_at(body, len, end) != len) {
-    cJSON *ctx = cJSON_CreateObject();
-    if (ctx) cJSON_AddStringToObject(ctx, "error", root ? "Extra data" : "Expecting value");
-    cJSON *e = cJSON_CreateObject(), *loc = cJSON_CreateArray();
-    if (e && loc) {
-      size_t at = root ? sq_json_trailing_at(body, len, end) : end ? (size_t)(end - body) : 0;
-      cJSON_AddItemToArray(loc, cJSON_CreateString("body"));
-      cJSON_AddItemToArray(loc, cJSON_CreateNumber((double)at));
-      cJSON_AddStringToObject(e, "type", "json_invalid");
-      cJSON_AddItemToObject(e, "loc", loc);
-      cJSON_AddStringToObject(e, "msg", "JSON decode error");
-      cJSON_AddItemToObject(e, "input", cJSON_CreateObject());
-      cJSON_AddItemToObject(e, "ctx", ctx);
-      cJSON_AddItemToArray(detail, e);
-    } else {
-      cJSON_Delete(e), cJSON_Delete(loc), cJSON_Delete(ctx);
-    }
-    goto out;
-  }
-  if (!cJSON_IsObject(root)) {
-    add_error(detail, "model_attributes_type", NULL, NULL, -1,
-              "Input should be a valid dictionary or object to extract fields from", root, NULL);
-    goto out;
-  }
   double compile_s = DEFAULT_TIMEOUT_S, run_s = DEFAULT_TIMEOUT_S;
   int64_t memory_mb = -1;
   int li = validate(detail, root, &compile_s, &run_s, &memory_mb);
@@ -415,13 +466,8 @@ int sq__api_run_code_task(const char *body, size_t len, const char *batch, const
   *task = s;
 out:
   if (status == 422) {
-    cJSON *o = cJSON_CreateObject();
-    if (o && detail) {
-      cJSON_AddItemToObject(o, "detail", detail);
-      detail = NULL;
-      *reply = cJSON_PrintUnformatted(o);
-    }
-    cJSON_Delete(o);
+    *reply = sq__api_validation_reply(detail);
+    detail = NULL;
   }
   cJSON_Delete(detail);
   cJSON_Delete(root);

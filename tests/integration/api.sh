@@ -4,7 +4,12 @@
 # urllib): ping, python ok, a non-zero exit, stdin, a timeout, a cpp compile
 # error and the compile cache, nodejs, java's Main, files in and out,
 # FastAPI's 422 for an unknown language and a bad body, SandboxError for a
-# language sandq does not run, the access log. A second server (a queue no
+# language sandq does not run, the access log; POST /submit with the
+# problem inline (config.provided_data): CommonOJDataset's stdin/stdout
+# tests (SandboxFusion's line comparison: case, white space, floats) and
+# AutoEvalDataset's test program (#<INSERT>, an asset file), its 400s and
+# 422s; the server's own GET /metrics (promtool check metrics when
+# promtool is installed, and the counts agree with the requests made). A second server (a queue no
 # worker serves) checks the bearer token, the size cap, the cap on
 # requests in flight (503) and the deadline (504). verl's own client
 # (its verl/utils/reward_score/sandbox_fusion/utils.py, unchanged, named by
@@ -128,6 +133,119 @@ assert code == 200 and r["status"] == "SandboxError" and "files" in r["message"]
 assert call("/nowhere")[0] == 404 and call("/run_code")[0] == 405
 print("api: plain HTTP: python, stdin, exit 3, timeout, memory, blocked, files, 422s, SandboxError;", " ".join(checked))
 PY
+
+# 1b. POST /submit, the problem inline.
+$PY - "http://127.0.0.1:$PORT" <<'PY' || { tail -20 "$SQ_TMP/api.log" >&2; sq_fail "the API's /submit answers are wrong"; }
+import base64, json, sys, urllib.error, urllib.request
+url = sys.argv[1]
+
+def submit(body):
+    req = urllib.request.Request(url + "/submit", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+
+def oj(completion, tests, **config):
+    return submit({"dataset": "my_oj", "id": 7, "completion": completion,
+                   "config": dict({"dataset_type": "CommonOJDataset", "language": "python",
+                                   "provided_data": {"id": 7, "content": "sum", "test": tests}}, **config)})
+
+tests = [{"input": {"stdin": "1 2\n"}, "output": {"stdout": "3\nYES\n0.3333333\n"}},
+         {"input": {"stdin": "20 22\n"}, "output": {"stdout": "42\nYES\n0.3333333"}}]
+good = ("Here is my solution:\n```python\na, b = map(int, input().split())\nprint(a + b)\n"
+        "print('yes  ')\nprint(1 / 3)\n```\nIt reads two numbers.")
+code, r = oj(good, tests)
+assert code == 200, (code, r)
+assert list(r) == ["id", "accepted", "extracted_code", "full_code", "test_code", "tests", "extracted_type", "extra"], r
+assert r["id"] == 7 and r["accepted"] is True and r["extracted_code"].startswith("a, b = map"), r
+assert [t["passed"] for t in r["tests"]] == [True, True], r
+t = r["tests"][1]
+assert t["exec_info"]["status"] == "Success" and t["exec_info"]["run_result"]["stdout"] == "42\nyes  \n0.3333333333333333\n", t
+assert t["test_info"] == tests[1], t
+# one wrong test of two: not accepted, each test's own verdict
+code, r = oj("a, b = map(int, input().split())\nprint(a + b if a < 10 else 0)\nprint('yes')\nprint(1/3)", tests)
+assert code == 200 and r["accepted"] is False and [t["passed"] for t in r["tests"]] == [True, False], r
+# a run that fails is not passed, whatever its stdout
+code, r = oj("print(3)\nprint('yes')\nprint(1/3)\nraise SystemExit(1)", tests[:1])
+assert code == 200 and r["accepted"] is False and r["tests"][0]["exec_info"]["status"] == "Failed", r
+
+# AutoEvalDataset: the code at #<INSERT> of the test program, an asset file beside it
+asset = {"data.txt": base64.b64encode(b"5\n").decode()}
+row = {"id": "p1", "labels": {"programming_language": "python", "execution_language": "python"},
+       "test": {"code": "#<INSERT>\n\nassert add(int(open('data.txt').read()), 1) == 6\n", "asset": asset}}
+def auto(completion, row=row):
+    return submit({"dataset": "mine", "id": "p1", "completion": completion,
+                   "config": {"dataset_type": "AutoEvalDataset", "provided_data": row}})
+code, r = auto("```python\ndef add(a, b):\n    return a + b\n```")
+assert code == 200 and r["accepted"] is True and r["id"] == "p1", r
+assert r["full_code"].startswith("def add(a, b):") and "assert add(" in r["full_code"] and r["extra"] == {}, r
+assert len(r["tests"]) == 1 and r["tests"][0]["passed"] is True and r["tests"][0]["exec_info"]["status"] == "Success", r
+code, r = auto("```python\ndef add(a, b):\n    return a - b\n```")
+assert code == 200 and r["accepted"] is False, r
+ei = r["tests"][0]["exec_info"]
+assert ei["status"] == "Failed" and "AssertionError" in ei["run_result"]["stderr"], ei
+# the test as a JSON string (as a table's column holds it), no marker: the test goes after the code
+row2 = dict(row, labels=json.dumps(row["labels"]), test=json.dumps({"code": "assert add(2, 2) == 4", "asset": {}}))
+code, r = auto("def add(a, b):\n    return a + b\n\nif __name__ == '__main__':\n    raise SystemExit(3)\n", row2)
+assert code == 200 and r["accepted"] is True and "SystemExit" not in r["full_code"], r
+
+# refusals, in FastAPI's shapes
+code, r = submit({"dataset": "x", "id": 1, "config": {}})
+assert code == 422 and [(e["type"], e["loc"]) for e in r["detail"]] == [("missing", ["body", "completion"])], r
+code, r = submit({"dataset": "x", "id": 1, "completion": "", "config": {"dataset_type": "CommonOJDataset", "language": "cobol"}})
+assert code == 422 and r["detail"][0]["loc"] == ["body", "config", "language"], r
+code, r = submit({"dataset": "humaneval_python", "id": 1, "completion": "", "config": {}})
+assert code == 400 and "no eval class found for dataset humaneval_python" in r["detail"], r
+code, r = submit({"dataset": "x", "id": 1, "completion": "", "config": {"dataset_type": "CommonOJDataset", "language": "python"}})
+assert code == 400 and "config.provided_data" in r["detail"], r
+code, r = oj(good, tests, language=None)
+assert code == 400 and r["detail"] == "config.language field must exist for CommonOJDataset, got None", r
+code, r = submit({"dataset": "x", "id": 1, "completion": "", "config": {"dataset_type": "MBPPDataset", "provided_data": {}}})
+assert code == 400 and "eval class MBPPDataset not found" in r["detail"], r
+print("api: /submit: CommonOJ right, one wrong test, a failed run; AutoEval at #<INSERT> with an asset, failing, "
+      "after the code; 422s and 400s")
+PY
+
+# 1c. The server's own /metrics: valid Prometheus text, counting what was asked.
+curl -sf "http://127.0.0.1:$PORT/metrics" >"$SQ_TMP/api.prom" || sq_fail "GET /metrics failed"
+if command -v promtool >/dev/null; then
+  promtool check metrics <"$SQ_TMP/api.prom" || { cat "$SQ_TMP/api.prom" >&2; sq_fail "promtool rejects the API's /metrics"; }
+else
+  echo "api: SKIP promtool check metrics: promtool is not installed (Debian package prometheus)"
+fi
+$PY - "$SQ_TMP/api.prom" "$SQ_TMP/api.log" <<'PY' || { cat "$SQ_TMP/api.prom" >&2; sq_fail "the API's /metrics do not count its requests"; }
+import collections, re, sys
+samples = {}
+for line in open(sys.argv[1]):
+    if line.startswith("#") or not line.strip():
+        continue
+    series, value = line.rsplit(" ", 1)
+    samples[series] = float(value)
+# the access log has one line per request answered; the counters agree with it (this scrape not yet counted)
+log = collections.Counter()
+for line in open(sys.argv[2]):
+    m = re.search(r'api: \S+ "(?:GET|POST) (\S+)" (\d+) ', line)
+    if m:
+        path = m.group(1) if m.group(1) in ("/run_code", "/submit", "/v1/ping", "/list_datasets", "/metrics") else "other"
+        log[(path, m.group(2))] += 1
+got = {(k.split('path="')[1].split('"')[0], k.split('code="')[1].split('"')[0]): v
+       for k, v in samples.items() if k.startswith("sandq_api_requests_total{")}
+# this scrape is counted once it is answered, and its log line comes then too: left out
+log.pop(("/metrics", "200"), None)
+assert got == dict(log), (got, dict(log))
+assert got[("/run_code", "200")] >= 10 and got[("/run_code", "422")] >= 3 and got[("/submit", "200")] >= 6, got
+assert got[("/submit", "400")] >= 4 and got[("other", "404")] == 1, got
+assert samples["sandq_api_requests_in_flight"] == 0, samples
+for path in ("/run_code", "/submit"):
+    count = samples['sandq_api_request_duration_seconds_count{path="%s"}' % path]
+    assert count == sum(v for (p, _), v in got.items() if p == path), (path, count)
+    assert samples['sandq_api_request_duration_seconds_bucket{path="%s",le="+Inf"}' % path] == count
+    assert samples['sandq_api_request_duration_seconds_sum{path="%s"}' % path] > 0
+print("api: /metrics: requests by path and status agree with the access log; in flight 0; latency histograms")
+PY
 grep -q '"POST /run_code" 200 [0-9]* [0-9]* ms python Success' "$SQ_TMP/api.log" &&
   grep -q '"POST /run_code" 422 ' "$SQ_TMP/api.log" || sq_fail "no access-log lines: $(tail -5 "$SQ_TMP/api.log")"
 
@@ -211,7 +329,15 @@ code, r, _ = call("/run_code", small, token="t0ken")
 assert code == 503 and "too many requests in flight" in r["detail"], (code, r)
 t.join()
 assert first["code"] == 504 and "no result within" in first["body"]["detail"], first
-print("api: token 401, size cap 413 (with and without a length), in flight 503, deadline 504")
+# a /submit of more tests than may be in flight: 503 at once
+oj = {"dataset": "x", "id": 1, "completion": "print(1)", "config": {"dataset_type": "CommonOJDataset",
+      "language": "python", "provided_data": {"test": [{"input": {"stdin": ""}, "output": {"stdout": "1"}}] * 2}}}
+code, r, _ = call("/submit", oj, token="t0ken")
+assert code == 503 and "more tests than" in r["detail"], (code, r)
+# /metrics asks the token too
+code, r, _ = call("/metrics", {}, token=None)
+assert code == 401, (code, r)
+print("api: token 401, size cap 413 (with and without a length), in flight 503 (a /submit too), deadline 504")
 PY
 
 # 4. docs/api.md's commands, on this test's port.
@@ -225,7 +351,8 @@ wait "$SQ_PID_api"; rc=$?
 (cd "$SQ_TMP" && PATH="$SQ_BIN:$PATH" sh -e "$SQ_TMP/doc.sh") >"$SQ_TMP/doc.out" 2>"$SQ_TMP/doc.err" ||
   { cat "$SQ_TMP/doc.out" "$SQ_TMP/doc.err" >&2; sq_fail "a command of docs/api.md failed"; }
 for want in '"pong"' '"stdout":"hello\n"' '"return_code":3,"stdout":"ABC\n"' '"run_result":null' \
-  '"files":{"out.txt":"SEVMTE8K"}' '"type":"literal_error"' ' 422' '"humaneval"'; do
+  '"files":{"out.txt":"SEVMTE8K"}' '"type":"literal_error"' ' 422' '"humaneval"' '{"id":1,"accepted":true,' \
+  'sandq_api_requests_total{path="/run_code",code="200"} 4'; do
   grep -qF "$want" "$SQ_TMP/doc.out" || { cat "$SQ_TMP/doc.out" >&2; sq_fail "docs/api.md's output lacks $want"; }
 done
 echo "api: docs/api.md's commands ran as written"

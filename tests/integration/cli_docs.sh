@@ -73,7 +73,7 @@ echo "cli_docs: all $n documented flag examples ran with their documented exit c
 helpflags() { "$@" --help 2>&1 | grep -o -- '--[a-z][-a-z]*' ; }
 for prog in sandq-producer sandq-worker sandq-fake-llm; do
   case $prog in
-    sandq-producer) cmds="push status wait batches cancel dead metrics health rollout audit results report import" ;;
+    sandq-producer) cmds="push status wait batches cancel dead metrics api health rollout audit results report import" ;;
     sandq-worker) cmds="serve run check" ;;
     *) cmds="-" ;;
   esac
