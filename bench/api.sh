@@ -12,7 +12,7 @@
 #     /run_code requests from 64 concurrent clients (python3 threads, one
 #     http.client keep-alive connection each, loopback only), every answer
 #     checked (200, Success, stdout "1\n"); requests/s, p50 and p99.
-# Steps 2 and 3 alternate SQ_BENCH_API_REPS (2) times. Targets (issue 46):
+# Steps 2 and 3 alternate SQ_BENCH_API_REPS (2) times. Targets (the API's):
 # api ≥ 80 % of direct's rate; idle p50 ≤ 10 ms. Everything is bounded:
 # N requests, 64 clients, `timeout` on each step. Run by hand, not by ctest.
 set -eu
