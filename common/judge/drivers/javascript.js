@@ -26,7 +26,7 @@ function __sq_emit(__sq_i, __sq_v) {
       for (let k = 0; k < v.length; k++) out.push(__sq_enc(v[k], depth + 1));
       return '[' + out.join(',') + ']';
     }
-    if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return __sq_enc(Array.from(v), depth);
+    if (ArrayBuffer.isView(v) && !(v instanceof DataView)) return __sq_enc(Array.prototype.slice.call(v), depth);
     if (v instanceof Set) return '[' + sorted(Array.from(v, (x) => __sq_enc(x, depth + 1))).join(',') + ']';
     if (v instanceof Map) {
       const out = [];
