@@ -10,7 +10,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <microhttpd.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -413,39 +412,6 @@ void sq__api_job_done(sq__api_job *job) {
     MHD_resume_connection(job->group->conn);
 }
 
-/* Binds and listens on host:port; returns the socket or a negative code. */
-static int bind_listen(const char *spec, const char *host, int port, char *err, size_t errlen) {
-  char service[16];
-  snprintf(service, sizeof service, "%d", port);
-  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE},
-                  *ai = NULL;
-  int g = getaddrinfo(host, service, &hints, &ai);
-  if (g != 0)
-    return sq_errf(err, errlen, SQ_EINVAL, "listen address '%s': cannot resolve '%s': %s", spec, host,
-                   gai_strerror(g));
-  int fd = -1, saved = 0;
-  for (struct addrinfo *a = ai; a; a = a->ai_next) {
-    if ((fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol)) < 0) {
-      saved = errno;
-      continue;
-    }
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 512) == 0) break;
-    saved = errno;
-    close(fd);
-    fd = -1;
-  }
-  freeaddrinfo(ai);
-  if (fd >= 0) return fd;
-  return sq_errf(err, errlen,
-                 saved == EADDRINUSE      ? SQ_EEXISTS
-                 : saved == EADDRNOTAVAIL ? SQ_EINVAL
-                                          : SQ_ESYS,
-                 "cannot listen on %s: %s%s", spec, strerror(saved),
-                 saved == EADDRINUSE ? " (another process holds the port; pick another)" : "");
-}
-
 int sq__api_http_start(const sq__api_http_opts *o, sq__api_server *s, sq__api_http **out, char *err,
                        size_t errlen) {
   char host[256];
@@ -457,7 +423,7 @@ int sq__api_http_start(const sq__api_http_opts *o, sq__api_server *s, sq__api_ht
   h->o = *o;
   h->s = s;
   metrics_init(&h->m);
-  if ((h->fd = bind_listen(o->listen, host, port, err, errlen)) < 0) {
+  if ((h->fd = sq_http_listen_socket(o->listen, host, port, 512, err, errlen)) < 0) {
     rc = h->fd;
     free(h);
     return rc;

@@ -194,8 +194,7 @@ int sq_http_listen_parse(const char *spec, char *host, size_t hostlen, int *port
   return 0;
 }
 
-/* Binds and listens on host:port; returns the socket or a negative code. */
-static int bind_listen(const char *spec, const char *host, int port, char *err, size_t errlen) {
+int sq_http_listen_socket(const char *spec, const char *host, int port, int backlog, char *err, size_t errlen) {
   char service[16];
   snprintf(service, sizeof service, "%d", port);
   struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE}, *ai = NULL;
@@ -212,7 +211,7 @@ static int bind_listen(const char *spec, const char *host, int port, char *err, 
     }
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 128) == 0) break;
+    if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, backlog) == 0) break;
     saved = errno;
     close(fd);
     fd = -1;
@@ -262,7 +261,7 @@ int sq_http_start(const char *spec, sq_http_fn fn, void *ud, sq_http **out, char
   if (!h) return sq_errf(err, errlen, SQ_ENOMEM, "out of memory");
   h->fn = fn;
   h->ud = ud;
-  h->fd = bind_listen(spec, host, port, err, errlen);
+  h->fd = sq_http_listen_socket(spec, host, port, 128, err, errlen);
   if (h->fd < 0) {
     rc = h->fd;
     free(h);

@@ -39,6 +39,11 @@ typedef void (*sq_http_fn)(const char *path, sq_http_reply *out, void *ud);
  * valid address looks like. Pure: resolves nothing. */
 int sq_http_listen_parse(const char *spec, char *host, size_t hostlen, int *port, char *err, size_t errlen);
 
+/* A socket bound to host:port (sq_http_listen_parse's) and listening with
+ * backlog, close-on-exec; the socket, or a negative code with a message
+ * naming spec (SQ_EEXISTS: the port is taken). */
+int sq_http_listen_socket(const char *spec, const char *host, int port, int backlog, char *err, size_t errlen);
+
 /* Binds spec (a numeric address or a host name, resolved once) and serves
  * requests with fn(ud) from a thread of its own. Returns 0 and *out, or
  * SQ_EINVAL (a bad or unresolvable address), SQ_EEXISTS (the port is in
