@@ -15,6 +15,7 @@
 #include "compiled.h"
 #include "http.h"
 #include "jail.h"
+#include "harness.h"
 #include "workspace.h"
 #include "llm.h"
 #include "log.h"
@@ -146,7 +147,7 @@ static int serve(const sq_cli *cli) {
   /* The jail (and a warm pool's zygotes) before the LLM client. */
   sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root,
                        .mode = w.cfg.jail_mode, .pool_size = (int)w.cfg.jail_pool_size,
-                       .prelude = w.cfg.warm_prelude ? sq_workspace_source() : NULL};
+                       .prelude = w.cfg.warm_prelude ? sq_harness_prelude() : NULL};
   if ((rc = sq_jail_new(&jc, &w.jail)) != 0) {
     SQ_ERROR("jail: %s (scratch_root %s)", sq_strerror(rc), w.cfg.scratch_root);
     goto out;

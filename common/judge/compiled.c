@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "errors.h"
 
 extern const char sq__judge_py[];     /* judge.py, by common/embed.cmake */
@@ -18,6 +19,8 @@ static const struct {
 };
 
 static char *compiled[SQ_COMPILED_COUNT]; /* base64 of the marshalled code, or NULL */
+static unsigned char *raw[SQ_COMPILED_COUNT]; /* the same, decoded */
+static size_t raw_len[SQ_COMPILED_COUNT];
 
 static const char program[] =
     "import binascii, marshal, sys\n"
@@ -42,10 +45,29 @@ int sq_compiled_set(sq_compiled_id id, const char *b64, size_t len) {
     if (!b64[i] || !strchr("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=", b64[i]))
       return SQ_EINVAL;
   char *copy = strndup(b64, len);
-  if (!copy) return SQ_ENOMEM;
+  unsigned char *bytes = malloc(len / 4 * 3 + 1);
+  long n = bytes ? sq_base64_decode(b64, len, bytes) : -1;
+  if (!copy || n <= 0) {
+    free(copy);
+    free(bytes);
+    return bytes ? SQ_EINVAL : SQ_ENOMEM;
+  }
   free(compiled[id]);
+  free(raw[id]);
   compiled[id] = copy;
+  raw[id] = bytes;
+  raw_len[id] = (size_t)n;
   return 0;
+}
+
+const void *sq_compiled_code(sq_compiled_id id, size_t *len, bool *marshalled) {
+  *marshalled = raw[id] != NULL;
+  if (raw[id]) {
+    *len = raw_len[id];
+    return raw[id];
+  }
+  *len = strlen(sources[id].source);
+  return sources[id].source;
 }
 
 int sq_compiled_append(sq_buf *b, sq_compiled_id id) {
@@ -58,6 +80,8 @@ int sq_compiled_append(sq_buf *b, sq_compiled_id id) {
 void sq_compiled_clear(void) {
   for (int i = 0; i < SQ_COMPILED_COUNT; i++) {
     free(compiled[i]);
+    free(raw[i]);
     compiled[i] = NULL;
+    raw[i] = NULL;
   }
 }

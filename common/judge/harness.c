@@ -6,6 +6,8 @@
 #endif
 #include "harness.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,12 @@
 #include "errors.h"
 #include "util.h"
 
-extern const char sq__harness_py[]; /* harness.py, by common/embed.cmake */
+extern const char sq__harness_py[];   /* harness.py, by common/embed.cmake */
+extern const char sq__judge_py[];     /* judge.py */
+extern const char sq__workspace_py[]; /* workspace.py */
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
 #define MARK_PREFIX "sandq-harness:"
 #define NONCE_HEX 32
 #define BEGIN_SUFFIX ":begin\n"
@@ -42,37 +48,140 @@ static int layout(const sq_task *t, const char *code, const char *listing, long 
   return rc;
 }
 
-int sq_harness_judge(const sq_task *t, const char *code, char **program, char **input, size_t *input_len) {
-  *program = *input = NULL;
+/* The program of every judged task: the zygote's copy of judge.py (its
+ * prelude, harness.h) when there is one, else the copy that comes first in
+ * the input. The same text for every task: nothing of the task is in it. */
+static const char judge_program[] =
+    "import sys\n"
+    "p = sys.modules.get('sandq_prelude')\n"
+    "if p is not None and hasattr(p, 'judge'):\n"
+    "    p.judge(globals())\n"
+    "else:\n"
+    "    import posix, marshal\n"
+    "    def read(n):\n"
+    "        b = b''\n"
+    "        while len(b) < n:\n"
+    "            c = posix.read(0, n - len(b))\n"
+    "            if not c:\n"
+    "                raise SystemExit('sandq-judge: the input ended early')\n"
+    "            b += c\n"
+    "        return b\n"
+    "    head = read(" STR(SQ_HARNESS_JUDGE_HEAD_BYTES) ")\n"
+    "    f = head.split()\n"
+    "    j = read(int(f[3]))\n"
+    "    ns = {'__name__': 'sandq_judge', '__builtins__': __builtins__}\n"
+    "    exec(marshal.loads(j) if f[2] == b'm' else compile(j, '<sandq-judge>', 'exec', dont_inherit=True), ns)\n"
+    "    ns['judge'](globals(), head)\n";
+
+const char *sq_harness_judge_program(void) { return judge_program; }
+
+static char *prelude;
+static pthread_once_t prelude_once = PTHREAD_ONCE_INIT;
+
+static void prelude_make(void) {
+  sq_buf b = {0};
+  if (sq_buf_appendf(&b, "%s\n%s", sq__workspace_py, sq__judge_py) == 0) prelude = b.data;
+}
+
+const char *sq_harness_prelude(void) {
+  pthread_once(&prelude_once, prelude_make);
+  return prelude ? prelude : sq__workspace_py; /* out of memory: tasks load judge.py from their input */
+}
+
+int sq_harness_judge_input(const sq_task *t, const char *code, char **input, size_t *input_len) {
+  *input = NULL;
   *input_len = 0;
   char *listing = NULL;
   int rc = sq_task_program(t, code, &listing);
   if (rc) return rc;
-  if (!sq_harness_applies(t)) {
-    *program = listing;
-    return 0;
-  }
   long tests_at, check_at;
   rc = layout(t, code, listing, &tests_at, &check_at);
-  sq_buf p = {0}, in = {0};
-  if (!rc) rc = sq_compiled_append(&p, SQ_COMPILED_JUDGE);
-  if (!rc) rc = sq_buf_append(&p, "main(b'", 7);
-  if (!rc) rc = sq_base64_append(&p, code ? code : "", code ? strlen(code) : 0);
-  if (!rc) rc = sq_buf_append(&p, "', b'", 5);
-  if (!rc) rc = sq_base64_append(&p, sq__harness_py, strlen(sq__harness_py));
-  if (!rc) rc = sq_buf_append(&p, "')\n", 3);
-  if (!rc) rc = sq_buf_appendf(&in, "%ld %ld\n", tests_at, check_at);
-  if (!rc) rc = sq_buf_append(&in, listing, strlen(listing));
+  size_t judge_len, code_len = code ? strlen(code) : 0, harness_len = strlen(sq__harness_py);
+  size_t listing_len = strlen(listing);
+  bool marshalled;
+  const void *judge = sq_compiled_code(SQ_COMPILED_JUDGE, &judge_len, &marshalled);
+  char head[SQ_HARNESS_JUDGE_HEAD_BYTES + 1];
+  int n = snprintf(head, sizeof head, "sandq-judge %d %c %zu %zu %zu %zu %ld %ld", SQ_HARNESS_JUDGE_VERSION,
+                   marshalled ? 'm' : 's', judge_len, code_len, harness_len, listing_len, tests_at, check_at);
+  if (!rc && (n < 0 || n >= SQ_HARNESS_JUDGE_HEAD_BYTES)) rc = SQ_EINVAL;
+  sq_buf in = {0};
+  if (!rc) {
+    memset(head + n, ' ', (size_t)(SQ_HARNESS_JUDGE_HEAD_BYTES - 1 - n));
+    head[SQ_HARNESS_JUDGE_HEAD_BYTES - 1] = '\n';
+    rc = sq_buf_append(&in, head, SQ_HARNESS_JUDGE_HEAD_BYTES);
+  }
+  if (!rc) rc = sq_buf_append(&in, judge, judge_len);
+  if (!rc) rc = sq_buf_append(&in, code ? code : "", code_len);
+  if (!rc) rc = sq_buf_append(&in, sq__harness_py, harness_len);
+  if (!rc) rc = sq_buf_append(&in, listing, listing_len);
   free(listing);
   if (rc) {
-    sq_buf_clear(&p);
     sq_buf_clear(&in);
     return rc == SQ_EINVAL ? SQ_EINVAL : SQ_ENOMEM;
   }
-  *program = p.data;
-  *input_len = in.len;
   *input = in.data;
+  *input_len = in.len;
   return 0;
+}
+
+/* One decimal field of a head: the next one after *p, into *v. */
+static bool head_field(const char **p, const char *end, long *v) {
+  while (*p < end && **p == ' ') (*p)++;
+  if (*p >= end || !((**p >= '0' && **p <= '9') || **p == '-')) return false;
+  char *stop;
+  errno = 0;
+  long x = strtol(*p, &stop, 10);
+  if (errno || stop == *p || stop > end || (stop < end && *stop != ' ' && *stop != '\n')) return false;
+  *p = stop;
+  *v = x;
+  return true;
+}
+
+int sq_harness_judge_input_read(const char *in, size_t len, sq_harness_judge_frame *f) {
+  memset(f, 0, sizeof *f);
+  const size_t head = SQ_HARNESS_JUDGE_HEAD_BYTES;
+  char want[32];
+  int wn = snprintf(want, sizeof want, "sandq-judge %d ", SQ_HARNESS_JUDGE_VERSION);
+  if (len < head || in[head - 1] != '\n' || memcmp(in, want, (size_t)wn) != 0) return SQ_EINVAL;
+  const char *p = in + wn, *end = in + head - 1;
+  if (*p != 'm' && *p != 's') return SQ_EINVAL;
+  f->marshalled = *p++ == 'm';
+  long v[6];
+  for (int i = 0; i < 6; i++)
+    if (!head_field(&p, end, &v[i]) || (i < 4 && v[i] < 0) || (i >= 4 && v[i] < -1)) return SQ_EINVAL;
+  while (p < end && *p == ' ') p++;
+  if (p != end) return SQ_EINVAL;
+  size_t at = head, sizes[4];
+  const char **parts[4] = {&f->judge, &f->code, &f->harness, &f->listing};
+  for (int i = 0; i < 4; i++) {
+    sizes[i] = (size_t)v[i];
+    if (sizes[i] > len - at) return SQ_EINVAL;
+    *parts[i] = in + at;
+    at += sizes[i];
+  }
+  if (at != len) return SQ_EINVAL;
+  f->judge_len = sizes[0];
+  f->code_len = sizes[1];
+  f->harness_len = sizes[2];
+  f->listing_len = sizes[3];
+  f->tests_at = v[4];
+  f->check_at = v[5];
+  if (f->tests_at > (long)f->listing_len || f->check_at > (long)f->listing_len) return SQ_EINVAL;
+  return 0;
+}
+
+int sq_harness_judge(const sq_task *t, const char *code, char **program, char **input, size_t *input_len) {
+  *program = *input = NULL;
+  *input_len = 0;
+  if (!sq_harness_applies(t)) return sq_task_program(t, code, program);
+  int rc = sq_harness_judge_input(t, code, input, input_len);
+  if (!rc && !(*program = strdup(judge_program))) rc = SQ_ENOMEM;
+  if (rc) {
+    free(*input);
+    *input = NULL;
+    *input_len = 0;
+  }
+  return rc;
 }
 
 int sq_harness_program(const sq_task *t, const char *code, char **out) {

@@ -21,6 +21,7 @@
 #define SQ_HARNESS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "run.h"
 #include "task.h"
@@ -44,13 +45,53 @@ bool sq_harness_applies(const sq_task *t);
 /* The isolated judge (judge.py, docs/security.md "The isolated judge"):
  * the program the jail runs for t with code (NULL: empty), and the input it
  * reads on its stdin (sq_jail_run_task). When sq_harness_applies, *program
- * is judge.py around the code alone and *input ("TESTS_AT CHECK_AT\n" and
- * the listing of sq_task_program, *input_len bytes) carries the tests:
- * they are never written where the candidate's code can read them.
- * judge.py comes precompiled when the worker compiled it (compiled.h).
- * Otherwise *program is the listing and *input NULL. Returns 0 (the caller
- * frees both), SQ_ENOMEM or SQ_EINVAL (as sq_harness_program). */
+ * is sq_harness_judge_program() and *input (*input_len bytes) the judge's
+ * input: everything of the task, the tests among it, never written where
+ * the candidate's code can read them. Otherwise *program is the listing
+ * and *input NULL. Returns 0 (the caller frees both), SQ_ENOMEM or
+ * SQ_EINVAL (as sq_harness_program). */
 int sq_harness_judge(const sq_task *t, const char *code, char **program, char **input, size_t *input_len);
+
+/* The program of every judged task, the same text for all (static): it
+ * calls judge.py's judge() as the zygote's prelude loaded it
+ * (sq_harness_prelude), or else loads the copy in the input. */
+const char *sq_harness_judge_program(void);
+
+/* The judge's input, version SQ_HARNESS_JUDGE_VERSION (docs/formats.md,
+ * "The judge's input"): a head of SQ_HARNESS_JUDGE_HEAD_BYTES,
+ *   "sandq-judge VERSION KIND JUDGE CODE HARNESS LISTING TESTS_AT CHECK_AT"
+ * (decimal fields, one space apart, padded with spaces, the last byte
+ * '\n'), then judge.py (KIND 'm': marshalled, compiled.h; 's': source),
+ * the candidate's code, harness.py, and the listing of sq_task_program
+ * (code, tests, check line), JUDGE, CODE, HARNESS and LISTING bytes long;
+ * TESTS_AT and CHECK_AT are where the tests and the check line begin in
+ * the listing (-1: none). The judge reads the head, judge.py and the code,
+ * forks the candidate's process, and only then reads the rest: the order
+ * is what keeps the tests out of the candidate's memory. */
+#define SQ_HARNESS_JUDGE_VERSION 1
+#define SQ_HARNESS_JUDGE_HEAD_BYTES 128
+
+/* A decoded input; pointers point into it. */
+typedef struct {
+  bool marshalled;
+  const char *judge, *code, *harness, *listing;
+  size_t judge_len, code_len, harness_len, listing_len;
+  long tests_at, check_at;
+} sq_harness_judge_frame;
+
+/* Encodes t's input with code (NULL: empty) into *input (malloc'd,
+ * *input_len bytes). 0, SQ_ENOMEM or SQ_EINVAL. */
+int sq_harness_judge_input(const sq_task *t, const char *code, char **input, size_t *input_len);
+
+/* Decodes len bytes at in, exactly as sq_harness_judge_input writes them:
+ * 0, or SQ_EINVAL for anything else (another version, a field out of
+ * range, sizes that do not add up to len). */
+int sq_harness_judge_input_read(const char *in, size_t len, sq_harness_judge_frame *f);
+
+/* The jail's prelude for a warm worker (sq_jail_config.prelude):
+ * workspace.py and judge.py in one module, so a full zygote's tasks find
+ * both loaded. Static. */
+const char *sq_harness_prelude(void);
 
 /* The in-process harness alone (harness.py; what judge.py falls back to):
  * assembles the program the jail runs for t with code (NULL: empty): when

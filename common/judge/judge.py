@@ -1,11 +1,18 @@
 # judge.py: the isolated judge (common/judge/harness.c, docs/security.md,
 # "The isolated judge").
 #
-# The worker runs this file as main.py with one line appended that calls
-# main() with the task's code (base64; the only text of the task in this
-# file). The tests come on fd 0, which the jail fills from a memfd and the
-# candidate never holds: "TESTS_AT CHECK_AT\n" and the listing (code, tests,
-# check line, as sq_task_program lays it out). main() first forks:
+# judge(g) judges one task, g the task's __main__ (main.py's globals). The
+# program the jail runs is a fixed text (harness.c): on a full warm zygote
+# it calls the copy of this file the zygote loaded with its prelude;
+# elsewhere it loads the copy that comes first in the input. Everything of
+# the task comes on fd 0, which the jail fills from a memfd and the
+# candidate never holds, as one frame (docs/formats.md, "The judge's
+# input"): a fixed 128-byte head ("sandq-judge 1 KIND JUDGE CODE HARNESS
+# LISTING TESTS_AT CHECK_AT", decimal, space-padded, "\n"), then judge.py
+# (KIND m: marshalled, s: source), the candidate's code, harness.py and
+# the listing (code, tests, check line, as sq_task_program lays it out).
+# judge() reads the head, skips judge.py and reads the code, and only then
+# forks:
 #
 #  - the candidate's process: fd 0 replaced by an empty pipe, it waits for
 #    the judge's word, writes its code over main.py (its tracebacks name its
@@ -15,15 +22,15 @@
 #    pipes. It never had the
 #    tests, the nonce or the listing in its memory: the fork came first.
 #  - the judge: draws the nonce, writes "sandq-harness:NONCE:begin" as the
-#    first bytes of stderr, reads the tests from fd 0 and runs them in its
-#    own __main__ where every name they take from the candidate is a stand-in
-#    (Remote) that sends the call over the pipe. Nothing the candidate
-#    defines ever runs here: only plain values (None, bool, int, float,
-#    complex, str, bytes, and list, tuple, dict, set, frozenset of those)
-#    cross, decoded by the codec below into fresh objects of exactly those
-#    types. Once the tests and the check line returned and the candidate's
-#    process ended as asked, it writes "sandq-harness:NONCE:judge isolated"
-#    and "sandq-harness:NONCE:end".
+#    first bytes of stderr, reads harness.py and the listing from fd 0 and
+#    runs the tests in its own __main__ where every name they take from the
+#    candidate is a stand-in (Remote) that sends the call over the pipe.
+#    Nothing the candidate defines ever runs here: only plain values (None,
+#    bool, int, float, complex, str, bytes, and list, tuple, dict, set,
+#    frozenset of those) cross, decoded by the codec below into fresh
+#    objects of exactly those types. Once the tests and the check line
+#    returned and the candidate's process ended as asked, it writes
+#    "sandq-harness:NONCE:judge isolated" and "sandq-harness:NONCE:end".
 #
 # Where the judge's names come from: the tests' own imports (MBPP's
 # test_imports are lines of the tests), builtins (the judge's own), a
@@ -45,8 +52,8 @@
 # candidate's code runs: they pass the candidate a function of their own
 # (a callback), or the function under test is named like a builtin (the
 # judge keeps builtins its own). For those the judge ends the candidate's
-# process and runs the listing in-process as harness.py does (its text is
-# passed in as HARNESS), marked "judge in_process WHY".
+# process and runs the listing in-process as harness.py does (its text
+# comes in the input), marked "judge in_process WHY".
 #
 # Other marks: "sandq-harness:NONCE:fail REASON" ends the task failed with
 # that reason (a value that is not plain, the candidate's process gone
@@ -54,7 +61,13 @@
 # marshal and pickle build objects the judge should not have to trust.
 
 
-def main(code_b64, harness_b64):
+HEAD_BYTES = 128  # the input's head (docs/formats.md, "The judge's input")
+VERSION = b'1'
+
+
+def judge(g, head=None):
+    """Judges the task on fd 0 in g, its __main__; head: the input's head,
+    when the caller read it (and judge.py after it) already."""
     MAX_FRAME_BYTES = 8 << 20  # one call's or one reply's encoded size
     MAX_DEPTH = 100            # nesting of containers in one value
     MAX_ITEMS = 1 << 20        # elements in one value, all containers together
@@ -64,11 +77,36 @@ def main(code_b64, harness_b64):
         type, len, isinstance, int, float, str, bytes, list, tuple, dict, set, frozenset, complex)
     BaseException_, SystemExit_, getattr_, hasattr_, callable_, exec_, compile_, id_ = (
         BaseException, SystemExit, getattr, hasattr, callable, exec, compile, id)
-    g = globals()
     dunders = {k: v for k, v in g.items() if k[:2] == '__' and k[-2:] == '__'}
     fname = g.get('__file__') or sys._getframe().f_code.co_filename  # main.py (the code may be precompiled)
-    code = binascii.a2b_base64(code_b64)
-    del code_b64
+
+    def read_exactly(n):
+        # n bytes of fd 0, never more: before the fork, what is read is
+        # what the candidate's process will hold.
+        parts, left = [], n
+        while left > 0:
+            b = read(0, min(left, 1 << 20))
+            if not b:
+                write(2, b'sandq-judge: the input ended %d bytes early\n' % left)
+                posix._exit(125)
+            parts.append(b)
+            left -= len_(b)
+        return b''.join(parts)
+
+    skip_judge = head is None  # else the caller loaded the input's judge.py and called it
+    if skip_judge:
+        head = read_exactly(HEAD_BYTES)
+    f = head.split()
+    if len_(head) != HEAD_BYTES or len_(f) != 9 or f[0] != b'sandq-judge' or f[1] != VERSION:
+        write(2, b'sandq-judge: not an input of version %s: %r\n' % (VERSION, head[:40]))
+        posix._exit(125)
+    judge_len, code_len, harness_len, listing_len, tests_at, check_at = (int_(x) for x in f[3:])
+    if skip_judge and judge_len:
+        try:  # this copy runs: the input's is not needed
+            posix.lseek(0, judge_len, 1)  # SEEK_CUR
+        except OSError:
+            read_exactly(judge_len)
+    code = read_exactly(code_len)
 
     class NotPlain(Exception):
         pass
@@ -501,16 +539,10 @@ def main(code_b64, harness_b64):
         nonce = posix.urandom(16).hex()
         mark = ('sandq-harness:' + nonce + ':').encode()
         write(2, mark + b'begin\n')
-        chunks = []
-        while True:
-            b = read(0, 1 << 20)
-            if not b:
-                break
-            chunks.append(b)
+        harness = read_exactly(harness_len)
+        listing = read_exactly(listing_len)
         close(0)
-        head, _, listing = b''.join(chunks).partition(b'\n')
         listing_for_report[0] = listing
-        tests_at, check_at = (int_(x) for x in head.split())
         state = {'ready': False}
 
         def reap():
@@ -725,87 +757,123 @@ def main(code_b64, harness_b64):
         side['from_handle'] = remote_from_handle
 
         # ---- what the tests take from the candidate (from the tests alone)
-        import _ast
-        segments = []
+        # Each part compiled once; its names read off the compiler's own
+        # symbol table (_symtable, in C): a name the tests use and bind
+        # nowhere is wanted from the candidate. The syntax tree is walked
+        # only where a call could pass the candidate a function of the
+        # tests' or every assert could call a builtin name (below).
+        import _symtable
+        segments, codes = [], []
         for at, stop in ((tests_at, check_at if check_at >= 0 else len_(listing)), (check_at, len_(listing))):
             if at < 0:
                 segments.append(None)
                 continue
             text = b'\n' * listing[:at].count(b'\n') + listing[at:stop]
             segments.append(text)
-        trees = []
+        loads, stores, funcs = set_(), set_(), set_()
+        lambdas = False
+        used, bound = _symtable.USE, _symtable.DEF_LOCAL | _symtable.DEF_PARAM | _symtable.DEF_IMPORT
+        named = (_symtable.TYPE_FUNCTION, _symtable.TYPE_CLASS)
         try:
             for text in segments:
-                trees.append(None if text is None else compile_(text, fname, 'exec', _ast.PyCF_ONLY_AST,
-                                                                dont_inherit=True))
+                if text is None:
+                    codes.append(None)
+                    continue
+                codes.append(compile_(text, fname, 'exec', dont_inherit=True))
+                todo = [_symtable.symtable(text, fname, 'exec')]
+                while todo:
+                    st = todo.pop()
+                    syms = st.symbols
+                    for name, fl in syms.items():
+                        if fl & used:
+                            loads.add(name)
+                        if fl & bound:
+                            stores.add(name)
+                    for c in st.children:
+                        if c.name == 'lambda':
+                            lambdas = True
+                        elif c.type in named and syms.get(c.name, 0) & bound:
+                            funcs.add(c.name)  # a def or class (a comprehension's scope is bound nowhere)
+                        todo.append(c)
         except SyntaxError as e:
             stop_candidate()
             report(e)
             _exit(1)
-        def children(n):
-            out = []
-            for f in n._fields:
-                v = getattr_(n, f, None)
-                if isinstance_(v, list_):
-                    out.extend(i for i in v if isinstance_(i, _ast.AST))
-                elif isinstance_(v, _ast.AST):
-                    out.append(v)
-            return out
-
-        loads, stores, funcs, calls = set_(), set_(), set_(), []
-        todo = [t for t in trees if t is not None]
-        while todo:
-            n = todo.pop()
-            t = type_(n)
-            if t is _ast.Name:
-                (loads if type_(n.ctx) is _ast.Load else stores).add(n.id)
-            elif t in (_ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef):
-                stores.add(n.name)
-                funcs.add(n.name)
-            elif t is _ast.arg:
-                stores.add(n.arg)
-            elif t is _ast.alias:
-                stores.add(n.asname or n.name.split('.')[0])
-            elif t is _ast.ExceptHandler and n.name:
-                stores.add(n.name)
-            elif t is _ast.Call:
-                calls.append(n)
-            todo.extend(children(n))
         wanted = sorted(x for x in loads - stores if x not in builtins.__dict__ and x[:2] != '__')
         why = None
-        # The function under test named like a builtin (MBPP's `sum`): every
-        # assert calls it and nothing else the tests do not define. The
-        # judge keeps builtins its own (a candidate's `def set` must not
-        # answer for the tests' set()), so such tests run in-process.
-        asserts = [st for t in trees if t is not None for st in t.body if type_(st) is _ast.Assert]
-        if asserts and trees[1] is None:
-            common = None
-            for st in asserts:
-                names = set_()
-                todo = [st]
-                while todo:
-                    n = todo.pop()
-                    if type_(n) is _ast.Call and type_(n.func) is _ast.Name and n.func.id not in funcs:
-                        names.add(n.func.id)
-                    todo.extend(children(n))
-                common = names if common is None else common & names
-            if common and not any(x not in builtins.__dict__ for x in common):
-                why = 'the tests call %s, named like a builtin' % ', '.join(sorted(common))
-        # Objects of the candidate's classes the tests construct (APPS's
-        # Solution, MBPP's Pair) stay in its process: the tests hold
-        # stand-ins (RemoteObject). A function of the tests' own passed to
-        # the candidate is the one thing a stand-in cannot carry.
-        for c in calls:
-            f = c.func
-            if why or type_(f) is not _ast.Name or f.id in funcs or f.id in builtins.__dict__:
-                continue
-            todo = list_(c.args) + [k.value for k in c.keywords]
+
+        def bare_use(text, name):
+            # Whether name appears in text other than called or defined
+            # (`name(`, `def name`, `class name`): then a call may pass it.
+            # Strings and comments count too: it only decides the walk.
+            n, i = len_(name), text.find(name)
+            while i >= 0:
+                before, after = text[i - 1:i] if i else b'', text[i + n:i + n + 1]
+                if not (before.isalnum() or before in (b'_', b'.') or after.isalnum() or after == b'_'):
+                    rest = text[i + n:i + n + 40].lstrip()
+                    head = text[max(0, i - 7):i].rstrip()
+                    if rest[:1] != b'(' and not (head.endswith(b'def') or head.endswith(b'class')):
+                        return True
+                i = text.find(name, i + n)
+            return False
+
+        asserts_only = check_at < 0 and b'assert' in segments[0] if segments[0] is not None else False
+        maybe_passed = lambdas or any(bare_use(t, f.encode()) for t in segments if t is not None for f in funcs)
+        if asserts_only or maybe_passed:
+            import _ast
+
+            def children(n):
+                out = []
+                for f in n._fields:
+                    v = getattr_(n, f, None)
+                    if isinstance_(v, list_):
+                        out.extend(i for i in v if isinstance_(i, _ast.AST))
+                    elif isinstance_(v, _ast.AST):
+                        out.append(v)
+                return out
+
+            trees = [None if t is None else compile_(t, fname, 'exec', _ast.PyCF_ONLY_AST, dont_inherit=True)
+                     for t in segments]
+            # The function under test named like a builtin (MBPP's `sum`):
+            # every assert calls it and nothing else the tests do not
+            # define. The judge keeps builtins its own (a candidate's `def
+            # set` must not answer for the tests' set()), so such tests run
+            # in-process.
+            asserts = [st for st in trees[0].body if type_(st) is _ast.Assert] if asserts_only else []
+            if asserts:
+                common = None
+                for st in asserts:
+                    names = set_()
+                    todo = [st]
+                    while todo:
+                        n = todo.pop()
+                        if type_(n) is _ast.Call and type_(n.func) is _ast.Name and n.func.id not in funcs:
+                            names.add(n.func.id)
+                        todo.extend(children(n))
+                    common = names if common is None else common & names
+                if common and not any(x not in builtins.__dict__ for x in common):
+                    why = 'the tests call %s, named like a builtin' % ', '.join(sorted(common))
+            # Objects of the candidate's classes the tests construct (APPS's
+            # Solution, MBPP's Pair) stay in its process: the tests hold
+            # stand-ins (RemoteObject). A function of the tests' own passed
+            # to the candidate is the one thing a stand-in cannot carry.
+            todo = [t for t in trees if t is not None] if maybe_passed and not why else []
             while todo and not why:
-                a = todo.pop()
-                if type_(a) is _ast.Lambda or (type_(a) is _ast.Name and a.id in funcs):
-                    why = 'the tests pass a function to %s' % f.id
-                else:
-                    todo.extend(children(a))
+                c = todo.pop()
+                todo.extend(children(c))
+                if type_(c) is not _ast.Call:
+                    continue
+                f = c.func
+                if type_(f) is not _ast.Name or f.id in funcs or f.id in builtins.__dict__:
+                    continue
+                args = list_(c.args) + [k.value for k in c.keywords]
+                while args and not why:
+                    a = args.pop()
+                    if type_(a) is _ast.Lambda or (type_(a) is _ast.Name and a.id in funcs):
+                        why = 'the tests pass a function to %s' % f.id
+                    else:
+                        args.extend(children(a))
+            del trees
 
         g.clear()
         g.update(dunders)
@@ -813,9 +881,9 @@ def main(code_b64, harness_b64):
             # Run in-process, as harness.py does: the candidate's process goes.
             stop_candidate()
             write(2, mark + b'judge in_process ' + why.encode() + b'\n')
-            del trees, segments
+            del codes, segments
             hg = {'__name__': '__main__', '__builtins__': builtins}
-            exec_(compile_(binascii.a2b_base64(harness_b64), fname, 'exec', dont_inherit=True), hg)
+            exec_(compile_(harness, fname, 'exec', dont_inherit=True), hg)
             g.update(hg)
             return hg['main'](binascii.b2a_base64(listing, newline=False), tests_at, check_at, nonce)
 
@@ -865,9 +933,9 @@ def main(code_b64, harness_b64):
                 g[name] = d[1]
         failed = False
         try:
-            for t in trees:
-                if t is not None:
-                    exec_(compile_(t, fname, 'exec', dont_inherit=True), g)
+            for c in codes:
+                if c is not None:
+                    exec_(c, g)
         except SystemExit_:
             stop_candidate()
             raise
@@ -895,7 +963,7 @@ def main(code_b64, harness_b64):
     # The judge's own code: its frames are left out of tracebacks.
     def codes_of(c):
         return set_([c]).union(*(codes_of(k) for k in c.co_consts if type_(k) is type_(c)))
-    jcodes = codes_of(main.__code__)
+    jcodes = codes_of(judge.__code__)
 
     def report(e):
         # The traceback of an exception in the tests, its lines from the

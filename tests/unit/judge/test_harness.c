@@ -162,32 +162,119 @@ static void assembly(void) {
   free(p);
 }
 
-/* The judge's program holds the code alone; the tests are its input. */
+/* The judge's program is one text for every task; the task is its input,
+ * a frame sq_harness_judge_input_read decodes exactly. */
 static void judge_assembly(void) {
   sq_task t = {.id = "t", .tests = "assert f() == 41", .entry_point = NULL};
   char *p = NULL, *in = NULL;
   size_t in_len = 0;
   CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", &p, &in, &in_len), 0);
-  CHECK(p && strstr(p, "assert f()") == NULL && strstr(p, "41") == NULL);
-  CHECK_CONTAINS(p, "main(b'ZGVmIGYoKToKICAgIHJldHVybiA0Mg==', b'"); /* base64 of the code */
-  CHECK_STR(in, "24 -1\ndef f():\n    return 42\n\nassert f() == 41\n");
-  CHECK_EQ(in_len, strlen(in));
+  CHECK_STR(p, sq_harness_judge_program());
+  CHECK(strstr(p, "assert f()") == NULL && strstr(p, "42") == NULL);
+  sq_harness_judge_frame f;
+  CHECK_EQ(sq_harness_judge_input_read(in, in_len, &f), 0);
+  CHECK(!f.marshalled && f.judge_len > 1000 && strncmp(f.judge, "# judge.py", 10) == 0);
+  CHECK(f.code_len == 22 && memcmp(f.code, "def f():\n    return 42", 22) == 0);
+  CHECK(f.harness_len > 1000 && strncmp(f.harness, "# harness.py", 12) == 0);
+  const char listing[] = "def f():\n    return 42\n\nassert f() == 41\n";
+  CHECK(f.listing_len == strlen(listing) && memcmp(f.listing, listing, f.listing_len) == 0);
+  CHECK(f.tests_at == 24 && f.check_at == -1);
+  CHECK(memcmp(in, "sandq-judge 1 s ", 16) == 0 && in[SQ_HARNESS_JUDGE_HEAD_BYTES - 1] == '\n');
+
+  /* Anything but what the encoder writes is refused. */
+  char *bad = malloc(in_len + 1);
+  CHECK(bad != NULL);
+  if (bad) {
+    CHECK_EQ(sq_harness_judge_input_read(in, in_len - 1, &f), SQ_EINVAL); /* a byte short */
+    memcpy(bad, in, in_len);
+    bad[in_len] = 'x';
+    CHECK_EQ(sq_harness_judge_input_read(bad, in_len + 1, &f), SQ_EINVAL); /* a byte over */
+    bad[12] = '2';
+    CHECK_EQ(sq_harness_judge_input_read(bad, in_len, &f), SQ_EINVAL); /* another version */
+    memcpy(bad, in, in_len);
+    bad[SQ_HARNESS_JUDGE_HEAD_BYTES - 1] = ' ';
+    CHECK_EQ(sq_harness_judge_input_read(bad, in_len, &f), SQ_EINVAL); /* a head without its end */
+    memcpy(bad, in, in_len);
+    bad[14] = 'x';
+    CHECK_EQ(sq_harness_judge_input_read(bad, in_len, &f), SQ_EINVAL); /* an unknown kind */
+    memcpy(bad, in, in_len);
+    char *sp = memchr(bad + 16, ' ', 20); /* JUDGE's length one less: the sizes do not add up */
+    CHECK(sp != NULL);
+    if (sp) sp[-1] = (char)(sp[-1] == '0' ? '1' : sp[-1] - 1);
+    CHECK_EQ(sq_harness_judge_input_read(bad, in_len, &f), SQ_EINVAL);
+    free(bad);
+  }
+  CHECK_EQ(sq_harness_judge_input_read(in, 10, &f), SQ_EINVAL);
   free(p);
   free(in);
+
   sq_task plain = {.id = "p"};
   CHECK_EQ(sq_harness_judge(&plain, "print(1)", &p, &in, &in_len), 0);
   CHECK_STR(p, "print(1)\n");
   CHECK(in == NULL && in_len == 0);
   free(p);
-  /* precompiled: only base64 is taken, and then the program loads it */
+  /* precompiled: only base64 is taken, and then the input carries the marshalled bytes */
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "not base64!", 11), SQ_EINVAL);
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "", 0), SQ_EINVAL);
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "QUJD", 4), 0);
   CHECK_EQ(sq_harness_judge(&t, "x = 1", &p, &in, &in_len), 0);
-  CHECK_CONTAINS(p, "exec(marshal.loads(binascii.a2b_base64(b'QUJD')))\nmain(b'");
+  CHECK_EQ(sq_harness_judge_input_read(in, in_len, &f), 0);
+  CHECK(f.marshalled && f.judge_len == 3 && memcmp(f.judge, "ABC", 3) == 0);
+  CHECK(f.code_len == 5 && memcmp(f.code, "x = 1", 5) == 0);
   free(p);
   free(in);
   sq_compiled_clear();
+}
+
+/* judge.py's side of the frame: a real run of the judge's program (its
+ * own copy from the input, as off a full zygote) judges; another version
+ * or a short input is refused with exit 125, naming it. */
+static int put(const char *path, const char *data, size_t len) {
+  FILE *f = fopen(path, "w");
+  if (!f) return -1;
+  size_t n = fwrite(data, 1, len, f);
+  return fclose(f) == 0 && n == len ? 0 : -1;
+}
+
+static int judge_run(const char *input, size_t len, char **err) {
+  char path[128], cmd[512];
+  snprintf(path, sizeof path, "%s/main.py", dir);
+  CHECK_EQ(put(path, sq_harness_judge_program(), strlen(sq_harness_judge_program())), 0);
+  snprintf(path, sizeof path, "%s/in", dir);
+  CHECK_EQ(put(path, input, len), 0);
+  snprintf(cmd, sizeof cmd, "cd %s && " PY " -I -S main.py <in >out 2>err", dir);
+  int st = system(cmd);
+  snprintf(path, sizeof path, "%s/err", dir);
+  *err = slurp(path, NULL);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void judge_frames(void) {
+  sq_task t = {.id = "t", .tests = "assert f() == 42", .entry_point = NULL};
+  char *p = NULL, *in = NULL, *err = NULL;
+  size_t in_len = 0;
+  CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", &p, &in, &in_len), 0);
+  CHECK_EQ(judge_run(in, in_len, &err), 0);
+  CHECK_CONTAINS(err, ":judge isolated\n");
+  CHECK_CONTAINS(err, ":end\n");
+  free(err);
+  char *bad = malloc(in_len);
+  CHECK(bad != NULL);
+  if (bad) {
+    memcpy(bad, in, in_len);
+    bad[12] = '7'; /* version 7 */
+    CHECK_EQ(judge_run(bad, in_len, &err), 125);
+    CHECK_CONTAINS(err, "sandq-judge: not an input of version 1");
+    CHECK(strstr(err, ":end\n") == NULL);
+    free(err);
+    CHECK_EQ(judge_run(in, in_len - 5, &err), 125); /* the listing cut short */
+    CHECK_CONTAINS(err, "sandq-judge: the input ended 5 bytes early");
+    CHECK(strstr(err, ":end\n") == NULL);
+    free(err);
+    free(bad);
+  }
+  free(p);
+  free(in);
 }
 
 int main(void) {
@@ -203,6 +290,8 @@ int main(void) {
     return 1;
   }
   const char *why = NULL;
+
+  judge_frames();
 
   /* An honest solution passes; its own stderr output survives the marks. */
   run_result r = run("import sys\ndef add(a, b):\n    print('hi', file=sys.stderr)\n    return a + b\n", tests_add, "add");
