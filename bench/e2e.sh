@@ -216,25 +216,12 @@ echo "pairs: $all; the median: $e2e vs $bare tasks/s"
 
 echo "== 3. CPU per task: $CN more trivial tasks through the same workers (load $(bench_load))"
 tasks "$SQ_TMP/cpu.jsonl" "$CN" c
-# per process kind, ticks: the worker processes themselves (main loop and
-# jail threads), the jail's helpers (slot holders, namespace inits), the
-# zygotes with the tasks they forked and reaped (python3)
-kinds() {
-  for wp in $wpids; do
-    for q in $(sq_tree_pids "$wp"); do
-      awk -v w="$wp" -v q="$q" '{ comm = $2; own = $14 + $15; kids = $16 + $17
-        kind = (q == w) ? "worker" : (comm == "(python3)" ? "zygotes" : "helpers")
-        print kind, own, kids }' "/proc/$q/stat" 2>/dev/null || true
-    done
-  done | awk '{ own[$1] += $2; kids[$1] += $3 } END {
-    printf "%d %d %d %d\n", own["worker"], kids["worker"] + own["helpers"] + kids["helpers"], own["zygotes"], kids["zygotes"] }'
-}
-before=$(kinds); r0=$(bench_ticks "$SQ_PID_redis")
+before=$(bench_worker_ticks $wpids); r0=$(bench_ticks "$SQ_PID_redis")
 # The producer's CPU: the shell's reaped child (fields 16 and 17 of its stat).
 ptick=$(sh -c '"$@" >"'"$SQ_TMP"'/cpu.out" 2>&1 || exit 1; awk "{ print \$16 + \$17 }" /proc/$$/stat' sh \
   timeout 300 "$SQ_BIN/sandq-producer" push --batch cpu --wait --timeout-s 240 "$SQ_TMP/cpu.jsonl") ||
   { tail -12 "$SQ_TMP/cpu.out" >&2; sq_fail "cpu: the batch did not complete"; }
-after=$(kinds); r1=$(bench_ticks "$SQ_PID_redis")
+after=$(bench_worker_ticks $wpids); r1=$(bench_ticks "$SQ_PID_redis")
 grep -Eq "^ *ok +$CN\$" "$SQ_TMP/cpu.out" || { tail -12 "$SQ_TMP/cpu.out" >&2; sq_fail "cpu: not every task ended ok"; }
 kill -TERM $wpids; wait $wpids 2>/dev/null || true
 

@@ -11,8 +11,9 @@
 #     timeout, stdout swallowed; no jail.
 #  3. The judge's extra CPU per task: each HumanEval program forked from a
 #     warm python3 (as a zygote forks), through harness.py in one process,
-#     then through judge.py (precompiled, as a worker runs it) in two; no
-#     jail, so the difference is the judge's own.
+#     then through judge.py (loaded before the fork, as a full zygote has
+#     it, the task its input file) in two; no jail, so the difference is
+#     the judge's own.
 #  2b. The same programs through a lean fork-per-program harness: a pool
 #     of 2 threads, a multiprocessing.Process per program, its exit code the
 #     verdict; no Manager, no isolation.
@@ -48,10 +49,15 @@ done
 for k in 1 2; do # both claiming (a warm zygote up, the judge compiled)
   i=0; until grep -q "ready in" "$SQ_TMP/w$k.log"; do i=$((i + 1)); [ $i -lt 300 ] || sq_fail "worker $k not ready"; sleep 0.1; done
 done
+before=$(bench_worker_ticks $wpids); r0=$(bench_ticks "$SQ_PID_redis")
 t0=$(date +%s.%N)
 timeout 600 "$SQ_BIN/sandq-producer" push --batch judge --wait --timeout-s 550 "$SQ_TMP/tasks.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
   { tail -20 "$SQ_TMP/push.out" "$SQ_TMP/w1.log" >&2; sq_fail "the batch did not complete"; }
 t1=$(date +%s.%N)
+after=$(bench_worker_ticks $wpids); r1=$(bench_ticks "$SQ_PID_redis")
+split=$(echo "$before $after $r0 $r1" | awk -v n="$N" -v hz="$BENCH_HZ" '{ ms = 1000 / hz / n
+  printf "worker %.2f, jail helpers %.2f, zygotes %.2f, tasks (judge and candidate) %.2f, redis %.2f: %.2f ms", ($5 - $1) * ms, ($6 - $2) * ms, ($7 - $3) * ms, ($8 - $4) * ms, ($10 - $9) * ms, ($5 - $1 + $6 - $2 + $7 - $3 + $8 - $4 + $10 - $9) * ms }')
+echo "sandq CPU per task: $split"
 "$SQ_BIN/sandq-producer" report judge --json >"$SQ_TMP/report.json"
 $PY - "$SQ_TMP/report.json" "$N" <<'PY' || sq_fail "not every task passed isolated"
 import json, sys
@@ -108,7 +114,7 @@ echo "human-eval-style: $N programs, $he tasks/s"
 
 echo "== 2b. a lean fork-per-program harness: 2 threads, a forked Process per program, no Manager, $N programs (load $(bench_load))"
 lean=$($PY - "$data" "$REPS" <<'PY'
-import contextlib, gzip, io, json, multiprocessing, os, signal, sys, time
+import contextlib, gzip, io, json, multiprocessing, os, resource, signal, sys, time
 from concurrent.futures import ThreadPoolExecutor
 probs = [json.loads(l) for l in gzip.open(sys.argv[1], "rt")] * int(sys.argv[2])
 
@@ -130,16 +136,22 @@ def check(p, timeout=60.0):
         print("lean harness: %s ended %s" % (p["task_id"], proc.exitcode), file=sys.stderr)
     return proc.exitcode == 0
 
+def cpu_s():
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
 multiprocessing.set_start_method("fork")
+c0 = cpu_s()
 t0 = time.time()
 with ThreadPoolExecutor(max_workers=2) as ex:
     oks = list(ex.map(check, probs))
 t1 = time.time()
 assert all(oks), sum(1 for o in oks if not o)
-print("%.1f" % (len(probs) / (t1 - t0)))
+print("%.1f %.2f" % (len(probs) / (t1 - t0), (cpu_s() - c0) * 1000 / len(probs)))
 PY
 ) || sq_fail "the lean harness failed"
-echo "lean fork-per-program: $N programs, $lean tasks/s"
+lean_cpu=${lean#* } lean=${lean% *}
+echo "lean fork-per-program: $N programs, $lean tasks/s, $lean_cpu ms CPU per task"
 
 echo "== 3. the judge's extra CPU per task: HumanEval's 164 forked from a warm python3, no jail (load $(bench_load))"
 $PY -I -S - "$SQ_SRC" "$data" "$SQ_TMP/cpu" <<'PY' >"$SQ_TMP/cpu.out" || sq_fail "the CPU comparison failed"
@@ -147,7 +159,10 @@ import base64, binascii, gzip, json, marshal, os, resource, sys
 src, data, d = sys.argv[1:4]
 H = open(src + "/common/judge/harness.py", "rb").read()
 J = open(src + "/common/judge/judge.py", "rb").read()
-judge_code = binascii.b2a_base64(marshal.dumps(compile(J, "<sandq-judge>", "exec", dont_inherit=True)), newline=False)
+# judge.py loaded before the fork, as a full warm zygote's prelude has it
+judge = {}
+exec(compile(J, "<sandq-judge>", "exec", dont_inherit=True), judge)
+judge = judge["judge"]
 b64 = lambda b: base64.b64encode(b)
 progs = []
 for line in gzip.open(data, "rt"):
@@ -156,39 +171,41 @@ for line in gzip.open(data, "rt"):
     listing = code + b"\n\n" + tests + b"\n\n"
     tests_at, check_at = len(code) + 2, len(listing)
     listing += b"check(" + p["entry_point"].encode() + b")\n"
-    # what sq_harness_program and sq_harness_judge (precompiled) assemble
+    # what sq_harness_program assembles; the judge's input (docs/formats.md)
+    # with no copy of judge.py in it
     harness = H + b"main(b'%s', %d, %d)\n" % (b64(listing), tests_at, check_at)
-    judge = (b"import binascii, marshal\nexec(marshal.loads(binascii.a2b_base64(b'%s')))\n" % judge_code +
-             b"main(b'%s', b'%s')\n" % (b64(code), b64(H)))
-    progs.append((harness, judge, b"%d %d\n" % (tests_at, check_at) + listing))
+    head = b"sandq-judge 1 s 0 %d %d %d %d %d" % (len(code), len(H), len(listing), tests_at, check_at)
+    progs.append((harness, head.ljust(127) + b"\n" + code + H + listing))
 os.makedirs(d, exist_ok=True)
 os.chdir(d)
 main = d + "/main.py"
 
 def run(prog, inp):
-    r, w = os.pipe()
+    fd, path = None, d + "/in"
+    if inp:
+        with open(path, "wb") as f:
+            f.write(inp)
     pid = os.fork()
     if pid == 0:
-        os.close(w)
-        os.dup2(r, 0)
+        fd = os.open(path if inp else "/dev/null", os.O_RDONLY)
+        os.dup2(fd, 0)
         null = os.open("/dev/null", os.O_WRONLY)
         os.dup2(null, 1)
         os.dup2(null, 2)
         with open(main, "wb") as f:
-            f.write(prog)
+            f.write(prog or b"")
         g = {"__name__": "__main__", "__file__": main, "__builtins__": __builtins__}
         try:
-            exec(compile(prog, main, "exec"), g)
+            if prog:
+                exec(compile(prog, main, "exec"), g)
+            else:
+                judge(g)
             status = 0
         except SystemExit as e:
             status = e.code if isinstance(e.code, int) else 1
         except BaseException:
             status = 1
         os._exit(status)
-    os.close(r)
-    if inp:
-        os.write(w, inp)
-    os.close(w)
     return os.waitpid(pid, 0)[1]
 
 def cpu_s():
@@ -199,7 +216,7 @@ per = {"harness": [], "judge": []}
 for rep in range(3):
     for kind in ("harness", "judge"):
         t = cpu_s()
-        bad = sum(run(h, None) != 0 if kind == "harness" else run(j, i) != 0 for h, j, i in progs)
+        bad = sum(run(h, None) != 0 if kind == "harness" else run(None, i) != 0 for h, i in progs)
         assert bad == 0, (kind, bad)
         per[kind].append((cpu_s() - t) * 1000 / len(progs))
 h, j = sorted(per["harness"])[1], sorted(per["judge"])[1]
@@ -209,6 +226,6 @@ read -r cpu_h cpu_j cpu_x <"$SQ_TMP/cpu.out"
 echo "CPU per task (median of 3): in-process harness $cpu_h ms, isolated judge $cpu_j ms: the judge adds $cpu_x ms"
 x=$(awk -v a="$sandq" -v b="$he" 'BEGIN { printf "%.2f", a / b }')
 xl=$(awk -v a="$sandq" -v b="$lean" 'BEGIN { printf "%.2f", a / b }')
-echo "result: sandq ${x}x the human-eval-style harness and ${xl}x the lean fork-per-program one ($sandq vs $he and $lean tasks/s), every task judged isolated; the judge adds $cpu_x ms CPU per task ($cpu_h -> $cpu_j)"
+echo "result: sandq ${x}x the human-eval-style harness and ${xl}x the lean fork-per-program one ($sandq vs $he and $lean tasks/s), every task judged isolated; sandq's CPU per task: $split (the lean harness's: $lean_cpu ms); the judge adds $cpu_x ms CPU per task ($cpu_h -> $cpu_j)"
 awk -v x="$x" 'BEGIN { exit !(x >= 4) }' || echo "below the 4x target against the human-eval-style harness"
 awk -v x="$xl" 'BEGIN { exit !(x >= 1) }' || echo "below the 1.0x target against the lean harness"

@@ -20,6 +20,7 @@
 #include "code_prompt.h"
 #include "compile_cache.h"
 #include "expected.h"
+#include "judge_plans.h"
 #include "job.h"
 #include "llm.h"
 #include "metrics.h"
@@ -402,7 +403,16 @@ static void exec_start(job *j) {
   }
   if (!rc) rc = sq_task_program(j->task, j->code, &j->listing); /* shown without the values */
   if (judged_tests) j->task->tests = judged_tests;
-  if (!rc && python) rc = sq_harness_judge(j->task, j->code, &j->program, &j->input, &j->input_len);
+  const void *plan = NULL;
+  size_t plan_len = 0;
+  j->plan_keyed = j->plan_given = false;
+  if (!rc && python && sq_harness_applies(j->task)) { /* the tests' plan, when a judge worked it out already */
+    sq__plans_key(j->task, j->r.profile, j->plan_key);
+    j->plan_keyed = true;
+    plan = sq__plans_get(j->w->plans, j->plan_key, &plan_len);
+    j->plan_given = plan != NULL;
+  }
+  if (!rc && python) rc = sq_harness_judge(j->task, j->code, plan, plan_len, &j->program, &j->input, &j->input_len);
   if (!rc && !python && j->task->tests) {
     int c = calls_prepare(j);
     if (c > 0) return; /* waits for the reference, runs it, or ended */
@@ -499,6 +509,10 @@ static void take_outcome(job *j) {
     r->n_files = j->files.n;
   }
   if (in.has_tests) sq_harness_take_marks(o, &in.marks);
+  if (in.marks.plan && j->plan_keyed && !j->plan_given &&
+      sq__plans_put(j->w->plans, j->plan_key, in.marks.plan, in.marks.plan_len) != 0)
+    SQ_LOGT(SQ_LOG_WARN, r->id, "out of memory keeping the judge's plan");
+  sq_harness_marks_clear(&in.marks); /* its strings stay: the plan alone is allocated */
   in.compile_error = j->files.compile_error;
   sq_calls_results got = {0};
   char calls_why[sizeof j->reason] = "";

@@ -64,6 +64,9 @@ struct job {
   int64_t extra_output_kib; /* added to lim.output_kib for workspace.py's blocks; held back after */
   unsigned char compile_key[32]; /* compile_cache.h: the build's key, when compile_keyed */
   char standby[SQ_WORKSPACE_STANDBY_MAX + 1]; /* the run's standby request (workspace.h; "": none) */
+  unsigned char plan_key[32]; /* judge_plans.h: the tests' plan's key, when plan_keyed */
+  bool plan_keyed;        /* a judged Python task: its judge may offer a plan */
+  bool plan_given;        /* ... and its input carries the cached one */
   bool compile_keyed;     /* a compiled language whose build the cache may hold */
   bool compile_hit;       /* the run places the cached build instead of compiling */
   bool parked;            /* its result waits for a damaged key's repair (w->parked) */

@@ -269,7 +269,7 @@ static int run(const sq_cli *cli) {
    * harness when there are tests (as the worker does, harness.h); another
    * language runs through workspace.py (workspace.h). */
   if (sq_task_program(&task, code, &listing) != 0 ||
-      (python ? sq_harness_judge(&task, code, &program, &input, &input_len)
+      (python ? sq_harness_judge(&task, code, NULL, 0, &program, &input, &input_len)
               : sq_workspace_program(&task, plan.candidate ? plan.candidate : listing, &lim, NULL, false, &program)) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");
     goto out;
@@ -352,6 +352,7 @@ static int run(const sq_cli *cli) {
     in.calls_why = calls_why;
   }
   if (in.has_tests) sq_harness_take_marks(&o, &in.marks);
+  sq_harness_marks_clear(&in.marks); /* one run: its plan is kept by no one */
   sq_workspace_files files = {0};
   if (!python && sq_workspace_take_files(&o, 0, &files) != 0) {
     fprintf(stderr, "sandq-worker run: out of memory\n");

@@ -27,6 +27,7 @@
 #include "verdict.h"
 #include "audit_log.h"
 #include "compile_cache.h"
+#include "judge_plans.h"
 #include "best_effort.h"
 #include "budget_cache.h"
 #include "expected.h"
@@ -159,6 +160,10 @@ static int serve(const sq_cli *cli) {
     goto out;
   }
   sq__pool_precompile(w.jail);
+  if ((rc = sq__plans_new(&w.plans)) != 0) {
+    SQ_ERROR("judge plans: %s", sq_strerror(rc));
+    goto out;
+  }
   if ((rc = sq__compile_cache_new((size_t)w.cfg.compile_cache_mib << 20, &w.compile_cache)) != 0) {
     SQ_ERROR("compile cache: %s", sq_strerror(rc));
     goto out;
@@ -223,6 +228,7 @@ out:
   sq_metrics_free(w.metrics);
   sq__profiles_free(w.profiles);
   sq__compile_cache_free(w.compile_cache);
+  sq__plans_free(w.plans);
   sq__compile_toolchains_finish(0);
   sq_jail_free(w.jail);
   sq_compiled_clear();

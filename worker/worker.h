@@ -23,6 +23,7 @@ typedef struct sq__audit_log sq__audit_log;
 typedef struct sq__endpoint sq__endpoint;
 typedef struct sq__profiles sq__profiles;
 typedef struct sq__compile_cache sq__compile_cache;
+typedef struct sq__plans sq__plans;
 typedef struct sq__expected sq__expected;
 
 typedef struct worker worker;
@@ -54,6 +55,7 @@ struct worker {
   sq__audit_log *audit;           /* audit_log.c: runs not yet in the audit stream */
   sq__endpoint *endpoint; /* endpoint.c: GET /metrics, /healthz; NULL without metrics_listen */
   sq__compile_cache *compile_cache; /* compile_cache.c: compiled builds; NULL when compile_cache_mib is 0 */
+  sq__plans *plans;                 /* judge_plans.c: the Python judge's plans of tests seen */
   sq__expected *expected; /* expected.c: evalplus's expected values by tests; NULL until first used */
 };
 

@@ -34,6 +34,22 @@ bench_tree_ticks() {
   echo "$t"
 }
 
+# bench_worker_ticks WORKER_PID...: the CPU ticks of the workers' trees by
+# kind, one line "WORKER HELPERS ZYGOTES TASKS": the worker processes
+# themselves (main loop and jail threads), the jail's helpers (slot
+# holders, namespace inits, what the worker reaped), the zygotes (python3)
+# alone, and what the zygotes forked and reaped (the tasks).
+bench_worker_ticks() {
+  for wp in "$@"; do
+    for q in $(sq_tree_pids "$wp"); do
+      awk -v w="$wp" -v q="$q" '{ comm = $2; own = $14 + $15; kids = $16 + $17
+        kind = (q == w) ? "worker" : (comm == "(python3)" ? "zygotes" : "helpers")
+        print kind, own, kids }' "/proc/$q/stat" 2>/dev/null || true
+    done
+  done | awk '{ own[$1] += $2; kids[$1] += $3 } END {
+    printf "%d %d %d %d\n", own["worker"], kids["worker"] + own["helpers"] + kids["helpers"], own["zygotes"], kids["zygotes"] }'
+}
+
 # bench_ticks PID: CPU ticks of PID alone (all its threads, no children).
 bench_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 

@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +89,8 @@ const char *sq_harness_prelude(void) {
   return prelude ? prelude : sq__workspace_py; /* out of memory: tasks load judge.py from their input */
 }
 
-int sq_harness_judge_input(const sq_task *t, const char *code, char **input, size_t *input_len) {
+int sq_harness_judge_input(const sq_task *t, const char *code, const void *plan, size_t plan_len, char **input,
+                           size_t *input_len) {
   *input = NULL;
   *input_len = 0;
   char *listing = NULL;
@@ -101,8 +103,10 @@ int sq_harness_judge_input(const sq_task *t, const char *code, char **input, siz
   bool marshalled;
   const void *judge = sq_compiled_code(SQ_COMPILED_JUDGE, &judge_len, &marshalled);
   char head[SQ_HARNESS_JUDGE_HEAD_BYTES + 1];
-  int n = snprintf(head, sizeof head, "sandq-judge %d %c %zu %zu %zu %zu %ld %ld", SQ_HARNESS_JUDGE_VERSION,
-                   marshalled ? 'm' : 's', judge_len, code_len, harness_len, listing_len, tests_at, check_at);
+  if (!plan) plan_len = 0;
+  int n = snprintf(head, sizeof head, "sandq-judge %d %c %zu %zu %zu %zu %zu %ld %ld", SQ_HARNESS_JUDGE_VERSION,
+                   marshalled ? 'm' : 's', judge_len, code_len, harness_len, plan_len, listing_len, tests_at,
+                   check_at);
   if (!rc && (n < 0 || n >= SQ_HARNESS_JUDGE_HEAD_BYTES)) rc = SQ_EINVAL;
   sq_buf in = {0};
   if (!rc) {
@@ -113,6 +117,7 @@ int sq_harness_judge_input(const sq_task *t, const char *code, char **input, siz
   if (!rc) rc = sq_buf_append(&in, judge, judge_len);
   if (!rc) rc = sq_buf_append(&in, code ? code : "", code_len);
   if (!rc) rc = sq_buf_append(&in, sq__harness_py, harness_len);
+  if (!rc && plan_len) rc = sq_buf_append(&in, plan, plan_len);
   if (!rc) rc = sq_buf_append(&in, listing, listing_len);
   free(listing);
   if (rc) {
@@ -146,14 +151,14 @@ int sq_harness_judge_input_read(const char *in, size_t len, sq_harness_judge_fra
   const char *p = in + wn, *end = in + head - 1;
   if (*p != 'm' && *p != 's') return SQ_EINVAL;
   f->marshalled = *p++ == 'm';
-  long v[6];
-  for (int i = 0; i < 6; i++)
-    if (!head_field(&p, end, &v[i]) || (i < 4 && v[i] < 0) || (i >= 4 && v[i] < -1)) return SQ_EINVAL;
+  long v[7];
+  for (int i = 0; i < 7; i++)
+    if (!head_field(&p, end, &v[i]) || (i < 5 && v[i] < 0) || (i >= 5 && v[i] < -1)) return SQ_EINVAL;
   while (p < end && *p == ' ') p++;
   if (p != end) return SQ_EINVAL;
-  size_t at = head, sizes[4];
-  const char **parts[4] = {&f->judge, &f->code, &f->harness, &f->listing};
-  for (int i = 0; i < 4; i++) {
+  size_t at = head, sizes[5];
+  const char **parts[5] = {&f->judge, &f->code, &f->harness, &f->plan, &f->listing};
+  for (int i = 0; i < 5; i++) {
     sizes[i] = (size_t)v[i];
     if (sizes[i] > len - at) return SQ_EINVAL;
     *parts[i] = in + at;
@@ -163,18 +168,20 @@ int sq_harness_judge_input_read(const char *in, size_t len, sq_harness_judge_fra
   f->judge_len = sizes[0];
   f->code_len = sizes[1];
   f->harness_len = sizes[2];
-  f->listing_len = sizes[3];
-  f->tests_at = v[4];
-  f->check_at = v[5];
+  f->plan_len = sizes[3];
+  f->listing_len = sizes[4];
+  f->tests_at = v[5];
+  f->check_at = v[6];
   if (f->tests_at > (long)f->listing_len || f->check_at > (long)f->listing_len) return SQ_EINVAL;
   return 0;
 }
 
-int sq_harness_judge(const sq_task *t, const char *code, char **program, char **input, size_t *input_len) {
+int sq_harness_judge(const sq_task *t, const char *code, const void *plan, size_t plan_len, char **program,
+                     char **input, size_t *input_len) {
   *program = *input = NULL;
   *input_len = 0;
   if (!sq_harness_applies(t)) return sq_task_program(t, code, program);
-  int rc = sq_harness_judge_input(t, code, input, input_len);
+  int rc = sq_harness_judge_input(t, code, plan, plan_len, input, input_len);
   if (!rc && !(*program = strdup(judge_program))) rc = SQ_ENOMEM;
   if (rc) {
     free(*input);
@@ -240,6 +247,34 @@ static bool cut_line(char *buf, size_t *len, const char *mark, char *out, size_t
   return true;
 }
 
+/* The plan mark, "plan SHA256 BASE64": its bytes into m when they decode
+ * and their digest is the one written; the line goes either way. */
+static void take_plan(char *err, size_t *len, const char *mark, sq_harness_marks *m) {
+  char line[SQ_HARNESS_PLAN_MAX_LINE + 2];
+  if (!cut_line(err, len, mark, line, sizeof line)) return;
+  size_t n = strlen(line);
+  if (n < 66 || line[64] != ' ' || n > SQ_HARNESS_PLAN_MAX_LINE) return;
+  unsigned char *bytes = malloc((n - 65) / 4 * 3 + 1), md[32];
+  long got = bytes ? sq_base64_decode(line + 65, n - 65, bytes) : -1;
+  unsigned int mdn = 0;
+  char hex[65];
+  if (got > 0 && EVP_Digest(bytes, (size_t)got, md, &mdn, EVP_sha256(), NULL) && mdn == 32) {
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", md[i]);
+    if (memcmp(hex, line, 64) == 0) {
+      m->plan = bytes;
+      m->plan_len = (size_t)got;
+      return;
+    }
+  }
+  free(bytes);
+}
+
+void sq_harness_marks_clear(sq_harness_marks *m) {
+  free(m->plan);
+  m->plan = NULL;
+  m->plan_len = 0;
+}
+
 void sq_harness_take_marks(sq_jail_outcome *o, sq_harness_marks *m) {
   *m = (sq_harness_marks){0};
   const size_t prefix = strlen(MARK_PREFIX), begin_len = prefix + NONCE_HEX + strlen(BEGIN_SUFFIX);
@@ -272,6 +307,8 @@ void sq_harness_take_marks(sq_jail_outcome *o, sq_harness_marks *m) {
     else
       m->judge_why[0] = '\0';
   }
+  snprintf(mark + head, sizeof mark - head, "plan ");
+  take_plan(err, &o->stderr_len, mark, m);
   snprintf(mark + head, sizeof mark - head, "fail ");
   cut_line(err, &o->stderr_len, mark, m->fail, sizeof m->fail);
   snprintf(mark + head, sizeof mark - head, "limit ");

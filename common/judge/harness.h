@@ -37,6 +37,9 @@ typedef struct {
                              compare, the candidate's process gone mid-call), or "" */
   bool fail_cpu_limit;    /* ... because a call went over the CPU time the tests gave it
                              (a "limit REASON" mark): the task ends cpu_limit */
+  unsigned char *plan;    /* the judge's plan of these tests (a "plan SHA256 BASE64" mark whose
+                             digest matched), malloc'd: sq_harness_marks_clear frees it; or NULL */
+  size_t plan_len;
 } sq_harness_marks;
 
 /* Whether t runs through the harness: it has tests or an entry_point. */
@@ -50,7 +53,8 @@ bool sq_harness_applies(const sq_task *t);
  * the candidate's code can read them. Otherwise *program is the listing
  * and *input NULL. Returns 0 (the caller frees both), SQ_ENOMEM or
  * SQ_EINVAL (as sq_harness_program). */
-int sq_harness_judge(const sq_task *t, const char *code, char **program, char **input, size_t *input_len);
+int sq_harness_judge(const sq_task *t, const char *code, const void *plan, size_t plan_len, char **program,
+                     char **input, size_t *input_len);
 
 /* The program of every judged task, the same text for all (static): it
  * calls judge.py's judge() as the zygote's prelude loaded it
@@ -58,30 +62,43 @@ int sq_harness_judge(const sq_task *t, const char *code, char **program, char **
 const char *sq_harness_judge_program(void);
 
 /* The judge's input, version SQ_HARNESS_JUDGE_VERSION (docs/formats.md,
- * "The judge's input"): a head of SQ_HARNESS_JUDGE_HEAD_BYTES,
- *   "sandq-judge VERSION KIND JUDGE CODE HARNESS LISTING TESTS_AT CHECK_AT"
+ * "The Python judge's input"): a head of SQ_HARNESS_JUDGE_HEAD_BYTES,
+ *   "sandq-judge VERSION KIND JUDGE CODE HARNESS PLAN LISTING TESTS_AT CHECK_AT"
  * (decimal fields, one space apart, padded with spaces, the last byte
  * '\n'), then judge.py (KIND 'm': marshalled, compiled.h; 's': source),
- * the candidate's code, harness.py, and the listing of sq_task_program
- * (code, tests, check line), JUDGE, CODE, HARNESS and LISTING bytes long;
+ * the candidate's code, harness.py, the plan (a judge's earlier plan of
+ * the same tests, or none), and the listing of sq_task_program (code,
+ * tests, check line), JUDGE, CODE, HARNESS, PLAN and LISTING bytes long;
  * TESTS_AT and CHECK_AT are where the tests and the check line begin in
  * the listing (-1: none). The judge reads the head, judge.py and the code,
  * forks the candidate's process, and only then reads the rest: the order
- * is what keeps the tests out of the candidate's memory. */
+ * is what keeps the tests out of the candidate's memory.
+ *
+ * The plan: the tests' parts compiled and what they take from the
+ * candidate, marshalled by the judge that worked them out and written on
+ * stderr as "sandq-harness:NONCE:plan SHA256 BASE64" before any of the
+ * candidate's code ran (sq_harness_marks.plan); the worker keeps it
+ * (worker/judge_plans.h) for the next task with the same tests. The judge
+ * uses one only when it is of exactly its form and interpreter. */
 #define SQ_HARNESS_JUDGE_VERSION 1
 #define SQ_HARNESS_JUDGE_HEAD_BYTES 128
 
 /* A decoded input; pointers point into it. */
 typedef struct {
   bool marshalled;
-  const char *judge, *code, *harness, *listing;
-  size_t judge_len, code_len, harness_len, listing_len;
+  const char *judge, *code, *harness, *plan, *listing;
+  size_t judge_len, code_len, harness_len, plan_len, listing_len;
   long tests_at, check_at;
 } sq_harness_judge_frame;
 
-/* Encodes t's input with code (NULL: empty) into *input (malloc'd,
- * *input_len bytes). 0, SQ_ENOMEM or SQ_EINVAL. */
-int sq_harness_judge_input(const sq_task *t, const char *code, char **input, size_t *input_len);
+/* A plan mark's line, at most (one write under PIPE_BUF). */
+#define SQ_HARNESS_PLAN_MAX_LINE 4000
+
+/* Encodes t's input with code (NULL: empty) and plan (plan_len bytes;
+ * NULL: none) into *input (malloc'd, *input_len bytes). 0, SQ_ENOMEM or
+ * SQ_EINVAL. */
+int sq_harness_judge_input(const sq_task *t, const char *code, const void *plan, size_t plan_len, char **input,
+                           size_t *input_len);
 
 /* Decodes len bytes at in, exactly as sq_harness_judge_input writes them:
  * 0, or SQ_EINVAL for anything else (another version, a field out of
@@ -107,5 +124,8 @@ int sq_harness_program(const sq_task *t, const char *code, char **out);
  * prompts see the program's own output. A stderr that does not begin with
  * a begin mark is left as it is (m all false). */
 void sq_harness_take_marks(sq_jail_outcome *o, sq_harness_marks *m);
+
+/* Frees what sq_harness_take_marks allocated in m (its plan). */
+void sq_harness_marks_clear(sq_harness_marks *m);
 
 #endif

@@ -97,10 +97,10 @@ def judge(g, head=None):
     if skip_judge:
         head = read_exactly(HEAD_BYTES)
     f = head.split()
-    if len_(head) != HEAD_BYTES or len_(f) != 9 or f[0] != b'sandq-judge' or f[1] != VERSION:
+    if len_(head) != HEAD_BYTES or len_(f) != 10 or f[0] != b'sandq-judge' or f[1] != VERSION:
         write(2, b'sandq-judge: not an input of version %s: %r\n' % (VERSION, head[:40]))
         posix._exit(125)
-    judge_len, code_len, harness_len, listing_len, tests_at, check_at = (int_(x) for x in f[3:])
+    judge_len, code_len, harness_len, plan_len, listing_len, tests_at, check_at = (int_(x) for x in f[3:])
     if skip_judge and judge_len:
         try:  # this copy runs: the input's is not needed
             posix.lseek(0, judge_len, 1)  # SEEK_CUR
@@ -540,6 +540,7 @@ def judge(g, head=None):
         mark = ('sandq-harness:' + nonce + ':').encode()
         write(2, mark + b'begin\n')
         harness = read_exactly(harness_len)
+        plan = read_exactly(plan_len)
         listing = read_exactly(listing_len)
         close(0)
         listing_for_report[0] = listing
@@ -762,118 +763,171 @@ def judge(g, head=None):
         # nowhere is wanted from the candidate. The syntax tree is walked
         # only where a call could pass the candidate a function of the
         # tests' or every assert could call a builtin name (below).
-        import _symtable
-        segments, codes = [], []
+        segments, lines = [], []  # each part of the tests alone, and the listing's lines before it
         for at, stop in ((tests_at, check_at if check_at >= 0 else len_(listing)), (check_at, len_(listing))):
-            if at < 0:
-                segments.append(None)
-                continue
-            text = b'\n' * listing[:at].count(b'\n') + listing[at:stop]
-            segments.append(text)
-        loads, stores, funcs = set_(), set_(), set_()
-        lambdas = False
-        used, bound = _symtable.USE, _symtable.DEF_LOCAL | _symtable.DEF_PARAM | _symtable.DEF_IMPORT
-        named = (_symtable.TYPE_FUNCTION, _symtable.TYPE_CLASS)
-        try:
-            for text in segments:
-                if text is None:
-                    codes.append(None)
-                    continue
-                codes.append(compile_(text, fname, 'exec', dont_inherit=True))
-                todo = [_symtable.symtable(text, fname, 'exec')]
-                while todo:
-                    st = todo.pop()
-                    syms = st.symbols
-                    for name, fl in syms.items():
-                        if fl & used:
-                            loads.add(name)
-                        if fl & bound:
-                            stores.add(name)
-                    for c in st.children:
-                        if c.name == 'lambda':
-                            lambdas = True
-                        elif c.type in named and syms.get(c.name, 0) & bound:
-                            funcs.add(c.name)  # a def or class (a comprehension's scope is bound nowhere)
-                        todo.append(c)
-        except SyntaxError as e:
-            stop_candidate()
-            report(e)
-            _exit(1)
-        wanted = sorted(x for x in loads - stores if x not in builtins.__dict__ and x[:2] != '__')
-        why = None
+            segments.append(None if at < 0 else listing[at:stop])
+            lines.append(0 if at < 0 else listing[:at].count(b'\n'))
 
-        def bare_use(text, name):
-            # Whether name appears in text other than called or defined
-            # (`name(`, `def name`, `class name`): then a call may pass it.
-            # Strings and comments count too: it only decides the walk.
-            n, i = len_(name), text.find(name)
-            while i >= 0:
-                before, after = text[i - 1:i] if i else b'', text[i + n:i + n + 1]
-                if not (before.isalnum() or before in (b'_', b'.') or after.isalnum() or after == b'_'):
-                    rest = text[i + n:i + n + 40].lstrip()
-                    head = text[max(0, i - 7):i].rstrip()
-                    if rest[:1] != b'(' and not (head.endswith(b'def') or head.endswith(b'class')):
-                        return True
-                i = text.find(name, i + n)
-            return False
-
-        asserts_only = check_at < 0 and b'assert' in segments[0] if segments[0] is not None else False
-        maybe_passed = lambdas or any(bare_use(t, f.encode()) for t in segments if t is not None for f in funcs)
-        if asserts_only or maybe_passed:
-            import _ast
-
-            def children(n):
-                out = []
-                for f in n._fields:
-                    v = getattr_(n, f, None)
-                    if isinstance_(v, list_):
-                        out.extend(i for i in v if isinstance_(i, _ast.AST))
-                    elif isinstance_(v, _ast.AST):
-                        out.append(v)
-                return out
-
-            trees = [None if t is None else compile_(t, fname, 'exec', _ast.PyCF_ONLY_AST, dont_inherit=True)
-                     for t in segments]
-            # The function under test named like a builtin (MBPP's `sum`):
-            # every assert calls it and nothing else the tests do not
-            # define. The judge keeps builtins its own (a candidate's `def
-            # set` must not answer for the tests' set()), so such tests run
-            # in-process.
-            asserts = [st for st in trees[0].body if type_(st) is _ast.Assert] if asserts_only else []
-            if asserts:
-                common = None
-                for st in asserts:
-                    names = set_()
-                    todo = [st]
+        def analyse():
+            # The tests' parts compiled (at line 1) and what they take from
+            # the candidate, from the tests alone.
+            import _symtable
+            codes = []
+            loads, stores, funcs = set_(), set_(), set_()
+            lambdas = False
+            used, bound = _symtable.USE, _symtable.DEF_LOCAL | _symtable.DEF_PARAM | _symtable.DEF_IMPORT
+            named = (_symtable.TYPE_FUNCTION, _symtable.TYPE_CLASS)
+            try:
+                for text in segments:
+                    if text is None:
+                        codes.append(None)
+                        continue
+                    codes.append(compile_(text, fname, 'exec', dont_inherit=True))
+                    todo = [_symtable.symtable(text, fname, 'exec')]
                     while todo:
-                        n = todo.pop()
-                        if type_(n) is _ast.Call and type_(n.func) is _ast.Name and n.func.id not in funcs:
-                            names.add(n.func.id)
-                        todo.extend(children(n))
-                    common = names if common is None else common & names
-                if common and not any(x not in builtins.__dict__ for x in common):
-                    why = 'the tests call %s, named like a builtin' % ', '.join(sorted(common))
-            # Objects of the candidate's classes the tests construct (APPS's
-            # Solution, MBPP's Pair) stay in its process: the tests hold
-            # stand-ins (RemoteObject). A function of the tests' own passed
-            # to the candidate is the one thing a stand-in cannot carry.
-            todo = [t for t in trees if t is not None] if maybe_passed and not why else []
-            while todo and not why:
-                c = todo.pop()
-                todo.extend(children(c))
-                if type_(c) is not _ast.Call:
-                    continue
-                f = c.func
-                if type_(f) is not _ast.Name or f.id in funcs or f.id in builtins.__dict__:
-                    continue
-                args = list_(c.args) + [k.value for k in c.keywords]
-                while args and not why:
-                    a = args.pop()
-                    if type_(a) is _ast.Lambda or (type_(a) is _ast.Name and a.id in funcs):
-                        why = 'the tests pass a function to %s' % f.id
-                    else:
-                        args.extend(children(a))
-            del trees
+                        st = todo.pop()
+                        syms = st.symbols
+                        for name, fl in syms.items():
+                            if fl & used:
+                                loads.add(name)
+                            if fl & bound:
+                                stores.add(name)
+                        for c in st.children:
+                            if c.name == 'lambda':
+                                lambdas = True
+                            elif c.type in named and syms.get(c.name, 0) & bound:
+                                funcs.add(c.name)  # a def or class (a comprehension's scope is bound nowhere)
+                            todo.append(c)
+            except SyntaxError:
+                # where the listing has it: compiled again at its lines
+                try:
+                    for text, n in zip(segments, lines):
+                        if text is not None:
+                            compile_(b'\n' * n + text, fname, 'exec', dont_inherit=True)
+                except SyntaxError as e:
+                    stop_candidate()
+                    report(e)
+                    _exit(1)
+                raise
+            wanted = sorted(x for x in loads - stores if x not in builtins.__dict__ and x[:2] != '__')
+            why = None
+
+            def bare_use(text, name):
+                # Whether name appears in text other than called or defined
+                # (`name(`, `def name`, `class name`): then a call may pass it.
+                # Strings and comments count too: it only decides the walk.
+                n, i = len_(name), text.find(name)
+                while i >= 0:
+                    before, after = text[i - 1:i] if i else b'', text[i + n:i + n + 1]
+                    if not (before.isalnum() or before in (b'_', b'.') or after.isalnum() or after == b'_'):
+                        rest = text[i + n:i + n + 40].lstrip()
+                        head = text[max(0, i - 7):i].rstrip()
+                        if rest[:1] != b'(' and not (head.endswith(b'def') or head.endswith(b'class')):
+                            return True
+                    i = text.find(name, i + n)
+                return False
+
+            asserts_only = check_at < 0 and b'assert' in segments[0] if segments[0] is not None else False
+            maybe_passed = lambdas or any(bare_use(t, f.encode()) for t in segments if t is not None for f in funcs)
+            if asserts_only or maybe_passed:
+                import _ast
+
+                def children(n):
+                    out = []
+                    for f in n._fields:
+                        v = getattr_(n, f, None)
+                        if isinstance_(v, list_):
+                            out.extend(i for i in v if isinstance_(i, _ast.AST))
+                        elif isinstance_(v, _ast.AST):
+                            out.append(v)
+                    return out
+
+                trees = [None if t is None else compile_(t, fname, 'exec', _ast.PyCF_ONLY_AST, dont_inherit=True)
+                         for t in segments]
+                # The function under test named like a builtin (MBPP's `sum`):
+                # every assert calls it and nothing else the tests do not
+                # define. The judge keeps builtins its own (a candidate's `def
+                # set` must not answer for the tests' set()), so such tests run
+                # in-process.
+                asserts = [st for st in trees[0].body if type_(st) is _ast.Assert] if asserts_only else []
+                if asserts:
+                    common = None
+                    for st in asserts:
+                        names = set_()
+                        todo = [st]
+                        while todo:
+                            n = todo.pop()
+                            if type_(n) is _ast.Call and type_(n.func) is _ast.Name and n.func.id not in funcs:
+                                names.add(n.func.id)
+                            todo.extend(children(n))
+                        common = names if common is None else common & names
+                    if common and not any(x not in builtins.__dict__ for x in common):
+                        why = 'the tests call %s, named like a builtin' % ', '.join(sorted(common))
+                # Objects of the candidate's classes the tests construct (APPS's
+                # Solution, MBPP's Pair) stay in its process: the tests hold
+                # stand-ins (RemoteObject). A function of the tests' own passed
+                # to the candidate is the one thing a stand-in cannot carry.
+                todo = [t for t in trees if t is not None] if maybe_passed and not why else []
+                while todo and not why:
+                    c = todo.pop()
+                    todo.extend(children(c))
+                    if type_(c) is not _ast.Call:
+                        continue
+                    f = c.func
+                    if type_(f) is not _ast.Name or f.id in funcs or f.id in builtins.__dict__:
+                        continue
+                    args = list_(c.args) + [k.value for k in c.keywords]
+                    while args and not why:
+                        a = args.pop()
+                        if type_(a) is _ast.Lambda or (type_(a) is _ast.Name and a.id in funcs):
+                            why = 'the tests pass a function to %s' % f.id
+                        else:
+                            args.extend(children(a))
+                del trees
+            return codes, wanted, why
+
+
+        # The plan (the parts compiled, the names wanted, why in-process)
+        # is a function of the tests' text alone: the worker keeps the one
+        # a judge computed and passes it to the next task with these tests
+        # (docs/formats.md, "The Python judge's input"). One that is not
+        # exactly of this form, or of another interpreter, is not used.
+        import marshal
+        tag = sys.implementation.cache_tag
+        got = None
+        if plan:
+            try:
+                p = marshal.loads(plan)
+                if (type_(p) is tuple_ and len_(p) == 6 and p[:3] == ('sandq-plan', 1, tag) and
+                        type_(p[3]) is tuple_ and len_(p[3]) == 2 and type_(p[4]) is tuple_ and
+                        all(type_(x) is str_ for x in p[4]) and (p[5] is None or type_(p[5]) is str_) and
+                        all((c is None) == (t is None) and (c is None or type_(c) is type_(judge.__code__))
+                            for c, t in zip(p[3], segments))):
+                    got = list_(p[3]), list_(p[4]), p[5]
+            except Exception:
+                got = None
+        if got is None:
+            got = analyse()
+            # Offered to the worker before any code of the candidate's ran
+            # (its process waits for 'go'): one write, under PIPE_BUF, so
+            # nothing interleaves; the worker checks its digest.
+            try:
+                import _sha256
+                blob = marshal.dumps(('sandq-plan', 1, tag, tuple_(got[0]), tuple_(got[1]), got[2]))
+                line = (mark + b'plan ' + _sha256.sha256(blob).hexdigest().encode() + b' ' +
+                        binascii.b2a_base64(blob, newline=False) + b'\n')
+                if len_(line) <= 4000:
+                    write(2, line)
+            except Exception:
+                pass
+        codes, wanted, why = got
+
+        def shift(c, n):
+            # c at n lines further down: where the listing has it
+            return c.replace(co_firstlineno=c.co_firstlineno + n, co_consts=tuple_(
+                shift(k, n) if type_(k) is type_(c) else k for k in c.co_consts))
+
+        codes = [None if c is None else shift(c, n) for c, n in zip(codes, lines)]
 
         g.clear()
         g.update(dunders)

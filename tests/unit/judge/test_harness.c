@@ -168,7 +168,7 @@ static void judge_assembly(void) {
   sq_task t = {.id = "t", .tests = "assert f() == 41", .entry_point = NULL};
   char *p = NULL, *in = NULL;
   size_t in_len = 0;
-  CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", &p, &in, &in_len), 0);
+  CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", NULL, 0, &p, &in, &in_len), 0);
   CHECK_STR(p, sq_harness_judge_program());
   CHECK(strstr(p, "assert f()") == NULL && strstr(p, "42") == NULL);
   sq_harness_judge_frame f;
@@ -178,7 +178,7 @@ static void judge_assembly(void) {
   CHECK(f.harness_len > 1000 && strncmp(f.harness, "# harness.py", 12) == 0);
   const char listing[] = "def f():\n    return 42\n\nassert f() == 41\n";
   CHECK(f.listing_len == strlen(listing) && memcmp(f.listing, listing, f.listing_len) == 0);
-  CHECK(f.tests_at == 24 && f.check_at == -1);
+  CHECK(f.tests_at == 24 && f.check_at == -1 && f.plan_len == 0);
   CHECK(memcmp(in, "sandq-judge 1 s ", 16) == 0 && in[SQ_HARNESS_JUDGE_HEAD_BYTES - 1] == '\n');
 
   /* Anything but what the encoder writes is refused. */
@@ -209,7 +209,7 @@ static void judge_assembly(void) {
   free(in);
 
   sq_task plain = {.id = "p"};
-  CHECK_EQ(sq_harness_judge(&plain, "print(1)", &p, &in, &in_len), 0);
+  CHECK_EQ(sq_harness_judge(&plain, "print(1)", NULL, 0, &p, &in, &in_len), 0);
   CHECK_STR(p, "print(1)\n");
   CHECK(in == NULL && in_len == 0);
   free(p);
@@ -217,7 +217,7 @@ static void judge_assembly(void) {
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "not base64!", 11), SQ_EINVAL);
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "", 0), SQ_EINVAL);
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_JUDGE, "QUJD", 4), 0);
-  CHECK_EQ(sq_harness_judge(&t, "x = 1", &p, &in, &in_len), 0);
+  CHECK_EQ(sq_harness_judge(&t, "x = 1", NULL, 0, &p, &in, &in_len), 0);
   CHECK_EQ(sq_harness_judge_input_read(in, in_len, &f), 0);
   CHECK(f.marshalled && f.judge_len == 3 && memcmp(f.judge, "ABC", 3) == 0);
   CHECK(f.code_len == 5 && memcmp(f.code, "x = 1", 5) == 0);
@@ -249,15 +249,69 @@ static int judge_run(const char *input, size_t len, char **err) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* A run's stderr as the jail gives it, for sq_harness_take_marks. */
+static sq_harness_marks marks_of(char *err) {
+  sq_jail_outcome o = {0};
+  o.stderr_buf = err;
+  o.stderr_len = strlen(err);
+  sq_harness_marks m;
+  sq_harness_take_marks(&o, &m);
+  return m;
+}
+
 static void judge_frames(void) {
-  sq_task t = {.id = "t", .tests = "assert f() == 42", .entry_point = NULL};
+  sq_task t = {.id = "t", .tests = "def helper(x):\n    return x\n\nassert helper(f()) == 42\nassert f() + 1 == 43\n",
+               .entry_point = NULL};
   char *p = NULL, *in = NULL, *err = NULL;
   size_t in_len = 0;
-  CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", &p, &in, &in_len), 0);
+  CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", NULL, 0, &p, &in, &in_len), 0);
   CHECK_EQ(judge_run(in, in_len, &err), 0);
   CHECK_CONTAINS(err, ":judge isolated\n");
   CHECK_CONTAINS(err, ":end\n");
+  /* The judge offers its plan; the marks give its bytes, digest checked. */
+  CHECK_CONTAINS(err, ":plan ");
+  sq_harness_marks m = marks_of(err);
+  CHECK(m.completed && m.plan != NULL && m.plan_len > 20);
+  CHECK(strstr(err, ":plan ") == NULL); /* taken off */
   free(err);
+
+  /* With the plan in its input, the judge takes it (and offers none); the
+   * verdicts are the same: a wrong f fails, at the listing's line. */
+  char *in2 = NULL, *p2 = NULL;
+  size_t in2_len = 0;
+  CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", m.plan, m.plan_len, &p2, &in2, &in2_len), 0);
+  CHECK_EQ(judge_run(in2, in2_len, &err), 0);
+  CHECK_CONTAINS(err, ":end\n");
+  CHECK(strstr(err, ":plan ") == NULL);
+  free(err);
+  free(p2);
+  free(in2);
+  CHECK_EQ(sq_harness_judge(&t, "\n\ndef f():\n    return 41", m.plan, m.plan_len, &p2, &in2, &in2_len), 0);
+  CHECK_EQ(judge_run(in2, in2_len, &err), 1);
+  CHECK(strstr(err, ":end\n") == NULL);
+  CHECK_CONTAINS(err, "main.py\", line 9, in <module>\n");
+  CHECK_CONTAINS(err, "AssertionError");
+  free(err);
+  free(p2);
+  free(in2);
+  /* A plan that is not one (here: bytes of no marshal form) is not used. */
+  CHECK_EQ(sq_harness_judge(&t, "def f():\n    return 42", "not a plan", 10, &p2, &in2, &in2_len), 0);
+  CHECK_EQ(judge_run(in2, in2_len, &err), 0);
+  CHECK_CONTAINS(err, ":end\n");
+  CHECK_CONTAINS(err, ":plan "); /* worked out again, and offered */
+  free(err);
+  free(p2);
+  free(in2);
+  sq_harness_marks_clear(&m);
+
+  /* A plan mark whose digest does not match its bytes gives nothing. */
+  char forged[256];
+  snprintf(forged, sizeof forged, "sandq-harness:0123456789abcdef0123456789abcdef:begin\n"
+           "sandq-harness:0123456789abcdef0123456789abcdef:plan %064d QUJD\n", 0);
+  m = marks_of(forged);
+  CHECK(m.begun && m.plan == NULL);
+  sq_harness_marks_clear(&m);
+
   char *bad = malloc(in_len);
   CHECK(bad != NULL);
   if (bad) {
