@@ -92,9 +92,7 @@ int sq__open_queue(const sq_config *cfg, sq_queue **q);
  * wait, not the batch: says how to re-attach and returns
  * SQ_EXIT_INTERRUPTED. Returns SQ_EXIT_OK, SQ_EXIT_TIMEOUT,
  * SQ_EXIT_INTERRUPTED, SQ_EXIT_LOST or SQ_EXIT_ERROR with the last
- * counters in *st. */
-int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st);
-/* The same, with h (NULL: none): h->check(h->ud) runs before each look at
+ * counters in *st. With h (NULL: none), h->check(h->ud) runs before each look at
  * the counters and returns 0 to go on, or the SQ_EXIT_* code to stop
  * with (having said why); with h->private_fleet the batch ends with this
  * process (evaluate's own Redis), so Ctrl-C prints no re-attach hint;
@@ -110,7 +108,7 @@ typedef struct {
 int sq__wait_batch_hooked(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st,
                           const sq_wait_hooks *h);
 
-/* Waits for batch (sq__wait_batch; expect_total as its hook's), prints
+/* Waits for batch (sq__wait_batch_hooked; expect_total as its hook's), prints
  * its counters and the time it took, then reads its results
  * (sq__report_results: out_path, table); a batch whose push did not
  * complete is said and gives SQ_EXIT_INCOMPLETE. The end of `push --wait`

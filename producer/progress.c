@@ -132,10 +132,6 @@ static int64_t next_poll_ms(int64_t remaining, double rate, int64_t backoff_ms) 
 
 static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st, const sq_wait_hooks *h);
 
-int sq__wait_batch(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st) {
-  return sq__wait_batch_hooked(q, batch, timeout_s, st, NULL);
-}
-
 int sq__wait_batch_hooked(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st,
                           const sq_wait_hooks *h) {
   struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
@@ -155,7 +151,7 @@ int sq__wait_batch_hooked(sq_queue *q, const char *batch, int64_t timeout_s, sq_
   return code;
 }
 
-/* The poll itself: returns as sq__wait_batch does, SQ_EXIT_INTERRUPTED
+/* The poll itself: returns as sq__wait_batch_hooked does, SQ_EXIT_INTERRUPTED
  * once Ctrl-C (or SIGTERM) came. */
 static int wait_loop(sq_queue *q, const char *batch, int64_t timeout_s, sq_batch_stats *st, const sq_wait_hooks *h) {
   bool tty = isatty(STDERR_FILENO);

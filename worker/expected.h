@@ -15,7 +15,17 @@
  * compute the values in its own run.
  *
  * The same cache holds the calls judge's reference values (calls.h), keyed
- * by the reference program. */
+ * by the reference program.
+ *
+ * The fleet shares the values through Redis, sq:{Q}:cache:expected:<sha256>
+ * (docs/formats.md): before its first reference run for a key a worker
+ * reads the entry, and uses it when well-formed (a damaged one is ignored
+ * and the reference runs); a run that ended well is offered with SET NX,
+ * and the worker uses what the key then holds, so the first value stored
+ * is every worker's. Failed runs are never stored. A task with files or
+ * fetches neither reads nor offers the shared values (its reference run
+ * may see them), and a Redis that cannot be reached only means the
+ * reference runs here. */
 #ifndef SQ_WORKER_EXPECTED_H
 #define SQ_WORKER_EXPECTED_H
 
@@ -28,6 +38,9 @@
 #define SQ__EXPECTED_OUTPUT_KIB 1024 /* the reference run's stdout */
 #define SQ__EXPECTED_MAX_ENTRIES 256
 #define SQ__EXPECTED_MAX_BYTES ((size_t)64 << 20) /* keys and values held, all entries */
+#define SQ__EXPECTED_REDIS_NS "expected"              /* sq:{Q}:cache:expected:<sha256> */
+#define SQ__EXPECTED_REDIS_TTL_S (7 * 24 * 3600)      /* a shared value's life in Redis */
+#define SQ__EXPECTED_REDIS_MAX_BYTES ((size_t)8 << 20) /* a longer entry is damaged */
 
 typedef struct sq__expected sq__expected;
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "errors.h"
+#include "jail.h"
 #include "log.h"
 #include "util.h"
 #include "redis_link.h"
@@ -121,6 +122,7 @@ static void give_up(sq_heartbeat *hb) {
   sq__link_release_all(hb->link, &n);
   SQ_WARN("worker %s: shutdown grace of %lld ms ran out; handed %zu task(s) back", id,
           (long long)hb->cfg.shutdown_grace_ms, n);
+  sq_jail_cgroups_remove(); /* _exit runs no cleanup: the runs' cgroups go now, with what runs in them */
   _exit(0);
 }
 

@@ -133,5 +133,11 @@ const char *sq_jail_ns_missing_reason(void);
  * python_path is used to try a real run of the interpreter's needs. */
 int sq_jail_probe(const char *python_path, sq_jail_probe_line *lines, int max);
 
+/* Kills what runs in every cgroup this process made for its runs and
+ * removes them, and makes none from then on: for a process about to end at
+ * once (_exit), which would otherwise leave them to the next worker's
+ * start-up sweep. Any thread. */
+void sq_jail_cgroups_remove(void);
+
 
 #endif

@@ -9,7 +9,12 @@
  * long as it lives (the kernel drops it when the process dies, whatever
  * PID namespace it was in), so the start-up sweep removes exactly the
  * groups of dead owners, and two workers whose pids collide (different PID
- * namespaces, one cgroup tree) never share a group. */
+ * namespaces, one cgroup tree) never share a group. The sweep knows them
+ * by name: sandq-{s,z}PID-SLOT (spawn slots, warm zygotes), sandq-probe-PID,
+ * sandq-self-PID (v2: the worker's own leaf), each maybe with a -K suffix
+ * (a name a live owner of another PID namespace held); any other directory
+ * is not ours and is left alone, whatever it is called. A process that
+ * ends at once (_exit) removes its groups first (sq_jail_cgroups_remove). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -238,13 +243,92 @@ static int lock_dir(const char *dir) {
 
 static void remove_dir(const char *dir);
 
-/* The pid in a run cgroup's name: sandq-[letters-]PID[-slot]; 0 if none. */
-static pid_t owner_of(const char *name) {
-  const char *p = name + 6;
-  while ((*p >= 'a' && *p <= 'z') || *p == '-') p++;
+/* Digits at *p (at most 9) as a number, *p moved past them; -1 if none. */
+static long digits(const char **p) {
   long v = 0;
-  for (; *p >= '0' && *p <= '9' && v < 1 << 30; p++) v = v * 10 + (*p - '0');
-  return (pid_t)v;
+  int n = 0;
+  for (; **p >= '0' && **p <= '9' && n < 9; (*p)++, n++) v = v * 10 + (**p - '0');
+  return n > 0 && !(**p >= '0' && **p <= '9') ? v : -1;
+}
+
+/* The owner's pid in the name of a group this code makes (the file's
+ * opening comment lists them), or 0 when name is not one of those. */
+static pid_t owner_of(const char *name) {
+  static const struct {
+    const char *prefix;
+    int min_parts, max_parts; /* -N parts after the pid: a slot, then a -K suffix */
+  } kinds[] = {{"sandq-s", 1, 2}, {"sandq-z", 1, 2}, {"sandq-probe-", 0, 1}, {"sandq-self-", 0, 1}};
+  for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+    size_t n = strlen(kinds[k].prefix);
+    if (strncmp(name, kinds[k].prefix, n) != 0) continue;
+    const char *p = name + n;
+    long pid = digits(&p);
+    int parts = 0;
+    while (pid > 0 && *p == '-' && parts < kinds[k].max_parts) {
+      p++;
+      if (digits(&p) < 0) break;
+      parts++;
+    }
+    if (pid > 0 && !*p && parts >= kinds[k].min_parts) return (pid_t)pid;
+  }
+  return 0;
+}
+
+/* Every group this process made and has not removed, by its directories,
+ * for sq_jail_cgroups_remove; closed once that ran (groups made after it
+ * are removed at once). */
+typedef struct {
+  const sq__jail_cgroup *cg;
+  char dirs[3][256];
+  int n;
+} made_entry;
+static struct {
+  pthread_mutex_t lock;
+  made_entry *e;
+  size_t n, cap;
+  bool closed;
+} made = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Records cg's directories (those it locked). Returns false when the
+ * process is ending (sq_jail_cgroups_remove ran): the caller removes them. */
+static bool made_add(const sq__jail_cgroup *cg) {
+  made_entry me = {.cg = cg};
+  const char *dirs[3] = {cg->mem, cg->pids, cg->cpu};
+  for (int i = 0; i < 3; i++)
+    if (cg->lock_fd[i] >= 0) snprintf(me.dirs[me.n++], sizeof me.dirs[0], "%s", dirs[i]);
+  pthread_mutex_lock(&made.lock);
+  bool open = !made.closed;
+  if (open && made.n == made.cap) {
+    size_t cap = made.cap ? made.cap * 2 : 32;
+    made_entry *e = realloc(made.e, cap * sizeof *e);
+    if (e) made.e = e, made.cap = cap;
+  }
+  if (open && made.n < made.cap) made.e[made.n++] = me; /* out of memory: left to the next sweep */
+  pthread_mutex_unlock(&made.lock);
+  return open;
+}
+
+/* Takes cg's record out into *out; false when there is none. */
+static bool made_take(const sq__jail_cgroup *cg, made_entry *out) {
+  bool found = false;
+  pthread_mutex_lock(&made.lock);
+  for (size_t i = 0; i < made.n && !found; i++)
+    if (made.e[i].cg == cg) {
+      *out = made.e[i];
+      made.e[i] = made.e[--made.n];
+      found = true;
+    }
+  pthread_mutex_unlock(&made.lock);
+  return found;
+}
+
+void sq_jail_cgroups_remove(void) {
+  pthread_mutex_lock(&made.lock);
+  made.closed = true;
+  for (size_t i = 0; i < made.n; i++)
+    for (int d = 0; d < made.e[i].n; d++) remove_dir(made.e[i].dirs[d]);
+  made.n = 0;
+  pthread_mutex_unlock(&made.lock);
 }
 
 int sq__jail_cgroup_sweep(void) {
@@ -256,15 +340,15 @@ int sq__jail_cgroup_sweep(void) {
     DIR *d = base[0] ? opendir(base) : NULL;
     if (!d) continue;
     for (struct dirent *e; (e = readdir(d));) {
-      if (strncmp(e->d_name, "sandq-", 6) != 0) continue;
+      pid_t pid = owner_of(e->d_name);
+      if (pid <= 0) continue; /* not a name of ours: another program's group */
       char path[512];
       snprintf(path, sizeof path, "%s/%s", base, e->d_name);
       /* A live owner holds the lock, whatever its PID namespace. A free lock
        * is a dead owner's, or an owner from before the locks: for that one,
        * its pid must be gone here too (a pid reused in our namespace only
        * keeps a dead owner's group until a later sweep). */
-      pid_t pid = owner_of(e->d_name);
-      if (pid > 0 && (kill(pid, 0) == 0 || errno != ESRCH)) continue;
+      if (kill(pid, 0) == 0 || errno != ESRCH) continue;
       int fd = lock_dir(path);
       if (fd < 0) continue; /* its owner is alive (or it is gone already) */
       remove_dir(path);     /* kills what a dead owner left, then removes it */
@@ -453,6 +537,10 @@ uint32_t sq__jail_cgroup_create(sq__jail_cgroup *cg, const char *name, int64_t m
     }
     snprintf(unique, sizeof unique, "%s-%d", name, k); /* that name is a live owner's */
   }
+  if (!made_add(cg)) { /* the process is ending: no groups any more */
+    sq__jail_cgroup_destroy(cg);
+    return 0;
+  }
   if (mem_ok && set_mem(cg, memory_mib) == 0) {
     layers |= SQ_JAIL_LAYER_CGROUP_MEMORY;
     cg->limit_mib = memory_mib;
@@ -580,6 +668,8 @@ static void remove_dir(const char *dir) {
 
 void sq__jail_cgroup_destroy(sq__jail_cgroup *cg) {
   if (!cg || !cg->made) return; /* zeroed, never made: its descriptors (0) are not ours */
+  made_entry me;
+  bool recorded = made_take(cg, &me);
   if (cg->mem[0]) {
     if (cg->peak_fd >= 0) close(cg->peak_fd);
     if (cg->oom_fd >= 0) close(cg->oom_fd);
@@ -587,9 +677,13 @@ void sq__jail_cgroup_destroy(sq__jail_cgroup *cg) {
   }
   if (cg->cpu_fd >= 0) close(cg->cpu_fd);
   cg->cpu_fd = -1;
-  remove_dir(cg->mem);
-  if (strcmp(cg->pids, cg->mem) != 0) remove_dir(cg->pids);
-  if (strcmp(cg->cpu, cg->mem) != 0 && strcmp(cg->cpu, cg->pids) != 0) remove_dir(cg->cpu);
+  if (recorded) { /* every directory made, also one whose limit could not be set (its field is "") */
+    for (int d = 0; d < me.n; d++) remove_dir(me.dirs[d]);
+  } else {
+    remove_dir(cg->mem);
+    if (strcmp(cg->pids, cg->mem) != 0) remove_dir(cg->pids);
+    if (strcmp(cg->cpu, cg->mem) != 0 && strcmp(cg->cpu, cg->pids) != 0) remove_dir(cg->cpu);
+  }
   for (int i = 0; i < 3; i++) {
     if (cg->lock_fd[i] >= 0) close(cg->lock_fd[i]);
     cg->lock_fd[i] = -1;

@@ -283,6 +283,8 @@ static void merge_mappings(void) {
  * in a child (None), which goes on with take(); a failure of the loop ends
  * the zygote (the supervisor starts another). */
 static PyObject *zl_serve(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
   zl.ctl = SQ__ZYGOTE_CTL_FD;
   zl.init = SQ__ZYGOTE_INIT_FD;
   /* Our real uid is the zygote's own, the effective one the slot's (its
@@ -429,6 +431,8 @@ static char *read_memfd(int fd, size_t *len) {
  * pages it shares with the zygote, each a copy-on-write fault
  * (docs/benchmarks.md). */
 static PyObject *zl_take(PyObject *self, PyObject *unused) {
+  (void)self;
+  (void)unused;
   if (zl.init >= 0) close(zl.init);
   zl.init = -1;
   /* The supervisor starts the task's clock at the later of this and its

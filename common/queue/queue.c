@@ -333,10 +333,6 @@ int sq__queue_key(sq_queue *q, char key[SQ__KEY_MAX], const char *kind, const ch
 
 #define FCALL_MAX_FIXED 16
 
-int sq__queue_fcall_append(sq_queue *q, const char *fn, int argc, const char **argv, const size_t *lens) {
-  return sq__queue_fcall_append_key(q, NULL, fn, argc, argv, lens);
-}
-
 int sq__queue_fcall_append_key(sq_queue *q, const char *key, const char *fn, int argc, const char **argv,
                                const size_t *lens) {
   const char *fixed_v[FCALL_MAX_FIXED + 4];

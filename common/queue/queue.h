@@ -14,7 +14,7 @@
  * out a slot that is moving (queue_route.c).
  *
  * With opts.wait_replicas > 0, the calls that write a task's fate (push,
- * complete, retry, release, stall, release_all, recover, claim_undo,
+ * complete, retry, stall, release_all, recover, claim_undo,
  * dead_requeue) also fail with SQ_EREDIS_CONN when fewer replicas than that
  * acknowledged the write: it happened on the master but could be lost in a
  * failover, so the caller sends it again (docs/operations.md, Failover).
@@ -157,8 +157,6 @@ void sq_queue_set_stop(sq_queue *q, volatile sig_atomic_t *stop);
  * (the stop flag is set), or SQ_EREDIS*. */
 int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out, size_t max,
                         size_t *n);
-/* The same for one task. */
-int sq_queue_claim(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out);
 
 /* When the connection broke during a claim, Redis may have run it and the
  * reply been lost: tasks this worker holds without knowing (its heartbeat
@@ -272,10 +270,6 @@ int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char 
  * the caller can tell how long the task has waited. Counted in stats
  * "deferred". Returns 0, SQ_EFENCED or SQ_EREDIS*. */
 int sq_queue_defer(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason);
-
-/* Hands a claim back untouched to the front of its list (graceful
- * shutdown); no stall is counted. Returns 0, SQ_EFENCED or SQ_EREDIS*. */
-int sq_queue_release(sq_queue *q, const sq_claim *c);
 
 /* Hands a claim back as a stall (its worker could not run it, maybe
  * because of the task: a jail failure): front of its list, or the dead
@@ -430,6 +424,13 @@ int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, doubl
  * caller frees) or SQ_ENOTFOUND; set stores with a TTL (ttl_s 0: none). */
 int sq_queue_cache_get(sq_queue *q, const char *ns, const char *key, char **out, size_t *len);
 int sq_queue_cache_set(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s);
+/* Adds val under (ns, key) with a TTL (ttl_s 0: none) unless an entry is
+ * there already (SET NX GET, one step): *stored is NULL when this call
+ * wrote val, else the entry the key holds, left as it is (malloc'd, the
+ * caller frees; *stored_len its length). So the first writer's value is
+ * every writer's. */
+int sq_queue_cache_add(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s,
+                       char **stored, size_t *stored_len);
 
 /* ---- metrics, health and rollout state (queue_kv.c) ------------------
  * Generic hashes under the queue's prefix, sq:{Q}:<name>; the metrics,

@@ -125,11 +125,6 @@ int sq_queue_claim_many(sq_queue *q, const char *worker_id, int timeout_ms, sq_c
   }
 }
 
-int sq_queue_claim(sq_queue *q, const char *worker_id, int timeout_ms, sq_claim *out) {
-  size_t n = 0;
-  return sq_queue_claim_many(q, worker_id, timeout_ms, out, 1, &n);
-}
-
 bool sq_queue_lost_claim(const sq_queue *q, char *id, size_t idlen) {
   if (!q || !q->lost_claim[0]) return false;
   snprintf(id, idlen, "%s", q->lost_claim);
@@ -225,7 +220,7 @@ static void complete_args_fill(sq_queue *q, const sq_completion *c, complete_arg
   }
 }
 
-static int complete_code(sq_queue *q, const redisReply *r, const sq_completion *c) {
+static int complete_code(sq_queue *q, const redisReply *r) {
   int rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_complete");
   if (rc) return rc;
   if (r->integer == 1) return 0;
@@ -352,7 +347,7 @@ int sq_queue_complete_many_log(sq_queue *q, const sq_completion *c, size_t n, in
       sq__queue_err(q, "sq1_complete_n: %zu codes for %zu results", r->elements, i - g);
       rc = SQ_EREDIS;
     }
-    for (size_t k = g; k < i && !redo[k]; k++) rcs[k] = rc ? rc : complete_code(q, r->element[k - g], &c[k]);
+    for (size_t k = g; k < i && !redo[k]; k++) rcs[k] = rc ? rc : complete_code(q, r->element[k - g]);
     rc = 0;
     freeReplyObject(r);
   }
@@ -398,7 +393,7 @@ int sq_queue_complete(sq_queue *q, const sq_completion *c) {
   int rc;
   complete_args_fill(q, c, &a);
   redisReply *r = sq__queue_fcall_at(q, c->claim->shard, "sq1_complete", 7, a.argv, a.lens, true, &rc);
-  if (!rc) rc = complete_code(q, r, c);
+  if (!rc) rc = complete_code(q, r);
   freeReplyObject(r);
   return rc;
 }
@@ -446,18 +441,6 @@ int sq_queue_retry(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char 
 
 int sq_queue_defer(sq_queue *q, const sq_claim *c, int64_t delay_ms, const char *reason) {
   return retry_or_defer(q, c, delay_ms < 0 ? 0 : delay_ms, reason, true, NULL);
-}
-
-int sq_queue_release(sq_queue *q, const sq_claim *c) {
-  char tok[24];
-  int rc;
-  i64_text(tok, sizeof tok, c->token);
-  const char *argv[] = {c->worker_id, tok};
-  redisReply *r = sq__queue_fcall_at(q, c->shard, "sq1_release", 2, argv, NULL, true, &rc);
-  if (!rc) rc = sq__queue_check(q, r, REDIS_REPLY_INTEGER, 0, "sq1_release");
-  if (!rc && r->integer < 0) rc = SQ_EFENCED;
-  freeReplyObject(r);
-  return rc;
 }
 
 int sq_queue_stall(sq_queue *q, const sq_claim *c, const char *why, bool *dead) {

@@ -200,7 +200,6 @@ redisReply *sq__queue_fcall(sq_queue *q, const char *fn, int argc, const char **
 
 /* Appends FCALL fn with KEYS[1] = key (NULL: sq:{Q}:tasks) to q->ctx's
  * pipeline (no reply read). */
-int sq__queue_fcall_append(sq_queue *q, const char *fn, int argc, const char **argv, const size_t *lens);
 int sq__queue_fcall_append_key(sq_queue *q, const char *key, const char *fn, int argc, const char **argv,
                                const size_t *lens);
 

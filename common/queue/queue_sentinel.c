@@ -2,7 +2,12 @@
  * asking the sentinels for the master's address
  * (SENTINEL get-master-addr-by-name) and checking that the server they
  * name is a master (ROLE). Following a failover is the ordinary reconnect
- * (queue_route.c): every new connection asks the sentinels again. */
+ * (queue_route.c): every new connection asks the sentinels again, all of
+ * them, and takes the address of the newest configuration (the highest
+ * config-epoch), so one sentinel stuck on an old master (one that missed
+ * the failover, or sat in TILT mode on a loaded host) cannot hold a
+ * client on it. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +19,27 @@
 
 #define SENTINEL_TIMEOUT_MS 1000 /* one sentinel's time to answer before the next is asked */
 
-/* Asks the sentinel at a for the master's address. Returns 0 with *out,
- * or -1 with why (whylen bytes). */
-static int ask_one(sq_queue *q, const sq__addr *a, sq__addr *out, char *why, size_t whylen) {
+/* The config-epoch field of a SENTINEL MASTER reply, or -1 when it has
+ * none (a sentinel whose ACL refuses the command). */
+static int64_t config_epoch(const redisReply *r) {
+  if (!r || r->type != REDIS_REPLY_ARRAY) return -1;
+  for (size_t i = 0; i + 1 < r->elements; i += 2) {
+    const redisReply *k = r->element[i], *v = r->element[i + 1];
+    int64_t e;
+    if (k->type == REDIS_REPLY_STRING && v->type == REDIS_REPLY_STRING && strcmp(k->str, "config-epoch") == 0 &&
+        sq_parse_i64(v->str, 0, INT64_MAX, &e) == 0)
+      return e;
+  }
+  return -1;
+}
+
+/* Asks the sentinel at a for the master's address and the epoch of the
+ * configuration it holds (one round trip). Returns 0 with *out and *epoch
+ * (-1: not told), or -1 with why (whylen bytes). */
+static int ask_one(sq_queue *q, const sq__addr *a, sq__addr *out, int64_t *epoch, char *why, size_t whylen) {
   struct timeval tv = {.tv_sec = SENTINEL_TIMEOUT_MS / 1000, .tv_usec = (SENTINEL_TIMEOUT_MS % 1000) * 1000};
   redisContext *c = redisConnectWithTimeout(a->host, a->port, tv);
-  redisReply *r = NULL;
+  redisReply *r = NULL, *m = NULL;
   int rc = -1;
   if (!c || c->err) {
     snprintf(why, whylen, "%s", c ? c->errstr : "out of memory");
@@ -38,12 +58,16 @@ static int ask_one(sq_queue *q, const sq__addr *a, sq__addr *out, char *why, siz
       goto out;
     }
     freeReplyObject(r);
+    r = NULL;
   }
-  r = redisCommand(c, "SENTINEL get-master-addr-by-name %s", q->url.master);
-  if (!r) {
+  redisAppendCommand(c, "SENTINEL get-master-addr-by-name %s", q->url.master);
+  redisAppendCommand(c, "SENTINEL master %s", q->url.master);
+  if (redisGetReply(c, (void **)&r) != REDIS_OK || !r) {
+    r = NULL;
     snprintf(why, whylen, "%s", sq__queue_ctx_errstr(c));
     goto out;
   }
+  if (redisGetReply(c, (void **)&m) != REDIS_OK) m = NULL;
   if (r->type == REDIS_REPLY_NIL) {
     snprintf(why, whylen, "it knows no master named '%s'", q->url.master);
     goto out;
@@ -60,26 +84,34 @@ static int ask_one(sq_queue *q, const sq__addr *a, sq__addr *out, char *why, siz
   }
   snprintf(out->host, sizeof out->host, "%s", r->element[0]->str);
   out->port = (int)port;
+  *epoch = config_epoch(m);
   rc = 0;
 out:
   freeReplyObject(r);
+  freeReplyObject(m);
   redisFree(c);
   return rc;
 }
 
 int sq__sentinel_master(sq_queue *q, sq__addr *out) {
   char why[200] = "", all[256] = "";
+  int64_t best = -2;
   for (int i = 0; i < q->url.n_seeds; i++) {
-    if (ask_one(q, &q->url.seeds[i], out, why, sizeof why) == 0) {
-      if (i > 0) { /* the one that answered is asked first next time */
-        sq__addr a = q->url.seeds[i];
-        memmove(&q->url.seeds[1], &q->url.seeds[0], (size_t)i * sizeof a);
-        q->url.seeds[0] = a;
+    sq__addr a;
+    int64_t epoch;
+    if (ask_one(q, &q->url.seeds[i], &a, &epoch, why, sizeof why) == 0) {
+      /* Every sentinel is asked: a failover raises the epoch, and a
+       * sentinel that missed it still names the old master under an older
+       * one. Ties go to the first in the URL's order. */
+      if (epoch > best) {
+        best = epoch;
+        *out = a;
       }
-      return 0;
+    } else if (!all[0]) {
+      snprintf(all, sizeof all, "%s:%d: %s", q->url.seeds[i].host, q->url.seeds[i].port, why);
     }
-    if (!all[0]) snprintf(all, sizeof all, "%s:%d: %s", q->url.seeds[i].host, q->url.seeds[i].port, why);
   }
+  if (best > -2) return 0;
   sq__queue_err(q, "no sentinel of %d named master '%s' (first: %s)", q->url.n_seeds, q->url.master, all);
   return SQ_EREDIS_CONN;
 }

@@ -1,5 +1,6 @@
 /* queue_spend.c: the LLM side's state in Redis: a batch's spend and budget
- * (fields of sq:{Q}:batch:<B>) and cached verdicts (sq:{Q}:cache:<ns>:<key>).
+ * (fields of sq:{Q}:batch:<B>) and cached verdicts and the shared expected
+ * values of worker/expected.h (sq:{Q}:cache:<ns>:<key>).
  * Kept apart from the queue's core (claims, leases, results). */
 #include <stdarg.h>
 #include <stdio.h>
@@ -68,37 +69,62 @@ int sq_queue_batch_spend(sq_queue *q, const char *batch, double *cost_usd, doubl
   return 0;
 }
 
+/* sq:{Q}:cache:<ns>:<key> into ckey. */
+static int cache_key(sq_queue *q, const char *ns, const char *key, char ckey[SQ__KEY_MAX]) {
+  char name[SQ__KEY_MAX / 2];
+  snprintf(name, sizeof name, "%s:%s", ns, key);
+  return sq__queue_key(q, ckey, "cache", name);
+}
+
+/* A string reply's bytes into *out (malloc'd, NUL-terminated) and *len. */
+static int reply_copy(const redisReply *r, char **out, size_t *len) {
+  if (!(*out = malloc(r->len + 1))) return SQ_ENOMEM;
+  memcpy(*out, r->str, r->len);
+  (*out)[r->len] = '\0';
+  if (len) *len = r->len;
+  return 0;
+}
+
 int sq_queue_cache_get(sq_queue *q, const char *ns, const char *key, char **out, size_t *len) {
-  char name[SQ__KEY_MAX / 2], ckey[SQ__KEY_MAX];
+  char ckey[SQ__KEY_MAX];
   int rc;
   redisReply *r;
   *out = NULL;
-  snprintf(name, sizeof name, "%s:%s", ns, key);
-  if ((rc = sq__queue_key(q, ckey, "cache", name))) return rc;
+  if ((rc = cache_key(q, ns, key, ckey))) return rc;
   if ((rc = run_cmd(q, ckey, &r, REDIS_REPLY_STRING, 1, "GET", "GET %s", ckey))) return rc;
-  if (r->type == REDIS_REPLY_NIL) {
-    rc = SQ_ENOTFOUND;
-  } else if (!(*out = malloc(r->len + 1))) {
-    rc = SQ_ENOMEM;
-  } else {
-    memcpy(*out, r->str, r->len);
-    (*out)[r->len] = '\0';
-    if (len) *len = r->len;
-  }
+  rc = r->type == REDIS_REPLY_NIL ? SQ_ENOTFOUND : reply_copy(r, out, len);
   freeReplyObject(r);
   return rc;
 }
 
 int sq_queue_cache_set(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s) {
-  char name[SQ__KEY_MAX / 2], ckey[SQ__KEY_MAX];
+  char ckey[SQ__KEY_MAX];
   int rc;
   redisReply *r;
-  snprintf(name, sizeof name, "%s:%s", ns, key);
-  if ((rc = sq__queue_key(q, ckey, "cache", name))) return rc;
+  if ((rc = cache_key(q, ns, key, ckey))) return rc;
   if (ttl_s > 0)
     rc = run_cmd(q, ckey, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b EX %lld", ckey, val, len, (long long)ttl_s);
   else
     rc = run_cmd(q, ckey, &r, REDIS_REPLY_STATUS, 0, "SET", "SET %s %b", ckey, val, len);
+  freeReplyObject(r);
+  return rc;
+}
+
+int sq_queue_cache_add(sq_queue *q, const char *ns, const char *key, const char *val, size_t len, int64_t ttl_s,
+                       char **stored, size_t *stored_len) {
+  char ckey[SQ__KEY_MAX];
+  int rc;
+  redisReply *r;
+  *stored = NULL;
+  if ((rc = cache_key(q, ns, key, ckey))) return rc;
+  /* NX with GET (Redis 7): nil when this call wrote the key, else what it holds (unchanged) */
+  if (ttl_s > 0)
+    rc = run_cmd(q, ckey, &r, REDIS_REPLY_STRING, 1, "SET NX GET", "SET %s %b NX GET EX %lld", ckey, val, len,
+                 (long long)ttl_s);
+  else
+    rc = run_cmd(q, ckey, &r, REDIS_REPLY_STRING, 1, "SET NX GET", "SET %s %b NX GET", ckey, val, len);
+  if (rc) return rc;
+  if (r->type == REDIS_REPLY_STRING) rc = reply_copy(r, stored, stored_len);
   freeReplyObject(r);
   return rc;
 }

@@ -23,8 +23,6 @@ $PY -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson) is not insta
 sq_start_redis
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_LOG_LEVEL=info
 echo '{"max_task_kib": 20480}' >"$SQ_TMP/producer.json" # room for the 17 MiB program
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 header() { sed -n "s/^# $1: //p" "$2" | head -1; }
 
 # Honest tasks, each with the exact stdout it must produce (metadata.want).
@@ -89,19 +87,19 @@ PY
 # Pushes task file $2 as batch $1 and checks the results; the worker $3 must be alive after.
 run_batch() {
   if ! "$P" push --config "$SQ_TMP/producer.json" --batch "$1" --wait --timeout-s 180 --out "$SQ_TMP/$1.bson" "$2" >"$SQ_TMP/$1.push" 2>&1; then
-    fail "$1: push --wait: $(tail -3 "$SQ_TMP/$1.push")"
+    sq_fail_later "$1: push --wait: $(tail -3 "$SQ_TMP/$1.push")"
     return
   fi
-  out=$(check_results "$SQ_TMP/$1.bson" "$2") || { fail "$1: $out"; return; }
-  kill -0 "$3" 2>/dev/null || { fail "$1: the worker died"; return; }
+  out=$(check_results "$SQ_TMP/$1.bson" "$2") || { sq_fail_later "$1: $out"; return; }
+  kill -0 "$3" 2>/dev/null || { sq_fail_later "$1: the worker died"; return; }
   echo "ok   $1"
 }
 
-# How many descendants of pid $1 sleep in the kernel (time.sleep).
+# Whether $2 or more descendants of pid $1 sleep in the kernel (time.sleep).
 asleep() {
   n=0
   for p in $(descendants "$1"); do grep -q nanosleep "/proc/$p/wchan" 2>/dev/null && n=$((n + 1)); done
-  echo $n
+  [ $n -ge "$2" ]
 }
 
 # Live (not zombie) descendants of pid $1.
@@ -113,6 +111,15 @@ descendants() {
       while (more) { more = 0; for (x in parent) if (!(x in d) && (parent[x] in d)) { d[x] = 1; more = 1 } }
       for (x in d) if (x != root && st[x] !~ /^Z/) print x
     }'
+}
+
+# Whether every pid of $tree is gone (a zombie is dead); sets left to the live ones.
+tree_gone() {
+  left=""
+  for p in $tree; do
+    s=$(ps -o stat= -p "$p" 2>/dev/null) && case "$s" in Z*) ;; *) left="$left $p" ;; esac
+  done
+  [ -z "$left" ]
 }
 
 for MODE in warm spawn; do
@@ -141,7 +148,7 @@ print(json.dumps({"id": m + "-17mib", "code": "#" * (17 << 20), "metadata": {"al
     "$MODE" >"$tf"
   honest "$MODE-sizes" >>"$tf"
   run_batch "$MODE-sizes" "$tf" "$wpid"
-  grep -q "jail cannot run" "$SQ_TMP/worker-attacks-$MODE.log" && fail "$MODE: the worker logged a host failure"
+  grep -q "jail cannot run" "$SQ_TMP/worker-attacks-$MODE.log" && sq_fail_later "$MODE: the worker logged a host failure"
   kill -TERM "$wpid" 2>/dev/null
   wait "$wpid" 2>/dev/null
 
@@ -152,27 +159,16 @@ print(json.dumps({"id": m + "-17mib", "code": "#" * (17 << 20), "metadata": {"al
   printf '%s\n' '{"id":"sleeper","code":"import os, time\nif os.fork() == 0:\n    time.sleep(60)\ntime.sleep(60)"}' >"$SQ_TMP/sleeper.jsonl"
   "$P" push --batch "killed-$MODE" "$SQ_TMP/sleeper.jsonl" >/dev/null
   sq_wait_for "test \"\$(redis-cli -p $SQ_REDIS_PORT LLEN 'sq:{default}:processing:killed-$MODE')\" = 1" 60 ||
-    fail "$MODE: killed-$MODE did not claim the sleeper"
+    sq_fail_later "$MODE: killed-$MODE did not claim the sleeper"
   # mid-task: the sleeper and its child both asleep below the worker (their
   # wchan; where the kernel hides it, the checks below decide alone)
-  until_s=$(($(date +%s) + 60))
-  until [ "$(asleep "$wpid")" -ge 2 ]; do [ "$(date +%s)" -lt $until_s ] || break; sleep 0.1; done
+  sq_wait_until 60 asleep "$wpid" 2 || :
   tree=$(descendants "$wpid")
-  [ -n "$tree" ] || fail "$MODE: the worker has no processes below it"
+  [ -n "$tree" ] || sq_fail_later "$MODE: the worker has no processes below it"
   kill -KILL "$wpid"
   wait "$wpid" 2>/dev/null
-  until_s=$(($(date +%s) + 10))
-  while :; do
-    left=""
-    for p in $tree; do
-      s=$(ps -o stat= -p "$p" 2>/dev/null) && case "$s" in Z*) ;; *) left="$left $p" ;; esac
-    done
-    [ -z "$left" ] && break
-    [ "$(date +%s)" -lt $until_s ] || break
-    sleep 0.1
-  done
-  if [ -n "$left" ]; then
-    fail "$MODE: 10 s after kill -9 of the worker, its processes$left are alive: $(ps -o pid=,uid=,args= -p "$(echo $left | tr ' ' ,)" | cut -c1-80 | tr '\n' ';')"
+  if ! sq_wait_until 10 tree_gone; then
+    sq_fail_later "$MODE: 10 s after kill -9 of the worker, its processes$left are alive: $(ps -o pid=,uid=,args= -p "$(echo $left | tr ' ' ,)" | cut -c1-80 | tr '\n' ';')"
     kill -KILL $left 2>/dev/null
   else
     echo "ok   $MODE: kill -9 of the worker took its $(echo $tree | wc -w) processes with it"
@@ -205,18 +201,18 @@ rc=$?
 kill -TERM $hf 2>/dev/null
 wait $hf 2>/dev/null
 if [ $rc -ne 5 ]; then
-  fail "host failure: push --wait exited $rc, want 5 (finished, one task dead): $(tail -3 "$SQ_TMP/hostfail.out")"
+  sq_fail_later "host failure: push --wait exited $rc, want 5 (finished, one task dead): $(tail -3 "$SQ_TMP/hostfail.out")"
 elif [ $restarts -ne 2 ]; then
-  fail "host failure: the worker stopped $restarts time(s), want 2 (max_stalls)"
+  sq_fail_later "host failure: the worker stopped $restarts time(s), want 2 (max_stalls)"
 elif ! "$P" dead list 2>/dev/null | grep -q ' hostfail '; then
-  fail "host failure: the task is not in the dead letter"
+  sq_fail_later "host failure: the task is not in the dead letter"
 elif ! out=$(check_results "$SQ_TMP/hostfail.bson" "$tf.honest"); then
-  fail "host failure: $out"
+  sq_fail_later "host failure: $out"
 else
   id=$("$P" dead list | awk '$3 == "hostfail" {print $1}')
-  "$P" dead show "$id" | grep -q 'jail failure' || fail "host failure: the dead letter's history does not say 'jail failure'"
+  "$P" dead show "$id" | grep -q 'jail failure' || sq_fail_later "host failure: the dead letter's history does not say 'jail failure'"
   echo "ok   host failure: the worker stopped twice, the task is in the dead letter, the rest finished"
 fi
 
-[ $failures -eq 0 ] || sq_fail "$failures worker attack check(s) failed (logs in $SQ_TMP)"
+[ "$SQ_FAILURES" -eq 0 ] || sq_fail "$SQ_FAILURES worker attack check(s) failed (logs in $SQ_TMP)"
 echo "abuse_worker: every attack on the worker met, in both modes"

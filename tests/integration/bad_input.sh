@@ -20,17 +20,12 @@ $PY -c 'import bson, redis' 2>/dev/null || sq_skip "python3-pymongo and python3-
 sq_start_redis
 P="$SQ_BIN/sandq-producer"
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch" SANDQ_LOG_LEVEL=info
-run() { # run NAME CMD...: stdout/stderr in $SQ_TMP/NAME.{out,err}, exit code in $rc
-  name=$1; shift
-  set +e; "$@" >"$SQ_TMP/$name.out" 2>"$SQ_TMP/$name.err"; rc=$?; set -e
-}
-has() { grep -qF -- "$2" "$SQ_TMP/$1" || { cat "$SQ_TMP/$1" >&2; sq_fail "$1 lacks '$2'"; }; }
 
 # 1. A line of NUL bytes between two good ones.
 { echo '{"id":"a","code":"print(1)"}'; printf '\000\000\000\000\n'; echo '{"id":"b","code":"print(2)"}'; } >"$SQ_TMP/nul.jsonl"
-run nul "$P" push --batch nul "$SQ_TMP/nul.jsonl"
+sq_run nul "$P" push --batch nul "$SQ_TMP/nul.jsonl"
 [ "$rc" = 1 ] || sq_fail "a line of NUL bytes: exit $rc, want 1"
-has nul.err "nul.jsonl:2: task: not valid JSON"
+sq_assert_has nul.err "nul.jsonl:2: task: not valid JSON"
 [ "$(sq_redis_cli LLEN 'sq:{default}:tasks')" = 0 ] || sq_fail "pushed despite the NUL line"
 echo "bad_input: a line of NUL bytes is an error naming line 2"
 
@@ -39,10 +34,10 @@ echo '{"max_task_kib": 4}' >"$SQ_TMP/small.json"
 $PY -c 'import json; s = "x" * 4060; print(json.dumps({"id": "edge", "code": "#" + s}, separators=(",", ":"))[:4096])' >"$SQ_TMP/edge.jsonl"
 len=$(head -c -1 "$SQ_TMP/edge.jsonl" | wc -c)
 [ "$len" -le 4096 ] || sq_fail "test line is $len bytes"
-run edge "$P" push --config "$SQ_TMP/small.json" --batch edge "$SQ_TMP/edge.jsonl"
+sq_run edge "$P" push --config "$SQ_TMP/small.json" --batch edge "$SQ_TMP/edge.jsonl"
 [ "$rc" = 1 ] || sq_fail "a line too large once stamped: exit $rc, want 1"
-has edge.err "edge.jsonl:1: task: "
-has edge.err "bytes once stamped with batch and enqueued_at_ms ($len in the file), more than the 4096 allowed"
+sq_assert_has edge.err "edge.jsonl:1: task: "
+sq_assert_has edge.err "bytes once stamped with batch and enqueued_at_ms ($len in the file), more than the 4096 allowed"
 [ "$(sq_redis_cli LLEN 'sq:{default}:tasks')" = 0 ] || sq_fail "pushed a line the worker would refuse"
 echo "bad_input: push refuses a line the stamp takes past max_task_kib"
 
@@ -54,7 +49,7 @@ JSON
 SQ_PIDS="$SQ_PIDS $!"
 { $PY -c 'print("{\"id\":\"big\",\"code\":\"#" + "x" * 6000 + "\",\"metadata\":{\"expect\":\"invalid_task\"}}")'
   echo '{"id":"small","code":"print(1)","metadata":{"expect":"ok"}}'; } >"$SQ_TMP/sizes.jsonl"
-run sizes "$P" push --batch sizes --wait --timeout-s 60 --out "$SQ_TMP/sizes.bson" "$SQ_TMP/sizes.jsonl"
+sq_run sizes "$P" push --batch sizes --wait --timeout-s 60 --out "$SQ_TMP/sizes.bson" "$SQ_TMP/sizes.jsonl"
 [ "$rc" = 0 ] || { cat "$SQ_TMP/sizes.err" "$SQ_TMP/worker-w1.log" >&2; sq_fail "--wait on sizes: exit $rc, want 0"; }
 $PY - "$SQ_TMP/sizes.bson" "$SQ_REDIS_PORT" <<'PY'
 import bson, redis, sys
@@ -127,16 +122,16 @@ if grep -qa "$(printf '\033')" "$SQ_TMP/worker-w1.log"; then sq_fail "an escape 
 grep -qaF 'x\n2026-01-01T00:00:00.000Z sandq-worker[1] ERROR forged:1 FORGED \x1b[2J' "$SQ_TMP/worker-w1.log" ||
   { tail -5 "$SQ_TMP/worker-w1.log" >&2; sq_fail "the escaped field name is not in the log"; }
 printf '%s\n' '{"id":"esc","code":"1","x\u001b[2J":1}' >"$SQ_TMP/esc.jsonl"
-run esc "$P" push --batch esc "$SQ_TMP/esc.jsonl"
+sq_run esc "$P" push --batch esc "$SQ_TMP/esc.jsonl"
 [ "$rc" = 1 ] || sq_fail "esc: exit $rc"
 if grep -qa "$(printf '\033')" "$SQ_TMP/esc.err"; then sq_fail "push printed an escape code"; fi
-has esc.err 'x\x1b[2J: unknown field'
+sq_assert_has esc.err 'x\x1b[2J: unknown field'
 echo "bad_input: control characters are escaped in the worker log and on the producer's terminal"
 
 # 6. health with absurd numbers: ages are computed in double, no overflow.
 sq_redis_cli HSET 'sq:{default}:health' w-odd \
   '{"updated_ms": -9223372036854775808, "last_claim_ms": 1e300, "jail_layers": ["seccomp"]}' >/dev/null
-run health "$P" health w-odd
+sq_run health "$P" health w-odd
 grep -q "worker w-odd" "$SQ_TMP/health.out" || { cat "$SQ_TMP/health.out" "$SQ_TMP/health.err" >&2; sq_fail "health"; }
 if grep -q "runtime error" "$SQ_TMP/health.err"; then cat "$SQ_TMP/health.err" >&2; sq_fail "health: undefined behaviour"; fi
 # the health record refuses the entry, naming the field (common/fleet/health.c)

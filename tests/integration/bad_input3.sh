@@ -21,11 +21,6 @@ sq_env_init
 sq_start_redis
 P="$SQ_BIN/sandq-producer"
 K='sq:{default}'
-run() { # run NAME CMD...: stdout/stderr in $SQ_TMP/NAME.{out,err}, exit code in $rc
-  name=$1; shift
-  set +e; "$@" >"$SQ_TMP/$name.out" 2>"$SQ_TMP/$name.err"; rc=$?; set -e
-}
-has() { grep -qF -- "$2" "$SQ_TMP/$1" || { cat "$SQ_TMP/$1" >&2; sq_fail "$1 lacks '$2'"; }; }
 # result FILE: a small valid BSON document {"status": "ok"} in FILE
 result() { printf '\024\000\000\000\002status\000\003\000\000\000ok\000\000' >"$1"; }
 
@@ -39,32 +34,32 @@ sq_redis_cli HSET "$K:batch:ev" total 2 done 2 dead 0 duplicate 0 finished 1 fin
 sq_redis_cli ZADD "$K:batches" "$now" ev >/dev/null
 sq_redis_cli -x HSET "$K:results:ev" a <"$SQ_TMP/r.bson" >/dev/null
 echo precious >"$SQ_TMP/ev.bson"
-run wait1 "$P" wait ev --timeout-s 30 --out "$SQ_TMP/ev.bson"
+sq_run wait1 "$P" wait ev --timeout-s 30 --out "$SQ_TMP/ev.bson"
 [ "$rc" = 1 ] || { cat "$SQ_TMP/wait1.err" >&2; sq_fail "wait --out with a result missing: exit $rc, want 1"; }
-has wait1.err "batch ev has 1 stored result(s) of 2 done"
-has wait1.err "ev.bson not written"
+sq_assert_has wait1.err "batch ev has 1 stored result(s) of 2 done"
+sq_assert_has wait1.err "ev.bson not written"
 [ "$(cat "$SQ_TMP/ev.bson")" = precious ] || sq_fail "wait --out overwrote the file with fewer results"
 for fmt in bson jsonl csv; do
-  run res1 "$P" results ev --format $fmt --out "$SQ_TMP/ev.bson"
+  sq_run res1 "$P" results ev --format $fmt --out "$SQ_TMP/ev.bson"
   [ "$rc" = 1 ] || { cat "$SQ_TMP/res1.err" >&2; sq_fail "results --format $fmt --out with a result missing: exit $rc"; }
-  has res1.err "batch ev has 1 stored result(s) of 2 done"
+  sq_assert_has res1.err "batch ev has 1 stored result(s) of 2 done"
   [ "$(cat "$SQ_TMP/ev.bson")" = precious ] || sq_fail "results --out overwrote the file with fewer results"
 done
 # every result gone (results --out --delete ran): still nothing overwritten
 sq_redis_cli DEL "$K:results:ev" >/dev/null
-run wait0 "$P" wait ev --timeout-s 30 --out "$SQ_TMP/ev.bson"
+sq_run wait0 "$P" wait ev --timeout-s 30 --out "$SQ_TMP/ev.bson"
 [ "$rc" = 1 ] || { cat "$SQ_TMP/wait0.err" >&2; sq_fail "wait --out with no result left: exit $rc, want 1"; }
-has wait0.err "batch ev has 0 stored result(s) of 2 done"
+sq_assert_has wait0.err "batch ev has 0 stored result(s) of 2 done"
 [ "$(cat "$SQ_TMP/ev.bson")" = precious ] || sq_fail "wait --out emptied the file"
 ls "$SQ_TMP"/.sandq-out-* >/dev/null 2>&1 && sq_fail "a temporary file was left behind"
 # both results there: written
 sq_redis_cli -x HSET "$K:results:ev" a <"$SQ_TMP/r.bson" >/dev/null
 sq_redis_cli -x HSET "$K:results:ev" b <"$SQ_TMP/r.bson" >/dev/null
-run wait2 "$P" wait ev --timeout-s 30 --out "$SQ_TMP/ev.bson"
+sq_run wait2 "$P" wait ev --timeout-s 30 --out "$SQ_TMP/ev.bson"
 [ "$rc" = 0 ] || { cat "$SQ_TMP/wait2.err" >&2; sq_fail "wait --out with every result: exit $rc"; }
-has wait2.err "wrote 2 result(s)"
+sq_assert_has wait2.err "wrote 2 result(s)"
 [ "$(wc -c <"$SQ_TMP/ev.bson")" -ge 40 ] || sq_fail "wait --out did not write both results"
-run res2 "$P" results ev --out "$SQ_TMP/ev2.bson"
+sq_run res2 "$P" results ev --out "$SQ_TMP/ev2.bson"
 [ "$rc" = 0 ] || { cat "$SQ_TMP/res2.err" >&2; sq_fail "results --out with every result: exit $rc"; }
 echo "bad_input3: no --out replaces a file with fewer results than the batch has done"
 
@@ -85,19 +80,19 @@ for name, r in bad.items():
 open(f"{d}/apps-good.jsonl", "w").write(json.dumps(row("f_2", [[1], [3]], [2, 6])) + "\n")
 PY
 for bad in lambda class dotted digit; do
-  run apps "$P" import apps "$SQ_TMP/apps-$bad.jsonl" --canonical
+  sq_run apps "$P" import apps "$SQ_TMP/apps-$bad.jsonl" --canonical
   [ "$rc" != 0 ] || sq_fail "import apps: fn_name of apps-$bad accepted"
-  has apps.err "apps-$bad.jsonl:2: input_output: fn_name '"
-  has apps.err "' must be a Python identifier"
+  sq_assert_has apps.err "apps-$bad.jsonl:2: input_output: fn_name '"
+  sq_assert_has apps.err "' must be a Python identifier"
   [ ! -s "$SQ_TMP/apps.out" ] || sq_fail "import apps wrote tasks for apps-$bad"
 done
-run apps "$P" import apps "$SQ_TMP/apps-nul.jsonl" --canonical
+sq_run apps "$P" import apps "$SQ_TMP/apps-nul.jsonl" --canonical
 [ "$rc" != 0 ] || sq_fail "import apps: fn_name with a NUL accepted"
-has apps.err "apps-nul.jsonl:2: input_output: fn_name: holds a NUL character"
-run apps "$P" import apps "$SQ_TMP/apps-inputs.jsonl" --canonical
+sq_assert_has apps.err "apps-nul.jsonl:2: input_output: fn_name: holds a NUL character"
+sq_run apps "$P" import apps "$SQ_TMP/apps-inputs.jsonl" --canonical
 [ "$rc" != 0 ] || sq_fail "import apps: inputs [1, 2] accepted"
-has apps.err "apps-inputs.jsonl:2: input_output: inputs[0] must be a list of the arguments of f"
-run apps "$P" import apps "$SQ_TMP/apps-good.jsonl" --canonical
+sq_assert_has apps.err "apps-inputs.jsonl:2: input_output: inputs[0] must be a list of the arguments of f"
+sq_run apps "$P" import apps "$SQ_TMP/apps-good.jsonl" --canonical
 [ "$rc" = 0 ] || { cat "$SQ_TMP/apps.err" >&2; sq_fail "import apps refused fn_name f_2"; }
 echo "bad_input3: import apps refuses an fn_name that is no identifier and inputs that are no argument lists"
 
@@ -113,7 +108,7 @@ sq_redis_cli ZADD "$K:batches" "$now" dmg >/dev/null
 sq_redis_cli HSET "$K:batch:dmg" total abc done 1 >/dev/null
 [ "$(sq_redis_cli ZCARD "$K:batches")" = 4 ] || sq_fail "the batches set does not hold the four members"
 for mode in text json; do
-  if [ $mode = json ]; then run batches "$P" batches --json; else run batches "$P" batches; fi
+  if [ $mode = json ]; then sq_run batches "$P" batches --json; else sq_run batches "$P" batches; fi
   [ "$rc" = 1 ] || { cat "$SQ_TMP/batches.err" >&2; sq_fail "batches ($mode) with damaged members: exit $rc, want 1"; }
   if [ $mode = json ]; then
     /usr/bin/python3 -c 'import json, sys; l = json.load(open(sys.argv[1])); assert [b["batch"] for b in l] == ["ev"], l' \
@@ -122,10 +117,10 @@ for mode in text json; do
     grep -q "^ev " "$SQ_TMP/batches.out" || { cat "$SQ_TMP/batches.out" >&2; sq_fail "batches did not list ev"; }
     [ "$(wc -l <"$SQ_TMP/batches.out")" = 2 ] || { cat "$SQ_TMP/batches.out" >&2; sq_fail "batches listed a damaged member"; }
   fi
-  has batches.err "batch dmg skipped: "
-  has batches.err "batch 'badscore' skipped: its score in the batches set is not a time in ms"
-  has batches.err "skipped: its name is not a batch name"
-  has batches.err "3 damaged batch(es) skipped"
+  sq_assert_has batches.err "batch dmg skipped: "
+  sq_assert_has batches.err "batch 'badscore' skipped: its score in the batches set is not a time in ms"
+  sq_assert_has batches.err "skipped: its name is not a batch name"
+  sq_assert_has batches.err "3 damaged batch(es) skipped"
   grep -q "$(printf '\033')" "$SQ_TMP/batches.out" "$SQ_TMP/batches.err" && sq_fail "an escape code reached the terminal"
   grep -q "292275055" "$SQ_TMP/batches.out" && sq_fail "a score of inf printed as a date"
   [ "$(grep -c . "$SQ_TMP/batches.err")" = 4 ] || { cat "$SQ_TMP/batches.err" >&2; sq_fail "a member's newline forged a line"; }
@@ -135,12 +130,12 @@ echo "bad_input3: batches names and skips each damaged batch, lists the rest"
 # 1b. A batch whose counters are damaged: its results still go to a new
 # file, but never over an existing one (whether all are there is unknown).
 sq_redis_cli -x HSET "$K:results:dmg" a <"$SQ_TMP/r.bson" >/dev/null
-run dmgres "$P" results dmg --out "$SQ_TMP/dmg-new.bson"
+sq_run dmgres "$P" results dmg --out "$SQ_TMP/dmg-new.bson"
 [ "$rc" = 0 ] && [ -s "$SQ_TMP/dmg-new.bson" ] || { cat "$SQ_TMP/dmgres.err" >&2; sq_fail "results of a damaged batch to a new file: exit $rc"; }
-has dmgres.err "its done count is unknown"
-run dmgres "$P" results dmg --out "$SQ_TMP/ev.bson"
+sq_assert_has dmgres.err "its done count is unknown"
+sq_run dmgres "$P" results dmg --out "$SQ_TMP/ev.bson"
 [ "$rc" = 1 ] || { cat "$SQ_TMP/dmgres.err" >&2; sq_fail "results of a damaged batch over a file: exit $rc, want 1"; }
-has dmgres.err "cannot tell whether all its results are stored (its counters are damaged)"
+sq_assert_has dmgres.err "cannot tell whether all its results are stored (its counters are damaged)"
 [ "$(wc -c <"$SQ_TMP/ev.bson")" -ge 40 ] || sq_fail "results of a damaged batch replaced a file"
 echo "bad_input3: a damaged batch's results go to a new file only"
 

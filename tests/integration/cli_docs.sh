@@ -62,8 +62,8 @@ while IFS="$(printf '\t')" read -r code flag ex; do
     set +e; wait $pid; rc=$?; set -e
     [ $rc -eq 0 ] || { cat "$SQ_TMP/serves.log" >&2; sq_fail "row $n: '$ex' exited $rc after SIGTERM, want 0"; }
   else
-    set +e; eval "$ex" >"$SQ_TMP/row.out" 2>"$SQ_TMP/row.err"; rc=$?; set -e
-    [ "$rc" = "$code" ] || { cat "$SQ_TMP/row.err" >&2; sq_fail "row $n: '$ex' exited $rc, want $code"; }
+    sq_run row eval "$ex"
+    sq_assert_rc "$code" row "row $n: '$ex'"
   fi
 done <"$SQ_TMP/table"
 [ -s results.bson ] || sq_fail "--out wrote nothing"
@@ -102,12 +102,10 @@ done
 echo "cli_docs: --help (exit 0) and --version on every command; the table lists exactly the flags the programs take"
 
 # 3. Options after operands, and "-".
-expect() { # expect CODE NEEDLE CMD...: exit CODE, stderr holds NEEDLE, one line, no traceback
-  code=$1 needle=$2; shift 2
-  set +e; "$@" >"$SQ_TMP/out" 2>"$SQ_TMP/err"; rc=$?; set -e
-  [ $rc -eq "$code" ] || { cat "$SQ_TMP/err" >&2; sq_fail "'$*' exited $rc, want $code"; }
-  grep -qF -- "$needle" "$SQ_TMP/err" || { cat "$SQ_TMP/err" >&2; sq_fail "'$*': stderr lacks '$needle'"; }
-  ! grep -q Traceback "$SQ_TMP/err" || { cat "$SQ_TMP/err" >&2; sq_fail "'$*' printed a traceback"; }
+expect() { # expect CODE NEEDLE CMD...: exit CODE, stderr holds NEEDLE, no traceback
+  sq_expect "$@"
+  shift 2
+  sq_assert_not_has err Traceback "'$*' printed a traceback"
 }
 sandq-producer dead list --redis "$SANDQ_REDIS_URL" --queue cli-q >/dev/null 2>&1 || sq_fail "dead list --redis URL (options after the operand)"
 sandq-producer rollout status --config tests/data/cli-config.json >/dev/null || sq_fail "rollout status --config F"

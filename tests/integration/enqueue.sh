@@ -9,7 +9,6 @@ set -eu
 sq_env_init
 sq_start_redis
 W="$SQ_BIN/sandq-worker"
-eq() { [ "$1" = "$2" ] || sq_fail "$3: got '$1', want '$2'"; }
 
 # Before any sandq program connected, the Function is not there (documented).
 sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' b 60 0 '{"id":"x"}' 2>&1 | grep -q "Function not found" ||
@@ -30,24 +29,24 @@ chmod +x "$SQ_TMP/bin/redis-cli"
 PATH="$SQ_TMP/bin:$PATH" sh -e "$SQ_TMP/example.sh" >"$SQ_TMP/example.out" 2>&1 ||
   { cat "$SQ_TMP/example.out" >&2; sq_fail "the docs example failed"; }
 grep -q '"total":1' "$SQ_TMP/example.out" || { cat "$SQ_TMP/example.out" >&2; sq_fail "no completion event in 60 s"; }
-eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' done)" 1 "done after the example"
-eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' status:passed)" 1 "passed after the example"
-eq "$(grep -A1 -x finished "$SQ_TMP/example.out" | sed -n 2p)" 1 "sq1_batch_get's finished in the example"
+sq_assert_eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' done)" 1 "done after the example"
+sq_assert_eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' status:passed)" 1 "passed after the example"
+sq_assert_eq "$(grep -A1 -x finished "$SQ_TMP/example.out" | sed -n 2p)" 1 "sq1_batch_get's finished in the example"
 echo "enqueue: the docs example ran as written; its batch finished with an event"
 
 # 2. Pushing into the finished batch grows it; a second event at total 3.
 out=$(sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' nightly 604800 0 \
   '{"id":"t2","batch":"nightly","code":"print(1)","priority":"high"}' \
   '{"id":"t3","batch":"nightly","code":"print(2)","idempotency_key":"k3"}' | tr '\n' ' ')
-eq "$out" "2 0 " "FCALL into an existing batch"
+sq_assert_eq "$out" "2 0 " "FCALL into an existing batch"
 ev=$(sq_redis_cli BLPOP 'sq:{default}:done:nightly' 60 | tail -n 1)
 echo "$ev" | grep -q '"total":3' || sq_fail "second event: '$ev'"
-eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' done)" 3 "done after growing"
+sq_assert_eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' done)" 3 "done after growing"
 # the same idempotency_key again: skipped, counted as a duplicate, total unchanged
 out=$(sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' nightly 604800 0 \
   '{"id":"t4","batch":"nightly","code":"print(1)","idempotency_key":"k3"}' | tr '\n' ' ')
-eq "$out" "0 1 " "a repeated idempotency_key"
-eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' total)" 3 "total after a skipped task"
+sq_assert_eq "$out" "0 1 " "a repeated idempotency_key"
+sq_assert_eq "$(sq_redis_cli HGET 'sq:{default}:batch:nightly' total)" 3 "total after a skipped task"
 echo "enqueue: a second push into a finished batch grew it to 3 and a second event followed"
 
 # 3. Bad tasks refuse the whole call; nothing is pushed or counted.
@@ -55,7 +54,7 @@ refused() { # refused NEEDLE TASK...
   needle=$1; shift
   out=$(sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' other 604800 0 '{"id":"ok","batch":"other","code":"print(1)"}' "$@" 2>&1)
   echo "$out" | grep -qF "$needle" || sq_fail "want '$needle', got '$out'"
-  eq "$(sq_redis_cli EXISTS 'sq:{default}:batch:other')" 0 "batch counted after a refused call ($needle)"
+  sq_assert_eq "$(sq_redis_cli EXISTS 'sq:{default}:batch:other')" 0 "batch counted after a refused call ($needle)"
 }
 sq_redis_cli DEL 'sq:{default}:tasks' >/dev/null
 refused "BADTASK 2: its batch is 'nightly', not other" '{"id":"a","batch":"nightly","code":"x"}'
@@ -63,7 +62,7 @@ refused "BADTASK 2: its batch is 'default', not other" '{"id":"a","code":"x"}'
 refused "BADTASK 2: not a JSON object" 'print(1)'
 refused "BADTASK 3: id must be a non-empty string" '{"id":"a","batch":"other","code":"x"}' '{"id":7,"batch":"other"}'
 refused "BADTASK 2: priority must be high, normal or low" '{"id":"a","batch":"other","code":"x","priority":"urgent"}'
-eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks pushed by refused calls"
+sq_assert_eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks pushed by refused calls"
 out=$(sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' 'bad batch' 60 0 '{"id":"a"}' 2>&1)
 echo "$out" | grep -q "BADTASK 0: batch must be" || sq_fail "a bad batch name: $out"
 # the cap: MAX_LEN 1 with one waiting task

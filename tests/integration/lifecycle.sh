@@ -11,7 +11,6 @@ set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
 sq_need_worker_host
-eq() { [ "$1" = "$2" ] || sq_fail "$3: got '$1', want '$2'"; }
 
 # tasks FILE PREFIX N SLEEP_S [WALL_MS]: N code-only tasks that sleep
 # SLEEP_S and pass (with WALL_MS, that wall limit each).
@@ -70,10 +69,10 @@ tasks "$SQ_TMP/c300.jsonl" c 300 0
 grep -q "300 waiting task(s) cancelled, 0 running" "$SQ_TMP/cancel.out" || sq_fail "cancel said: $(cat "$SQ_TMP/cancel.out")"
 "$P" wait lc-c300 --timeout-s 60 >"$SQ_TMP/w300.out" 2>&1 || sq_fail "wait lc-c300: $(cat "$SQ_TMP/w300.out")"
 check_results lc-c300 300 300
-eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks left on the queue"
+sq_assert_eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks left on the queue"
 "$P" cancel no-such-batch >/dev/null 2>&1 && sq_fail "cancel of an unknown batch succeeded"
 # a task enqueued by another client without a batch field is batch "default"'s
-eq "$(sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' default 3600 0 '{"id":"d1","code":"print(1)"}' | tr '\n' ' ')" \
+sq_assert_eq "$(sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' default 3600 0 '{"id":"d1","code":"print(1)"}' | tr '\n' ' ')" \
   "1 0 " "enqueue into batch default"
 "$P" cancel default >"$SQ_TMP/cdef.out" 2>&1 || sq_fail "cancel default: $(cat "$SQ_TMP/cdef.out")"
 grep -q "1 waiting task(s) cancelled" "$SQ_TMP/cdef.out" || sq_fail "cancel default said: $(cat "$SQ_TMP/cdef.out")"
@@ -88,7 +87,7 @@ SQ_PIDS="$SQ_PIDS $int_pid"
 sq_wait_for "grep -q 'batch lc-wait: ' $SQ_TMP/int.err" 20 || sq_fail "no progress: $(cat "$SQ_TMP/int.err")"
 kill -INT $int_pid
 wait $int_pid
-eq "$?" 130 "push --wait exit code after Ctrl-C"
+sq_assert_eq "$?" 130 "push --wait exit code after Ctrl-C"
 grep -qF 'batch lc-wait keeps running; `sandq-producer wait lc-wait` to re-attach' "$SQ_TMP/int.err" ||
   sq_fail "Ctrl-C said: $(cat "$SQ_TMP/int.err")"
 "$P" wait lc-wait --timeout-s 120 >"$SQ_TMP/w.out" 2>"$SQ_TMP/w.err" || sq_fail "wait lc-wait: $(cat "$SQ_TMP/w.err")"
@@ -104,7 +103,7 @@ sq_wait_for "[ \$(redis-cli -p $SQ_REDIS_PORT HGET 'sq:{default}:batch:lc-race' 
 "$P" cancel lc-race >"$SQ_TMP/race.out" 2>&1 || sq_fail "cancel lc-race: $(cat "$SQ_TMP/race.out")"
 "$P" wait lc-race --timeout-s 120 >"$SQ_TMP/wr.out" 2>&1 || sq_fail "wait lc-race: $(cat "$SQ_TMP/wr.out")"
 check_results lc-race 300 1
-eq "$(sq_redis_cli HGET 'sq:{default}:stats' fenced)" "" "fenced results"
+sq_assert_eq "$(sq_redis_cli HGET 'sq:{default}:stats' fenced)" "" "fenced results"
 
 # 4. batches --json: newest first, with the figures of each.
 "$P" batches --json >"$SQ_TMP/batches.json" || sq_fail "batches --json"
@@ -121,7 +120,7 @@ assert all(x["created_at_ms"] > 1.7e12 for x in b), b
 assert by["lc-c300"]["created_at_ms"] <= by["lc-wait"]["created_at_ms"] <= by["lc-race"]["created_at_ms"]
 PY
 "$P" batches --limit 1 >"$SQ_TMP/batches.txt" || sq_fail "batches --limit 1"
-eq "$(grep -c '^lc-' "$SQ_TMP/batches.txt")" 1 "batches --limit 1 rows"
+sq_assert_eq "$(grep -c '^lc-' "$SQ_TMP/batches.txt")" 1 "batches --limit 1 rows"
 grep -q '^lc-race ' "$SQ_TMP/batches.txt" || sq_fail "batches: $(cat "$SQ_TMP/batches.txt")"
 "$P" batches --limit 0 >/dev/null 2>&1 && sq_fail "batches --limit 0 accepted"
 
@@ -171,8 +170,7 @@ sq_wait_for "[ \$(redis-cli -p $SQ_REDIS_PORT HLEN 'sq:{default}:claims') -ge 2 
 # The check below wants one run stopped mid-run: wait until a task's program
 # sleeps below a worker (its wchan; where the kernel hides it, the check
 # decides alone).
-until_s=$(($(date +%s) + 60))
-until sq_tree_asleep "$SQ_PID_w1" || sq_tree_asleep "$SQ_PID_w2"; do [ "$(date +%s)" -lt $until_s ] || break; sleep 0.1; done
+sq_wait_until 60 sq_tree_asleep "$SQ_PID_w1" "$SQ_PID_w2" || :
 "$P" cancel --kill lc-kill >"$SQ_TMP/kill.out" 2>&1 || sq_fail "cancel --kill: $(cat "$SQ_TMP/kill.out")"
 grep -q "running (their workers stop them)" "$SQ_TMP/kill.out" || sq_fail "cancel --kill said: $(cat "$SQ_TMP/kill.out")"
 # Without the kill the runs take their full minute: 45 s is a bound only a stop meets.

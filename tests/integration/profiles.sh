@@ -27,8 +27,6 @@ $PY -c 'import bson' 2>/dev/null || sq_skip "python3-pymongo (bson) is not insta
 W="$SQ_BIN/sandq-worker"
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
 unset SANDQ_LLM_BASE_URL SANDQ_LLM_MODEL
-failures=0
-fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
 # field NAME < run's JSON
 field() { $PY -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); print(v if isinstance(v, str) else json.dumps(v))' "$1"; }
@@ -37,11 +35,11 @@ field() { $PY -c 'import json,sys; v=json.load(sys.stdin).get(sys.argv[1]); prin
 run() {
   rn=$1; shift
   "$W" run --policy all=record "$@" >"$SQ_TMP/$rn.json" 2>"$SQ_TMP/$rn.err" ||
-    { fail "$rn: sandq-worker run exited $?: $(cat "$SQ_TMP/$rn.err")"; echo '{}' >"$SQ_TMP/$rn.json"; }
+    { sq_fail_later "$rn: sandq-worker run exited $?: $(cat "$SQ_TMP/$rn.err")"; echo '{}' >"$SQ_TMP/$rn.json"; }
 }
 expect() { # NAME FIELD WANT
   got=$(field "$2" <"$SQ_TMP/$1.json")
-  [ "$got" = "$3" ] || fail "$1: $2 is '$got', want '$3' ($(head -c 600 "$SQ_TMP/$1.json"))"
+  [ "$got" = "$3" ] || sq_fail_later "$1: $2 is '$got', want '$3' ($(head -c 600 "$SQ_TMP/$1.json"))"
 }
 
 cat >"$SQ_TMP/pandas.py" <<'EOF'
@@ -61,10 +59,10 @@ EOF
 for mode in spawn warm; do
   run default-$mode --mode $mode "$SQ_TMP/pandas.py"
   expect default-$mode status runtime_error
-  grep -q "No module named 'pandas'" "$SQ_TMP/default-$mode.json" || fail "default-$mode: no ModuleNotFoundError"
+  grep -q "No module named 'pandas'" "$SQ_TMP/default-$mode.json" || sq_fail_later "default-$mode: no ModuleNotFoundError"
   run appended-$mode --mode $mode "$SQ_TMP/appended.py"
   expect appended-$mode stdout "0"
-  grep -q "No module named 'numpy'" "$SQ_TMP/appended-$mode.json" || fail "appended-$mode: numpy imported in the default profile"
+  grep -q "No module named 'numpy'" "$SQ_TMP/appended-$mode.json" || sq_fail_later "appended-$mode: numpy imported in the default profile"
   run data-$mode --mode $mode --profile data "$SQ_TMP/pandas.py"
   expect data-$mode status ok
   expect data-$mode stdout "6"
@@ -87,11 +85,11 @@ for mode in spawn warm; do
   run venv-$mode --config "$SQ_TMP/venv.json" --mode $mode --profile venv "$SQ_TMP/probe.py"
   expect venv-$mode stdout "42 on"
   run venv-default-$mode --config "$SQ_TMP/venv.json" --mode $mode "$SQ_TMP/probe.py"
-  grep -q "No module named 'sqprobe'" "$SQ_TMP/venv-default-$mode.json" || fail "venv-default-$mode: sqprobe imported outside its profile"
+  grep -q "No module named 'sqprobe'" "$SQ_TMP/venv-default-$mode.json" || sq_fail_later "venv-default-$mode: sqprobe imported outside its profile"
 done
 # The venv's packages only: not Debian's, which it does not list.
 run venv-numpy --config "$SQ_TMP/venv.json" --profile venv "$SQ_TMP/pandas.py"
-grep -q "No module named 'pandas'" "$SQ_TMP/venv-numpy.json" || fail "venv-numpy: Debian's pandas reached the venv profile"
+grep -q "No module named 'pandas'" "$SQ_TMP/venv-numpy.json" || sq_fail_later "venv-numpy: Debian's pandas reached the venv profile"
 echo "3: venv profile imports its module, no other profile does"
 
 # 4. Limits per profile.
@@ -117,8 +115,8 @@ broken() { # NAME JSON WANT-in-stderr
   echo "$2" >"$SQ_TMP/$1.cfg"
   SANDQ_REDIS_URL=redis://127.0.0.1:1 "$W" serve --config "$SQ_TMP/$1.cfg" >"$SQ_TMP/$1.out" 2>&1
   rc=$?
-  [ $rc = 2 ] || fail "$1: serve exited $rc, want 2: $(tail -3 "$SQ_TMP/$1.out")"
-  grep -q "$3" "$SQ_TMP/$1.out" || fail "$1: the reason '$3' is not in: $(tail -3 "$SQ_TMP/$1.out")"
+  [ $rc = 2 ] || sq_fail_later "$1: serve exited $rc, want 2: $(tail -3 "$SQ_TMP/$1.out")"
+  grep -q "$3" "$SQ_TMP/$1.out" || sq_fail_later "$1: the reason '$3' is not in: $(tail -3 "$SQ_TMP/$1.out")"
 }
 broken nopath '{"profiles": {"gone": {"packages": ["/nonexistent/site-packages"]}}}' \
   "packages: '/nonexistent/site-packages' is not a directory"
@@ -128,7 +126,7 @@ broken badenv '{"profiles": {"env": {"env": {"LD_PRELOAD": "/x.so"}}}}' "LD_PREL
 "$W" run --profile nope "$SQ_TMP/probe.py" >"$SQ_TMP/nope.out" 2>&1
 rc=$?
 [ $rc = 2 ] && grep -q "'nope' is not a profile of this worker (it has: default, data)" "$SQ_TMP/nope.out" ||
-  fail "run --profile nope: exit $rc: $(cat "$SQ_TMP/nope.out")"
+  sq_fail_later "run --profile nope: exit $rc: $(cat "$SQ_TMP/nope.out")"
 echo "5: broken profiles refused at start with the reason"
 
 # 6. Hostile programs in the data profile.
@@ -170,27 +168,27 @@ for mode in spawn warm; do
   run hostile-$mode --mode $mode --profile data --wall-ms 20000 "$SQ_TMP/hostile.py"
   out=$(field stdout <"$SQ_TMP/hostile-$mode.json")
   for a in read_passwd read_shadow read_url read_proc np_fromfile to_csv_tmp savefig_tmp savefig_usr; do
-    echo "$out" | grep -q "^$a contained" || fail "hostile-$mode: $a not contained: $(echo "$out" | grep "^$a") $(field stderr <"$SQ_TMP/hostile-$mode.json" | tail -3)"
+    echo "$out" | grep -q "^$a contained" || sq_fail_later "hostile-$mode: $a not contained: $(echo "$out" | grep "^$a") $(field stderr <"$SQ_TMP/hostile-$mode.json" | tail -3)"
   done
-  echo "$out" | grep -q "^savefig_scratch DONE True" || fail "hostile-$mode: savefig into the scratch failed: $out"
+  echo "$out" | grep -q "^savefig_scratch DONE True" || sq_fail_later "hostile-$mode: savefig into the scratch failed: $out"
   for name in ptrace unshare mount; do
     run $name-$mode --mode $mode --profile data "$SQ_TMP/$name.py"
     expect $name-$mode status policy_violation
     expect $name-$mode blocked_syscall $name
   done
 done
-ls "$MARK".* /usr/lib/python3/dist-packages/$$.png 2>/dev/null && fail "a hostile program wrote on the host"
+ls "$MARK".* /usr/lib/python3/dist-packages/$$.png 2>/dev/null && sq_fail_later "a hostile program wrote on the host"
 echo "6: hostile data-profile programs contained"
 
 # 3b. docs/configuration.md's venv example, as written, in a directory of its own.
 mkdir -p "$SQ_TMP/docs"
 awk '/^### A profile from a venv/{on=1} on && /^```sh/{code=1; next} code && /^```/{exit} code' \
   "$SQ_SRC/docs/configuration.md" >"$SQ_TMP/docs/example.sh"
-[ -s "$SQ_TMP/docs/example.sh" ] || fail "docs: no venv example in docs/configuration.md"
+[ -s "$SQ_TMP/docs/example.sh" ] || sq_fail_later "docs: no venv example in docs/configuration.md"
 (cd "$SQ_TMP/docs" && PATH="$SQ_BIN:$PATH" sh -e example.sh) >"$SQ_TMP/docs.out" 2>"$SQ_TMP/docs.err" ||
-  fail "docs: the venv example failed: $(tail -3 "$SQ_TMP/docs.err")"
+  sq_fail_later "docs: the venv example failed: $(tail -3 "$SQ_TMP/docs.err")"
 grep -q '"stdout":"hello from the venv en\\n"' "$SQ_TMP/docs.out" && grep -q '"profile":"venv"' "$SQ_TMP/docs.out" ||
-  fail "docs: the venv example printed: $(cat "$SQ_TMP/docs.out")"
+  sq_fail_later "docs: the venv example printed: $(cat "$SQ_TMP/docs.out")"
 echo "3b: the venv example of docs/configuration.md runs as written"
 
 # 7. serve, warm: the data profile end to end.
@@ -213,7 +211,7 @@ print(json.dumps({"id": "unknown", "profile": "nope", "code": "print(1)"}))
 PY
 "$P" push --config "$SQ_TMP/w.json" --batch pr --wait --timeout-s 120 --out "$SQ_TMP/pr.bson" "$SQ_TMP/t.jsonl" \
   >"$SQ_TMP/push.out" 2>&1 || { cat "$SQ_TMP/push.out"; tail -20 "$SQ_TMP/w1.log"; sq_fail "batch pr did not complete"; }
-$PY - "$SQ_TMP/pr.bson" <<'PY' || fail "serve: results"
+$PY - "$SQ_TMP/pr.bson" <<'PY' || sq_fail_later "serve: results"
 import bson, sys
 docs = {d["_id"]: d for d in bson.decode_all(open(sys.argv[1], "rb").read())}
 for i in range(10):
@@ -225,11 +223,11 @@ u = docs["unknown"]
 assert u["status"] == "invalid_task" and "'nope' is not a profile of this worker (it has: default, data)" in u["reason"], u
 print("serve: 10 data tasks passed warm, default and unknown profiles as they should")
 PY
-sq_wait_for "[ \$($P audit --config $SQ_TMP/w.json --batch pr --json | wc -l) -ge 12 ]" 60 || fail "audit: fewer than 12 entries"
+sq_wait_for "[ \$($P audit --config $SQ_TMP/w.json --batch pr --json | wc -l) -ge 12 ]" 60 || sq_fail_later "audit: fewer than 12 entries"
 "$P" audit --config "$SQ_TMP/w.json" --batch pr --json >"$SQ_TMP/pr.audit"
-grep '"task":"pd-0"' "$SQ_TMP/pr.audit" | grep -q '"profile":"data"' || fail "audit: no profile data for pd-0: $(cat "$SQ_TMP/pr.audit")"
-grep '"task":"plain"' "$SQ_TMP/pr.audit" | grep -q '"profile":"default"' || fail "audit: no profile default for plain"
+grep '"task":"pd-0"' "$SQ_TMP/pr.audit" | grep -q '"profile":"data"' || sq_fail_later "audit: no profile data for pd-0: $(cat "$SQ_TMP/pr.audit")"
+grep '"task":"plain"' "$SQ_TMP/pr.audit" | grep -q '"profile":"default"' || sq_fail_later "audit: no profile default for plain"
 echo "7: serve runs data tasks warm; profile in results and audit"
 
-[ $failures = 0 ] || sq_fail "$failures check(s) failed"
+[ "$SQ_FAILURES" = 0 ] || sq_fail "$SQ_FAILURES check(s) failed"
 echo "profiles: all checks passed"

@@ -18,12 +18,12 @@ HP="127.0.0.1:$SQ_REDIS_PORT"
 # expect CODE NEEDLE CMD...: exit CODE within 20 s, stderr (or stdout) holds NEEDLE.
 expect() {
   code=$1 needle=$2; shift 2
-  set +e; timeout 20 "$@" >"$SQ_TMP/out" 2>"$SQ_TMP/err"; rc=$?; set -e
-  [ $rc -eq "$code" ] || { cat "$SQ_TMP/out" "$SQ_TMP/err" >&2; sq_fail "'$*' exited $rc, want $code"; }
-  cat "$SQ_TMP/out" >>"$SQ_TMP/err"
-  grep -qF -- "$needle" "$SQ_TMP/err" || { cat "$SQ_TMP/err" >&2; sq_fail "'$*': output lacks '$needle'"; }
-  ! grep -qiE "protocol error|unreachable" "$SQ_TMP/err" || { cat "$SQ_TMP/err" >&2; sq_fail "'$*' blames the network"; }
-  ! grep -q "CHANGE-ME\|wrongpw" "$SQ_TMP/err" || sq_fail "'$*' printed a password"
+  sq_run auth timeout 20 "$@"
+  sq_assert_rc "$code" auth "'$*'"
+  cat "$SQ_TMP/auth.out" >>"$SQ_TMP/auth.err"
+  sq_assert_has auth.err "$needle" "'$*': output lacks '$needle'"
+  ! grep -qiE "protocol error|unreachable" "$SQ_TMP/auth.err" || { cat "$SQ_TMP/auth.err" >&2; sq_fail "'$*' blames the network"; }
+  ! grep -q "CHANGE-ME\|wrongpw" "$SQ_TMP/auth.err" || sq_fail "'$*' printed a password"
 }
 
 # 1. The documented ACL line, as written (redis-cli pointed at this Redis).

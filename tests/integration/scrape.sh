@@ -77,13 +77,7 @@ query() { # query PROMQL: prints the first sample's value ("" when none)
   curl -sf "http://127.0.0.1:$pp/api/v1/query" --data-urlencode "query=$1" |
     $PY -c 'import json, sys; r = json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
 }
-wait_query() { # wait_query PROMQL WANT SECONDS: until the query gives WANT
-  k=0
-  while [ "$(query "$1")" != "$2" ]; do
-    k=$((k + 1)); [ $k -le $(($3 * 5)) ] || return 1
-    sleep 0.2
-  done
-}
+query_is() { [ "$(query "$1")" = "$2" ]; } # query_is PROMQL WANT: whether the query gives WANT
 
 # A batch of N tasks: generated code (ok, blocked by the risk verdict), given code.
 : >"$SQ_TMP/t.jsonl"
@@ -95,9 +89,9 @@ n=$(wc -l <"$SQ_TMP/t.jsonl")
 $P push $cfg --batch s1 --wait --timeout-s 120 "$SQ_TMP/t.jsonl" >"$SQ_TMP/push.out" 2>&1 ||
   { cat "$SQ_TMP/push.out" >&2; sq_fail "batch s1 did not complete"; }
 
-wait_query 'sum(sandq_tasks_total{job="sandq-worker"})' "$n" 30 ||
+sq_wait_until 30 query_is 'sum(sandq_tasks_total{job="sandq-worker"})' "$n" ||
   sq_fail "Prometheus counts $(query 'sum(sandq_tasks_total{job="sandq-worker"})') tasks from the workers, want $n"
-wait_query 'sum(sandq_tasks_total{job="sandq-fleet"})' "$n" 30 ||
+sq_wait_until 30 query_is 'sum(sandq_tasks_total{job="sandq-fleet"})' "$n" ||
   sq_fail "Prometheus counts $(query 'sum(sandq_tasks_total{job="sandq-fleet"})') tasks fleet-wide, want $n"
 [ "$(query 'count(up == 1)')" = 3 ] || sq_fail "up: $(curl -s "http://127.0.0.1:$pp/api/v1/query?query=up")"
 [ "$(query 'count(count by (worker) (sandq_tasks_total{job="sandq-worker",queue="default"}))')" = 2 ] ||

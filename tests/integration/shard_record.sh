@@ -13,7 +13,6 @@ set -eu
 sq_env_init
 sq_start_redis
 P="$SQ_BIN/sandq-producer"
-eq() { [ "$1" = "$2" ] || sq_fail "$3: got '$1', want '$2'"; }
 tasks() { # tasks FILE N PREFIX
   awk -v n="$2" -v p="$3" 'BEGIN { for (i = 0; i < n; i++) printf "{\"id\":\"%s%02d\",\"code\":\"print(%d)\"}\n", p, i, i }' >"$1"
 }
@@ -22,11 +21,11 @@ tasks() { # tasks FILE N PREFIX
 tasks "$SQ_TMP/a.jsonl" 12 a
 SANDQ_SHARDS=3 "$P" push --batch a "$SQ_TMP/a.jsonl" >/dev/null 2>"$SQ_TMP/push-a.err" ||
   { cat "$SQ_TMP/push-a.err" >&2; sq_fail "push with shards 3"; }
-eq "$(sq_redis_cli GET 'sq:{default}:shards')" 3 "the recorded count"
-eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks under the home tag of a sharded queue"
+sq_assert_eq "$(sq_redis_cli GET 'sq:{default}:shards')" 3 "the recorded count"
+sq_assert_eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks under the home tag of a sharded queue"
 n=0
 for k in 0 1 2; do n=$((n + $(sq_redis_cli LLEN "sq:{default#$k}:tasks"))); done
-eq "$n" 12 "tasks over the three shards"
+sq_assert_eq "$n" 12 "tasks over the three shards"
 
 # 2. A worker and a producer at the default shards: 1 use the queue's 3.
 export SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch"
@@ -47,8 +46,8 @@ echo "shard_record: a worker and a producer at shards 1 used the queue's 3; ever
 out=$(sq_redis_cli FCALL sq1_enqueue 1 'sq:{default}:tasks' h 60 0 '{"id":"h1","batch":"h","code":"print(1)"}' 2>&1)
 echo "$out" | grep -q "SHARDED 3: queue default has 3 shards: push into a shard's key, sq:{default#k}:tasks with k in 0..2" ||
   sq_fail "enqueue into the home tag of a sharded queue: $out"
-eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks under the home tag after a refused enqueue"
-eq "$(sq_redis_cli EXISTS 'sq:{default}:batch:h')" 0 "batch h counted after a refused enqueue"
+sq_assert_eq "$(sq_redis_cli LLEN 'sq:{default}:tasks')" 0 "tasks under the home tag after a refused enqueue"
+sq_assert_eq "$(sq_redis_cli EXISTS 'sq:{default}:batch:h')" 0 "batch h counted after a refused enqueue"
 
 # 4. A damaged record: a command stops, naming the key; nothing is pushed.
 sq_redis_cli SET 'sq:{broken}:shards' many >/dev/null
@@ -57,7 +56,7 @@ rc=0
 [ $rc -ne 0 ] || sq_fail "a push onto a queue with a damaged shard record succeeded"
 grep -q "CORRUPT sq:{broken}:shards: value 'many' is not a shard count" "$SQ_TMP/broken.err" ||
   { cat "$SQ_TMP/broken.err" >&2; sq_fail "the damaged record was not named"; }
-eq "$(sq_redis_cli LLEN 'sq:{broken}:tasks')" 0 "tasks pushed onto the damaged queue"
+sq_assert_eq "$(sq_redis_cli LLEN 'sq:{broken}:tasks')" 0 "tasks pushed onto the damaged queue"
 
 # 5. The documented change, as written (redis-cli pointed at this Redis):
 # drained, every handle stopped, the record deleted; the next handle with
@@ -73,8 +72,8 @@ PATH="$SQ_TMP/bin:$PATH" sh -e "$SQ_TMP/change.sh" >/dev/null || sq_fail "the do
 tasks "$SQ_TMP/c.jsonl" 4 c
 SANDQ_SHARDS=2 "$P" push --batch c "$SQ_TMP/c.jsonl" >/dev/null 2>"$SQ_TMP/push-c.err" ||
   { cat "$SQ_TMP/push-c.err" >&2; sq_fail "push with shards 2 after the change"; }
-eq "$(sq_redis_cli GET 'sq:{default}:shards')" 2 "the count recorded after the change"
-eq "$(( $(sq_redis_cli LLEN 'sq:{default#0}:tasks') + $(sq_redis_cli LLEN 'sq:{default#1}:tasks') ))" 4 \
+sq_assert_eq "$(sq_redis_cli GET 'sq:{default}:shards')" 2 "the count recorded after the change"
+sq_assert_eq "$(( $(sq_redis_cli LLEN 'sq:{default#0}:tasks') + $(sq_redis_cli LLEN 'sq:{default#1}:tasks') ))" 4 \
   "tasks over the two new shards"
 
 # 6. A damaged record under a worker: it keeps trying, naming the key, and

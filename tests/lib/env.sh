@@ -7,6 +7,9 @@
 #   sq_start_fake_llm [REPLIES]  # sets SQ_LLM_PORT, SANDQ_LLM_BASE_URL
 #   sq_bg NAME CMD...            # start a background process, killed on exit
 #
+# The checks and waits (sq_assert_*, sq_run, sq_expect, sq_wait_*) are in
+# assert.sh, sourced here.
+#
 # A test that cannot run here exits 77 (ctest's skip) saying why (sq_skip);
 # a part that cannot run is never a pass (the rule: tests/unit/check.h).
 
@@ -17,6 +20,7 @@ SQ_PIDS=""
 
 sq_skip() { echo "SKIP: $*" >&2; exit 77; }
 sq_fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$SQ_SRC/tests/lib/assert.sh"
 
 sq_cleanup() {
   sq_rc=$?
@@ -44,15 +48,6 @@ sq_bg() {
   "$@" >"$SQ_TMP/$name.log" 2>&1 &
   SQ_PIDS="$SQ_PIDS $!"
   eval "SQ_PID_$name=$!"
-}
-
-# Waits up to $2 seconds (default 10) for command $1 to succeed.
-sq_wait_for() {
-  i=0; limit=$(( ${2:-10} * 10 ))
-  while ! sh -c "$1" >/dev/null 2>&1; do
-    i=$((i + 1)); [ $i -ge $limit ] && return 1
-    sleep 0.1
-  done
 }
 
 sq_start_redis() {
@@ -87,10 +82,13 @@ sq_tree_pids() {
   for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do sq_tree_pids "$c"; done
 }
 
-# sq_tree_asleep PID: whether a process of PID's tree sleeps in the kernel
-# (time.sleep: its wchan says nanosleep), i.e. a task's program is running.
+# sq_tree_asleep PID...: whether a process of a PID's tree sleeps in the
+# kernel (time.sleep: its wchan says nanosleep), i.e. a task's program is
+# running.
 sq_tree_asleep() {
-  for p in $(sq_tree_pids "$1"); do grep -q nanosleep "/proc/$p/wchan" 2>/dev/null && return 0; done
+  for sq__root; do
+    for p in $(sq_tree_pids "$sq__root"); do grep -q nanosleep "/proc/$p/wchan" 2>/dev/null && return 0; done
+  done
   return 1
 }
 

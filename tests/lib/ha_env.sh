@@ -83,7 +83,6 @@ sq_start_node() {
 # without it, redis-server --sentinel is the same program.
 sq_start_sentinels() {
   mport=$1; n=$2; SQ_SENTINEL_PORTS=""; urlhosts=""
-  # (not $i: sq_wait_for uses it)
   sn=0
   while [ $sn -lt "$n" ]; do
     sn=$((sn + 1))

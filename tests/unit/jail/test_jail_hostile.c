@@ -268,7 +268,7 @@ static void test_sweep_owner(void) {
   pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, NULL, NULL, NULL, 0);
   if (pid == 0) {
     sq__jail_cgroup cg;
-    uint32_t l = sq__jail_cgroup_create(&cg, "t4194000-0", 64, 8);
+    uint32_t l = sq__jail_cgroup_create(&cg, "z4194000-0", 64, 8);
     char b = l ? 'y' : 'n';
     if (write(ready[1], &b, 1) != 1) _exit(1);
     pause();
@@ -283,7 +283,7 @@ static void test_sweep_owner(void) {
   snprintf(dir, sizeof dir, "%s", probe.mem[0] ? probe.mem : probe.pids);
   sq__jail_cgroup_destroy(&probe);
   char *slash = strrchr(dir, '/');
-  if (slash) snprintf(slash + 1, sizeof dir - (size_t)(slash + 1 - dir), "sandq-t4194000-0");
+  if (slash) snprintf(slash + 1, sizeof dir - (size_t)(slash + 1 - dir), "sandq-z4194000-0");
   struct stat st;
   CHECK_EQ(stat(dir, &st), 0);
   sq__jail_cgroup_sweep();

@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "log.h"
 #include "queue.h"
+#include "queue_claim_one.h"
 #include "queue_fixture.h"
 #include "util.h"
 
@@ -83,7 +84,7 @@ static void test_fifo(void) {
   int64_t last = 0;
   for (int i = 0; i < 3; i++) {
     sq_claim c;
-    CHECK_EQ(sq_queue_claim(q, "w1", 1000, &c), 0);
+    CHECK_EQ(claim_one(q, "w1", 1000, &c), 0);
     CHECK_STR(c.payload, p[i]);
     CHECK_EQ(c.len, 6);
     CHECK(c.token > last); /* fencing tokens only grow */
@@ -142,12 +143,12 @@ static void test_empty_claim(void) {
   sq_queue *q = open_queue("empty");
   sq_claim c = {.token = 99};
   int64_t t0 = sq_now_mono_ms();
-  CHECK_EQ(sq_queue_claim(q, "w1", 300, &c), SQ_EEMPTY);
+  CHECK_EQ(claim_one(q, "w1", 300, &c), SQ_EEMPTY);
   int64_t dt = sq_now_mono_ms() - t0;
   CHECK(dt >= 250);
   CHECK(dt < 2000);
   t0 = sq_now_mono_ms();
-  CHECK_EQ(sq_queue_claim(q, "w1", 0, &c), SQ_EEMPTY);
+  CHECK_EQ(claim_one(q, "w1", 0, &c), SQ_EEMPTY);
   CHECK(sq_now_mono_ms() - t0 < 200);
   /* a push during a blocking claim wakes it */
   sq_queue *q2 = open_queue("empty");
@@ -157,7 +158,7 @@ static void test_empty_claim(void) {
     _exit(push1(q2, "b", "late", SQ_PRIORITY_NORMAL, NULL) == 0 ? 0 : 1);
   }
   t0 = sq_now_mono_ms();
-  CHECK_EQ(sq_queue_claim(q, "w1", 5000, &c), 0);
+  CHECK_EQ(claim_one(q, "w1", 5000, &c), 0);
   CHECK(sq_now_mono_ms() - t0 < 1500);
   CHECK_STR(c.payload, "late");
   sq_claim_clear(&c);
@@ -177,7 +178,7 @@ static void test_priorities(void) {
   const char *want[] = {"high1", "high2", "norm1", "norm2", "low1"};
   for (int i = 0; i < 5; i++) {
     sq_claim c = {0};
-    CHECK_EQ(sq_queue_claim(q, "w", 100, &c), 0);
+    CHECK_EQ(claim_one(q, "w", 100, &c), 0);
     CHECK_STR(c.payload, want[i]);
     sq_claim_clear(&c);
   }
@@ -224,7 +225,7 @@ static void test_lease_fencing(void) {
   sq_queue *q = open_opts("fence", &o);
   CHECK_EQ(push1(q, "fb", "{\"id\":\"t1\",\"batch\":\"fb\"}", SQ_PRIORITY_NORMAL, NULL), 0);
   sq_claim a = {0}, b = {0};
-  CHECK_EQ(sq_queue_claim(q, "wa", 100, &a), 0);
+  CHECK_EQ(claim_one(q, "wa", 100, &a), 0);
   bool ran = false;
   size_t requeued = 9, dead = 9;
   CHECK_EQ(sq_queue_reap(q, "wr", &ran, &requeued, &dead), 0);
@@ -235,7 +236,7 @@ static void test_lease_fencing(void) {
   CHECK_EQ(requeued, 1);
   CHECK_EQ(dead, 0);
   CHECK_EQ(sq_queue_heartbeat(q, "wa", NULL), 0); /* too late: extends nothing */
-  CHECK_EQ(sq_queue_claim(q, "wb", 100, &b), 0);
+  CHECK_EQ(claim_one(q, "wb", 100, &b), 0);
   CHECK(b.token > a.token);
   CHECK_EQ(complete(q, &a, "fb", "t1", "failed"), SQ_EFENCED);
   CHECK_EQ(complete(q, &b, "fb", "t1", "passed"), 0);
@@ -277,7 +278,7 @@ static void test_heartbeat(void) {
   sq_queue *q = open_opts("hb", &o);
   CHECK_EQ(push1(q, "b", "x", SQ_PRIORITY_NORMAL, NULL), 0);
   sq_claim a = {0};
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &a), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &a), 0);
   for (int i = 0; i < 8; i++) {
     int64_t n = 0;
     sleep_ms(100);
@@ -324,7 +325,7 @@ static void test_dead_letter(void) {
   CHECK_EQ(push1(q, "db", poison, SQ_PRIORITY_HIGH, NULL), 0);
   for (int i = 0; i < 2; i++) {
     sq_claim c = {0};
-    CHECK_EQ(sq_queue_claim(q, "wd", 100, &c), 0);
+    CHECK_EQ(claim_one(q, "wd", 100, &c), 0);
     sq_claim_clear(&c);
     size_t requeued = 0, dead = 0;
     CHECK_EQ(sq_queue_recover(q, "wd", &requeued, &dead), 0); /* the worker "restarted" */
@@ -360,7 +361,7 @@ static void test_dead_letter(void) {
   CHECK_EQ(st.dead, 0);
   CHECK_EQ(st.finished_at_ms, 0);
   sq_claim c = {0};
-  CHECK_EQ(sq_queue_claim(q, "wd", 100, &c), 0);
+  CHECK_EQ(claim_one(q, "wd", 100, &c), 0);
   CHECK_STR(c.payload, poison);
   CHECK_EQ(complete(q, &c, "db", "p1", "ok"), 0);
   CHECK_EQ(sq_queue_batch_stats(q, "db", &st), 0);
@@ -394,7 +395,7 @@ static void test_dead_letter(void) {
   CHECK_EQ(push1(q, "db3", "garbage-3", SQ_PRIORITY_NORMAL, NULL), 0);
   for (int i = 0; i < 2; i++) {
     sq_claim c3 = {0};
-    CHECK_EQ(sq_queue_claim(q, "wd", 100, &c3), 0);
+    CHECK_EQ(claim_one(q, "wd", 100, &c3), 0);
     sq_claim_clear(&c3);
     CHECK_EQ(sq_queue_recover(q, "wd", NULL, NULL), 0);
   }
@@ -456,8 +457,8 @@ static void test_suspect_alone(void) {
   sq_claim_clear(&c[0]);
   claim_alone(q, "ws2", 2, &c[0], "s-a");
   claim_alone(q, "ws2", 2, &c[1], "s-b");
-  CHECK_EQ(sq_queue_release(q, &c[0]), 0);
-  CHECK_EQ(sq_queue_release(q, &c[1]), 0);
+  CHECK_EQ(release_one(q, &c[0]), 0);
+  CHECK_EQ(release_one(q, &c[1]), 0);
   sq_claim_clear(&c[0]);
   sq_claim_clear(&c[1]);
   claim_alone(q, "ws3", 3, &c[0], "s-b");
@@ -516,22 +517,22 @@ static void test_retry(void) {
   sq_queue *q = open_opts("retry", &o);
   CHECK_EQ(push1(q, "rb", "{\"id\":\"r1\"}", SQ_PRIORITY_LOW, NULL), 0);
   sq_claim c = {0};
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &c), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &c), 0);
   int64_t delay = -1;
   CHECK_EQ(sq_queue_retry(q, &c, -1, "llm: HTTP 503", &delay), 0);
   CHECK(delay >= 100 && delay <= 200); /* equal jitter on 200 ms */
   CHECK_EQ(sq_queue_retry(q, &c, -1, "again", &delay), SQ_EFENCED); /* not ours any more */
   sq_claim_clear(&c);
-  CHECK_EQ(sq_queue_claim(q, "w", 0, &c), SQ_EEMPTY); /* not due yet */
+  CHECK_EQ(claim_one(q, "w", 0, &c), SQ_EEMPTY); /* not due yet */
   sq_queue_counters k;
   CHECK_EQ(sq_queue_counters_get(q, &k), 0);
   CHECK_EQ(k.delayed, 1);
-  CHECK_EQ(sq_queue_claim(q, "w", 1000, &c), 0);
+  CHECK_EQ(claim_one(q, "w", 1000, &c), 0);
   CHECK_STR(c.payload, "{\"id\":\"r1\"}");
   CHECK_EQ(sq_queue_retry(q, &c, 0, "explicit delay", &delay), 0);
   CHECK_EQ(delay, 0);
   sq_claim_clear(&c);
-  CHECK_EQ(sq_queue_claim(q, "w", 1000, &c), 0);
+  CHECK_EQ(claim_one(q, "w", 1000, &c), 0);
   CHECK_EQ(sq_queue_retry(q, &c, -1, "third", &delay), SQ_EEXHAUSTED);
   CHECK_EQ(complete(q, &c, "rb", "r1", "llm_error"), 0); /* still ours */
   redisContext *r = raw();
@@ -554,14 +555,14 @@ static void test_defer(void) {
   sq_queue *q = open_opts("defer", &o);
   CHECK_EQ(push1(q, "fb", "{\"id\":\"f1\"}", SQ_PRIORITY_NORMAL, NULL), 0);
   sq_claim c = {0};
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &c), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &c), 0);
   int64_t first = c.first_claimed_at_ms - 5000; /* as if the first attempt was 5 s ago */
   for (int i = 0; i < 4; i++) {
     sq_claim d = c;
     d.first_claimed_at_ms = first;
     CHECK_EQ(sq_queue_defer(q, &d, 0, "llm: every provider's circuit breaker is open"), 0);
     sq_claim_clear(&c);
-    CHECK_EQ(sq_queue_claim(q, "w", 1000, &c), 0);
+    CHECK_EQ(claim_one(q, "w", 1000, &c), 0);
     CHECK_EQ(c.attempt, 1);                      /* no attempt charged */
     CHECK_EQ(c.first_claimed_at_ms, first);      /* the wait is measured from the first attempt */
   }
@@ -570,7 +571,7 @@ static void test_defer(void) {
   int64_t delay = 0;
   CHECK_EQ(sq_queue_retry(q, &c, 0, "a real retry", &delay), 0); /* attempt 1 of 2 */
   sq_claim_clear(&c);
-  CHECK_EQ(sq_queue_claim(q, "w", 1000, &c), 0);
+  CHECK_EQ(claim_one(q, "w", 1000, &c), 0);
   CHECK_EQ(c.attempt, 2);
   CHECK_EQ(sq_queue_retry(q, &c, 0, "again", &delay), SQ_EEXHAUSTED);
   redisContext *r = raw();
@@ -591,13 +592,13 @@ static void test_release(void) {
   CHECK_EQ(push1(q, "b", "one", SQ_PRIORITY_NORMAL, NULL), 0);
   CHECK_EQ(push1(q, "b", "two", SQ_PRIORITY_NORMAL, NULL), 0);
   sq_claim a = {0}, b = {0};
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &a), 0);
-  CHECK_EQ(sq_queue_release(q, &a), 0);
-  CHECK_EQ(sq_queue_release(q, &a), SQ_EFENCED);
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &b), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &a), 0);
+  CHECK_EQ(release_one(q, &a), 0);
+  CHECK_EQ(release_one(q, &a), SQ_EFENCED);
+  CHECK_EQ(claim_one(q, "w", 100, &b), 0);
   CHECK_STR(b.payload, "one"); /* back at the front */
   sq_claim_clear(&a);
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &a), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &a), 0);
   size_t n = 0;
   CHECK_EQ(sq_queue_release_all(q, "w", &n), 0);
   CHECK_EQ(n, 2);
@@ -623,14 +624,14 @@ static void test_kill_mark(void) {
   CHECK_EQ(push1(q, "kb", "{\"id\":\"k2\",\"batch\":\"kb\"}", SQ_PRIORITY_NORMAL, NULL), 0);
   CHECK_EQ(push1(q, "pb", "{\"id\":\"p1\",\"batch\":\"pb\"}", SQ_PRIORITY_NORMAL, NULL), 0);
   sq_claim a = {0}, b = {0};
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &a), 0); /* k1 */
+  CHECK_EQ(claim_one(q, "w", 100, &a), 0); /* k1 */
   sq_cancel_counts cc;
   CHECK_EQ(sq_queue_batch_cancel(q, "kb", "why", true, &cc), 0);
   CHECK_EQ(cc.cancelled, 1);
   CHECK_EQ(cc.running, 1);
   CHECK_EQ(sq_queue_batch_kill_seq(q, "kb", 0, &seq), 0);
   CHECK(seq >= a.token && a.token > 0);
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &b), 0); /* p1: a later claim, a larger token */
+  CHECK_EQ(claim_one(q, "w", 100, &b), 0); /* p1: a later claim, a larger token */
   CHECK(b.token > seq);
   CHECK_EQ(sq_queue_batch_cancel(q, "pb", "why", false, &cc), 0);
   CHECK_EQ(cc.running, 1);
@@ -686,7 +687,7 @@ static void test_results(void) {
   redisContext *r = raw();
   raw_cmd(r, "FUNCTION FLUSH%s", "");
   CHECK_EQ(push1(q, "rb", "w", SQ_PRIORITY_NORMAL, NULL), 0);
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &c[0]), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &c[0]), 0);
   raw_cmd(r, "FUNCTION FLUSH%s", "");
   CHECK_EQ(complete(q, &c[0], "rb", "t3", "timeout"), 0);
   sq_claim_clear(&c[0]);
@@ -817,7 +818,7 @@ static void test_results_grouped(void) {
   for (size_t i = 0; i < n; i++) sq_claim_clear(&c[i]);
   before = fcalls(r);
   CHECK_EQ(push1(q, "gm", "{\"id\":\"m3\"}", SQ_PRIORITY_NORMAL, NULL), 0);
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &c[0]), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &c[0]), 0);
   k[0].claim = &c[0], k[0].id = "m3";
   CHECK_EQ(sq_queue_complete_many(q, k, 1, rcs), 0);
   CHECK_EQ(rcs[0], 0);

@@ -13,6 +13,7 @@
 #include "check.h"
 #include "errors.h"
 #include "queue.h"
+#include "queue_claim_one.h"
 #include "queue_fixture.h"
 
 /* Pushes one payload (NUL-terminated) at normal priority. */
@@ -39,7 +40,7 @@ static void test_wrong_types(void) {
   CHECK_EQ(sq_queue_length(q, &n), SQ_EREDIS);
   CHECK_CONTAINS(sq_queue_errstr(q), "WRONGTYPE");
   sq_claim cl = {0};
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &cl), SQ_EREDIS);
+  CHECK_EQ(claim_one(q, "w", 100, &cl), SQ_EREDIS);
   CHECK_EQ(push1(q, "b", "x"), SQ_EREDIS);
   raw_cmd(c, "HSET sq:{wrong}:batch:b total %s", "not-a-number");
   sq_batch_stats st;

@@ -22,6 +22,7 @@
 #include "errors.h"
 #include "log.h"
 #include "queue.h"
+#include "queue_claim_one.h"
 
 static const char *g_url;
 static redisContext *g_raw;
@@ -222,13 +223,13 @@ static void setup(scene *s, fn f) {
   if (f == F_CLAIM) return;
   if (f == F_DEAD_REQUEUE) {
     sq_queue_options_default(&o);
-    CHECK_EQ(sq_queue_claim(s->q, "w1", 0, &s->c), 0);
+    CHECK_EQ(claim_one(s->q, "w1", 0, &s->c), 0);
     size_t rq = 0, dead = 0;
     CHECK_EQ(sq_queue_recover(s->q, "w1", &rq, &dead), 0); /* max_stalls 1: to the dead letter */
     CHECK_EQ(dead, 1);
     return;
   }
-  CHECK_EQ(sq_queue_claim(s->q, "w1", 0, &s->c), 0);
+  CHECK_EQ(claim_one(s->q, "w1", 0, &s->c), 0);
   redisReply *lc = cmd("GET sq:{%s}:lastclaim:w1", s->qn);
   if (lc->type == REDIS_REPLY_STRING) sscanf(lc->str, "%23s", s->claim_id);
   freeReplyObject(lc);
@@ -270,7 +271,7 @@ static int call(scene *s, fn f) {
   case F_PUSH: return sq_queue_push(s->q, "b", &p, &len, 1);
   case F_CLAIM: {
     sq_claim c = {0};
-    int rc = sq_queue_claim(s->q, "w1", 0, &c);
+    int rc = claim_one(s->q, "w1", 0, &c);
     sq_claim_clear(&c);
     return rc;
   }
@@ -285,7 +286,7 @@ static int call(scene *s, fn f) {
     return rc;
   }
   case F_RETRY: return sq_queue_retry(s->q, &s->c, 10, "flaky", NULL);
-  case F_RELEASE: return sq_queue_release(s->q, &s->c);
+  case F_RELEASE: return release_one(s->q, &s->c);
   case F_RELEASE_ALL: return sq_queue_release_all(s->q, "w1", &n);
   case F_RECOVER: return sq_queue_recover(s->q, "w1", &n, &n);
   case F_REAP: {
@@ -349,14 +350,14 @@ static void test_seq_loses_nothing(void) {
   CHECK_EQ(sq_queue_push(q, "b5", p, len, 5), 0);
   freeReplyObject(cmd("SET sq:{seq5}:seq %s", "abc"));
   sq_claim c = {0};
-  for (int i = 0; i < 5; i++) CHECK_EQ(sq_queue_claim(q, "w", 0, &c), SQ_EREDIS);
+  for (int i = 0; i < 5; i++) CHECK_EQ(claim_one(q, "w", 0, &c), SQ_EREDIS);
   CHECK_CONTAINS(sq_queue_errstr(q), "sq:{seq5}:seq");
   int64_t n = 0;
   CHECK_EQ(sq_queue_length(q, &n), 0);
   CHECK_EQ(n, 5);
   freeReplyObject(cmd("SET sq:{seq5}:seq %s", "7"));
   for (int i = 0; i < 5; i++) {
-    CHECK_EQ(sq_queue_claim(q, "w", 0, &c), 0);
+    CHECK_EQ(claim_one(q, "w", 0, &c), 0);
     sq_claim_clear(&c);
   }
   sq_queue_free(q);
@@ -397,7 +398,7 @@ static void test_dead_damaged(void) {
 
 static int complete_one(sq_queue *q, const char *batch, const char *id) {
   sq_claim c = {0};
-  int rc = sq_queue_claim(q, "w", 0, &c);
+  int rc = claim_one(q, "w", 0, &c);
   if (rc) return rc;
   bson_t *d = doc_for(id);
   sq_completion cp = {.claim = &c, .batch = batch, .id = id, .status = "passed", .bson = bson_get_data(d),
@@ -450,11 +451,11 @@ static void test_complete_forgets(void) {
   size_t len = strlen(p);
   CHECK_EQ(sq_queue_push(q, "b", &p, &len, 1), 0);
   sq_claim c = {0};
-  CHECK_EQ(sq_queue_claim(q, "w1", 0, &c), 0);
+  CHECK_EQ(claim_one(q, "w1", 0, &c), 0);
   CHECK_EQ(sq_queue_retry(q, &c, 0, "flaky", NULL), 0);
   sq_claim_clear(&c);
   usleep(20 * 1000);
-  CHECK_EQ(sq_queue_claim(q, "w1", 0, &c), 0);
+  CHECK_EQ(claim_one(q, "w1", 0, &c), 0);
   CHECK(c.token > 0);
   freeReplyObject(cmd("DEL sq:{fg}:first"));
   freeReplyObject(cmd("SET sq:{fg}:first %s", "damaged"));

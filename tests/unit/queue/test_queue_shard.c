@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "errors.h"
+#include "queue_claim_one.h"
 #include "queue_fixture.h"
 
 #define N_TASKS 30
@@ -73,7 +74,7 @@ static void test_spread_and_batch(void) {
   int per_shard[3] = {0, 0, 0};
   sq_claim cl[N_TASKS];
   for (int i = 0; i < 6; i++) {
-    CHECK_EQ(sq_queue_claim(q, "w1", 100, &cl[i]), 0);
+    CHECK_EQ(claim_one(q, "w1", 100, &cl[i]), 0);
     per_shard[cl[i].shard]++;
   }
   CHECK_EQ(per_shard[0], 2);
@@ -215,15 +216,15 @@ static void test_token_floor(void) {
   size_t l[] = {strlen(p[0]), strlen(p[1])};
   CHECK_EQ(sq_queue_push(q, "fb", p, l, 2), 0);
   sq_claim a, b;
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &a), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &a), 0);
   /* a failover to a replica that never saw the claim: the counter goes back */
   raw_cmd(c, "SET %s 0", "sq:{fl}:seq");
   raw_cmd(c, "CLIENT KILL TYPE %s", "normal"); /* drops q's connection (and this one) */
   redisFree(c);
   memset(&b, 0, sizeof b);
   /* the first call finds the connection gone (the caller retries) */
-  int rc = sq_queue_claim(q, "w", 100, &b);
-  if (rc == SQ_EREDIS_CONN) rc = sq_queue_claim(q, "w", 100, &b);
+  int rc = claim_one(q, "w", 100, &b);
+  if (rc == SQ_EREDIS_CONN) rc = claim_one(q, "w", 100, &b);
   CHECK_EQ(rc, 0);
   CHECK(b.token > a.token);
   sq_claim_clear(&a);
@@ -245,7 +246,7 @@ static void test_wait_unacknowledged(void) {
   size_t l[] = {strlen(p[0])};
   CHECK_EQ(sq_queue_push(plain, "wb", p, l, 1), 0);
   sq_claim c;
-  CHECK_EQ(sq_queue_claim(q, "w", 100, &c), 0);
+  CHECK_EQ(claim_one(q, "w", 100, &c), 0);
   sq_completion k = {.claim = &c, .batch = "wb", .id = "w1", .status = "passed", .bson = (const uint8_t *)"doc",
                      .bson_len = 3};
   CHECK_EQ(sq_queue_complete(q, &k), SQ_EREDIS_CONN);

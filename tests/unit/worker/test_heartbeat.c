@@ -145,7 +145,8 @@ static void test_renews_only_held(void) {
   CHECK_EQ(k.stalled, 0);
   CHECK_EQ(k.in_flight, 1); /* cl[1], still held */
   sq_claim again = {0};
-  CHECK_EQ(sq_queue_claim(q, "other", 0, &again), 0);
+  size_t got = 0;
+  CHECK_EQ(sq_queue_claim_many(q, "other", 0, &again, 1, &got), 0);
   CHECK(again.payload && strcmp(again.payload, cl[0].payload) == 0);
   sq_claim_clear(&again);
   sq_heartbeat_stop(hb);
