@@ -24,8 +24,8 @@ typedef struct sq_llm sq_llm;
 
 /* Creates a client over n providers (copied) with default options. Returns
  * 0, SQ_EINVAL (no provider, empty base_url or model, no positive weight),
- * SQ_EHTTP (libcurl would not initialise) or SQ_ENOMEM, with the reason in
- * err (errlen bytes; err may be NULL). */
+ * SQ_EHTTP (libcurl would not initialise), SQ_ESYS (no epoll set) or
+ * SQ_ENOMEM, with the reason in err (errlen bytes; err may be NULL). */
 int sq_llm_new(const sq_llm_provider *providers, int n, sq_llm **out, char *err, size_t errlen);
 /* Why the client's last sq_llm_poll failed (never NULL). */
 const char *sq_llm_errstr(const sq_llm *c);

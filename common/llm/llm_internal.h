@@ -107,6 +107,8 @@ struct sq_llm {
   int n;
   sq_llm_options opt;
   CURLM *multi;
+  int epfd;                       /* the multi's sockets (llm_multi.c), -1 before sq__llm_multi_init */
+  int64_t timer_due_ms;           /* when curl wants its timeout run; -1: no timer */
   uint64_t rng;
   sq__llm_call *waiting;          /* retries, unsorted: few at a time */
   sq__llm_call *all;              /* every live call, for sq_llm_free */
@@ -119,6 +121,10 @@ struct sq_llm {
 };
 
 uint64_t sq__llm_rand(sq_llm *c);
+/* Creates c->multi and the epoll set its sockets are watched in (the
+ * multi's socket interface: a poll costs what is active, not what is in
+ * flight). Returns 0, SQ_ENOMEM or SQ_ESYS; sq_llm_free undoes it. */
+int sq__llm_multi_init(sq_llm *c);
 /* Builds the easy handle, body and headers of call for its provider. */
 int sq__llm_prepare(sq__llm_call *call);
 /* Frees what sq__llm_prepare made (headers wiped). */

@@ -1,11 +1,21 @@
 /* llm_multi.c: the event loop of the LLM client: requests go on the wire
  * through libcurl's multi interface, each provider holding at most
  * max_in_flight of them (the rest wait in its FIFO); finished exchanges are
- * judged, retried after a backoff, or handed to their callback. */
+ * judged, retried after a backoff, or handed to their callback.
+ *
+ * The multi runs on its socket interface: curl names the sockets it wants
+ * watched (an epoll set) and when its timer is due, and each poll acts on
+ * the sockets that are ready. curl_multi_poll + curl_multi_perform would
+ * walk every transfer on every wake-up: with a thousand requests in flight
+ * and a wake-up per finished jail run, that walk was most of the worker's
+ * own CPU per task. */
+#include <errno.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include "errors.h"
 #include "llm_internal.h"
@@ -216,20 +226,78 @@ static void fire_due(sq_llm *c) {
   }
 }
 
+/* CURLMOPT_SOCKETFUNCTION: keeps the epoll set as curl wants it. A failed
+ * epoll_ctl leaves that socket unwatched; its transfer then ends by its
+ * own timeout, the error it would get from a dead socket anyway. */
+static int on_socket(CURL *easy, curl_socket_t s, int what, void *userp, void *socketp) {
+  (void)easy;
+  (void)socketp;
+  sq_llm *c = userp;
+  if (what == CURL_POLL_REMOVE) {
+    epoll_ctl(c->epfd, EPOLL_CTL_DEL, s, NULL); /* ENOENT/EBADF: already gone */
+    return 0;
+  }
+  struct epoll_event ev = {.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0),
+                           .data.fd = s};
+  if (epoll_ctl(c->epfd, EPOLL_CTL_MOD, s, &ev) != 0 && errno == ENOENT) epoll_ctl(c->epfd, EPOLL_CTL_ADD, s, &ev);
+  return 0;
+}
+
+/* CURLMOPT_TIMERFUNCTION: when curl's own timeouts (connect, transfer,
+ * a new handle's start) want sq_llm_poll to run them. */
+static int on_timer(CURLM *multi, long timeout_ms, void *userp) {
+  (void)multi;
+  sq_llm *c = userp;
+  c->timer_due_ms = timeout_ms < 0 ? -1 : sq_now_mono_ms() + timeout_ms;
+  return 0;
+}
+
+int sq__llm_multi_init(sq_llm *c) {
+  c->timer_due_ms = -1;
+  if (!(c->multi = curl_multi_init())) return SQ_ENOMEM;
+  if ((c->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0) return SQ_ESYS;
+  curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+  curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+  curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+  return 0;
+}
+
+/* Hands curl the ready sockets (up to a batch; the next poll takes the
+ * rest) and, when due, its timer. */
+static CURLMcode act(sq_llm *c) {
+  struct epoll_event ev[256];
+  int running = 0, n = epoll_wait(c->epfd, ev, (int)(sizeof ev / sizeof ev[0]), 0);
+  CURLMcode mc = CURLM_OK;
+  for (int i = 0; i < n && mc == CURLM_OK; i++) {
+    int flags = (ev[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) | (ev[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                (ev[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+    mc = curl_multi_socket_action(c->multi, ev[i].data.fd, flags, &running);
+  }
+  if (mc == CURLM_OK && c->timer_due_ms >= 0 && c->timer_due_ms <= sq_now_mono_ms()) {
+    c->timer_due_ms = -1; /* on_timer may set the next one */
+    mc = curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  }
+  return mc;
+}
+
 int sq_llm_poll(sq_llm *c, int timeout_ms, int wake_fd) {
-  if (c->waiting) {
-    int64_t now = sq_now_mono_ms(), next = INT64_MAX;
-    for (sq__llm_call *x = c->waiting; x; x = x->next)
-      if (x->due_ms < next) next = x->due_ms;
+  int64_t now = sq_now_mono_ms(), next = INT64_MAX;
+  for (sq__llm_call *x = c->waiting; x; x = x->next)
+    if (x->due_ms < next) next = x->due_ms;
+  if (c->timer_due_ms >= 0 && c->timer_due_ms < next) next = c->timer_due_ms;
+  if (next != INT64_MAX) {
     int64_t wait = next - now;
     if (wait < 0) wait = 0;
     if (wait < timeout_ms) timeout_ms = (int)wait;
   }
-  struct curl_waitfd wfd = {.fd = wake_fd, .events = CURL_WAIT_POLLIN};
-  int numfds = 0;
-  CURLMcode mc = curl_multi_poll(c->multi, wake_fd >= 0 ? &wfd : NULL, wake_fd >= 0 ? 1 : 0, timeout_ms, &numfds);
-  int running = 0;
-  if (mc == CURLM_OK) mc = curl_multi_perform(c->multi, &running);
+  if (timeout_ms < 0) timeout_ms = 0;
+  struct pollfd p[2] = {{.fd = c->epfd, .events = POLLIN}, {.fd = wake_fd, .events = POLLIN}};
+  if (poll(p, wake_fd >= 0 ? 2 : 1, timeout_ms) < 0 && errno != EINTR) {
+    snprintf(c->errstr, sizeof c->errstr, "poll: %s", strerror(errno));
+    return SQ_EHTTP;
+  }
+  CURLMcode mc = act(c);
   if (mc != CURLM_OK) {
     snprintf(c->errstr, sizeof c->errstr, "curl multi: %s", curl_multi_strerror(mc));
     return SQ_EHTTP;
@@ -283,7 +351,8 @@ void sq_llm_free(sq_llm *c) {
   if (!c) return;
   while (c->all) /* abandoned without their callbacks */
     call_free(c->all);
-  if (c->multi) curl_multi_cleanup(c->multi);
+  if (c->multi) curl_multi_cleanup(c->multi); /* its sockets leave the epoll set first */
+  if (c->epfd >= 0) close(c->epfd);
   free(c->prov);
   free(c);
 }
