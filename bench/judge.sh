@@ -174,7 +174,7 @@ for line in gzip.open(data, "rt"):
     # what sq_harness_program assembles; the judge's input (docs/formats.md)
     # with no copy of judge.py in it
     harness = H + b"main(b'%s', %d, %d)\n" % (b64(listing), tests_at, check_at)
-    head = b"sandq-judge 1 s 0 %d %d %d %d %d" % (len(code), len(H), len(listing), tests_at, check_at)
+    head = b"sandq-judge 1 s 0 %d %d 0 %d %d %d" % (len(code), len(H), len(listing), tests_at, check_at)
     progs.append((harness, head.ljust(127) + b"\n" + code + H + listing))
 os.makedirs(d, exist_ok=True)
 os.chdir(d)
