@@ -109,7 +109,7 @@ struct sq__api_job {
   sq__api_run run;
   int64_t deadline_ms;  /* monotonic clock: 504 at this moment */
   int64_t pushed_ms;    /* set by the queue side */
-  int state;            /* the queue side's (api_cmd.c) */
+  int state;            /* the queue side's (api_cmd.c): its index among the pending jobs */
   int http_status;      /* the answer, set by the queue side */
   char *reply;          /* malloc'd JSON */
   const char *outcome;  /* static: Success, Failed, SandboxError, ... for the log */

@@ -22,13 +22,14 @@ redis-server redis-tools python3 python3-dev"
 # real Prometheus scrapes a fleet (tests/integration/scrape.sh, with curl).
 # Also for the tests only: clang and its libFuzzer runtime (tests/fuzz),
 # redis-py and pymongo's bson (the integration tests read results),
-# python3-requests (verl's SandboxFusion client, tests/integration/api.sh), and
+# python3-requests and python3-pytest (verl's SandboxFusion client and its
+# pytest file, tests/integration/api.sh, given a verl checkout), and
 # docker-compose (compose/ is validated with `docker-compose config`).
 # redis-sentinel: the failover test (tests/integration/sentinel.sh, and
 # bench/ha.sh); it is a link to redis-server, which `redis-server
 # --sentinel` replaces where the package is missing.
 if [ "${SANDQ_WITH_TESTS:-0}" = 1 ]; then
-	PKGS="$PKGS prometheus curl clang libclang-rt-14-dev python3-pymongo python3-bson python3-redis python3-requests docker-compose"
+	PKGS="$PKGS prometheus curl clang libclang-rt-14-dev python3-pymongo python3-bson python3-redis python3-requests python3-pytest docker-compose"
 	PKGS="$PKGS redis-sentinel"
 	# the Python client as a package: a venv and setuptools, no PyPI
 	# (tests/integration/client_python.sh runs its README's pip install)

@@ -12,12 +12,14 @@
 # promtool is installed, and the counts agree with the requests made). A second server (a queue no
 # worker serves) checks the bearer token, the size cap, the cap on
 # requests in flight (503) and the deadline (504). verl's own client
-# (its verl/utils/reward_score/sandbox_fusion/utils.py, unchanged, named by
-# SANDQ_VERL_SANDBOX_UTILS: the project does not ship another project's
-# file) runs its check_correctness against the API when python3-requests
-# is installed. The commands of docs/api.md run as
-# written (on this test's port). Last, a Redis that went away gives 503
-# without naming its address.
+# (its verl/utils/reward_score/sandbox_fusion/utils.py, unchanged, from the
+# verl checkout SANDQ_VERL_DIR names, or the file SANDQ_VERL_SANDBOX_UTILS
+# names: the project does not ship another project's files) runs its
+# check_correctness against the API when python3-requests is installed;
+# with SANDQ_VERL_DIR and python3-pytest, verl's own pytest file for that
+# client runs against it too (each part says SKIP without them). The
+# commands of docs/api.md run as written (on this test's port). Last, a
+# Redis that went away gives 503 without naming its address.
 set -u
 . "$SQ_SRC/tests/lib/env.sh"
 sq_env_init
@@ -250,9 +252,12 @@ grep -q '"POST /run_code" 200 [0-9]* [0-9]* ms python Success' "$SQ_TMP/api.log"
   grep -q '"POST /run_code" 422 ' "$SQ_TMP/api.log" || sq_fail "no access-log lines: $(tail -5 "$SQ_TMP/api.log")"
 
 # 2. verl's client, unchanged, against the API.
+VERL_DIR=${SANDQ_VERL_DIR:-}
 VERL=${SANDQ_VERL_SANDBOX_UTILS:-}
+[ -n "$VERL" ] || [ -z "$VERL_DIR" ] || VERL=$VERL_DIR/verl/utils/reward_score/sandbox_fusion/utils.py
 if [ -z "$VERL" ] || [ ! -r "$VERL" ]; then
-  echo "api: SKIP verl's client: set SANDQ_VERL_SANDBOX_UTILS to verl's verl/utils/reward_score/sandbox_fusion/utils.py"
+  echo "api: SKIP verl's client: set SANDQ_VERL_DIR to a verl checkout (or SANDQ_VERL_SANDBOX_UTILS to its" \
+    "verl/utils/reward_score/sandbox_fusion/utils.py)"
 elif $PY -c 'import requests' 2>/dev/null; then
   $PY - "http://127.0.0.1:$PORT/run_code" "$VERL" <<'PY' || sq_fail "verl's check_correctness"
 import importlib.util, logging, sys
@@ -278,6 +283,53 @@ print("api: verl's check_correctness: right, wrong, runtime error, timeout, comp
 PY
 else
   echo "api: SKIP verl's client: python3-requests is not installed (scripts/install-deps.sh)"
+fi
+
+# 2b. verl's own pytest file for this client, from the checkout SANDQ_VERL_DIR
+# names, against an API whose worker serves verl as docs/api.md says
+# (getattr recorded, for its fn_name harness). Its utils.py is loaded
+# without verl/__init__.py, which needs torch and the rest of verl's
+# training stack: a pytest plugin made here puts empty packages for verl,
+# verl.utils, ... whose paths are the checkout's.
+VERL_TEST=tests/utils/reward_score/reward_score/test_sandbox_fusion_on_cpu.py
+if [ -z "$VERL_DIR" ]; then
+  echo "api: SKIP verl's pytest: set SANDQ_VERL_DIR to a verl checkout"
+elif [ ! -r "$VERL_DIR/$VERL_TEST" ] || [ ! -r "$VERL" ]; then
+  sq_fail "SANDQ_VERL_DIR=$VERL_DIR is not a verl checkout with $VERL_TEST and verl/utils/reward_score/sandbox_fusion/utils.py"
+elif ! $PY -c 'import pytest, requests' 2>/dev/null; then
+  echo "api: SKIP verl's pytest: python3-pytest or python3-requests is not installed (scripts/install-deps.sh)"
+else
+  echo '{"policy": {"actions": {"getattr": "record"}}}' >"$SQ_TMP/verl-worker.json"
+  SANDQ_SCRATCH_ROOT="$SQ_TMP/scratch-verl" sq_bg wv "$W" serve --queue verl --worker-id api-verl \
+    --config "$SQ_TMP/verl-worker.json"
+  sq_wait_for "grep -q 'ready in' $SQ_TMP/wv.log" 60 || { cat "$SQ_TMP/wv.log" >&2; sq_fail "verl's worker never got ready"; }
+  PV=$(sq_free_port)
+  sq_bg apiv "$P" api --queue verl --listen "127.0.0.1:$PV"
+  sq_wait_for "curl -sf http://127.0.0.1:$PV/v1/ping" 20 || { cat "$SQ_TMP/apiv.log" >&2; sq_fail "verl's API did not come up"; }
+  mkdir -p "$SQ_TMP/verl-plugin"
+  cat >"$SQ_TMP/verl-plugin/sq_verl_packages.py" <<'PY'
+"""verl's packages down to sandbox_fusion as empty modules over the checkout's folders."""
+import os, sys, types
+root = os.environ["SANDQ_VERL_DIR"]
+parent = None
+for name in ("verl", "verl.utils", "verl.utils.reward_score", "verl.utils.reward_score.sandbox_fusion"):
+    m = types.ModuleType(name)
+    m.__path__ = [os.path.join(root, *name.split("."))]
+    sys.modules[name] = m
+    if parent is not None:
+        setattr(parent, name.rsplit(".", 1)[1], m)
+    parent = m
+PY
+  # 100 programs of 10 s of CPU each at once is a test for 100 sandboxes, not for 2 cores
+  (cd "$SQ_TMP" && SANDBOX_FUSION_URL="http://127.0.0.1:$PV/run_code" SANDQ_VERL_DIR="$VERL_DIR" \
+    PYTHONPATH="$SQ_TMP/verl-plugin" PYTHONDONTWRITEBYTECODE=1 \
+    timeout 400 $PY -m pytest -q -rs -p sq_verl_packages -p no:cacheprovider \
+    -k 'not test_integration_concurrency_all_timeout' "$VERL_DIR/$VERL_TEST") \
+    >"$SQ_TMP/verl-pytest.out" 2>&1 || { tail -60 "$SQ_TMP/verl-pytest.out" >&2; tail -20 "$SQ_TMP/apiv.log" >&2
+    sq_fail "verl's $VERL_TEST against the API"; }
+  grep -q "SKIPPED" "$SQ_TMP/verl-pytest.out" && { cat "$SQ_TMP/verl-pytest.out" >&2; sq_fail "verl's pytest skipped cases"; }
+  echo "api: verl's $VERL_TEST: $(tail -1 "$SQ_TMP/verl-pytest.out")"
+  kill -TERM "$SQ_PID_apiv" "$SQ_PID_wv"
 fi
 
 # 3. The bounds, on a server of a queue no worker serves.
