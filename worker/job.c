@@ -479,8 +479,8 @@ void sq__job_submit(job *j) {
   if (j->compile_keyed) j->extra_output_kib += (int64_t)(sq__compile_cache_build_max(w->compile_cache) / 3 * 4 / 1024) + 64;
   j->lim.output_kib += j->extra_output_kib;
   if (j->expected_run && j->lim.output_kib < SQ__EXPECTED_OUTPUT_KIB) j->lim.output_kib = SQ__EXPECTED_OUTPUT_KIB;
-  j->lim.stop = &j->kill;
-  j->lim.standby = j->standby[0] && sq_workspace_applies(j->task) ? j->standby : NULL;
+  j->run_opts = (sq_jail_run_opts){.widenings = sq_language_widenings(j->task->language), .stop = &j->kill,
+                                   .standby = j->standby[0] && sq_workspace_applies(j->task) ? j->standby : NULL};
   sq_jail_outcome_clear(&j->out);
   j->jail_t0_ms = sq_now_mono_ms();
   w->in_jail++;

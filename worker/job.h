@@ -34,7 +34,8 @@ struct job {
   char reason[512];
   char judge[16];         /* the result's "judge" (sq_harness_marks) */
   char judge_reason[160];
-  sq_jail_limits lim;     /* lim.stop points at kill */
+  sq_jail_limits lim;
+  sq_jail_run_opts run_opts; /* the run's widenings and standby; run_opts.stop points at kill */
   atomic_int kill;        /* set by kill_watch.c (another thread reads it): stop, end 'cancelled' */
   sq_jail *jail;          /* the task's profile's runner; NULL: the worker's own (profile default) */
   sq_jail_outcome out;

@@ -75,7 +75,7 @@ static void *run(void *arg) {
       j->jail_rc = SQ_EJAIL;
     } else {
       j->jail_rc = sq_jail_run_task(j->jail ? j->jail : p->jail, j->program, strlen(j->program), j->listing, strlen(j->listing),
-                                    j->input, j->input_len, &j->lim, j->r.id, &j->out);
+                                    j->input, j->input_len, &j->lim, &j->run_opts, j->r.id, &j->out);
     }
     pthread_mutex_lock(&p->mu);
     p->running[slot] = NULL;
@@ -182,7 +182,7 @@ static void precompile(sq_jail *jail, sq_compiled_id id, const char *what) {
   char *input = sq_compiled_input(id);
   sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 5000, .memory_mib = 256, .output_kib = 1024};
   sq_jail_outcome o = {0};
-  int rc = input ? sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, strlen(input), &lim, "compile", &o)
+  int rc = input ? sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, strlen(input), &lim, NULL, "compile", &o)
                  : SQ_ENOMEM;
   if (rc == 0 && o.end == SQ_JAIL_EXITED_OK && !o.stdout_truncated)
     rc = sq_compiled_set(id, o.stdout_buf, o.stdout_len);

@@ -73,7 +73,7 @@ static int check_imports(const sq_config *cfg, profile *p, char *why, size_t why
   if (def.wall_ms < CHECK_WALL_MS) def.wall_ms = CHECK_WALL_MS;
   if (def.cpu_ms < CHECK_WALL_MS) def.cpu_ms = CHECK_WALL_MS;
   sq_jail_outcome o;
-  rc = sq_jail_run_task(p->jail, prog.data, prog.len, NULL, 0, NULL, 0, &def, "profile-check", &o);
+  rc = sq_jail_run_task(p->jail, prog.data, prog.len, NULL, 0, NULL, 0, &def, NULL, "profile-check", &o);
   if (rc != 0) {
     snprintf(why, why_len, "profiles.%s: the jail could not run its check: %s", p->cfg.name, o.error);
   } else if (o.end != SQ_JAIL_EXITED_OK) {

@@ -315,7 +315,7 @@ static int run(const sq_cli *cli) {
     }
     sq_language_limits(a.language, &ref_lim);
     rc = sq_jail_run_task(run_jail, ref_program, strlen(ref_program), plan.reference, strlen(plan.reference), NULL, 0,
-                          &ref_lim, NULL, &o);
+                          &ref_lim, &(sq_jail_run_opts){.widenings = sq_language_widenings(a.language)}, NULL, &o);
     free(ref_program);
     if (rc != 0) {
       fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
@@ -334,8 +334,8 @@ static int run(const sq_cli *cli) {
   }
   sq_jail_limits jail_lim = lim;
   sq_language_limits(a.language, &jail_lim);
-  rc = sq_jail_run_task(run_jail, program, strlen(program), listing, strlen(listing), input, input_len, &jail_lim, NULL,
-                        &o);
+  rc = sq_jail_run_task(run_jail, program, strlen(program), listing, strlen(listing), input, input_len, &jail_lim,
+                        &(sq_jail_run_opts){.widenings = sq_language_widenings(a.language)}, NULL, &o);
   if (rc != 0) {
     fprintf(stderr, "sandq-worker run: the jail could not be set up: %s\n", o.error);
     goto out;

@@ -22,22 +22,6 @@ typedef struct {
   int64_t address_space_mib; /* RLIMIT_AS when > 0 (else memory_mib): for a runtime that reserves
                                 far more than it uses (the JVM), held by the memory cgroup instead;
                                 never filled or clamped by sq_jail_limits_apply */
-  /* Not a limit: the system calls beyond Python's this run's filter keeps
-   * (SQ_JAIL_WIDEN_* bits, from the language table; 0: none). Never set in
-   * configuration, never filled or clamped by sq_jail_limits_apply. */
-  uint32_t widenings;
-  /* Not a limit: the run's standby request (NUL-terminated, at most 2 KiB;
-   * NULL: none), from its language (sq_workspace_standby): on a warm pool,
-   * the slot's next child starts that runtime before its task is known,
-   * and a later run with the same request takes it instead of starting
-   * its own (docs/jail-performance.md, "Standby runtimes"). Owned by the
-   * caller for the run; never set in configuration. */
-  const char *standby;
-  /* Not a limit: the caller's stop flag (NULL: none). Once *stop is
-   * non-zero the run's tree is killed within about 100 ms (the outcome
-   * shows a kill); the flag must outlive the run. Never set in
-   * configuration. */
-  const atomic_int *stop;
 } sq_jail_limits;
 
 /* Widenings of the jail's seccomp filter beyond what Python needs, one bit
@@ -97,7 +81,7 @@ typedef enum {
 const char *sq_jail_end_name(sq_jail_end e);
 
 /* How a run starts: a fresh interpreter per run (fork + exec), or a fork
- * of a warm zygote from a pool (see jail_zygote.c). */
+ * of a warm zygote from a pool (see jail_pool.c). */
 typedef enum { SQ_JAIL_MODE_SPAWN = 0, SQ_JAIL_MODE_WARM } sq_jail_mode;
 /* "spawn" or "warm"; never NULL. */
 const char *sq_jail_mode_name(sq_jail_mode m);

@@ -235,5 +235,9 @@ void sq_language_limits(sq_language_id id, sq_jail_limits *lim) {
     if (lim->memory_mib < l->compile_memory_mib) lim->memory_mib = l->compile_memory_mib;
   }
   if (l->address_space_mib > 0) lim->address_space_mib = l->address_space_mib;
-  lim->widenings = l->widenings;
+}
+
+uint32_t sq_language_widenings(sq_language_id id) {
+  const sq_language *l = sq_language_get(id);
+  return l ? l->widenings : 0;
 }

@@ -89,9 +89,11 @@ bool sq_language_available(sq_language_id id);
 void sq_language_found_names(char *buf, size_t len);
 
 /* The jail's limits for a run of id: lim (the program's own, already
- * filled and clamped) plus the compiler's budget when id compiles, the
- * language's address-space rule, and its widenings (set, whatever lim
- * held). */
+ * filled and clamped) plus the compiler's budget when id compiles, and the
+ * language's address-space rule. */
 void sq_language_limits(sq_language_id id, sq_jail_limits *lim);
+/* The filter's widenings a run of id keeps (SQ_JAIL_WIDEN_*, for
+ * sq_jail_run_opts.widenings); 0 for an id out of range. */
+uint32_t sq_language_widenings(sq_language_id id);
 
 #endif

@@ -4,7 +4,8 @@
  *
  * The child's containment steps are in jail_contain.c and jail_mnt.c, the
  * filter in jail_seccomp.c, cgroups in jail_cgroup.c, the wall clock and
- * output caps in jail_supervise.c, the warm pool in jail_zygote.c. */
+ * output caps in jail_supervise.c, the warm pool in jail_pool.c (one
+ * zygote: jail_zygote.c). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -442,13 +443,13 @@ size_t sq__jail_read_status(int fd, char *msg, size_t cap) {
 /* Spawn mode: with namespaces through the slot's holder (jail_slot.c);
  * without (not root), a direct child in a host scratch directory. */
 static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, const char *input, size_t input_len,
-                         const sq__jail_plan *plan, sq_jail_outcome *o) {
+                         const sq__jail_plan *plan, const sq_jail_run_opts *opts, sq_jail_outcome *o) {
   if (j->c.layers & SQ_JAIL_LAYER_PID_NS) {
     sq__jail_cgroup *cg;
     uint32_t layers = j->c.layers & ~SQ__JAIL_CGROUP_LAYERS;
     layers |= slot_cgroup(slot, plan->cgroup_mib, &cg) & j->c.layers;
     o->layers = layers;
-    return sq__jail_slot_run(&j->c, slot, cg, layers, program, len, input, input_len, plan, o);
+    return sq__jail_slot_run(&j->c, slot, cg, layers, program, len, input, input_len, plan, opts, o);
   }
   int ret = 0;
   char dir[PATH_MAX] = "";
@@ -499,7 +500,7 @@ static int spawn_run_one(sq_jail *j, int slot, const char *program, size_t len, 
   spawn_run r = {.pid = pid};
   sq__jail_watch w = {.out_fd = out_p[0], .err_fd = err_p[0], .ctl_fd = ctl[0], .done_fd = pidfd, .notify_fd = -1,
                       .kill_pid = pid, .kill_group = true, .end_check = spawn_end, .arg = &r,
-                      .start_ms = start_ms, .lim = &plan->lim};
+                      .start_ms = start_ms, .lim = &plan->lim, .widenings = plan->widenings, .stop = opts->stop};
   out_p[0] = err_p[0] = -1;
   sq_jail_end killed_for;
   int status;
@@ -540,7 +541,7 @@ static bool calls_prelude(const sq_jail *j, const char *program, size_t len) {
 
 static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len, const char *source,
                size_t source_len, const char *input, size_t input_len, const sq_jail_limits *lim_in,
-               const char *task_id, sq_jail_outcome *o) {
+               const sq_jail_run_opts *opts_in, const char *task_id, sq_jail_outcome *o) {
   memset(o, 0, sizeof *o);
   o->exit_code = -1;
   o->end = SQ_JAIL_SETUP_ERROR;
@@ -551,8 +552,9 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
   }
   sq_jail_limits lim = *lim_in;
   limits_builtin(&lim);
+  const sq_jail_run_opts none = {0}, *opts = opts_in ? opts_in : &none;
   sq__jail_plan plan; /* every path below applies this, and only this */
-  sq__jail_plan_make(&lim, &plan);
+  sq__jail_plan_make(&lim, opts->widenings, &plan);
   if (program_len > SQ_JAIL_PROGRAM_MAX_BYTES || (input && input_len > SQ_JAIL_PROGRAM_MAX_BYTES)) {
     set_error(o, "the %s is %zu bytes, over the jail's limit of %d bytes (%d MiB)",
               program_len > SQ_JAIL_PROGRAM_MAX_BYTES ? "program" : "input",
@@ -569,7 +571,7 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
     } else {
       bool lean = source ? imports_nothing(source, source_len) : imports_nothing(program, program_len);
       if (calls_prelude(j, program, program_len)) lean = false;
-      ret = sq__jail_pool_run(j->pool, program, program_len, input, input_len, lean, &plan, task_id, o);
+      ret = sq__jail_pool_run(j->pool, program, program_len, input, input_len, lean, &plan, opts, task_id, o);
     }
   } else {
     int slot = sq__jail_slot_take();
@@ -577,7 +579,7 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
       set_error(o, "more than %d runs at once", SQ__JAIL_MAX_SLOTS);
       ret = SQ_EJAIL;
     } else {
-      ret = spawn_run_one(j, slot, program, program_len, input, input_len, &plan, o);
+      ret = spawn_run_one(j, slot, program, program_len, input, input_len, &plan, opts, o);
       sq__jail_slot_give(slot);
     }
   }
@@ -596,17 +598,17 @@ static int run(sq_jail *j, sq_jail_mode mode, const char *program, size_t progra
 
 int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
                      const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *o) {
-  return run(j, mode, program, program_len, NULL, 0, NULL, 0, lim, task_id, o);
+  return run(j, mode, program, program_len, NULL, 0, NULL, 0, lim, NULL, task_id, o);
 }
 
 int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_jail_limits *lim,
                 const char *task_id, sq_jail_outcome *o) {
-  return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, NULL, 0, NULL, 0, lim, task_id, o);
+  return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, NULL, 0, NULL, 0, lim, NULL, task_id, o);
 }
 
 int sq_jail_run_task(sq_jail *j, const char *program, size_t program_len, const char *source, size_t source_len,
-                     const char *input, size_t input_len, const sq_jail_limits *lim, const char *task_id,
-                     sq_jail_outcome *o) {
+                     const char *input, size_t input_len, const sq_jail_limits *lim, const sq_jail_run_opts *opts,
+                     const char *task_id, sq_jail_outcome *o) {
   return run(j, j ? j->mode : SQ_JAIL_MODE_SPAWN, program, program_len, source, source_len, input, input_len, lim,
-             task_id, o);
+             opts, task_id, o);
 }

@@ -1,6 +1,7 @@
-/* jail.h: run one program under limits and report what happened. The
- * interpreter runs the program's text; another language's task comes as a
- * Python program that runs its toolchain (common/judge/workspace.py).
+/* jail.h: run one program under limits and report what happened. Every
+ * language's task runs here: the interpreter runs the program's text, and
+ * a task in another language comes as a Python program that compiles and
+ * runs it with its toolchain (common/judge/workspace.py).
  *
  * The jail takes a program, limits and a scratch root, and nothing else: it
  * knows nothing of Redis, HTTP, the LLM or the task format, so it can be
@@ -10,6 +11,7 @@
 #ifndef SQ_JAIL_H
 #define SQ_JAIL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,6 +57,27 @@ typedef struct {
 } sq_jail_config;
 
 typedef struct sq_jail sq_jail;
+
+/* What a run asks of the jail besides its limits (sq_jail_run_task): none
+ * of it is a limit, none is set in configuration, none is filled or
+ * clamped by sq_jail_limits_apply. A zeroed one, or NULL, asks nothing. */
+typedef struct {
+  /* The system calls beyond Python's this run's filter keeps
+   * (SQ_JAIL_WIDEN_* bits, its language's: sq_language_widenings; 0:
+   * none). */
+  uint32_t widenings;
+  /* The run's standby request (NUL-terminated, at most 2 KiB; NULL: none),
+   * from its language (sq_workspace_standby): on a warm pool, the slot's
+   * next child starts that runtime before its task is known, and a later
+   * run with the same request takes it instead of starting its own
+   * (docs/jail-performance.md, "Standby runtimes"). Owned by the caller
+   * for the run. */
+  const char *standby;
+  /* The caller's stop flag (NULL: none). Once *stop is non-zero the run's
+   * tree is killed within about 100 ms (the outcome shows a kill); the
+   * flag must outlive the run. */
+  const atomic_int *stop;
+} sq_jail_run_opts;
 
 /* Creates a jail runner. cfg strings are copied. Probes which layers the
  * host enforces and logs a warning naming each missing one. In warm mode
@@ -102,11 +125,13 @@ int sq_jail_run(sq_jail *j, const char *program, size_t program_len, const sq_ja
  * read from its start; at most SQ_JAIL_PROGRAM_MAX_BYTES, else SQ_ETOOBIG);
  * it is never written where the program's files are: the test harness
  * passes the tests to its judge this way (common/judge/judge.py). Without
- * input, stdin is /dev/null. */
+ * input, stdin is /dev/null. opts (NULL: nothing asked) is the caller's
+ * and read while the call lasts. */
 int sq_jail_run_task(sq_jail *j, const char *program, size_t program_len, const char *source, size_t source_len,
-                     const char *input, size_t input_len, const sq_jail_limits *lim, const char *task_id,
-                     sq_jail_outcome *outcome);
-/* Same as sq_jail_run, in the mode given (warm needs a pool: pool_size > 0). */
+                     const char *input, size_t input_len, const sq_jail_limits *lim, const sq_jail_run_opts *opts,
+                     const char *task_id, sq_jail_outcome *outcome);
+/* Same as sq_jail_run, in the mode given (warm needs a pool: pool_size > 0),
+ * asking nothing besides lim (as sq_jail_run). */
 int sq_jail_run_mode(sq_jail *j, sq_jail_mode mode, const char *program, size_t program_len,
                      const sq_jail_limits *lim, const char *task_id, sq_jail_outcome *outcome);
 

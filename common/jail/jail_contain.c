@@ -326,7 +326,7 @@ ssize_t sq__jail_recv_run(int sock, char *buf, size_t cap, int *fds) {
  * them: the run's narrowing, stacked first, denies those it does not keep. */
 static int load_seccomp(const sq__jail_child *c) {
   if (c->warm) return 0;
-  if (sq__jail_seccomp_narrow(sq__jail_seccomp_spawn_narrowing(c->plan->lim.widenings)) != 0) return -1;
+  if (sq__jail_seccomp_narrow(sq__jail_seccomp_spawn_narrowing(c->plan->widenings)) != 0) return -1;
   int fd = sq__jail_seccomp_install(c->seccomp);
   if (fd < 0) return -1;
   if (fd > 0) {

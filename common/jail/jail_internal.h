@@ -13,6 +13,7 @@
 
 #include "jail.h"
 #include "jail_plan.h"    /* a run's limits worked out once, the fixed rlimits */
+#include "jail_seccomp_install.h" /* sq__jail_seccomp_install, sq__jail_seccomp_narrow */
 #include "zygote_proto.h" /* the warm zygote's protocol; and sq__jail_send_fds, sq__jail_recv_fds */
 
 /* The exit code a child uses when a containment step fails before exec
@@ -177,14 +178,10 @@ int sq__jail_mnt_build(const char *root_dir, unsigned uid, bool with_scratch, bo
 int sq__jail_mnt_scratch(const char *root, unsigned uid);
 
 /* Compiles the filter with libseccomp into a BPF program (owned by *prog;
- * release with sq__jail_seccomp_free). Returns 0, SQ_ENOMEM or SQ_EJAIL. */
+ * release with sq__jail_seccomp_free). Returns 0, SQ_ENOMEM or SQ_EJAIL.
+ * Installed with sq__jail_seccomp_install (jail_seccomp_install.h). */
 int sq__jail_seccomp_build(struct sock_fprog *prog);
 void sq__jail_seccomp_free(struct sock_fprog *prog);
-/* Installs a compiled filter in the calling thread with a user-notification
- * listener; async-signal-safe. Requires no_new_privs. Returns the listener
- * descriptor (or 0 when the kernel has no listener support and the filter
- * was installed without one), or -1 with errno. */
-int sq__jail_seccomp_install(const struct sock_fprog *prog);
 /* Reads one pending notification from listener fd: the call's name
  * (resolved for its architecture), its id, and the widening it belongs to
  * (SQ_JAIL_WIDEN_*; 0: a call that kills). Returns 0, or -1 when nothing
@@ -207,9 +204,6 @@ bool sq__jail_seccomp_notify_supported(void);
 int sq__jail_seccomp_narrowings_build(void);
 const struct sock_fprog *sq__jail_seccomp_narrowing(uint32_t kept);
 const struct sock_fprog *sq__jail_seccomp_spawn_narrowing(uint32_t kept);
-/* Stacks prog (no listener) on the caller's filters; NULL: nothing. Needs
- * no_new_privs. Async-signal-safe. 0, or -1 with errno. */
-int sq__jail_seccomp_narrow(const struct sock_fprog *prog);
 /* Whether the kernel can install a filter (probe for `check`). */
 bool sq__jail_seccomp_probe(const struct sock_fprog *prog, char *detail, size_t len);
 
@@ -342,7 +336,9 @@ typedef struct {
                                 wait for a CPU, credited to the wall clock */
   int64_t cpu_wait_ms; /* set: how long the tree waited for a CPU (sq__jail_cgroup_wait_us) */
   bool starved;        /* set: the wall backstop ended it, not its own wall_ms */
-  const sq_jail_limits *lim; /* the run's (its plan's): wall, CPU, output, stop, widenings */
+  const sq_jail_limits *lim; /* the run's (its plan's): wall, CPU, output */
+  uint32_t widenings;  /* the plan's: the listener lets these SQ_JAIL_WIDEN_* calls run */
+  const atomic_int *stop; /* or NULL: the caller's stop flag (sq_jail_run_opts.stop) */
 } sq__jail_watch;
 
 /* Runs the loop until the run has ended and the pipes drained (or the
@@ -366,7 +362,7 @@ int sq__jail_supervise(sq__jail_watch *w, sq_jail_outcome *o, sq_jail_end *kille
  * earlier than the supervisor saw the end. */
 void sq__jail_judge_by_reap(const sq__jail_watch *w, int64_t reaped_ms, sq_jail_outcome *o, sq_jail_end *killed_for);
 
-/* The warm pool (jail_zygote.c). */
+/* The warm pool (jail_pool.c; one zygote: jail_zygote.h). */
 typedef struct sq__jail_pool sq__jail_pool;
 /* one_run: the full zygotes never start (sq_jail_config.one_run). */
 int sq__jail_pool_new(sq_jail *j, int size, bool one_run, sq__jail_pool **out);
@@ -374,7 +370,8 @@ void sq__jail_pool_free(sq__jail_pool *p);
 /* lean: the program imports nothing (sq_jail_run_task), so a lean zygote
  * suits it. */
 int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const char *input, size_t input_len,
-                      bool lean, const sq__jail_plan *plan, const char *task_id, sq_jail_outcome *o);
+                      bool lean, const sq__jail_plan *plan, const sq_jail_run_opts *opts, const char *task_id,
+                      sq_jail_outcome *o);
 /* A memfd holding len bytes of input, its offset at 0: a run's stdin
  * (sq_jail_run_task); for NULL input, /dev/null. Close-on-exec; -1 with
  * errno. */
@@ -415,11 +412,12 @@ const sq__jail_common *sq__jail_common_of(const sq_jail *j);
 
 /* Spawn mode with namespaces (jail_slot.c): runs program through slot's
  * holder, started (in cg) on first use or when it died. layers are the
- * run's (the caller put them in o->layers). Fills o like sq_jail_run.
- * Returns 0, SQ_ENOMEM or SQ_EJAIL (o->error says why). */
+ * run's (the caller put them in o->layers); opts (not NULL) the run's.
+ * Fills o like sq_jail_run. Returns 0, SQ_ENOMEM or SQ_EJAIL (o->error
+ * says why). */
 int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
                       size_t len, const char *input, size_t input_len, const sq__jail_plan *plan,
-                      sq_jail_outcome *o);
+                      const sq_jail_run_opts *opts, sq_jail_outcome *o);
 /* Stops slot's holder, if any (the slot must not be in use). */
 void sq__jail_slot_stop(int slot);
 /* Reads a status pipe until EOF (the write ends close at exec or death):

@@ -22,8 +22,9 @@ void sq__jail_task_rlimits(int64_t cpu_s, int64_t as_bytes, sq__zygote_rlimit ou
   out[1] = (sq__zygote_rlimit){.res = RLIMIT_AS, .soft = as_bytes, .hard = as_bytes};
 }
 
-void sq__jail_plan_make(const sq_jail_limits *lim, sq__jail_plan *p) {
+void sq__jail_plan_make(const sq_jail_limits *lim, uint32_t widenings, sq__jail_plan *p) {
   p->lim = *lim;
+  p->widenings = widenings;
   p->cpu_s = sq_jail_cpu_limit_s(lim->cpu_ms);
   int64_t as_mib = sq_jail_address_space_mib(lim);
   p->as_bytes = as_mib > (INT64_MAX >> 20) ? -1 : as_mib << 20; /* past 8 EiB: none */

@@ -28,6 +28,7 @@ extern const sq__zygote_rlimit sq__jail_fixed_rlimits[SQ__JAIL_FIXED_RLIMITS];
 
 typedef struct {
   sq_jail_limits lim; /* the run's limits, every one filled (> 0) */
+  uint32_t widenings; /* SQ_JAIL_WIDEN_* the run's filter keeps (sq_jail_run_opts) */
   int64_t cpu_s;      /* RLIMIT_CPU's soft limit (sq_jail_cpu_limit_s): SIGXCPU there,
                          SIGKILL at the hard one, a second later */
   int64_t as_bytes;   /* RLIMIT_AS (sq_jail_address_space_mib) */
@@ -35,8 +36,9 @@ typedef struct {
   sq__zygote_rlimit rlimits[SQ__JAIL_PLAN_RLIMITS]; /* what a spawn payload sets, in order */
 } sq__jail_plan;
 
-/* Works out p from lim, whose limits are filled (sq_jail_limits_apply). */
-void sq__jail_plan_make(const sq_jail_limits *lim, sq__jail_plan *p);
+/* Works out p from lim, whose limits are filled (sq_jail_limits_apply),
+ * and the widenings the run keeps. */
+void sq__jail_plan_make(const sq_jail_limits *lim, uint32_t widenings, sq__jail_plan *p);
 /* A task's CPU and AS rlimits from the plan's cpu_s and as_bytes into
  * out[0..2): what a warm task's child sets from its TASK message. */
 void sq__jail_task_rlimits(int64_t cpu_s, int64_t as_bytes, sq__zygote_rlimit out[2]);

@@ -1,5 +1,6 @@
 /* jail_seccomp.c: the jail's system-call filter (libseccomp), compiled once
- * in the parent and installed in the child with one async-signal-safe call.
+ * in the parent and installed in the child with one async-signal-safe call
+ * (jail_seccomp_install.c, which the zygote loop compiles in too).
  *
  * Default deny: only the calls the jail's programs make are allowed:
  * CPython and its standard library, and the compilers and runtimes of the
@@ -301,25 +302,11 @@ const struct sock_fprog *sq__jail_seccomp_spawn_narrowing(uint32_t kept) {
   return narrow_spawn ? sq__jail_seccomp_narrowing(kept) : NULL;
 }
 
-int sq__jail_seccomp_narrow(const struct sock_fprog *prog) {
-  if (!prog) return 0;
-  return (int)syscall(SYS_seccomp, (unsigned long)SECCOMP_SET_MODE_FILTER, 0UL, prog);
-}
-
 void sq__jail_seccomp_free(struct sock_fprog *prog) {
   if (!prog) return;
   free(prog->filter);
   prog->filter = NULL;
   prog->len = 0;
-}
-
-int sq__jail_seccomp_install(const struct sock_fprog *prog) {
-  long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, prog);
-  if (fd >= 0) return (int)fd;
-  if (errno != EINVAL) return -1;
-  /* No listener support: the filter's notify actions then fail ENOSYS, so
-   * this path is only taken when the filter was built without them. */
-  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0) == 0 ? 0 : -1;
 }
 
 /* The widening call nr (native architecture) belongs to, or 0. */

@@ -436,7 +436,7 @@ static int run_fds_open(run_fds *f, const char *program, size_t len, const char 
 
 int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, uint32_t layers, const char *program,
                       size_t len, const char *input, size_t input_len, const sq__jail_plan *plan,
-                      sq_jail_outcome *o) {
+                      const sq_jail_run_opts *opts, sq_jail_outcome *o) {
   holder *h = &holders[slot];
   int ret = SQ_EJAIL;
   run_fds f;
@@ -477,7 +477,8 @@ int sq__jail_slot_run(const sq__jail_common *c, int slot, sq__jail_cgroup *cg, u
   r.result_fd = f.res[0];
   sq__jail_watch w = {.out_fd = f.out[0], .err_fd = f.err[0], .ctl_fd = f.ctl[0], .done_fd = f.res[0], .notify_fd = -1,
                       .kill_pid = -1, .end_check = slot_end, .kill_fallback = slot_kill, .arg = &r,
-                      .start_ms = start_ms, .cg = cg, .lim = &plan->lim};
+                      .start_ms = start_ms, .cg = cg, .lim = &plan->lim, .widenings = plan->widenings,
+                      .stop = opts->stop};
   f.out[0] = f.err[0] = -1; /* sq__jail_supervise closes them */
   sq_jail_end killed_for;
   int status;

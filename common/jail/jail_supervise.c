@@ -36,7 +36,7 @@
 #define EARLY_RETRY_MS 10        /* a task whose output closed: its exit looked for again after this, */
 #define EARLY_RETRY_MAX_MS 320   /* doubling up to this (a look spins up to 2 ms) */
 #define CPU_CHECK_MS 20          /* how often the tree's CPU time is read while it runs */
-#define STOP_CHECK_MS 100        /* how often the caller's stop flag (lim->stop) is read */
+#define STOP_CHECK_MS 100        /* how often the caller's stop flag (w->stop) is read */
 #define WIDEN_ANSWERS_MAX 4096   /* a run's widening calls answered; past that, killed for the call
                                     (each costs us a round trip; Ruby makes 2 per process) */
 #define WAIT_CHECK_MS 100        /* how often its wait for a CPU is read (and at each deadline); the
@@ -223,7 +223,7 @@ static void enforce_limits(sv *v, int64_t now) {
     v->next_cpu_ms = now + CPU_CHECK_MS;
   }
   wait_look(v, now);
-  if (w->lim->stop && atomic_load(w->lim->stop)) kill_for(v, SQ_JAIL_TIMEOUT, now); /* the caller's stop */
+  if (w->stop && atomic_load(w->stop)) kill_for(v, SQ_JAIL_TIMEOUT, now); /* the caller's stop */
   if (now >= deadline_ms(v) && v->killed_for == SQ_JAIL_EXITED_OK) {
     kill_for(v, SQ_JAIL_TIMEOUT, now);
     w->starved = w->cpu_wait_ms > wait_credit_ms(w); /* the backstop, not the program's own wall */
@@ -247,7 +247,7 @@ static int wait_ms(const sv *v, int64_t now) {
     if (v->cpu0_us >= 0 && !killed && ms > v->next_cpu_ms - now) ms = v->next_cpu_ms - now;
     if (v->wait_on && v->next_wait_ms > 0 && !killed && ms > v->next_wait_ms - now) ms = v->next_wait_ms - now;
     if (v->w->done_fd < 0 && ms > TICK_MS) ms = TICK_MS;
-    if (v->w->lim->stop && !killed && ms > STOP_CHECK_MS) ms = STOP_CHECK_MS;
+    if (v->w->stop && !killed && ms > STOP_CHECK_MS) ms = STOP_CHECK_MS;
     if (v->early.tried && ms > v->early.next_ms - now) ms = v->early.next_ms - now;
   }
   return ms < 0 ? 0 : ms > INT32_MAX ? INT32_MAX : (int)ms;
@@ -275,7 +275,7 @@ static void on_notify(sv *v, short revents) {
   uint32_t widening;
   if (sq__jail_seccomp_read(v->notify_fd, name, sizeof name, &id, &widening) == 0 &&
       (!widening || v->widen_answers++ >= WIDEN_ANSWERS_MAX ||
-       (sq__jail_seccomp_answer(v->notify_fd, id, v->w->lim->widenings & widening) != 0 && errno != ENOENT))) {
+       (sq__jail_seccomp_answer(v->notify_fd, id, v->w->widenings & widening) != 0 && errno != ENOENT))) {
     memcpy(v->o->blocked_syscall, name, sizeof name);
     kill_for(v, SQ_JAIL_POLICY, sq_now_mono_ms());
   }

@@ -1,108 +1,52 @@
-/* jail_zygote.c: the warm pool. Each zygote is a Python interpreter started
- * by execve (so it holds nothing of the worker's memory) inside the jail's
- * namespaces, root, uid and cgroups, prepared once, with the usual modules
- * imported (zygote.py, embedded). It loads the seccomp filter once, before
- * its first task, and hands its listener over with "ready". It forks the
- * child for the next task ahead; the child, under the filter, waits for its
- * task, sets every rlimit from the worker's values and the task's, and runs
- * the program; each child is a fresh copy, so nothing one task changes in
- * the interpreter reaches the next. After each task the zygote, its
- * subreaper, kills whatever the task left in its namespace, and its init
- * mounts a fresh scratch before the next child.
+/* jail_zygote.c: one warm zygote: its start, its stop, and one task on
+ * it. Each zygote is a Python interpreter started by execve (so it holds
+ * nothing of the worker's memory) inside the jail's namespaces, root, uid
+ * and cgroups, prepared once, with the usual modules imported (zygote.py,
+ * embedded). It loads the seccomp filter once, before its first task, and
+ * hands its listener over with "ready". It forks the child for the next
+ * task ahead; the child, under the filter, waits for its task, sets every
+ * rlimit from the worker's values and the task's, and runs the program;
+ * each child is a fresh copy, so nothing one task changes in the
+ * interpreter reaches the next. After each task the zygote, its subreaper,
+ * kills whatever the task left in its namespace, and its init mounts a
+ * fresh scratch before the next child.
  *
- * Only a host failure fails a run. No task can signal its zygote (its
- * real and saved uid are not the task's: sq__jail_zygote_uid). A zygote
- * that died, was killed, or stopped answering is replaced, and so is one
- * whose cgroup refuses the next task's memory limit; if a zygote cannot
- * take a task (its child reports "e" or dies before the task's code ran),
- * the task goes to a fresh zygote once. A task's wall clock starts when its
- * child takes it. A task ends when the kernel shows its child exiting
- * (warm_early), before the zygote has reaped it; its next task waits for
- * that reaping. */
+ * No task can signal its zygote (its real and saved uid are not the
+ * task's: sq__jail_zygote_uid). A zygote that died, was killed, or stopped
+ * answering is replaced, and so is one whose cgroup refuses the next
+ * task's memory limit or whose child cannot take a task (it reports "e" or
+ * dies before the task's code ran: the pool tries the task once more,
+ * jail_pool.c). A task's wall clock starts when its child takes it. A task
+ * ends when the kernel shows its child exiting (jail_warm_end.c), before
+ * the zygote has reaped it; its next task waits for that reaping. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "errors.h"
-#include "jail_internal.h"
+#include "jail_zygote.h"
 #include "log.h"
 #include "util.h"
 
 #define READY_TIMEOUT_MS 30000 /* a profile's preload (pandas) takes seconds on a cold page cache */
-#define FULL_RETRY_MS 30000 /* a full zygote that could not start: not tried again for this long */
 #define TAKE_TIMEOUT_MS 10000 /* from sending a task to a child taking it (the zygote's cleanup included) */
 #define CTL_SNDBUF_BYTES (4 << 20)
 #define REAP_TIMEOUT_MS 5000 /* a task that ended early: its reaping, before the next */
-#define EARLY_LOOKS 2        /* warm_early: looks at a task that closed its output, ... */
-#define EARLY_AGAIN_US 50    /* ... this far apart: from its last line to its exit */
 
-typedef struct {
-  int slot;           /* uid and cgroup name; -1 when none */
-  pid_t init;         /* host pid of the namespace's init; 0 when not running */
-  int pidfd;          /* of init */
-  int ctl;            /* our end of the control socket */
-  int result_fd;      /* init's report (unused; kept open so init never blocks) */
-  int notify;         /* the seccomp listener of the zygote's filter (every task runs under it), or -1 */
-  sq__jail_cgroup cg;
-  uint32_t layers;
-  pid_t zpid;         /* host pid of the interpreter (continued after each kill) */
-  bool busy;
-  bool reap_pending; /* the last task ended early: its "r" report is still to come */
-  bool look_early;   /* this run: the pool's runs fit the cores, so its early end is looked for (warm_early) */
-  bool lean;         /* without the common modules imported (zygote.py) */
-  uint64_t taken;    /* when a run last took it (the pool's count of takes) */
-  /* The standby request of the last run sent (empty: none): the child for
-   * the next run has that runtime started (docs/jail-performance.md,
-   * "Standby runtimes"). */
-  char standby[SQ__ZYGOTE_STANDBY_MAX + 1];
-} zygote;
-
-/* Two kinds of zygote: size with the common modules imported, for programs
- * that import, and the rest without, for those that do not: a lean
- * interpreter has half the memory to copy at each fork and to tear down at
- * each exit (docs/benchmarks.md). A run takes its own kind when one is
- * free, else the other (an import in a lean zygote works, only slower).
- * The lean ones start with the pool; the full ones, twice the start-up CPU
- * each, when the first run asks for one (acquire), and that run takes a
- * lean one meanwhile: a batch that never imports never pays for them. */
-typedef struct starter starter;
-
-struct sq__jail_pool {
-  sq_jail *jail;
-  pthread_mutex_t lock;
-  pthread_cond_t freed;
-  int size, total; /* z[0, size): full; z[size, total): lean */
-  starter *starters; /* one per zygote: its first start (joined by sq__jail_pool_free) */
-  int starting, up;  /* first starts not finished yet; and succeeded */
-  int phase_n, phase_up; /* the starts begun together (the lean ones, later the full ones); up of them */
-  int64_t phase_ms;  /* when they began */
-  bool full_started; /* the full zygotes' start has begun (until then they stay busy, never taken) */
-  bool one_run;      /* one run only: the full ones never start (runs of any kind take a lean one) */
-  int running, cores; /* zygotes taken by runs now; the CPUs online */
-  int start_rc;      /* the last first start's failure */
-  int64_t full_down_until_ms; /* a full zygote failed to start: runs that import take lean ones until then */
-  uint64_t takes;    /* runs that took a zygote so far (acquire) */
-  zygote z[];
-};
-
-static void zygote_stop(zygote *z) {
+void sq__jail_zygote_stop(sq__jail_zygote *z) {
   if (z->init > 0) {
     kill(z->init, SIGKILL);
     while (waitpid(z->init, NULL, __WALL) < 0 && errno == EINTR) {
@@ -162,10 +106,9 @@ static size_t limits_msg(char *out, size_t cap) {
   return at;
 }
 
-/* Starts z (its slot is already held): clone into namespaces, contain,
- * exec the zygote loop, send the filter, wait for "ready". */
-static int zygote_start(sq__jail_pool *p, zygote *z) {
-  const sq__jail_common *c = sq__jail_common_of(p->jail);
+/* Clone into namespaces, contain, exec the zygote loop, send the
+ * rlimits and the filter, wait for "ready" (jail_zygote.h). */
+int sq__jail_zygote_start(const sq__jail_common *c, sq__jail_zygote *z) {
   int ret = SQ_EJAIL;
   int st_p[2] = {-1, -1}, res_p[2] = {-1, -1}, sync_p[2] = {-1, -1}, ctl[2] = {-1, -1};
   int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -263,202 +206,19 @@ out:
   int fds[] = {devnull, err, st_p[0], st_p[1], res_p[0], res_p[1], sync_p[0], sync_p[1], ctl[0], ctl[1]};
   for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
     if (fds[i] >= 0) close(fds[i]);
-  if (ret != 0) zygote_stop(z);
+  if (ret != 0) sq__jail_zygote_stop(z);
   return ret;
 }
 
-/* One zygote's first start, on a thread of its own (sq__jail_pool_new):
- * the zygote stays busy until it is done, then is free to take runs (one
- * that failed is started again by the run that takes it). */
-struct starter {
-  sq__jail_pool *p;
-  zygote *z;
-  pthread_t thread;
-  bool started;
-};
-
-/* A full zygote could not start (its imports failed, say): for the next
- * FULL_RETRY_MS runs that import take lean zygotes, where an import works,
- * only slower, instead of failing as a host failure. Under p->lock. */
-static void full_down(sq__jail_pool *p) {
-  if (p->size >= p->total) return; /* no lean zygote to fall back on */
-  int64_t now = sq_now_mono_ms();
-  if (now >= p->full_down_until_ms)
-    SQ_WARN("warm pool: a zygote with the common modules imported could not start (see above); programs that "
-            "import run on lean zygotes for %d s, then it is tried again", FULL_RETRY_MS / 1000);
-  p->full_down_until_ms = now + FULL_RETRY_MS;
-}
-
-static void pool_start_done(sq__jail_pool *p, zygote *z, int rc) {
-  pthread_mutex_lock(&p->lock);
-  z->busy = false;
-  p->starting--;
-  if (rc == 0) p->up++, p->phase_up++;
-  else p->start_rc = rc;
-  if (rc != 0 && !z->lean) full_down(p);
-  if (p->starting == 0) {
-    long long ms = (long long)(sq_now_mono_ms() - p->phase_ms);
-    if (p->phase_n == p->total)
-      SQ_INFO("warm pool: %d of %d zygotes up in %lld ms", p->phase_up, p->phase_n, ms);
-    else if (!p->full_started)
-      SQ_INFO("warm pool: %d of %d lean zygotes up in %lld ms (the %d full ones start with the first task that "
-              "imports)", p->phase_up, p->phase_n, ms, p->size);
-    else
-      SQ_INFO("warm pool: %d of %d full zygotes up in %lld ms (a task that imports started them)", p->phase_up,
-              p->phase_n, ms);
-  }
-  pthread_cond_broadcast(&p->freed);
-  pthread_mutex_unlock(&p->lock);
-}
-
-static void *start_one(void *arg) {
-  starter *s = arg;
-  pool_start_done(s->p, s->z, zygote_start(s->p, s->z));
-  return NULL;
-}
-
-/* Starts z[from, to) side by side, each on a thread of its own; each is
- * busy until it is up (or failed). */
-static void start_range(sq__jail_pool *p, int from, int to) {
-  pthread_mutex_lock(&p->lock);
-  if (p->starting == 0) { /* else these join the starts still going */
-    p->phase_n = p->phase_up = 0;
-    p->phase_ms = sq_now_mono_ms();
-  }
-  p->phase_n += to - from;
-  for (int i = from; i < to; i++) {
-    p->z[i].busy = true;
-    p->starting++;
-  }
-  pthread_mutex_unlock(&p->lock);
-  for (int i = from; i < to; i++) {
-    starter *s = &p->starters[i];
-    *s = (starter){.p = p, .z = &p->z[i]};
-    s->started = pthread_create(&s->thread, NULL, start_one, s) == 0;
-    if (!s->started) pool_start_done(p, s->z, zygote_start(p, s->z)); /* no thread: start it here */
-  }
-}
-
-int sq__jail_pool_new(sq_jail *j, int size, bool one_run, sq__jail_pool **out) {
-  *out = NULL;
-  const sq__jail_common *c = sq__jail_common_of(j);
-  if (!(c->layers & SQ_JAIL_LAYER_PID_NS) || !(c->layers & SQ_JAIL_LAYER_NEW_ROOT)) {
-    SQ_ERROR("warm pool: needs pid and mount namespaces (run as root; see `sandq-worker check`)");
-    return SQ_EJAIL;
-  }
-  /* As many lean zygotes as full ones, within half the slots (the rest
-   * stay for spawn runs). */
-  int n_lean = SQ__JAIL_MAX_SLOTS / 2 - size;
-  if (n_lean > size) n_lean = size;
-  if (n_lean < 0) n_lean = 0;
-  int total = size + n_lean;
-  sq__jail_pool *p = calloc(1, sizeof *p + (size_t)total * sizeof(zygote));
-  if (!p) return SQ_ENOMEM;
-  p->jail = j;
-  p->one_run = one_run && n_lean > 0;
-  p->size = size;
-  p->total = total;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  p->cores = cores > 0 ? (int)cores : 1;
-  pthread_mutex_init(&p->lock, NULL);
-  pthread_cond_init(&p->freed, NULL);
-  for (int i = 0; i < total; i++) {
-    p->z[i] = (zygote){.slot = -1, .pidfd = -1, .ctl = -1, .result_fd = -1, .notify = -1, .lean = i >= size};
-  }
-  /* The zygotes start side by side (each its own thread: its imports are
-   * most of a worker's start-up), and the pool is ready as soon as the
-   * first one is up: runs take the others as they come up, so tasks
-   * waiting at start do not wait for the whole pool (docs/benchmarks.md).
-   * The pool fails only when no zygote could start. */
-  int rc = 0;
-  p->starters = calloc((size_t)total, sizeof *p->starters);
-  if (!p->starters) rc = SQ_ENOMEM;
-  for (int i = 0; i < total && rc == 0; i++) {
-    p->z[i].slot = sq__jail_slot_take();
-    if (p->z[i].slot < 0) rc = SQ_EJAIL;
-  }
-  /* The lean ones now; the full ones, dormant (busy, never taken) until
-   * the first run that asks for one (acquire). A pool of full ones only
-   * starts them now. */
-  int from = n_lean > 0 ? size : 0;
-  for (int i = 0; rc == 0 && i < from; i++) p->z[i].busy = true;
-  p->full_started = from == 0;
-  if (rc == 0) start_range(p, from, total);
-  pthread_mutex_lock(&p->lock);
-  while (rc == 0 && p->up == 0 && p->starting > 0) pthread_cond_wait(&p->freed, &p->lock);
-  if (rc == 0 && p->up == 0) rc = p->start_rc ? p->start_rc : SQ_EJAIL;
-  pthread_mutex_unlock(&p->lock);
-  if (rc != 0) {
-    sq__jail_pool_free(p);
-    return rc;
-  }
-  *out = p;
-  return 0;
-}
-
-void sq__jail_pool_free(sq__jail_pool *p) {
-  if (!p) return;
-  for (int i = 0; p->starters && i < p->total; i++)
-    if (p->starters[i].started) pthread_join(p->starters[i].thread, NULL);
-  free(p->starters);
-  for (int i = 0; i < p->total; i++) {
-    zygote_stop(&p->z[i]);
-    sq__jail_slot_give(p->z[i].slot);
-  }
-  pthread_mutex_destroy(&p->lock);
-  pthread_cond_destroy(&p->freed);
-  free(p);
-}
-
 /* A zygote whose init is gone (or that a task damaged) must be replaced. */
-static bool zygote_alive(const zygote *z) {
+static bool zygote_alive(const sq__jail_zygote *z) {
   if (z->init <= 0 || z->pidfd < 0) return false;
   struct pollfd pf = {.fd = z->pidfd, .events = POLLIN};
   return poll(&pf, 1, 0) == 0;
 }
 
-/* A free zygote, of the kind asked for when one is free, else of the other;
- * waits while none is. Of those, the one idle longest: after each task a
- * zygote reaps it, checks its scratch and forks the next task's child,
- * which on a busy machine may still be under way when the next task comes
- * one round trip later; one task at a time then alternates between the
- * zygotes of its kind and finds a child ready (docs/jail-performance.md). */
-static zygote *acquire(sq__jail_pool *p, bool lean) {
-  pthread_mutex_lock(&p->lock);
-  zygote *z = NULL;
-  /* The first run that asks for a full one starts them (unless no run is to come). */
-  bool start_full = !lean && !p->full_started && !p->one_run;
-  if (start_full) p->full_started = true;
-  /* While the full kind cannot start (full_down), none that is down is
-   * taken: its start would fail again. */
-  bool down = sq_now_mono_ms() < p->full_down_until_ms;
-  if (down) lean = true;
-  while (!z) {
-    for (int pass = 0; pass < 2 && !z; pass++)
-      for (int i = 0; i < p->total; i++)
-        if (!p->z[i].busy && (pass == 1 || p->z[i].lean == lean) && !(down && !p->z[i].lean && p->z[i].init <= 0) &&
-            (!z || p->z[i].taken < z->taken))
-          z = &p->z[i];
-    if (!z) pthread_cond_wait(&p->freed, &p->lock);
-  }
-  z->busy = true;
-  z->taken = ++p->takes;
-  z->look_early = ++p->running <= p->cores;
-  pthread_mutex_unlock(&p->lock);
-  if (start_full) start_range(p, 0, p->size);
-  return z;
-}
-
-static void release(sq__jail_pool *p, zygote *z) {
-  pthread_mutex_lock(&p->lock);
-  z->busy = false;
-  p->running--;
-  pthread_cond_signal(&p->freed);
-  pthread_mutex_unlock(&p->lock);
-}
-
 typedef struct {
-  zygote *z;
+  sq__jail_zygote *z;
   const sq__jail_watch *w;
   bool broken;      /* the zygote died or misbehaved: replace it */
   bool reported;    /* the zygote's "r" report was read */
@@ -503,73 +263,14 @@ static bool warm_end(void *arg, const sq__zygote_msg *msg, int *status, struct r
   }
 }
 
-/* Whether the process behind pidfd is still there to read about (running,
- * or exited but not reaped): signal 0 reaches it until it is reaped (ESRCH
- * after), so a pid read before this check named it. */
-static bool pidfd_unreaped(int pidfd) { return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0; }
-
-/* Reads the flags, virtual size, CPU ticks (with waited-for children) and
- * exit status of pid from /proc/PID/stat, checking afterwards that pidfd (of
- * the same process) shows it not yet reaped (a zombie will do), so the pid
- * named it. */
-static bool proc_stat(pid_t pid, int pidfd, unsigned long *flags, long long *vsize, long long *ticks,
-                      int *exit_code) {
-  char path[64], buf[2048];
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0 || !pidfd_unreaped(pidfd)) return false; /* reaped: the pid may name another process */
-  buf[n] = '\0';
-  char *p = strrchr(buf, ')');
-  if (!p) return false;
-  /* Fields from 3 (state): 9 flags, 14-17 utime stime cutime cstime, 23 vsize, 52 exit_code. */
-  long long v[53] = {0};
-  int field = 3;
-  char *save = NULL;
-  for (char *tok = strtok_r(p + 1, " \n", &save); tok && field <= 52; tok = strtok_r(NULL, " \n", &save), field++)
-    if (field > 3) v[field] = strtoll(tok, NULL, 10);
-  if (field <= 52) return false;
-  *flags = (unsigned long)v[9];
-  *vsize = v[23];
-  *ticks = v[14] + v[15] + v[16] + v[17];
-  *exit_code = (int)v[52];
-  return true;
-}
-
-/* The task closed its stdout and stderr, as its last act does: if the
- * kernel shows it exiting (PF_EXITING) and past setting its exit status (its
- * memory already detached: do_exit sets exit_code before exit_mm), the run
- * has ended with that status, without waiting for the teardown and the
- * zygote's report. Otherwise the zygote's report ends it, as before. Only
- * the status and CPU time come from here; the memory peak is the cgroup's.
- * At the output's EOF, looked at twice, EARLY_AGAIN_US apart (its last
- * line to its exit), and only while the pool's runs fit the cores: the
- * early end saves a run the teardown's latency (about 0.2 ms) when a core
- * is there to look, and costs the tasks CPU when every core is busy with
- * them (docs/benchmarks.md). Again (no report 10 ms later, say from a
- * zygote its task stopped): looked at once, however busy the pool. */
+/* At the output's EOF, the kernel's view of the task's exit
+ * (sq__jail_warm_end_early), where the memory cgroup keeps the peak, and
+ * only while this run looks for it (look_early: the pool's runs fit the
+ * cores) but when asked again. */
 static bool warm_early(void *arg, pid_t pid, int pidfd, int *status, struct rusage *ru, bool again) {
   warm_run *r = arg;
   if (pid <= 0 || !r->z->cg.mem[0] || (!again && !r->z->look_early)) return false;
-  unsigned long flags;
-  long long vsize, ticks;
-  int exit_code;
-  for (int look = 0;; look++) {
-    if (!proc_stat(pid, pidfd, &flags, &vsize, &ticks, &exit_code)) return false;
-    if ((flags & 0x4 /* PF_EXITING */) && vsize == 0) break;
-    if (again || look == EARLY_LOOKS - 1) return false;
-    struct timespec t = {0, EARLY_AGAIN_US * 1000};
-    nanosleep(&t, NULL);
-  }
-  long tck = sysconf(_SC_CLK_TCK);
-  long long us = ticks * 1000000 / (tck > 0 ? tck : 100);
-  *status = exit_code;
-  memset(ru, 0, sizeof *ru);
-  ru->ru_utime.tv_sec = (time_t)(us / 1000000);
-  ru->ru_utime.tv_usec = (suseconds_t)(us % 1000000);
-  return true;
+  return sq__jail_warm_end_early(pid, pidfd, again, status, ru);
 }
 
 static void warm_kill_zygote(void *arg) {
@@ -581,12 +282,11 @@ static void warm_kill_zygote(void *arg) {
 /* Sends the TASK: its header, then the program inline, or in prog_fd
  * (>= 0) passed after the two pipe ends; in_fd (>= 0), the task's stdin,
  * after those. 0 or -1 with errno. */
-static int send_task(zygote *z, bool prelude_loaded, const char *program, size_t len, int prog_fd, int in_fd,
-                     const sq__jail_plan *plan, int out_w, int err_w) {
+static int send_task(sq__jail_zygote *z, bool prelude_loaded, const char *program, size_t len, int prog_fd,
+                     int in_fd, const sq__jail_plan *plan, const sq_jail_run_opts *opts, int out_w, int err_w) {
   char head[SQ__ZYGOTE_TASK_HEAD_MAX];
-  const sq_jail_limits *lim = &plan->lim;
   /* Only where workspace.py, which starts a standby, is loaded. */
-  const char *sb = lim->standby && !z->lean && prelude_loaded ? lim->standby : "";
+  const char *sb = opts->standby && !z->lean && prelude_loaded ? opts->standby : "";
   size_t sb_len = strlen(sb);
   if (sb_len > SQ__ZYGOTE_STANDBY_MAX) sb = "", sb_len = 0; /* none rather than a cut one */
   size_t hl = sq__zygote_encode_task_head(head, sizeof head, plan->cpu_s, plan->as_bytes, prog_fd >= 0,
@@ -602,14 +302,11 @@ static int send_task(zygote *z, bool prelude_loaded, const char *program, size_t
   return 0;
 }
 
-/* Makes z ready for a task: alive (else started anew) and its last task
- * reaped (else replaced). Returns 0, or SQ_EJAIL when no zygote can start
- * (a host failure). */
-static int zygote_ready(sq__jail_pool *p, zygote *z, const char *task_id, sq_jail_outcome *o) {
+int sq__jail_zygote_ready(const sq__jail_common *c, sq__jail_zygote *z, const char *task_id, sq_jail_outcome *o) {
   if (z->init > 0 && !zygote_alive(z)) {
     SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d (init %d) is gone; starting a new one", z->slot,
             (int)z->init);
-    zygote_stop(z);
+    sq__jail_zygote_stop(z);
   }
   if (z->init > 0 && z->reap_pending) { /* the last task's process must be gone first */
     char msg[SQ__ZYGOTE_REAPED_MAX];
@@ -618,21 +315,19 @@ static int zygote_ready(sq__jail_pool *p, zygote *z, const char *task_id, sq_jai
     if (recv_timed(z->ctl, msg, sizeof msg, REAP_TIMEOUT_MS, &m, NULL, NULL) != SQ__ZYGOTE_REAPED) {
       SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d did not report the last task's end; replacing it",
               z->slot);
-      zygote_stop(z);
+      sq__jail_zygote_stop(z);
     }
   }
   if (z->init > 0) return 0;
-  int rc = zygote_start(p, z);
+  int rc = sq__jail_zygote_start(c, z);
   if (rc != 0) snprintf(o->error, sizeof o->error, "warm pool: cannot start a zygote (see the log above)");
   return rc;
 }
 
-#define TRY_AGAIN 1 /* warm_attempt: none of the task's code ran; the zygote was stopped */
-
 /* Waits up to TAKE_TIMEOUT_MS for a message from z's child for the next
  * task (its NEXT, or what the supervision makes of anything else), without
  * reading it; false when none came or the zygote died. */
-static bool next_ready(zygote *z) {
+static bool next_ready(sq__jail_zygote *z) {
   struct pollfd p[2] = {{.fd = z->ctl, .events = POLLIN}, {.fd = z->pidfd, .events = POLLIN}};
   int n;
   while ((n = poll(p, 2, TAKE_TIMEOUT_MS)) < 0 && errno == EINTR) {
@@ -647,7 +342,7 @@ static bool next_ready(zygote *z) {
  * exits, the zygote kills and reaps the standby and forks a fresh child,
  * whose NEXT is left for sq__jail_supervise. false when that did not
  * happen in time. */
-static bool drop_standby(zygote *z) {
+static bool drop_standby(sq__jail_zygote *z) {
   char msg[SQ__ZYGOTE_NEXT_MAX], d[SQ__ZYGOTE_SHORT_MAX];
   sq__zygote_msg m;
   z->standby[0] = '\0';
@@ -656,10 +351,9 @@ static bool drop_standby(zygote *z) {
   return sq__jail_send_fds(z->ctl, d, n, NULL, 0) == 0 && next_ready(z);
 }
 
-/* One try of the task on z. Returns 0 (it ran, whatever its end), TRY_AGAIN
- * (why says why), or SQ_ENOMEM / SQ_EJAIL (a host failure). */
-static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, size_t len, int prog_fd, int in_fd,
-                        const sq__jail_plan *plan, sq_jail_outcome *o, char *why, size_t why_len) {
+int sq__jail_zygote_run(sq__jail_zygote *z, bool prelude_loaded, const char *program, size_t len, int prog_fd,
+                        int in_fd, const sq__jail_plan *plan, const sq_jail_run_opts *opts, sq_jail_outcome *o,
+                        char *why, size_t why_len) {
   const sq_jail_limits *lim = &plan->lim;
   int ret = 0;
   int out_p[2] = {-1, -1}, err_p[2] = {-1, -1};
@@ -671,19 +365,19 @@ static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, siz
    * limit and peak set for this one. Usually it is there already. */
   if (!next_ready(z)) {
     snprintf(why, why_len, "no child was ready for the task");
-    zygote_stop(z);
-    return TRY_AGAIN;
+    sq__jail_zygote_stop(z);
+    return SQ__JAIL_ZYGOTE_TRY_AGAIN;
   }
-  if (z->standby[0] && !(lim->standby && strcmp(z->standby, lim->standby) == 0) && !drop_standby(z)) {
+  if (z->standby[0] && !(opts->standby && strcmp(z->standby, opts->standby) == 0) && !drop_standby(z)) {
     snprintf(why, why_len, "its child did not drop the standby runtime");
-    zygote_stop(z);
-    return TRY_AGAIN;
+    sq__jail_zygote_stop(z);
+    return SQ__JAIL_ZYGOTE_TRY_AGAIN;
   }
   if (sq__jail_cgroup_reset(&z->cg, plan->cgroup_mib) != 0) {
     snprintf(why, why_len, "its cgroup refused the memory limit of %lld MiB: %s", (long long)plan->cgroup_mib,
              strerror(errno));
-    zygote_stop(z);
-    return TRY_AGAIN;
+    sq__jail_zygote_stop(z);
+    return SQ__JAIL_ZYGOTE_TRY_AGAIN;
   }
   if (pipe2(out_p, O_CLOEXEC) != 0 || pipe2(err_p, O_CLOEXEC) != 0) {
     snprintf(o->error, sizeof o->error, "pipe2: %s", strerror(errno));
@@ -692,12 +386,12 @@ static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, siz
   }
   warm_run r = {.z = z};
   int64_t sent_ms = sq_now_mono_ms();
-  if (send_task(z, prelude_loaded, program, len, prog_fd, in_fd, plan, out_p[1], err_p[1]) != 0) {
+  if (send_task(z, prelude_loaded, program, len, prog_fd, in_fd, plan, opts, out_p[1], err_p[1]) != 0) {
     int err = errno;
-    zygote_stop(z);
+    sq__jail_zygote_stop(z);
     if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) { /* it died meanwhile */
       snprintf(why, why_len, "sending the task: %s", strerror(err));
-      ret = TRY_AGAIN;
+      ret = SQ__JAIL_ZYGOTE_TRY_AGAIN;
     } else {
       snprintf(o->error, sizeof o->error, "warm pool: sending the task: %s", strerror(err));
       ret = SQ_EJAIL;
@@ -711,7 +405,7 @@ static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, siz
                       .notify_fd = z->notify, .kill_pid = 0, .end_check = warm_end,
                       .kill_fallback = warm_kill_zygote, .early_check = warm_early, .arg = &r,
                       .start_ms = 0, .take_timeout_ms = TAKE_TIMEOUT_MS, .sent_ms = sent_ms, .cont_pid = z->zpid,
-                      .cg = &z->cg, .lim = lim};
+                      .cg = &z->cg, .lim = lim, .widenings = plan->widenings, .stop = opts->stop};
   r.w = &w;
   out_p[0] = err_p[0] = -1;
   sq_jail_end killed_for;
@@ -719,8 +413,8 @@ static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, siz
   ret = sq__jail_supervise(&w, o, &killed_for, &status);
   if (w.never_started || r.not_taken) {
     snprintf(why, why_len, "%s", w.never_started ? "no child took the task in time" : r.why);
-    zygote_stop(z);
-    ret = TRY_AGAIN;
+    sq__jail_zygote_stop(z);
+    ret = SQ__JAIL_ZYGOTE_TRY_AGAIN;
     goto out;
   }
   /* The zygote's report says when it reaped the task: judged by that, not
@@ -745,7 +439,7 @@ static int warm_attempt(zygote *z, bool prelude_loaded, const char *program, siz
     }
     o->end = sq__jail_map_end(o, status, killed_for, plan, o->oom_killed);
   }
-  if (r.broken) zygote_stop(z); /* replaced at its next use */
+  if (r.broken) sq__jail_zygote_stop(z); /* replaced at its next use */
   else if (!r.reported) z->reap_pending = true;
 out:
   {
@@ -753,56 +447,5 @@ out:
     for (size_t i = 0; i < 4; i++)
       if (fds[i] >= 0) close(fds[i]);
   }
-  return ret;
-}
-
-int sq__jail_pool_run(sq__jail_pool *p, const char *program, size_t len, const char *input, size_t input_len,
-                      bool lean, const sq__jail_plan *plan, const char *task_id, sq_jail_outcome *o) {
-  zygote *z = acquire(p, lean);
-  int ret = 0, prog_fd = -1, in_fd = -1;
-  char why[160] = "";
-  if (len > SQ__ZYGOTE_INLINE_MAX && (prog_fd = sq__jail_program_memfd(program, len)) < 0) {
-    snprintf(o->error, sizeof o->error, "memfd for a program of %zu bytes: %s", len, strerror(errno));
-    ret = SQ_EJAIL;
-    goto out;
-  }
-  if (input && (in_fd = sq__jail_input_memfd(input, input_len)) < 0) {
-    snprintf(o->error, sizeof o->error, "memfd for an input of %zu bytes: %s", input_len, strerror(errno));
-    ret = SQ_EJAIL;
-    goto out;
-  }
-  /* A zygote that cannot take the task (a task before broke it in a way
-   * only its child could see) is replaced, and the task tried once more. */
-  for (int attempt = 0;; attempt++) {
-    if ((ret = zygote_ready(p, z, task_id, o)) != 0 && !z->lean && p->size < p->total) {
-      /* The full kind cannot start: a lean zygote runs it (full_down). */
-      pthread_mutex_lock(&p->lock);
-      full_down(p);
-      pthread_mutex_unlock(&p->lock);
-      release(p, z);
-      z = acquire(p, true);
-      o->error[0] = '\0';
-      ret = zygote_ready(p, z, task_id, o);
-    }
-    if (ret != 0) break;
-    ret = warm_attempt(z, sq__jail_common_of(p->jail)->prelude != NULL, program, len, prog_fd, in_fd, plan, o, why, sizeof why);
-    if (ret != TRY_AGAIN) break;
-    sq_jail_mode mode = o->mode;
-    sq_jail_outcome_clear(o);
-    o->mode = mode;
-    o->exit_code = -1;
-    o->end = SQ_JAIL_SETUP_ERROR;
-    if (attempt == 1) {
-      snprintf(o->error, sizeof o->error, "warm pool: a fresh zygote could not take the task either: %s", why);
-      ret = SQ_EJAIL;
-      break;
-    }
-    SQ_LOGT(SQ_LOG_WARN, task_id, "warm pool: zygote of slot %d could not take the task (%s); replacing it",
-            z->slot, why);
-  }
-out:
-  if (prog_fd >= 0) close(prog_fd);
-  if (in_fd >= 0) close(in_fd);
-  release(p, z);
   return ret;
 }

@@ -28,7 +28,7 @@
 # status means nothing to the jail: setup failures travel as ERROR. Its last
 # act closes its stdout and stderr (one call): the supervisor, woken by
 # both at EOF, may learn the exit status from the kernel before the task's
-# memory is torn down (jail_zygote.c, warm_early).
+# memory is torn down (jail_warm_end.c).
 import os, sys, gc, _imp
 SLOT, KIND = sys.argv[1:3]
 LOOP_SO = sys.argv[0][:-len('.py')] + '.so'

@@ -30,7 +30,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
-#include <linux/seccomp.h>
 #include <linux/filter.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -52,6 +51,7 @@
 #include <unistd.h>
 
 #include "jail_plan.h" /* sq__jail_rlimits_set (jail_plan.c, compiled into this module too) */
+#include "jail_seccomp_install.h" /* the jail's installer (jail_seccomp_install.c, compiled in too) */
 #include "util.h" /* sq_write_all (base/write_all.c, compiled into this module too) */
 #include "zygote_proto.h"
 
@@ -218,7 +218,7 @@ static int load_filter(void) {
     size_t bytes = m.u.filter.n * sizeof(struct sock_filter);
     memmove(buf, m.u.filter.insns, bytes); /* aligned, as malloc gave it */
     struct sock_fprog prog = {.len = (unsigned short)m.u.filter.n, .filter = (struct sock_filter *)(void *)buf};
-    listener = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+    listener = sq__jail_seccomp_install_listener(&prog);
   }
   free(buf);
   return listener;

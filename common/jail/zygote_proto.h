@@ -44,7 +44,7 @@
  *            /dev/null: the isolated judge's tests travel so, never in a
  *            file). SB_LEN (1 to SQ__ZYGOTE_STANDBY_MAX, absent: none): the
  *            runtime the slot's next child starts ahead, before its task
- *            is known (jail.h, sq_jail_limits.standby); the child passes
+ *            is known (jail.h, sq_jail_run_opts.standby); the child passes
  *            it to its zygote before the task's code runs.
  *   DROP     supervisor -> child: "d", instead of a TASK: the runtime it
  *            started ahead does not suit the task coming. The child exits;

@@ -78,7 +78,7 @@ bool sq_workspace_applies(const sq_task *t);
 int sq_workspace_program(const sq_task *t, const char *inner, const sq_jail_limits *run,
                          const sq_workspace_build_use *build, bool prelude, char **out);
 
-/* The standby request of t's run (sq_jail_limits.standby): the runtime a
+/* The standby request of t's run (sq_jail_run_opts.standby): the runtime a
  * warm slot starts ahead for the next such run, with its limits, for
  * languages whose table entry has a standby command; the same text goes
  * into the program, which takes a standby only

@@ -348,7 +348,7 @@ static void test_input(void) {
   const char *prog = "import os, sys\nprint(sys.stdin.read(), sorted(os.listdir('.')), os.fstat(0).st_size)\n";
   static const char input[] = "the tests";
   sq_jail_outcome o;
-  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, sizeof input - 1, &base, NULL, &o), 0);
+  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, sizeof input - 1, &base, NULL, NULL, &o), 0);
   EXPECT_END(o, SQ_JAIL_EXITED_OK);
   CHECK_STR(o.stdout_buf, "the tests ['main.py'] 9\n");
   sq_jail_outcome_clear(&o);

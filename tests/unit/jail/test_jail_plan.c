@@ -26,7 +26,7 @@ static void test_make(void) {
   for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
     sq_jail_limits lim = {.wall_ms = 1000, .cpu_ms = c[i].cpu_ms, .memory_mib = 256, .output_kib = 64};
     sq__jail_plan p;
-    sq__jail_plan_make(&lim, &p);
+    sq__jail_plan_make(&lim, 0, &p);
     CHECK_EQ(p.cpu_s, c[i].cpu_s);
     CHECK_EQ(sq_jail_cpu_limit_s(c[i].cpu_ms), c[i].cpu_s);
     CHECK_EQ(p.rlimits[0].res, RLIMIT_CPU);
@@ -35,14 +35,15 @@ static void test_make(void) {
   }
   sq_jail_limits lim = {.wall_ms = 1000, .cpu_ms = 2000, .memory_mib = 256, .output_kib = 64};
   sq__jail_plan p;
-  sq__jail_plan_make(&lim, &p);
+  sq__jail_plan_make(&lim, SQ_JAIL_WIDEN_TIMERS, &p);
+  CHECK_EQ(p.widenings, SQ_JAIL_WIDEN_TIMERS);
   CHECK_EQ(p.as_bytes, 256ll << 20);
   CHECK_EQ(p.cgroup_mib, 256);
   CHECK_EQ(p.rlimits[1].res, RLIMIT_AS);
   CHECK_EQ(p.rlimits[1].soft, 256ll << 20);
   CHECK_EQ(p.lim.wall_ms, 1000);
   lim.address_space_mib = 4096; /* a runtime held by the cgroup (the JVM) */
-  sq__jail_plan_make(&lim, &p);
+  sq__jail_plan_make(&lim, 0, &p);
   CHECK_EQ(p.as_bytes, 4096ll << 20);
   CHECK_EQ(p.cgroup_mib, 256);
   for (int i = 0; i < SQ__JAIL_FIXED_RLIMITS; i++) {
@@ -58,7 +59,7 @@ static void test_make(void) {
 static void test_verdict(void) {
   sq_jail_limits lim = {.wall_ms = 5000, .cpu_ms = 1, .memory_mib = 256, .output_kib = 64};
   sq__jail_plan p;
-  sq__jail_plan_make(&lim, &p);
+  sq__jail_plan_make(&lim, 0, &p);
   sq_jail_outcome o = {0};
   o.cpu_ms = 999;
   CHECK_EQ(sq__jail_map_end(&o, SIGKILL, SQ_JAIL_EXITED_OK, &p, false), SQ_JAIL_SIGNALED);
@@ -102,7 +103,7 @@ static void test_payload_names_failure(void) {
   CHECK_EQ(pipe2(out_p, O_CLOEXEC), 0);
   sq_jail_limits lim = {.wall_ms = 5000, .cpu_ms = 2000, .memory_mib = 256, .output_kib = 64};
   sq__jail_plan plan;
-  sq__jail_plan_make(&lim, &plan);
+  sq__jail_plan_make(&lim, 0, &plan);
   plan.rlimits[3] = (sq__zygote_rlimit){RLIMIT_FSIZE, 20, 10};
   char *argv[] = {"/bin/true", NULL}, *envp[] = {NULL};
   sq__jail_child c = {.python_path = "/bin/true", .scratch_dir = dir, .program_fd = -1, .input_fd = -1,

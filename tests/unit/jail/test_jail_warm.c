@@ -80,10 +80,10 @@ static void test_input(void) {
   const char *prog = "import os, sys\nprint(sys.stdin.read()[:20], sorted(os.listdir('.')))\n";
   static const char input[] = "the tests\nline 2\n";
   sq_jail_outcome o;
-  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, sizeof input - 1, &base, "test", &o), 0);
+  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, sizeof input - 1, &base, NULL, "test", &o), 0);
   CHECK_STR(o.stdout_buf, "the tests\nline 2\n ['main.py']\n");
   sq_jail_outcome_clear(&o);
-  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, NULL, 0, &base, "test", &o), 0);
+  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, NULL, 0, &base, NULL, "test", &o), 0);
   CHECK_STR(o.stdout_buf, " ['main.py']\n");
   sq_jail_outcome_clear(&o);
 }
@@ -122,7 +122,7 @@ static void test_verdicts(void) {
   }
 }
 
-/* The filter's widenings (run.h): a run that keeps the POSIX timers makes
+/* The filter's widenings (sq_jail_run_opts): a run that keeps the POSIX timers makes
  * one; any other gets EPERM and carries on, in both modes, from a process
  * it forked too (warm: through the zygote's one listener, answered for
  * the run at hand). A run that keeps none and calls them past the
@@ -133,8 +133,12 @@ static void test_verdicts(void) {
   "    e = ctypes.get_errno()\n    return '%d %d %s' % (r, e, libc.syscall(226, t.value) if r == 0 else '-')\n" \
   "print(make(), flush=True)\nif os.fork() == 0:\n    print(make(), flush=True)\n    os._exit(0)\nos.wait()\n"
 static void test_widenings(void) {
-  sq_jail_limits keeps = base;
-  keeps.widenings = SQ_JAIL_WIDEN_TIMERS;
+  const sq_jail_run_opts keeps = {.widenings = SQ_JAIL_WIDEN_TIMERS};
+  /* sq_jail_run_task runs in the runner's mode: spawn on one of its own */
+  sq_jail_config cfg = {.python_path = "/usr/bin/python3", .scratch_root = scratch_root, .mode = SQ_JAIL_MODE_SPAWN};
+  sq_jail *spawn = NULL;
+  CHECK_EQ(sq_jail_new(&cfg, &spawn), 0);
+  if (!spawn) return;
   for (int m = 0; m < 2; m++) {
     sq_jail_mode mode = m ? SQ_JAIL_MODE_WARM : SQ_JAIL_MODE_SPAWN;
     sq_jail_outcome o;
@@ -143,7 +147,9 @@ static void test_widenings(void) {
     CHECK_STR(o.stdout_buf, "-1 1 -\n-1 1 -\n");
     CHECK_STR(o.blocked_syscall, "");
     sq_jail_outcome_clear(&o);
-    CHECK_EQ(run_in(mode, TIMER_PROG, &keeps, &o), 0);
+    CHECK_EQ(sq_jail_run_task(m ? jail : spawn, TIMER_PROG, strlen(TIMER_PROG), NULL, 0, NULL, 0, &base, &keeps,
+                              "test", &o), 0);
+    CHECK_EQ((int)o.mode, (int)mode);
     CHECK_STR(sq_jail_end_name(o.end), "exited_ok");
     CHECK_STR(o.stdout_buf, "0 0 0\n0 0 0\n");
     sq_jail_outcome_clear(&o);
@@ -152,6 +158,7 @@ static void test_widenings(void) {
     CHECK_STR(o.stdout_buf, "-1 1 -\n-1 1 -\n");
     sq_jail_outcome_clear(&o);
   }
+  sq_jail_free(spawn);
   expect(SQ_JAIL_MODE_WARM,
          "import ctypes\nlibc = ctypes.CDLL(None)\nt = ctypes.c_int()\n"
          "for _ in range(5000):\n    libc.syscall(222, 1, None, ctypes.byref(t))\nprint('survived')\n",
@@ -365,7 +372,7 @@ static void test_kinds(void) {
     warm_prints(clean, "False False none\n");
   }
   /* The task's own text decides, not the program around it. */
-  CHECK_EQ(sq_jail_run_task(jail, full, strlen(full), "print(1)\n", 9, NULL, 0, &base, "test", &o), 0);
+  CHECK_EQ(sq_jail_run_task(jail, full, strlen(full), "print(1)\n", 9, NULL, 0, &base, NULL, "test", &o), 0);
   CHECK_STR(o.stdout_buf, "False\n");
   sq_jail_outcome_clear(&o);
 }

@@ -218,7 +218,7 @@ static void precompile(void) {
   sq_jail_limits lim = {.wall_ms = 10000, .cpu_ms = 10000, .memory_mib = 256, .output_kib = 1024};
   sq_jail_outcome o = {0};
   CHECK(input != NULL);
-  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, strlen(input), &lim, "compile", &o), 0);
+  CHECK_EQ(sq_jail_run_task(jail, prog, strlen(prog), NULL, 0, input, strlen(input), &lim, NULL, "compile", &o), 0);
   CHECK_EQ(o.end, SQ_JAIL_EXITED_OK);
   CHECK_EQ(sq_compiled_set(SQ_COMPILED_WORKSPACE, o.stdout_buf, o.stdout_len), 0);
   sq_task t = {.id = "c", .code = "print(1)", .n_fetch = 0};
