@@ -142,6 +142,7 @@ static pid_t probe_pid[SQ_LANGUAGE__COUNT];
 static int probe_fd[SQ_LANGUAGE__COUNT];
 static size_t probe_len[SQ_LANGUAGE__COUNT];
 static int64_t probe_deadline_ms;
+static bool probes_started; /* sq__compile_toolchains_start has run */
 
 /* The compiler's program words (TypeScript's is "node tsc") then its version flag. */
 static void version_argv(const sq_language *l, const char **argv) {
@@ -153,6 +154,8 @@ static void version_argv(const sq_language *l, const char **argv) {
 }
 
 void sq__compile_toolchains_start(void) {
+  if (probes_started) return; /* once per process */
+  probes_started = true;
   probe_deadline_ms = sq_now_mono_ms() + SQ__COMPILE_TOOLCHAIN_MAX_MS;
   for (int i = 0; i < SQ_LANGUAGE__COUNT; i++) {
     const sq_language *l = sq_language_get((sq_language_id)i);
@@ -283,6 +286,8 @@ static void field_file(EVP_MD_CTX *md, const char *path) {
 bool sq__compile_cache_key(sq_language_id id, const char *source, size_t len, int64_t memory_mib,
                            unsigned char key[32]) {
   const sq_language *l = sq_language_get(id);
+  if (l && l->compile[0] && !probes_started && sq_language_available(id))
+    sq__compile_toolchains_start(); /* a compiled task before the worker idled */
   if (!l || !l->compile[0] || !sq__compile_toolchain(id)[0]) return false;
   EVP_MD_CTX *md = EVP_MD_CTX_new();
   unsigned int n = 0;

@@ -71,7 +71,10 @@ void sq__compile_cache_stats_get(const sq__compile_cache *c, sq__compile_cache_s
  * took more than SQ__COMPILE_TOOLCHAIN_MAX_MS, the language's builds are
  * not cached (it compiles as without a cache). finish waits up to
  * timeout_ms for the rest, then ends what is still running (the worker's
- * exit; tests). Call from one thread, start after sq_language_probe. */
+ * exit; tests). Call from one thread, start after sq_language_probe;
+ * start runs once per process (later calls do nothing), and the first
+ * sq__compile_cache_key of a compiled language calls it (the worker's loop
+ * calls it when it first idles). */
 #define SQ__COMPILE_TOOLCHAIN_MAX_MS 60000
 void sq__compile_toolchains_start(void);
 void sq__compile_toolchains_finish(int64_t timeout_ms);

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "util.h"
 #include "budget_cache.h"
+#include "compile_cache.h"
 #include "endpoint.h"
 #include "housekeeping.h"
 #include "job.h"
@@ -85,9 +86,10 @@ static int64_t claim_room(const worker *w) {
   return sq__loop_claim_room(&w->cfg, &load);
 }
 
-/* Claims while there is room, into c (cfg.claim_batch slots). Returns the
- * ms the loop may wait for events. */
-static int claim_more(worker *w, sq_claim *c, int64_t *empty_until) {
+/* Claims while there is room, into c (cfg.claim_batch slots); *idle set
+ * when, with nothing in flight, a claim waited claim_timeout_ms for the
+ * queue in vain. Returns the ms the loop may wait for events. */
+static int claim_more(worker *w, sq_claim *c, int64_t *empty_until, bool *idle) {
   int64_t room;
   while (!sq__worker_stop && !w->fatal && (room = claim_room(w)) > 0) {
     /* The queue was empty a moment ago: with work in flight, wait for it
@@ -101,7 +103,10 @@ static int claim_more(worker *w, sq_claim *c, int64_t *empty_until) {
     /* Nothing in flight: block on the queue; else just look. */
     int rc = sq__redis_claim(w, w->in_flight == 0 ? (int)w->cfg.claim_timeout_ms : 0, c, max, &n);
     if (rc == SQ_EEMPTY) {
-      if (w->in_flight == 0) return 0;
+      if (w->in_flight == 0) {
+        *idle = true;
+        return 0;
+      }
       *empty_until = sq_now_mono_ms() + EMPTY_BACKOFF_MS;
       return EMPTY_BACKOFF_MS;
     }
@@ -196,6 +201,12 @@ static void store_done(worker *w, job **js) {
 
 int sq__worker_loop(worker *w) {
   int64_t empty_until = 0;
+  /* The compilers' version commands, for the compile cache's keys (tsc's
+   * node and javac's JVM take about 0.3 s of CPU), start once the worker
+   * first idles (claim_more), or with its first task of a compiled
+   * language (compile_cache.h): not beside its start-up and a batch of
+   * other tasks it starts with, whose tasks and results they delayed. */
+  bool toolchains = w->cfg.compile_cache_mib <= 0; /* started, or none to start */
   sq_claim *claims = calloc((size_t)w->cfg.claim_batch, sizeof *claims);
   job **js = calloc((size_t)w->cfg.claim_batch, sizeof *js);
   if (!claims || !js) {
@@ -208,7 +219,12 @@ int sq__worker_loop(worker *w) {
     if (sq__worker_stop && w->parked && w->in_flight == parked_count(w)) sq__redis_drop_parked(w);
     if (sq__worker_stop && w->in_flight == 0) break;
     sq__redis_store_parked(w);
-    int timeout = sq__worker_stop ? IDLE_WAIT_MS : claim_more(w, claims, &empty_until);
+    bool idle = false;
+    int timeout = sq__worker_stop ? IDLE_WAIT_MS : claim_more(w, claims, &empty_until, &idle);
+    if (!toolchains && idle) {
+      sq__compile_toolchains_start();
+      toolchains = true;
+    }
     store_done(w, js);
     sq__housekeeping_run(w);
     if (w->in_flight == 0) continue;

@@ -143,8 +143,8 @@ static int serve(const sq_cli *cli) {
 
   int exit_code = 1;
   say_languages();
-  /* The compilers say their versions while the worker runs (compile_cache.h). */
-  if (w.cfg.compile_cache_mib > 0) sq__compile_toolchains_start();
+  /* The compilers say their versions once the worker runs (loop.c starts
+   * them, compile_cache.h). */
   /* The jail (and a warm pool's zygotes) before the LLM client. */
   sq_jail_config jc = {.python_path = w.cfg.python_path, .scratch_root = w.cfg.scratch_root,
                        .mode = w.cfg.jail_mode, .pool_size = (int)w.cfg.jail_pool_size,
