@@ -61,6 +61,21 @@ batch() { # batch NAME: 20 prompt tasks, waits for every result
 # stage 1 s and judges over the last 30 s since the rollout started: enough
 # samples at 10 % when a busy host makes each batch take seconds).
 deadline() { echo $(($(date +%s) + 180)); } # generous: batches are slow on a busy host
+# flushed: the workers' metrics in Redis count every result pushed so far,
+# so the LLM samples of those tasks (counted before their results, flushed
+# with them) are in windows that began before anything started next.
+flushed() {
+  $PY - "$SQ_REDIS_PORT" "$pushed" <<'PY' || sq_fail "the workers' metrics never counted the $pushed results"
+import redis, sys, time
+r, pushed = redis.Redis(port=int(sys.argv[1])), int(sys.argv[2])
+for _ in range(1200):  # the flush comes late on a busy host
+    m = r.hgetall("sq:{default}:metrics")
+    if sum(float(v) for k, v in m.items() if k.startswith(b"sandq_tasks_total{")) >= pushed:
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit(1)
+PY
+}
 late() { [ "$(date +%s)" -gt "$1" ]; }
 
 # rollout start asks the live workers which providers they have: wait for both.
@@ -135,6 +150,7 @@ for w in w1 w2; do grep -q "cand gets 100% of LLM traffic" "$SQ_TMP/$w.log" || s
 kill "$SQ_PID_cand"; wait "$SQ_PID_cand" 2>/dev/null || true
 llm cand "$cand_port" --latency-ms 700
 batch slow-before
+flushed # its slow samples are the earlier rollout's, wherever the flush lands
 kill "$SQ_PID_cand"; wait "$SQ_PID_cand" 2>/dev/null || true
 llm cand "$cand_port"
 $P rollout $cfg clear
