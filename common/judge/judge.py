@@ -97,10 +97,13 @@ def judge(g, head=None):
     if skip_judge:
         head = read_exactly(HEAD_BYTES)
     f = head.split()
-    if len_(head) != HEAD_BYTES or len_(f) != 10 or f[0] != b'sandq-judge' or f[1] != VERSION:
+    try:
+        if len_(head) != HEAD_BYTES or len_(f) != 10 or f[0] != b'sandq-judge' or f[1] != VERSION:
+            raise ValueError
+        judge_len, code_len, harness_len, plan_len, listing_len, tests_at, check_at = (int_(x) for x in f[3:])
+    except ValueError:
         write(2, b'sandq-judge: not an input of version %s: %r\n' % (VERSION, head[:40]))
         posix._exit(125)
-    judge_len, code_len, harness_len, plan_len, listing_len, tests_at, check_at = (int_(x) for x in f[3:])
     if skip_judge and judge_len:
         try:  # this copy runs: the input's is not needed
             posix.lseek(0, judge_len, 1)  # SEEK_CUR

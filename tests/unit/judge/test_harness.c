@@ -321,6 +321,21 @@ static void judge_frames(void) {
     CHECK_CONTAINS(err, "sandq-judge: not an input of version 1");
     CHECK(strstr(err, ":end\n") == NULL);
     free(err);
+    memcpy(bad, in, in_len);
+    bad[16] = 'x'; /* JUDGE's length not a number: the loader refuses it */
+    CHECK_EQ(judge_run(bad, in_len, &err), 125);
+    CHECK_CONTAINS(err, "sandq-judge: not an input of version 1");
+    free(err);
+    memcpy(bad, in, in_len);
+    char *code_len = memchr(bad + 16, ' ', 20); /* CODE's length not a number: judge.py refuses it */
+    CHECK(code_len != NULL);
+    if (code_len) code_len[1] = 'x';
+    CHECK_EQ(judge_run(bad, in_len, &err), 125);
+    CHECK_CONTAINS(err, "sandq-judge: not an input of version 1");
+    free(err);
+    CHECK_EQ(judge_run(in, SQ_HARNESS_JUDGE_HEAD_BYTES + 3, &err), 125); /* judge.py cut short: the loader's read */
+    CHECK_CONTAINS(err, "sandq-judge: the input ended early");
+    free(err);
     CHECK_EQ(judge_run(in, in_len - 5, &err), 125); /* the listing cut short */
     CHECK_CONTAINS(err, "sandq-judge: the input ended 5 bytes early");
     CHECK(strstr(err, ":end\n") == NULL);
